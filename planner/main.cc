@@ -1,0 +1,47 @@
+// llmplan: what is the best model G GPUs can train in D days, and how?
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <string>
+
+#include "planner/command.h"
+
+int main(int argc, char** argv) {
+  using llmplan::planner::Action;
+  CLI::App app{"llmplan: plan LLM training runs -- simulate iteration time, size models with "
+               "scaling laws, and find the largest model a cluster can train by a deadline."};
+  app.set_version_flag("--version", "llmplan 0.1.0");
+  app.fallthrough();
+  app.require_subcommand(0, 1);
+
+  llmplan::planner::GlobalOptions global;
+  app.add_option("--preset-file", global.preset_files,
+                 "JSON file of extra presets (same format as presets/*.json); repeatable")
+      ->check(CLI::ExistingFile);
+
+  Action action;
+  // [presets commands]
+  // [simulator commands]
+  // [scaling commands]
+  // [accuracy commands]
+  // [planner commands]
+  // [schedule commands]
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
+    std::fprintf(stderr, "llmplan: error: %s\n", e.what());
+    std::fprintf(stderr, "Run 'llmplan --help' for usage.\n");
+    return 2;
+  }
+  if (!action) {
+    std::fputs(app.help().c_str(), stdout);
+    return 0;
+  }
+  llmplan::Status status = action();
+  if (!status.ok()) {
+    std::fprintf(stderr, "llmplan: error: %s\n", status.message().c_str());
+    return 1;
+  }
+  return 0;
+}

@@ -1,0 +1,85 @@
+// The hardware a job runs on: one GPU type, nodes of it, and the network.
+#ifndef LLMPLAN_SIMULATOR_CLUSTER_H_
+#define LLMPLAN_SIMULATOR_CLUSTER_H_
+
+#include <string>
+
+#include "simulator/status.h"
+
+namespace llmplan::simulator {
+
+// Constants of the analytic (Roofline) kernel-time model for one GPU type.
+// They are calibrated against measured iteration times (`llmplan
+// calibrate`); the built-in presets carry the fitted values and where they
+// came from.
+struct RooflineConstants {
+  // Fraction of dense peak a large, well-shaped GEMM reaches.
+  double gemm_efficiency = 0.75;
+  // Small-dimension penalty: each GEMM dimension x scales efficiency by
+  // x / (x + gemm_dim_half), so a dimension of gemm_dim_half halves it.
+  double gemm_dim_half = 64.0;
+  // Tile edge (elements) for wave quantisation over the SMs.
+  double gemm_tile = 128.0;
+  // Fraction of peak reached by a fused flash-attention kernel.
+  double flash_attention_efficiency = 0.55;
+  // Fraction of HBM bandwidth reached by memory-bound kernels.
+  double memory_efficiency = 0.70;
+  // Fixed cost added to every kernel (launch + tail), seconds.
+  double kernel_overhead_s = 4e-6;
+  // Host-side cost per micro-batch per pipeline chunk (Python, scheduling), seconds.
+  double microbatch_overhead_s = 0.0;
+  // Fixed per-iteration host cost (optimizer bookkeeping, logging), seconds.
+  double iteration_overhead_s = 0.0;
+
+  friend bool operator==(const RooflineConstants&, const RooflineConstants&) = default;
+};
+
+// One GPU type's datasheet figures (dense, no sparsity), plus its Roofline
+// constants.
+struct GpuSpec {
+  std::string name;
+  double peak_bf16_flops = 0;     // dense bf16 tensor-core FLOP/s
+  double peak_fp16_flops = 0;     // dense fp16 tensor-core FLOP/s
+  double hbm_bytes = 0;
+  double hbm_bytes_per_s = 0;
+  double nvlink_bytes_per_s = 0;  // per GPU, both directions together (datasheet figure)
+  double tdp_w = 0;
+  int num_sms = 0;
+  RooflineConstants roofline;
+
+  friend bool operator==(const GpuSpec&, const GpuSpec&) = default;
+};
+
+// Constants of the alpha-beta collective model: per-hop latency and the
+// fraction of link bandwidth NCCL reaches. Calibrated like the Roofline.
+struct NetworkConstants {
+  double nvlink_latency_s = 5e-6;
+  double nic_latency_s = 10e-6;
+  double nvlink_efficiency = 0.8;  // of one direction of the NVLink bandwidth
+  double nic_efficiency = 0.8;     // of the per-GPU NIC bandwidth
+
+  friend bool operator==(const NetworkConstants&, const NetworkConstants&) = default;
+};
+
+// Nodes of `gpus_per_node` GPUs joined by NVLink inside a node and by one NIC
+// per GPU across nodes (rail-optimised). num_nodes == 0 means "as many as the
+// plan asks for".
+struct Cluster {
+  std::string name;
+  GpuSpec gpu;
+  int gpus_per_node = 8;
+  int num_nodes = 0;
+  double nic_bytes_per_s = 0;    // per GPU, one direction (e.g. 200 Gb/s HDR = 25e9)
+  NetworkConstants network;
+  double usd_per_gpu_hour = 0;   // 0: unknown
+
+  int max_gpus() const { return num_nodes > 0 ? num_nodes * gpus_per_node : 0; }
+  friend bool operator==(const Cluster&, const Cluster&) = default;
+};
+
+// OK when the figures are positive and gpus_per_node >= 1.
+Status validate(const Cluster& cluster);
+
+}  // namespace llmplan::simulator
+
+#endif  // LLMPLAN_SIMULATOR_CLUSTER_H_

@@ -1,0 +1,63 @@
+#include "simulator/cost_model.h"
+
+namespace llmplan::simulator {
+
+const char* kernel_kind_name(KernelKind k) {
+  switch (k) {
+    case KernelKind::kLayerNorm: return "layernorm";
+    case KernelKind::kQkvGemm: return "qkv_gemm";
+    case KernelKind::kAttnScoreGemm: return "attn_score_gemm";
+    case KernelKind::kSoftmax: return "softmax";
+    case KernelKind::kAttnDropout: return "attn_dropout";
+    case KernelKind::kAttnValueGemm: return "attn_value_gemm";
+    case KernelKind::kFlashAttention: return "flash_attention";
+    case KernelKind::kOutProjGemm: return "out_proj_gemm";
+    case KernelKind::kDropoutResidual: return "dropout_residual";
+    case KernelKind::kFc1Gemm: return "fc1_gemm";
+    case KernelKind::kActivation: return "activation";
+    case KernelKind::kFc2Gemm: return "fc2_gemm";
+    case KernelKind::kEmbedding: return "embedding";
+    case KernelKind::kLogitsGemm: return "logits_gemm";
+    case KernelKind::kCrossEntropy: return "cross_entropy";
+    case KernelKind::kOptimizerStep: return "optimizer_step";
+    case KernelKind::kCount: break;
+  }
+  return "?";
+}
+
+const char* pass_name(Pass p) {
+  switch (p) {
+    case Pass::kForward: return "fwd";
+    case Pass::kBackwardData: return "bwd_data";
+    case Pass::kBackwardWeight: return "bwd_weight";
+    case Pass::kBackward: return "bwd";
+  }
+  return "?";
+}
+
+bool is_gemm(KernelKind k) {
+  switch (k) {
+    case KernelKind::kQkvGemm:
+    case KernelKind::kAttnScoreGemm:
+    case KernelKind::kAttnValueGemm:
+    case KernelKind::kOutProjGemm:
+    case KernelKind::kFc1Gemm:
+    case KernelKind::kFc2Gemm:
+    case KernelKind::kLogitsGemm:
+      return true;
+    default:
+      return false;
+  }
+}
+
+const char* collective_kind_name(CollectiveKind k) {
+  switch (k) {
+    case CollectiveKind::kAllReduce: return "all_reduce";
+    case CollectiveKind::kAllGather: return "all_gather";
+    case CollectiveKind::kReduceScatter: return "reduce_scatter";
+    case CollectiveKind::kSendRecv: return "send_recv";
+  }
+  return "?";
+}
+
+}  // namespace llmplan::simulator

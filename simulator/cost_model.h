@@ -1,0 +1,105 @@
+// The swap point between the simulator and its source of kernel and
+// collective durations.
+//
+// The op-graph builder describes every GPU kernel (KernelDesc) and every
+// collective (CollectiveDesc) of an iteration; a CostModel turns each into
+// seconds. Two implementations exist: Roofline (analytic, calibrated
+// constants, roofline.h) and ProfileTable (measured by llmplan-profile,
+// profile_table.h).
+#ifndef LLMPLAN_SIMULATOR_COST_MODEL_H_
+#define LLMPLAN_SIMULATOR_COST_MODEL_H_
+
+#include <cstdint>
+#include <string>
+
+#include "simulator/plan.h"
+
+namespace llmplan::simulator {
+
+// The kernels of one transformer layer, the embedding, the logits and the
+// optimizer. Names (kernel_kind_name) are the keys of profile JSON files.
+enum class KernelKind {
+  kLayerNorm,        // memory-bound
+  kQkvGemm,          // [b*s, h] x [h, (a+2g)d/t]
+  kAttnScoreGemm,    // batched [s, d] x [d, s], batch b*a/t
+  kSoftmax,          // memory-bound over b*a/t*s*s
+  kAttnDropout,      // memory-bound over b*a/t*s*s
+  kAttnValueGemm,    // batched [s, s] x [s, d], batch b*a/t
+  kFlashAttention,   // fused attention, b*a/t heads of s x d
+  kOutProjGemm,      // [b*s, a*d/t] x [a*d/t, h]
+  kDropoutResidual,  // memory-bound
+  kFc1Gemm,          // [b*s, h] x [h, f/t] (x2 columns for SwiGLU)
+  kActivation,       // GeLU / SwiGLU, memory-bound
+  kFc2Gemm,          // [b*s, f/t] x [f/t, h]
+  kEmbedding,        // lookup + position add, memory-bound
+  kLogitsGemm,       // [b*s, h] x [h, V/t]
+  kCrossEntropy,     // memory-bound over b*s*V/t
+  kOptimizerStep,    // Adam over the local parameter shard, memory-bound
+  kCount
+};
+
+// Which pass a kernel belongs to. GEMMs split their backward into the
+// data-gradient and weight-gradient GEMMs.
+enum class Pass { kForward, kBackwardData, kBackwardWeight, kBackward };
+
+const char* kernel_kind_name(KernelKind k);
+const char* pass_name(Pass p);
+bool is_gemm(KernelKind k);
+
+// A GEMM C[m,n] = A[m,k] B[k,n], repeated `batch` times.
+struct GemmShape {
+  int64_t m = 0, n = 0, k = 0, batch = 1;
+  friend bool operator==(const GemmShape&, const GemmShape&) = default;
+};
+
+// One kernel launch as the simulator sees it.
+struct KernelDesc {
+  KernelKind kind = KernelKind::kLayerNorm;
+  Pass pass = Pass::kForward;
+  GemmShape gemm;        // GEMMs only (for flash attention: m=n=s, k=d, batch=b*a/t)
+  double flops = 0;      // arithmetic work (GEMMs, flash attention)
+  double bytes = 0;      // HBM traffic (memory-bound kernels)
+  Precision precision = Precision::kBf16;
+};
+
+enum class CollectiveKind { kAllReduce, kAllGather, kReduceScatter, kSendRecv };
+const char* collective_kind_name(CollectiveKind k);
+
+// A communicator: `size` ranks, of which `ranks_per_node` share a node
+// (size / ranks_per_node nodes). size == ranks_per_node means inside one node.
+struct CommGroup {
+  int size = 1;
+  int ranks_per_node = 1;
+  int nodes() const { return (size + ranks_per_node - 1) / ranks_per_node; }
+  friend bool operator==(const CommGroup&, const CommGroup&) = default;
+};
+
+// One collective. `bytes` is the buffer size S in nccl-tests' sense: the
+// per-rank buffer of an all-reduce, the gathered (output) size of an
+// all-gather, the input size of a reduce-scatter, the message of a send.
+struct CollectiveDesc {
+  CollectiveKind kind = CollectiveKind::kAllReduce;
+  double bytes = 0;
+  CommGroup group;
+};
+
+// Source of durations. Implementations are immutable after construction and
+// safe to call from many threads at once.
+class CostModel {
+ public:
+  virtual ~CostModel() = default;
+  // Seconds for one kernel on one GPU.
+  virtual double kernel_time_s(const KernelDesc& kernel) const = 0;
+  // Seconds for one collective, from launch until every rank has its result.
+  virtual double collective_time_s(const CollectiveDesc& collective) const = 0;
+  // Host overhead added once per micro-batch per pipeline chunk per pass.
+  virtual double microbatch_overhead_s() const = 0;
+  // Host overhead added once per iteration.
+  virtual double iteration_overhead_s() const = 0;
+  // A short description for reports ("roofline a100-80gb", "profile h100.json").
+  virtual std::string describe() const = 0;
+};
+
+}  // namespace llmplan::simulator
+
+#endif  // LLMPLAN_SIMULATOR_COST_MODEL_H_

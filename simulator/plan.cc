@@ -1,0 +1,98 @@
+#include "simulator/plan.h"
+
+namespace llmplan::simulator {
+
+const char* to_string(Schedule s) {
+  switch (s) {
+    case Schedule::kGpipe: return "gpipe";
+    case Schedule::kOneFOneB: return "1f1b";
+    case Schedule::kInterleaved: return "interleaved";
+  }
+  return "?";
+}
+const char* to_string(Recompute r) {
+  switch (r) {
+    case Recompute::kNone: return "none";
+    case Recompute::kSelective: return "selective";
+    case Recompute::kFull: return "full";
+  }
+  return "?";
+}
+const char* to_string(Precision p) { return p == Precision::kBf16 ? "bf16" : "fp16"; }
+
+Status validate(const Plan& p) {
+  auto bad = [](const char* field, const std::string& why) {
+    return Status::invalid_argument(std::string("plan.") + field + ": " + why);
+  };
+  auto positive = [&](const char* field, int64_t v) {
+    return v >= 1 ? Status() : bad(field, "must be >= 1, got " + std::to_string(v));
+  };
+  LLMPLAN_RETURN_IF_ERROR(positive("tp", p.tensor_parallel));
+  LLMPLAN_RETURN_IF_ERROR(positive("pp", p.pipeline_parallel));
+  LLMPLAN_RETURN_IF_ERROR(positive("dp", p.data_parallel));
+  LLMPLAN_RETURN_IF_ERROR(positive("micro_batch", p.micro_batch_size));
+  LLMPLAN_RETURN_IF_ERROR(positive("global_batch", p.global_batch_size));
+  LLMPLAN_RETURN_IF_ERROR(positive("virtual_stages", p.virtual_stages));
+  if (p.grad_bucket_bytes < 0) return bad("grad_bucket_bytes", "must not be negative");
+  const int64_t per_step = static_cast<int64_t>(p.data_parallel) * p.micro_batch_size;
+  if (p.global_batch_size % per_step != 0) {
+    return bad("global_batch", "global batch " + std::to_string(p.global_batch_size) +
+                                   " is not divisible by dp * micro_batch = " +
+                                   std::to_string(per_step));
+  }
+  if (p.schedule != Schedule::kInterleaved && p.virtual_stages != 1) {
+    return bad("virtual_stages", "virtual stages > 1 need the interleaved schedule");
+  }
+  if (p.schedule == Schedule::kInterleaved) {
+    if (p.pipeline_parallel < 2) return bad("schedule", "interleaving needs pp >= 2");
+    if (p.num_micro_batches() % p.pipeline_parallel != 0) {
+      return bad("schedule", "interleaved 1F1B needs micro-batches per replica (" +
+                                 std::to_string(p.num_micro_batches()) +
+                                 ") to be a multiple of pp (" +
+                                 std::to_string(p.pipeline_parallel) + ")");
+    }
+  }
+  return Status();
+}
+
+Status validate(const Model& model, const Plan& plan) {
+  LLMPLAN_RETURN_IF_ERROR(validate(model));
+  LLMPLAN_RETURN_IF_ERROR(validate(plan));
+  const int t = plan.tensor_parallel;
+  if (model.num_heads % t != 0) {
+    return Status::invalid_argument("plan.tp: tensor parallelism " + std::to_string(t) +
+                                    " does not divide " + std::to_string(model.num_heads) +
+                                    " attention heads");
+  }
+  if (model.kv_heads() % t != 0) {
+    return Status::invalid_argument("plan.tp: tensor parallelism " + std::to_string(t) +
+                                    " does not divide " + std::to_string(model.kv_heads()) +
+                                    " kv heads");
+  }
+  if (model.ffn_hidden() % t != 0) {
+    return Status::invalid_argument("plan.tp: tensor parallelism " + std::to_string(t) +
+                                    " does not divide the FFN size " +
+                                    std::to_string(model.ffn_hidden()));
+  }
+  const int chunks = plan.pipeline_parallel * plan.virtual_stages;
+  if (model.num_layers < chunks) {
+    return Status::invalid_argument("plan.pp: " + std::to_string(model.num_layers) +
+                                    " layers cannot fill pp * virtual_stages = " +
+                                    std::to_string(chunks) + " pipeline chunks");
+  }
+  if (plan.sequence_parallel && model.seq_length % t != 0) {
+    return Status::invalid_argument("plan.sequence_parallel: sequence length " +
+                                    std::to_string(model.seq_length) +
+                                    " is not divisible by tp " + std::to_string(t));
+  }
+  return Status();
+}
+
+int layers_in_chunk(const Model& model, const Plan& plan, int chunk) {
+  const int chunks = plan.pipeline_parallel * plan.virtual_stages;
+  const int base = model.num_layers / chunks;
+  const int extra = model.num_layers % chunks;
+  return base + (chunk >= chunks - extra ? 1 : 0);
+}
+
+}  // namespace llmplan::simulator

@@ -1,0 +1,250 @@
+#include "simulator/strict_json.h"
+
+#include <cmath>
+#include <fstream>
+#include <sstream>
+
+namespace llmplan::json {
+namespace {
+
+std::string kind_name(const boost::json::value& v) {
+  switch (v.kind()) {
+    case boost::json::kind::null: return "null";
+    case boost::json::kind::bool_: return "a boolean";
+    case boost::json::kind::int64:
+    case boost::json::kind::uint64:
+    case boost::json::kind::double_: return "a number";
+    case boost::json::kind::string: return "a string";
+    case boost::json::kind::array: return "an array";
+    case boost::json::kind::object: return "an object";
+  }
+  return "?";
+}
+
+void line_col(std::string_view text, size_t offset, int* line, int* col) {
+  *line = 1;
+  *col = 1;
+  for (size_t i = 0; i < offset && i < text.size(); ++i) {
+    if (text[i] == '\n') {
+      ++*line;
+      *col = 1;
+    } else {
+      ++*col;
+    }
+  }
+}
+
+void pretty_into(const boost::json::value& v, std::string* out, int indent) {
+  const std::string pad(static_cast<size_t>(indent) * 2, ' ');
+  const std::string pad_in(static_cast<size_t>(indent + 1) * 2, ' ');
+  if (v.is_object()) {
+    const auto& o = v.get_object();
+    if (o.empty()) {
+      *out += "{}";
+      return;
+    }
+    *out += "{\n";
+    bool first = true;
+    for (const auto& kv : o) {
+      if (!first) *out += ",\n";
+      first = false;
+      *out += pad_in + boost::json::serialize(boost::json::value(kv.key())) + ": ";
+      pretty_into(kv.value(), out, indent + 1);
+    }
+    *out += "\n" + pad + "}";
+  } else if (v.is_array()) {
+    const auto& a = v.get_array();
+    bool scalars = true;
+    for (const auto& e : a) scalars = scalars && !e.is_object() && !e.is_array();
+    if (a.empty() || (scalars && a.size() <= 16)) {
+      *out += boost::json::serialize(v);
+      return;
+    }
+    *out += "[\n";
+    for (size_t i = 0; i < a.size(); ++i) {
+      *out += pad_in;
+      pretty_into(a[i], out, indent + 1);
+      *out += i + 1 < a.size() ? ",\n" : "\n";
+    }
+    *out += pad + "]";
+  } else {
+    *out += boost::json::serialize(v);
+  }
+}
+
+}  // namespace
+
+Result<boost::json::value> parse(std::string_view text, std::string_view source_name) {
+  boost::json::stream_parser parser;
+  boost::system::error_code ec;
+  size_t consumed = parser.write_some(text.data(), text.size(), ec);
+  if (!ec) parser.finish(ec);
+  if (ec) {
+    int line = 0, col = 0;
+    line_col(text, consumed, &line, &col);
+    return Status::parse_error(std::string(source_name) + ":" + std::to_string(line) + ":" +
+                               std::to_string(col) + ": malformed JSON (" + ec.message() + ")");
+  }
+  return parser.release();
+}
+
+Result<boost::json::value> parse_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return Status::not_found(path + ": cannot open file");
+  std::ostringstream buf;
+  buf << in.rdbuf();
+  if (in.bad()) return Status::io_error(path + ": read error");
+  return parse(buf.str(), path);
+}
+
+std::string pretty(const boost::json::value& v) {
+  std::string out;
+  pretty_into(v, &out, 0);
+  out += "\n";
+  return out;
+}
+
+JsonObjectReader::JsonObjectReader(const boost::json::value& value, std::string path)
+    : path_(std::move(path)) {
+  if (value.is_object()) {
+    object_ = &value.get_object();
+  } else {
+    status_ = Status::invalid_argument(path_ + ": expected an object, got " + kind_name(value));
+  }
+}
+
+bool JsonObjectReader::has(std::string_view key) const {
+  return object_ != nullptr && object_->find(key) != object_->end();
+}
+
+std::string JsonObjectReader::field_path(std::string_view key) const {
+  return path_ + "." + std::string(key);
+}
+
+void JsonObjectReader::fail(std::string_view key, const std::string& message) {
+  if (status_.ok()) status_ = Status::invalid_argument(field_path(key) + ": " + message);
+}
+
+void JsonObjectReader::ignore(std::string_view key) { seen_.emplace(key); }
+
+const boost::json::value* JsonObjectReader::child(std::string_view key, bool required) {
+  seen_.emplace(key);
+  if (object_ == nullptr) return nullptr;
+  auto it = object_->find(key);
+  if (it == object_->end()) {
+    if (required) fail(key, "missing required field");
+    return nullptr;
+  }
+  return &it->value();
+}
+
+const boost::json::value* JsonObjectReader::number_field(std::string_view key, bool required) {
+  const boost::json::value* v = child(key, required);
+  if (v == nullptr || !v->is_object()) return v;
+  // {"value": X, "source": "..."} form.
+  const auto& o = v->get_object();
+  for (const auto& kv : o) {
+    if (kv.key() != "value" && kv.key() != "source" && kv.key() != "note" &&
+        kv.key() != "date") {
+      fail(key, "unknown key \"" + std::string(kv.key()) +
+                    "\" (a number with provenance has only value, source, note, date)");
+      return nullptr;
+    }
+  }
+  auto it = o.find("value");
+  if (it == o.end()) {
+    fail(key, "missing \"value\"");
+    return nullptr;
+  }
+  return &it->value();
+}
+
+void JsonObjectReader::read_int64(std::string_view key, int64_t* out, bool required,
+                                  int64_t min) {
+  const boost::json::value* v = number_field(key, required);
+  if (v == nullptr) return;
+  int64_t x = 0;
+  if (v->is_int64()) {
+    x = v->get_int64();
+  } else if (v->is_uint64() && v->get_uint64() <= static_cast<uint64_t>(INT64_MAX)) {
+    x = static_cast<int64_t>(v->get_uint64());
+  } else if (v->is_double() && std::isfinite(v->get_double()) &&
+             std::floor(v->get_double()) == v->get_double() &&
+             std::fabs(v->get_double()) < 9.0e18) {
+    x = static_cast<int64_t>(v->get_double());
+  } else {
+    fail(key, "expected an integer, got " +
+                  (v->is_double() ? "the number " + boost::json::serialize(*v) : kind_name(*v)));
+    return;
+  }
+  if (x < min) {
+    fail(key, "must be >= " + std::to_string(min) + ", got " + std::to_string(x));
+    return;
+  }
+  *out = x;
+}
+
+void JsonObjectReader::read_int(std::string_view key, int* out, bool required, int64_t min) {
+  int64_t x = *out;
+  read_int64(key, &x, required, min);
+  if (!status_.ok()) return;
+  if (x > INT32_MAX || x < INT32_MIN) {
+    fail(key, "out of range: " + std::to_string(x));
+    return;
+  }
+  *out = static_cast<int>(x);
+}
+
+void JsonObjectReader::read_double(std::string_view key, double* out, bool required,
+                                   double min) {
+  const boost::json::value* v = number_field(key, required);
+  if (v == nullptr) return;
+  if (!v->is_number()) {
+    fail(key, "expected a number, got " + kind_name(*v));
+    return;
+  }
+  double x = v->to_number<double>();
+  if (!std::isfinite(x)) {
+    fail(key, "must be finite");
+    return;
+  }
+  if (x < min) {
+    std::ostringstream m;
+    m << "must be >= " << min << ", got " << x;
+    fail(key, m.str());
+    return;
+  }
+  *out = x;
+}
+
+void JsonObjectReader::read_bool(std::string_view key, bool* out, bool required) {
+  const boost::json::value* v = child(key, required);
+  if (v == nullptr) return;
+  if (!v->is_bool()) {
+    fail(key, "expected true or false, got " + kind_name(*v));
+    return;
+  }
+  *out = v->get_bool();
+}
+
+void JsonObjectReader::read_string(std::string_view key, std::string* out, bool required) {
+  const boost::json::value* v = child(key, required);
+  if (v == nullptr) return;
+  if (!v->is_string()) {
+    fail(key, "expected a string, got " + kind_name(*v));
+    return;
+  }
+  *out = std::string(v->get_string());
+}
+
+Status JsonObjectReader::finish() {
+  if (!status_.ok()) return status_;
+  for (const auto& kv : *object_) {
+    if (seen_.find(std::string_view(kv.key())) == seen_.end()) {
+      return Status::invalid_argument(path_ + ": unknown key \"" + std::string(kv.key()) + "\"");
+    }
+  }
+  return Status();
+}
+
+}  // namespace llmplan::json

@@ -1,0 +1,1 @@
+# Test sources of tests/planner/ (append with list(APPEND LLMPLAN_TEST_SOURCES ...)).

@@ -1,0 +1,1 @@
+# Test sources of tests/reports/ (append with list(APPEND LLMPLAN_TEST_SOURCES ...)).
