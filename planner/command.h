@@ -28,10 +28,38 @@ using Action = std::function<Status()>;
 Result<presets::Catalog> load_catalog(const GlobalOptions& global);
 
 // [presets commands]
+// `llmplan presets [--format text|json] [--kind KIND]` lists the presets;
+// `llmplan presets show NAME` prints one as JSON.
+void add_presets_command(CLI::App& app, const GlobalOptions& global, Action* action);
 // [simulator commands]
+void add_simulate_command(CLI::App& app, const GlobalOptions& global, Action* action);
 // [scaling commands]
+// `llmplan fit FILE.csv [--format text|json|md] [--bootstrap K] ...` fits a
+// Chinchilla-form law to the user's runs.
+void add_fit_command(CLI::App& app, const GlobalOptions& global, Action* action);
+// `llmplan optimal --flops C | --gpus G --days D --gpu NAME [--mfu X] |
+// --params N | --tokens D [--law NAME|FILE] [--rule law|chinchilla-20]`
+// prints the compute-optimal N, D and predicted loss.
+void add_optimal_command(CLI::App& app, const GlobalOptions& global, Action* action);
 // [accuracy commands]
+// `llmplan validate FILE.csv [--format text|json|md|csv] [--gpu NAME --cluster NAME]
+// [--constants FILE]` simulates measured runs and reports the error;
+// `llmplan calibrate FILE.csv... --gpu NAME -o FILE` fits the constants.
+void add_validate_command(CLI::App& app, const GlobalOptions& global, Action* action);
+void add_calibrate_command(CLI::App& app, const GlobalOptions& global, Action* action);
 // [planner commands]
+// The root command: `llmplan --gpus G --days D [--gpu NAME | --cluster NAME]
+// [--budget-usd X] [--objective largest|loss] [--law NAME|FILE]
+// [--tokens-per-param R | --tokens-rule chinchilla|law] [--shapes FILE]
+// [--max-gpus-used] [--threads N] [--out DIR] [--format md|csv|json]`: the
+// largest (or lowest-loss) model trainable by the deadline, with its plan.
+// Sets *action only when no subcommand ran and --gpus was given.
+void add_plan_options(CLI::App& app, const GlobalOptions& global, Action* action);
+// `llmplan sweep --config FILE.json --tp LIST --pp LIST --dp LIST [...]`: a
+// grid of plans for one model; time, cost, MFU and the time-cost Pareto front.
+void add_sweep_command(CLI::App& app, const GlobalOptions& global, Action* action);
+// A stderr progress callback (done, total) when stderr is a terminal; null otherwise.
+std::function<void(long, long)> make_progress_line(const char* what);
 // [schedule commands]
 
 }  // namespace llmplan::planner

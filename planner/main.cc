@@ -20,10 +20,18 @@ int main(int argc, char** argv) {
 
   Action action;
   // [presets commands]
+  llmplan::planner::add_presets_command(app, global, &action);
   // [simulator commands]
+  llmplan::planner::add_simulate_command(app, global, &action);
   // [scaling commands]
+  llmplan::planner::add_fit_command(app, global, &action);
+  llmplan::planner::add_optimal_command(app, global, &action);
   // [accuracy commands]
+  llmplan::planner::add_validate_command(app, global, &action);
+  llmplan::planner::add_calibrate_command(app, global, &action);
   // [planner commands]
+  llmplan::planner::add_plan_options(app, global, &action);
+  llmplan::planner::add_sweep_command(app, global, &action);
   // [schedule commands]
 
   try {

@@ -1,4 +1,9 @@
-// The Chinchilla-form loss law L(N, D) = E + A / N^alpha + B / D^beta.
+// The Chinchilla-form loss law L(N, D) = E + A / N^alpha + B / D^beta, and
+// the measured (N, D, loss) points such laws are fitted to.
+//
+// Related headers: scaling/optimal.h (compute-optimal allocation),
+// scaling/flops.h (training FLOPs), scaling/fit.h (fitting a law to points),
+// scaling/loss_csv.h (reading points from CSV), scaling/law_json.h (JSON).
 #ifndef LLMPLAN_SCALING_LAW_H_
 #define LLMPLAN_SCALING_LAW_H_
 
@@ -15,6 +20,7 @@ struct LossLaw {
   std::string name;
   double E = 0, A = 0, B = 0, alpha = 0, beta = 0;
   std::string source;
+  std::string description;  // one line for preset listings; may be empty
 
   // REQUIRES: n_params > 0, n_tokens > 0.
   double loss(double n_params, double n_tokens) const {
@@ -23,9 +29,23 @@ struct LossLaw {
   friend bool operator==(const LossLaw&, const LossLaw&) = default;
 };
 
+// One measured training run: a model of `n_params` parameters trained on
+// `n_tokens` tokens reached final loss `loss` (nats per token).
+struct LossPoint {
+  double n_params = 0;
+  double n_tokens = 0;
+  double loss = 0;
+  friend bool operator==(const LossPoint&, const LossPoint&) = default;
+};
+
 // OK when E >= 0 and A, B, alpha, beta are positive and finite;
 // InvalidArgument naming the law and the constant otherwise.
 Status validate(const LossLaw& law);
+
+// Reads a JSON file holding one law object (the format of scaling/law_json.h,
+// e.g. one entry of presets/laws.json). NotFound/IoError/ParseError name the
+// file; field errors name the file and field. Implemented in law_json.cc.
+Result<LossLaw> read_law_file(const std::string& path);
 
 }  // namespace llmplan::scaling
 

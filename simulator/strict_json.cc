@@ -1,5 +1,6 @@
 #include "simulator/strict_json.h"
 
+#include <charconv>
 #include <cmath>
 #include <fstream>
 #include <sstream>
@@ -57,7 +58,12 @@ void pretty_into(const boost::json::value& v, std::string* out, int indent) {
     bool scalars = true;
     for (const auto& e : a) scalars = scalars && !e.is_object() && !e.is_array();
     if (a.empty() || (scalars && a.size() <= 16)) {
-      *out += boost::json::serialize(v);
+      *out += "[";
+      for (size_t i = 0; i < a.size(); ++i) {
+        if (i) *out += ", ";
+        pretty_into(a[i], out, indent + 1);
+      }
+      *out += "]";
       return;
     }
     *out += "[\n";
@@ -67,6 +73,14 @@ void pretty_into(const boost::json::value& v, std::string* out, int indent) {
       *out += i + 1 < a.size() ? ",\n" : "\n";
     }
     *out += pad + "]";
+  } else if (v.is_double()) {
+    // Shortest round-trip form ("0.8", "2.5e+10"), not Boost's "8E-1".
+    char buf[32];
+    const double x = v.get_double();
+    auto res = std::to_chars(buf, buf + sizeof buf, x);
+    std::string s(buf, res.ptr);
+    if (s.find_first_of(".eEn") == std::string::npos) s += ".0";  // keep it a double
+    *out += s;
   } else {
     *out += boost::json::serialize(v);
   }

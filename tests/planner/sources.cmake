@@ -1,1 +1,5 @@
 # Test sources of tests/planner/ (append with list(APPEND LLMPLAN_TEST_SOURCES ...)).
+list(APPEND LLMPLAN_TEST_SOURCES planner/validate_test.cc)
+list(APPEND LLMPLAN_TEST_SOURCES planner/scaling_cli_test.cc)
+list(APPEND LLMPLAN_TEST_SOURCES planner/search_test.cc)
+list(APPEND LLMPLAN_TEST_SOURCES planner/plan_cli_test.cc)

@@ -1,1 +1,3 @@
 # Test sources of tests/reports/ (append with list(APPEND LLMPLAN_TEST_SOURCES ...)).
+list(APPEND LLMPLAN_TEST_SOURCES reports/scaling_report_test.cc)
+list(APPEND LLMPLAN_TEST_SOURCES reports/svg_plot_test.cc)

@@ -1,1 +1,6 @@
 # Test sources of tests/scaling/ (append with list(APPEND LLMPLAN_TEST_SOURCES ...)).
+list(APPEND LLMPLAN_TEST_SOURCES scaling/fit_test.cc)
+list(APPEND LLMPLAN_TEST_SOURCES scaling/flops_test.cc)
+list(APPEND LLMPLAN_TEST_SOURCES scaling/law_json_test.cc)
+list(APPEND LLMPLAN_TEST_SOURCES scaling/loss_csv_test.cc)
+list(APPEND LLMPLAN_TEST_SOURCES scaling/optimal_test.cc)

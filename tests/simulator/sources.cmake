@@ -1,2 +1,10 @@
 # Test sources of tests/simulator/ (append with list(APPEND LLMPLAN_TEST_SOURCES ...)).
 list(APPEND LLMPLAN_TEST_SOURCES simulator/model_test.cc)
+list(APPEND LLMPLAN_TEST_SOURCES
+  simulator/collectives_test.cc
+  simulator/memory_test.cc
+  simulator/schedule_test.cc
+  simulator/simulate_test.cc)
+list(APPEND LLMPLAN_TEST_SOURCES simulator/cluster_json_test.cc simulator/model_json_test.cc simulator/plan_json_test.cc)
+list(APPEND LLMPLAN_TEST_SOURCES simulator/collective_curve_test.cc simulator/profile_table_test.cc)
+list(APPEND LLMPLAN_TEST_SOURCES simulator/vtrain_case_study_test.cc)

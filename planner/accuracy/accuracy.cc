@@ -1,0 +1,168 @@
+#include "planner/accuracy/accuracy.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <map>
+
+#include "simulator/simulate.h"
+
+namespace llmplan::planner {
+
+Result<std::vector<AccuracyCase>> make_accuracy_cases(const std::vector<MeasuredRun>& runs,
+                                                      const std::string& source,
+                                                      const presets::Catalog& catalog,
+                                                      const simulator::GpuSpec* gpu) {
+  std::vector<AccuracyCase> cases;
+  cases.reserve(runs.size());
+  for (const MeasuredRun& r : runs) {
+    char text[768];
+    std::snprintf(text, sizeof text,
+                  "{\"num_gpus\": %d, \"gpu_name\": \"A100\", \"tensor_parallel_size\": %d, "
+                  "\"data_parallel_size\": %d, \"pipeline_parallel_size\": %d, "
+                  "\"global_batch_size\": %d, \"micro_batch_size\": %d, "
+                  "\"model_arch\": \"ShardedGptModel\", \"num_layers\": %d, \"hidden_size\": %d, "
+                  "\"num_attention_heads\": %d, \"max_length\": %d, \"vocab_size\": 50257, "
+                  "\"use_gradient_bucket\": false, \"use_checkpoint\": true, "
+                  "\"pipeline_scheduling\": \"1f1b\", \"inter_node_bandwidth\": 800, "
+                  "\"intra_node_bandwidth\": 150, \"node_size\": 8}",
+                  r.num_gpus, r.tensor, r.data, r.pipeline, r.global_batch, r.micro_batch,
+                  r.num_layers, r.hidden_size, r.num_heads, r.seq_length);
+    const std::string where = source + ":" + std::to_string(r.line);
+    Result<presets::SimConfig> config = presets::load_vtrain_config_text(text, where, catalog);
+    if (!config.ok()) return config.status();
+    AccuracyCase c{r, source, std::move(config).value()};
+    // vTrain's loader sets micro batch = global / d when p = 1; the measured
+    // runs state theirs (and their times scale with B / (d b)), so keep it.
+    c.config.plan.micro_batch_size = r.micro_batch;
+    Status valid = presets::validate(c.config);
+    if (!valid.ok()) return valid.with_prefix(where);
+    if (gpu != nullptr) {
+      const double nvlink = c.config.cluster.gpu.nvlink_bytes_per_s;
+      c.config.cluster.gpu = *gpu;
+      c.config.cluster.gpu.nvlink_bytes_per_s = nvlink;
+    }
+    cases.push_back(std::move(c));
+  }
+  return cases;
+}
+
+void apply_constants(const AccuracyConstants& constants, std::vector<AccuracyCase>* cases) {
+  for (AccuracyCase& c : *cases) {
+    c.config.cluster.gpu.roofline = constants.roofline;
+    simulator::NetworkConstants& n = c.config.cluster.network;
+    n.nvlink_latency_s = constants.network.nvlink_latency_s;
+    n.nic_latency_s = constants.network.nic_latency_s;
+    n.nic_efficiency = constants.network.nic_efficiency;
+  }
+}
+
+AccuracyConstants constants_of(const AccuracyCase& c) {
+  return {c.config.cluster.gpu.roofline, c.config.cluster.network};
+}
+
+Result<std::vector<double>> predict_iteration_times(
+    const std::vector<AccuracyCase>& cases,
+    const std::shared_ptr<const simulator::CostModel>& cost_model) {
+  const int n = static_cast<int>(cases.size());
+  std::vector<double> out(cases.size(), 0.0);
+  std::vector<Status> errors(cases.size());
+#pragma omp parallel for schedule(dynamic, 8)
+  for (int i = 0; i < n; ++i) {
+    simulator::SimOptions options;
+    options.cost_model = cost_model;
+    const presets::SimConfig& c = cases[static_cast<size_t>(i)].config;
+    Result<simulator::StepReport> r = simulator::simulate(c.model, c.plan, c.cluster, options);
+    if (r.ok()) {
+      out[static_cast<size_t>(i)] = r->iteration_time_s;
+    } else {
+      errors[static_cast<size_t>(i)] = r.status();
+    }
+  }
+  for (size_t i = 0; i < cases.size(); ++i) {
+    if (!errors[i].ok()) {
+      return errors[i].with_prefix(cases[i].source + ":" + std::to_string(cases[i].run.line));
+    }
+  }
+  return out;
+}
+
+ErrorSummary summarise(const std::vector<double>& predicted, const std::vector<double>& measured) {
+  ErrorSummary s;
+  s.rows = static_cast<int>(predicted.size());
+  if (s.rows == 0) return s;
+  std::vector<double> ape;
+  ape.reserve(predicted.size());
+  double sum = 0, signed_sum = 0;
+  for (size_t i = 0; i < predicted.size(); ++i) {
+    const double e = (predicted[i] - measured[i]) / measured[i];
+    ape.push_back(std::abs(e));
+    sum += std::abs(e);
+    signed_sum += e;
+    s.max_ape = std::max(s.max_ape, std::abs(e));
+  }
+  s.mape = sum / s.rows;
+  s.mean_signed = signed_sum / s.rows;
+  std::sort(ape.begin(), ape.end());
+  const size_t m = ape.size() / 2;
+  s.median_ape = ape.size() % 2 == 1 ? ape[m] : 0.5 * (ape[m - 1] + ape[m]);
+  return s;
+}
+
+const char* to_string(Grouping g) {
+  switch (g) {
+    case Grouping::kGpus: return "GPUs";
+    case Grouping::kModel: return "model";
+    case Grouping::kPlan: return "(t,d,p)";
+    case Grouping::kMicroBatch: return "micro batch";
+    case Grouping::kHidden: return "hidden";
+    case Grouping::kTensor: return "t";
+    case Grouping::kPipeline: return "p";
+    case Grouping::kData: return "d";
+  }
+  return "?";
+}
+
+std::string group_key(const MeasuredRun& r, Grouping g) {
+  char buf[128];
+  switch (g) {
+    case Grouping::kGpus: return std::to_string(r.num_gpus);
+    case Grouping::kModel:
+      if (r.params_billion > 0) {
+        std::snprintf(buf, sizeof buf, "%gB", r.params_billion);
+      } else {
+        std::snprintf(buf, sizeof buf, "h%d l%d", r.hidden_size, r.num_layers);
+      }
+      return buf;
+    case Grouping::kPlan:
+      std::snprintf(buf, sizeof buf, "(%d,%d,%d)", r.tensor, r.data, r.pipeline);
+      return buf;
+    case Grouping::kMicroBatch: return std::to_string(r.micro_batch);
+    case Grouping::kHidden: return std::to_string(r.hidden_size);
+    case Grouping::kTensor: return std::to_string(r.tensor);
+    case Grouping::kPipeline: return std::to_string(r.pipeline);
+    case Grouping::kData: return std::to_string(r.data);
+  }
+  return "?";
+}
+
+std::vector<GroupError> group_errors(const std::vector<AccuracyCase>& cases,
+                                     const std::vector<double>& predicted, Grouping g) {
+  std::vector<std::string> order;
+  std::map<std::string, std::pair<std::vector<double>, std::vector<double>>> groups;
+  for (size_t i = 0; i < cases.size(); ++i) {
+    const std::string key = group_key(cases[i].run, g);
+    auto [it, inserted] = groups.try_emplace(key);
+    if (inserted) order.push_back(key);
+    it->second.first.push_back(predicted[i]);
+    it->second.second.push_back(cases[i].run.iteration_time_s);
+  }
+  std::vector<GroupError> out;
+  for (const std::string& key : order) {
+    const auto& [p, m] = groups[key];
+    out.push_back({key, summarise(p, m)});
+  }
+  return out;
+}
+
+}  // namespace llmplan::planner

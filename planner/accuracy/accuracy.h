@@ -1,0 +1,109 @@
+// Validation and calibration of the simulator against measured iteration
+// times (`llmplan validate`, `llmplan calibrate`).
+//
+// Every measured run is simulated under the conditions its data states
+// (vTrain's Megatron-DeepSpeed runs): the run is turned into a vTrain config
+// and read by presets::load_vtrain_config_text, so `llmplan validate` and
+// `llmplan simulate --vtrain-config` agree exactly. That means fp16, full
+// recomputation, 1F1B, no gradient bucketing (one all-reduce after the
+// backward), 8 GPUs per node, vocab 50257, learned positions, GeLU 4h MLP,
+// no flash attention (Megatron-DeepSpeed of 2022-23 ran unfused softmax
+// attention), intra-node 150 GB/s and inter-node 800 Gb/s per node.
+#ifndef LLMPLAN_PLANNER_ACCURACY_ACCURACY_H_
+#define LLMPLAN_PLANNER_ACCURACY_ACCURACY_H_
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "planner/accuracy/measured_csv.h"
+#include "presets/catalog.h"
+#include "presets/sim_config.h"
+#include "simulator/cluster.h"
+#include "simulator/cost_model.h"
+#include "simulator/status.h"
+
+namespace llmplan::planner {
+
+// One measured run with the simulation inputs that reproduce it.
+struct AccuracyCase {
+  MeasuredRun run;
+  std::string source;  // the CSV it came from
+  presets::SimConfig config;
+};
+
+// The calibrated constants of one GPU and its network.
+struct AccuracyConstants {
+  simulator::RooflineConstants roofline;
+  simulator::NetworkConstants network;
+};
+
+// Builds the cases. `gpu` (may be null) replaces the GPU of vTrain's A100
+// mapping (its datasheet figures and Roofline constants), keeping vTrain's
+// stated link bandwidths. Errors name the CSV file and line.
+Result<std::vector<AccuracyCase>> make_accuracy_cases(const std::vector<MeasuredRun>& runs,
+                                                      const std::string& source,
+                                                      const presets::Catalog& catalog,
+                                                      const simulator::GpuSpec* gpu);
+
+// Applies `constants` to every case: the Roofline constants and the network
+// latencies and NIC efficiency (NVLink efficiency stays as vTrain's mapping
+// sets it: its intra-node figure is already an achieved bandwidth).
+void apply_constants(const AccuracyConstants& constants, std::vector<AccuracyCase>* cases);
+
+// The constants the cases currently carry (those of the first case).
+AccuracyConstants constants_of(const AccuracyCase& c);
+
+// Simulated iteration time of every case, in seconds (OpenMP over cases).
+// `cost_model` may be null (Roofline). Errors name the file and line.
+Result<std::vector<double>> predict_iteration_times(
+    const std::vector<AccuracyCase>& cases,
+    const std::shared_ptr<const simulator::CostModel>& cost_model);
+
+// Absolute percentage errors summarised.
+struct ErrorSummary {
+  int rows = 0;
+  double mape = 0;        // mean |pred - meas| / meas, fraction
+  double median_ape = 0;
+  double max_ape = 0;
+  double mean_signed = 0; // mean (pred - meas) / meas
+};
+ErrorSummary summarise(const std::vector<double>& predicted, const std::vector<double>& measured);
+
+// Per-group errors: the key of each case for one grouping.
+enum class Grouping { kGpus, kModel, kPlan, kMicroBatch, kHidden, kTensor, kPipeline, kData };
+const char* to_string(Grouping g);
+std::string group_key(const MeasuredRun& run, Grouping g);
+
+struct GroupError {
+  std::string key;
+  ErrorSummary error;
+};
+// Groups in order of first appearance.
+std::vector<GroupError> group_errors(const std::vector<AccuracyCase>& cases,
+                                     const std::vector<double>& predicted, Grouping g);
+
+// Calibration settings.
+struct CalibrationOptions {
+  bool fit_network = false;  // also NIC efficiency and latency (multi-node data)
+  int num_threads = 2;
+  int max_iterations = 12;
+};
+struct CalibrationResult {
+  AccuracyConstants constants;
+  double cost = 0;             // final robust cost
+  double in_sample_mape = 0;   // on the fitted cases
+  int starts = 0;
+  std::string summary;         // one line per start
+};
+// Fits the constants to the cases by non-linear least squares (Ceres) on
+// log(predicted / measured) with a Huber loss, bounded parameters and a
+// fixed set of starting points; deterministic. `initial` gives the fixed
+// constants (gemm_tile, flash attention efficiency, NVLink figures).
+Result<CalibrationResult> calibrate(const std::vector<AccuracyCase>& cases,
+                                    const AccuracyConstants& initial,
+                                    const CalibrationOptions& options);
+
+}  // namespace llmplan::planner
+
+#endif  // LLMPLAN_PLANNER_ACCURACY_ACCURACY_H_

@@ -1,0 +1,34 @@
+// JSON forms for the accuracy commands: the validation report and the
+// calibrated constants file (the preset format: a "roofline" and a "network"
+// object, each with a "source" string).
+#ifndef LLMPLAN_PLANNER_ACCURACY_ACCURACY_JSON_H_
+#define LLMPLAN_PLANNER_ACCURACY_ACCURACY_JSON_H_
+
+#include <string>
+#include <vector>
+
+#include "planner/accuracy/accuracy.h"
+#include "simulator/status.h"
+
+namespace llmplan::planner {
+
+// {"source": ..., "rows": N, "mape", "median_ape", "max_ape", "mean_signed_error",
+//  "groups": {name: [{key, rows, mape, ...}]}, "runs": [{line, ..., measured_s, predicted_s, ape}]}
+// Errors are fractions (0.05 = 5 %).
+std::string validation_to_json(const std::string& source, const std::vector<AccuracyCase>& cases,
+                               const std::vector<double>& predicted,
+                               const std::vector<std::string>& notes);
+
+// {"gpu": NAME, "roofline": {"source": ..., fields}, "network": {"source": ..., fields}}.
+std::string constants_to_json(const std::string& gpu, const AccuracyConstants& constants,
+                              const std::string& roofline_source,
+                              const std::string& network_source);
+
+// Reads a constants file as written above (or any object with optional
+// "roofline" and "network" objects of preset fields) onto *constants.
+// Errors name the file and JSON path.
+Status read_constants_file(const std::string& path, AccuracyConstants* constants);
+
+}  // namespace llmplan::planner
+
+#endif  // LLMPLAN_PLANNER_ACCURACY_ACCURACY_JSON_H_

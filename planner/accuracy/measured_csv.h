@@ -1,0 +1,49 @@
+// Reading measured training-iteration times in the vTrain layout
+// (../shared/data/vtrain/ground_truth_{single,multi}.csv) for `llmplan
+// validate` and `llmplan calibrate`.
+//
+// Header (case-insensitive, spaces/'#'/'_' ignored): an optional leading
+// "Parameters (billion)", then "# GPUs, global batch, micro batch, hidden
+// size, attention heads, # layers, sequence length, tensor parallelism, data
+// parallelism, pipeline parallelism, iteration time (ms)" in any order.
+// A UTF-8 byte-order mark, CRLF line ends and blank lines are accepted.
+#ifndef LLMPLAN_PLANNER_ACCURACY_MEASURED_CSV_H_
+#define LLMPLAN_PLANNER_ACCURACY_MEASURED_CSV_H_
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "simulator/status.h"
+
+namespace llmplan::planner {
+
+// One measured run: a model, a (t, d, p) plan and its iteration time.
+struct MeasuredRun {
+  int line = 0;                  // 1-based line in the file
+  double params_billion = 0;     // 0 when the file has no such column
+  int num_gpus = 0;
+  int global_batch = 0;
+  int micro_batch = 0;
+  int hidden_size = 0;
+  int num_heads = 0;
+  int num_layers = 0;
+  int seq_length = 0;
+  int tensor = 0, data = 0, pipeline = 0;
+  double iteration_time_s = 0;   // measured
+};
+
+// Parses CSV text; `source_name` starts every message. Errors (one line
+// each): ParseError "FILE: empty" for no header; InvalidArgument naming the
+// column number and text of an unknown or duplicated header cell, or the
+// missing column; ParseError "FILE:LINE: ..." for a row with the wrong number
+// of cells, a non-numeric or non-positive cell (naming its column), or
+// # GPUs != t * d * p. No data rows is an error too.
+Result<std::vector<MeasuredRun>> read_measured_csv_text(std::string_view text,
+                                                        const std::string& source_name);
+// Reads `path` and parses it as above (NotFound/IoError name the path).
+Result<std::vector<MeasuredRun>> read_measured_csv_file(const std::string& path);
+
+}  // namespace llmplan::planner
+
+#endif  // LLMPLAN_PLANNER_ACCURACY_MEASURED_CSV_H_

@@ -1,0 +1,254 @@
+// `llmplan validate` and `llmplan calibrate`: the simulator against measured
+// iteration times (planner/accuracy/accuracy.h).
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <memory>
+
+#include "planner/accuracy/accuracy.h"
+#include "planner/accuracy/accuracy_json.h"
+#include "planner/command.h"
+#include "planner/sim_inputs.h"
+#include "reports/format.h"
+#include "reports/svg_plot.h"
+#include "reports/table.h"
+
+namespace llmplan::planner {
+namespace {
+
+struct AccuracyOptions {
+  std::vector<std::string> files;
+  std::string format = "text";
+  std::string gpu, cluster, constants, output, evaluate;
+  int folds = 0;
+  int max_iterations = 12;
+};
+
+std::string pct(double fraction) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.2f %%", 100.0 * fraction);
+  return buf;
+}
+
+// The cases of every file, with the GPU and constants the flags choose.
+Result<std::vector<AccuracyCase>> load_cases(const AccuracyOptions& o, const GlobalOptions& global,
+                                             std::vector<std::string>* notes,
+                                             std::string* gpu_name) {
+  LLMPLAN_ASSIGN_OR_RETURN(presets::Catalog catalog, load_catalog(global));
+  std::unique_ptr<simulator::GpuSpec> gpu;
+  if (!o.gpu.empty() || !o.cluster.empty()) {
+    LLMPLAN_ASSIGN_OR_RETURN(simulator::Cluster c,
+                             resolve_cluster(catalog, o.cluster, o.gpu, 0, "dgx-a100-80gb"));
+    gpu = std::make_unique<simulator::GpuSpec>(c.gpu);
+    notes->push_back("GPU " + c.gpu.name + " (from --gpu/--cluster) with vTrain's link bandwidths");
+  }
+  std::vector<AccuracyCase> all;
+  for (const std::string& file : o.files) {
+    LLMPLAN_ASSIGN_OR_RETURN(std::vector<MeasuredRun> runs, read_measured_csv_file(file));
+    LLMPLAN_ASSIGN_OR_RETURN(std::vector<AccuracyCase> cases,
+                             make_accuracy_cases(runs, file, catalog, gpu.get()));
+    for (AccuracyCase& c : cases) all.push_back(std::move(c));
+  }
+  if (!o.constants.empty()) {
+    AccuracyConstants k = constants_of(all.front());
+    LLMPLAN_RETURN_IF_ERROR(read_constants_file(o.constants, &k));
+    apply_constants(k, &all);
+    notes->push_back("constants from " + o.constants);
+  }
+  *gpu_name = all.front().config.cluster.gpu.name;
+  notes->push_back(
+      "conditions (vTrain's data): fp16, full recomputation, 1F1B, no gradient bucketing "
+      "(all-reduce after the backward), 8 GPUs per node, vocab 50257, learned positions, GeLU "
+      "4h, unfused softmax attention (no flash attention: Megatron-DeepSpeed of that era), "
+      "intra-node 150 GB/s, inter-node 800 Gb/s per node; the row's micro batch is kept "
+      "also at p = 1 (vTrain's loader would use global / d)");
+  return all;
+}
+
+std::vector<double> measured_of(const std::vector<AccuracyCase>& cases) {
+  std::vector<double> m;
+  for (const AccuracyCase& c : cases) m.push_back(c.run.iteration_time_s);
+  return m;
+}
+
+reports::Table group_table(const std::vector<AccuracyCase>& cases,
+                           const std::vector<double>& predicted, Grouping g) {
+  reports::Table t({to_string(g), "rows", "MAPE", "median", "max", "bias"});
+  for (const GroupError& e : group_errors(cases, predicted, g)) {
+    t.add_row({e.key, std::to_string(e.error.rows), pct(e.error.mape), pct(e.error.median_ape),
+               pct(e.error.max_ape), pct(e.error.mean_signed)});
+  }
+  return t;
+}
+
+constexpr Grouping kGroupings[] = {Grouping::kGpus,  Grouping::kModel,  Grouping::kPlan,
+                                   Grouping::kMicroBatch, Grouping::kHidden, Grouping::kTensor,
+                                   Grouping::kData,  Grouping::kPipeline};
+
+Status run_validate(const AccuracyOptions& o, const GlobalOptions& global) {
+  std::vector<std::string> notes;
+  std::string gpu_name;
+  LLMPLAN_ASSIGN_OR_RETURN(std::vector<AccuracyCase> cases, load_cases(o, global, &notes, &gpu_name));
+  LLMPLAN_ASSIGN_OR_RETURN(std::vector<double> pred, predict_iteration_times(cases, nullptr));
+  const std::vector<double> meas = measured_of(cases);
+  const ErrorSummary s = summarise(pred, meas);
+  const std::string source = o.files.front();
+  std::string out;
+  if (o.format == "json") {
+    out = validation_to_json(source, cases, pred, notes);
+  } else if (o.format == "csv") {
+    reports::Table t({"line", "gpus", "global_batch", "micro_batch", "hidden", "heads", "layers",
+                      "seq", "t", "d", "p", "measured_ms", "predicted_ms", "ape_percent"});
+    for (size_t i = 0; i < cases.size(); ++i) {
+      const MeasuredRun& r = cases[i].run;
+      char m[32], p[32], e[32];
+      std::snprintf(m, sizeof m, "%.3f", r.iteration_time_s * 1e3);
+      std::snprintf(p, sizeof p, "%.3f", pred[i] * 1e3);
+      std::snprintf(e, sizeof e, "%.3f", 100 * std::abs(pred[i] - meas[i]) / meas[i]);
+      t.add_row({std::to_string(r.line), std::to_string(r.num_gpus),
+                 std::to_string(r.global_batch), std::to_string(r.micro_batch),
+                 std::to_string(r.hidden_size), std::to_string(r.num_heads),
+                 std::to_string(r.num_layers), std::to_string(r.seq_length),
+                 std::to_string(r.tensor), std::to_string(r.data), std::to_string(r.pipeline), m,
+                 p, e});
+    }
+    out = t.csv();
+  } else {
+    const bool md = o.format == "md";
+    out += md ? "# Validation: " + source + "\n\n" : "validation: " + source + "\n";
+    out += (md ? "- " : "  ") + std::string("GPU: ") + gpu_name + "\n";
+    out += (md ? "- " : "  ") + std::string("rows: ") + std::to_string(s.rows) + "\n";
+    out += (md ? "- " : "  ") + std::string("MAPE: ") + pct(s.mape) + "\n";
+    out += (md ? "- " : "  ") + std::string("median APE: ") + pct(s.median_ape) + "\n";
+    out += (md ? "- " : "  ") + std::string("max APE: ") + pct(s.max_ape) + "\n";
+    out += (md ? "- " : "  ") + std::string("mean signed error: ") + pct(s.mean_signed) + "\n\n";
+    if (md) {
+      reports::Plot plot;
+      plot.title = "Predicted vs measured iteration time";
+      plot.x = {"measured (s)", true};
+      plot.y = {"predicted (s)", true};
+      plot.series.push_back({"runs", reports::SeriesKind::kScatter, meas, pred, "", false});
+      plot.references.push_back({reports::ReferenceKind::kIdentity, 0, "y = x"});
+      LLMPLAN_ASSIGN_OR_RETURN(std::string svg, reports::render_svg(plot));
+      out += svg + "\n\n";
+    }
+    for (Grouping g : kGroupings) {
+      const reports::Table t = group_table(cases, pred, g);
+      out += md ? "## Error by " + std::string(to_string(g)) + "\n\n" + t.markdown() + "\n"
+                : "error by " + std::string(to_string(g)) + ":\n" + t.text() + "\n";
+    }
+    for (const std::string& n : notes) out += (md ? "- note: " : "note: ") + n + "\n";
+  }
+  std::fputs(out.c_str(), stdout);
+  return Status();
+}
+
+Status run_calibrate(const AccuracyOptions& o, const GlobalOptions& global) {
+  const auto t0 = std::chrono::steady_clock::now();
+  std::vector<std::string> notes;
+  std::string gpu_name;
+  LLMPLAN_ASSIGN_OR_RETURN(std::vector<AccuracyCase> cases, load_cases(o, global, &notes, &gpu_name));
+  CalibrationOptions copt;
+  copt.max_iterations = o.max_iterations;
+  for (const AccuracyCase& c : cases) copt.fit_network |= c.run.num_gpus > c.config.cluster.gpus_per_node;
+  const AccuracyConstants initial = constants_of(cases.front());
+
+  if (o.folds > 1) {  // k-fold cross-validation: row i is in fold i mod k
+    std::vector<double> held_pred(cases.size()), meas = measured_of(cases);
+    for (int f = 0; f < o.folds; ++f) {
+      std::vector<AccuracyCase> train, test;
+      std::vector<size_t> test_index;
+      for (size_t i = 0; i < cases.size(); ++i) {
+        if (static_cast<int>(i % static_cast<size_t>(o.folds)) == f) {
+          test.push_back(cases[i]);
+          test_index.push_back(i);
+        } else {
+          train.push_back(cases[i]);
+        }
+      }
+      LLMPLAN_ASSIGN_OR_RETURN(CalibrationResult fit, calibrate(train, initial, copt));
+      apply_constants(fit.constants, &test);
+      LLMPLAN_ASSIGN_OR_RETURN(std::vector<double> p, predict_iteration_times(test, nullptr));
+      for (size_t j = 0; j < p.size(); ++j) held_pred[test_index[j]] = p[j];
+      std::printf("fold %d: in-sample MAPE %s, held-out MAPE %s\n", f, pct(fit.in_sample_mape).c_str(),
+                  pct(summarise(p, measured_of(test)).mape).c_str());
+    }
+    std::vector<double> ps, ms, pm, mm;
+    for (size_t i = 0; i < cases.size(); ++i) {
+      const bool multi = cases[i].run.num_gpus > cases[i].config.cluster.gpus_per_node;
+      (multi ? pm : ps).push_back(held_pred[i]);
+      (multi ? mm : ms).push_back(meas[i]);
+    }
+    std::printf("%d-fold held-out MAPE: all %s, single-node %s (%zu rows), multi-node %s (%zu rows)\n",
+                o.folds, pct(summarise(held_pred, meas).mape).c_str(),
+                pct(summarise(ps, ms).mape).c_str(), ps.size(),
+                pct(summarise(pm, mm).mape).c_str(), pm.size());
+  }
+
+  LLMPLAN_ASSIGN_OR_RETURN(CalibrationResult fit, calibrate(cases, initial, copt));
+  std::fputs(fit.summary.c_str(), stdout);
+  std::printf("in-sample MAPE %s over %zu rows\n", pct(fit.in_sample_mape).c_str(), cases.size());
+  if (!o.evaluate.empty()) {
+    AccuracyOptions eo = o;
+    eo.files = {o.evaluate};
+    eo.constants.clear();
+    std::vector<std::string> enotes;
+    std::string egpu;
+    LLMPLAN_ASSIGN_OR_RETURN(std::vector<AccuracyCase> held, load_cases(eo, global, &enotes, &egpu));
+    apply_constants(fit.constants, &held);
+    LLMPLAN_ASSIGN_OR_RETURN(std::vector<double> p, predict_iteration_times(held, nullptr));
+    const ErrorSummary e = summarise(p, measured_of(held));
+    std::printf("held-out MAPE on %s: %s (median %s, max %s)\n", o.evaluate.c_str(),
+                pct(e.mape).c_str(), pct(e.median_ape).c_str(), pct(e.max_ape).c_str());
+  }
+  std::string data;
+  for (const std::string& f : o.files) data += (data.empty() ? "" : " ") + f.substr(f.find_last_of('/') + 1);
+  char src[512];
+  std::snprintf(src, sizeof src,
+                "llmplan calibrate %s --gpu %s: Ceres fit on log iteration time (Huber 0.1, %d "
+                "starts), in-sample MAPE %.2f %% over %zu rows (vTrain A100 data, MIT)",
+                data.c_str(), gpu_name.c_str(), fit.starts, 100 * fit.in_sample_mape, cases.size());
+  const std::string net_src =
+      copt.fit_network ? std::string(src) + "; nic_efficiency and nic_latency_s fitted"
+                       : std::string("not fitted (single-node data only): ") + src;
+  const std::string text = constants_to_json(gpu_name, fit.constants, src, net_src);
+  std::ofstream f(o.output);
+  if (!f) return Status::io_error(o.output + ": cannot open for writing");
+  f << text;
+  if (!f) return Status::io_error(o.output + ": write failed");
+  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  std::printf("wrote %s (%.1f s)\n", o.output.c_str(), wall);
+  return Status();
+}
+
+}  // namespace
+
+void add_validate_command(CLI::App& app, const GlobalOptions& global, Action* action) {
+  auto o = std::make_shared<AccuracyOptions>();
+  CLI::App* cmd = app.add_subcommand(
+      "validate", "Simulate measured runs (vTrain CSV layout) and report the prediction error");
+  cmd->add_option("file", o->files, "Measured-times CSV")->required()->expected(1);
+  cmd->add_option("--format", o->format, "Output format")
+      ->check(CLI::IsMember({"text", "json", "md", "csv"}));
+  cmd->add_option("--gpu", o->gpu, "GPU preset (default: vTrain's A100 mapping)");
+  cmd->add_option("--cluster", o->cluster, "Cluster preset whose GPU to use");
+  cmd->add_option("--constants", o->constants, "Calibrated constants JSON (llmplan calibrate -o)");
+  cmd->callback([o, &global, action] { *action = [o, &global] { return run_validate(*o, global); }; });
+}
+
+void add_calibrate_command(CLI::App& app, const GlobalOptions& global, Action* action) {
+  auto o = std::make_shared<AccuracyOptions>();
+  CLI::App* cmd = app.add_subcommand(
+      "calibrate", "Fit a GPU's Roofline (and network) constants to measured iteration times");
+  cmd->add_option("files", o->files, "Measured-times CSVs")->required();
+  cmd->add_option("--gpu", o->gpu, "GPU preset to calibrate")->required();
+  cmd->add_option("-o,--output", o->output, "Constants JSON to write")->required();
+  cmd->add_option("--constants", o->constants, "Starting constants JSON");
+  cmd->add_option("--evaluate", o->evaluate, "Also report the error on this held-out CSV");
+  cmd->add_option("--folds", o->folds, "Also run K-fold cross-validation (row i in fold i mod K)");
+  cmd->add_option("--max-iterations", o->max_iterations, "Solver iterations per start");
+  cmd->callback([o, &global, action] { *action = [o, &global] { return run_calibrate(*o, global); }; });
+}
+
+}  // namespace llmplan::planner

@@ -1,0 +1,147 @@
+// The root command: `llmplan --gpus G --days D [...]`, the planner.
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+
+#include "planner/command.h"
+#include "planner/plan_report.h"
+#include "planner/plan_report_json.h"
+#include "planner/search.h"
+#include "planner/shapes_json.h"
+#include "planner/sim_inputs.h"
+#include "simulator/strict_json.h"
+
+namespace llmplan::planner {
+namespace {
+
+struct PlanOptions {
+  int gpus = 0;
+  double days = 0;
+  std::string gpu, cluster;
+  double budget_usd = 0;
+  std::string objective = "largest";
+  std::string law = "chinchilla";
+  double tokens_per_param = 20.0;
+  std::string tokens_rule;
+  std::string shapes;
+  bool max_gpus_used = false;
+  int threads = 0;
+  std::string out_dir;
+  std::string format = "md";
+  CostModelOptions cost;
+};
+
+Status write_file(const std::string& path, const std::string& text) {
+  std::ofstream f(path, std::ios::binary);
+  if (!f) return Status::io_error("--out: cannot write " + path);
+  f << text;
+  if (!f) return Status::io_error("--out: cannot write " + path);
+  return Status();
+}
+
+}  // namespace
+
+// Progress on stderr: done/total, rate, ETA; only when stderr is a terminal.
+std::function<void(long, long)> make_progress_line(const char* what) {
+  if (!isatty(STDERR_FILENO)) return nullptr;
+  auto start = std::make_shared<std::chrono::steady_clock::time_point>(std::chrono::steady_clock::now());
+  return [start, what](long done, long total) {
+    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - *start).count();
+    const double rate = s > 0 ? done / s : 0;
+    const double eta = rate > 0 ? (total - done) / rate : 0;
+    std::fprintf(stderr, "\r%s: %ld/%ld plans, %.0f/s, ETA %.1f s   ", what, done, total, rate, eta);
+    if (done == total) std::fputs("\n", stderr);
+    std::fflush(stderr);
+  };
+}
+
+Result<scaling::LossLaw> resolve_law(const presets::Catalog& catalog, const std::string& name) {
+  auto law = catalog.law(name);
+  if (law.ok()) return law;
+  if (std::filesystem::exists(name)) return scaling::read_law_file(name);
+  return Status::invalid_argument("--law: '" + name + "' is neither a law preset (chinchilla, epoch) nor a file");
+}
+
+namespace {
+
+Status run_plan(const PlanOptions& o, const GlobalOptions& global) {
+  LLMPLAN_ASSIGN_OR_RETURN(presets::Catalog catalog, load_catalog(global));
+  LLMPLAN_ASSIGN_OR_RETURN(simulator::Cluster cluster,
+                           resolve_cluster(catalog, o.cluster, o.gpu, 0, "dgx-a100-80gb"));
+  SearchOptions s;
+  s.gpus = o.gpus;
+  s.days = o.days;
+  s.budget_usd = o.budget_usd;
+  s.objective = o.objective == "loss" ? Objective::kLoss : Objective::kLargest;
+  LLMPLAN_ASSIGN_OR_RETURN(s.law, resolve_law(catalog, o.law));
+  s.tokens.tokens_per_param = o.tokens_per_param;
+  if (o.tokens_rule == "law") s.tokens.use_law = true;
+  if (o.tokens_rule == "chinchilla") s.tokens.tokens_per_param = 20.0;
+  s.all_gpus_only = o.max_gpus_used;
+  if (o.threads < 0) return Status::invalid_argument("--threads must be >= 0");
+  s.threads = o.threads;
+  if (!o.shapes.empty()) {
+    LLMPLAN_ASSIGN_OR_RETURN(s.shapes, read_shapes_file(o.shapes, s.seq_length, s.vocab_size));
+  }
+  std::vector<std::string> notes;
+  LLMPLAN_ASSIGN_OR_RETURN(s.cost_model, make_cost_model(cluster, o.cost, &notes));
+  s.progress = make_progress_line("llmplan");
+  LLMPLAN_ASSIGN_OR_RETURN(SearchResult result, search(cluster, s));
+  PlanReportView view{cluster, s, result, s.law.name, notes};
+  const std::string md = plan_report_markdown(view);
+  const std::string json_text = json::pretty(plan_report_to_json(view));
+  if (!o.out_dir.empty()) {
+    std::error_code ec;
+    std::filesystem::create_directories(o.out_dir, ec);
+    if (ec) return Status::io_error("--out: cannot create " + o.out_dir + ": " + ec.message());
+    const std::string d = o.out_dir + "/";
+    LLMPLAN_RETURN_IF_ERROR(write_file(d + "report.md", md));
+    LLMPLAN_RETURN_IF_ERROR(write_file(d + "candidates.csv", candidates_csv(view)));
+    LLMPLAN_RETURN_IF_ERROR(write_file(d + "plans.csv", plans_csv(view)));
+    LLMPLAN_RETURN_IF_ERROR(write_file(d + "result.json", json_text));
+    LLMPLAN_RETURN_IF_ERROR(write_file(d + "days_vs_params.svg", days_vs_params_svg(view)));
+    const std::string pareto = pareto_svg(view);
+    if (!pareto.empty()) LLMPLAN_RETURN_IF_ERROR(write_file(d + "pareto.svg", pareto));
+  }
+  const std::string out = o.format == "json" ? json_text : o.format == "csv" ? candidates_csv(view) : md;
+  std::fputs(out.c_str(), stdout);
+  return Status();
+}
+
+}  // namespace
+
+void add_plan_options(CLI::App& app, const GlobalOptions& global, Action* action) {
+  auto o = std::make_shared<PlanOptions>();
+  CLI::Option* gpus = app.add_option("--gpus", o->gpus, "Planner: GPUs available");
+  app.add_option("--days", o->days, "Planner: deadline in days");
+  app.add_option("--gpu", o->gpu, "Planner: GPU preset (a cluster built from it)");
+  app.add_option("--cluster", o->cluster, "Planner: cluster preset (default dgx-a100-80gb)");
+  app.add_option("--budget-usd", o->budget_usd, "Planner: dollar budget (cluster's usd_per_gpu_hour)");
+  app.add_option("--objective", o->objective, "Planner: largest model or lowest predicted loss")
+      ->check(CLI::IsMember({"largest", "loss"}));
+  app.add_option("--law", o->law, "Planner: loss law preset (chinchilla, epoch) or JSON file");
+  CLI::Option* r = app.add_option("--tokens-per-param", o->tokens_per_param,
+                                  "Planner: training tokens per parameter (default 20)");
+  app.add_option("--tokens-rule", o->tokens_rule, "Planner: chinchilla (20 tokens/param) or law")
+      ->check(CLI::IsMember({"chinchilla", "law"}))
+      ->excludes(r);
+  app.add_option("--shapes", o->shapes, "Planner: JSON array of model shapes to consider")
+      ->check(CLI::ExistingFile);
+  app.add_flag("--max-gpus-used", o->max_gpus_used,
+               "Planner: only plans that use as many of the GPUs as the layout allows");
+  app.add_option("--threads", o->threads, "Planner: OpenMP threads (default: all cores)");
+  app.add_option("--out", o->out_dir,
+                 "Planner: write report.md, candidates.csv, plans.csv, result.json, SVGs to DIR");
+  app.add_option("--format", o->format, "Planner: stdout format")->check(CLI::IsMember({"md", "csv", "json"}));
+  add_cost_model_flags(&app, &o->cost);
+  app.final_callback([&app, o, &global, action, gpus] {
+    if (!app.get_subcommands().empty() || gpus->count() == 0) return;
+    *action = [o, &global] { return run_plan(*o, global); };
+  });
+}
+
+}  // namespace llmplan::planner

@@ -1,0 +1,229 @@
+// `llmplan fit` and `llmplan optimal`: the scaling-law commands.
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "planner/command.h"
+#include "reports/scaling_report.h"
+#include "scaling/fit.h"
+#include "scaling/loss_csv.h"
+#include "scaling/optimal.h"
+#include "scaling/results_json.h"
+
+namespace llmplan::planner {
+namespace {
+
+Status write_file(const std::filesystem::path& path, const std::string& text) {
+  std::ofstream out(path, std::ios::binary);
+  out << text;
+  out.close();
+  if (!out) return Status::io_error(path.string() + ": cannot write file");
+  return Status();
+}
+
+Status print(const std::string& text) {
+  if (std::fputs(text.c_str(), stdout) < 0 || std::fflush(stdout) != 0) {
+    return Status::io_error("cannot write to standard output");
+  }
+  return Status();
+}
+
+struct FitArgs {
+  std::string file;
+  std::string law = "chinchilla-form";
+  std::string format = "text";
+  std::string out_dir;
+  int bootstrap = 0;
+  uint64_t seed = 1;
+  double confidence = 0.95;
+  bool use_excluded = false;
+  scaling::LossCsvOptions csv;
+};
+
+Status run_fit(const FitArgs& args) {
+  scaling::LossCsvOptions csv = args.csv;
+  csv.honour_excluded = args.use_excluded || !csv.excluded_column.empty();
+  LLMPLAN_ASSIGN_OR_RETURN(scaling::LossData data, scaling::read_loss_csv(args.file, csv));
+  scaling::FitOptions options;
+  options.bootstrap_samples = args.bootstrap;
+  options.seed = args.seed;
+  options.confidence_level = args.confidence;
+  LLMPLAN_ASSIGN_OR_RETURN(scaling::ScalingFit fit, scaling::fit_loss_law(data.points, options));
+
+  reports::FitReport report{fit, data.points, args.file, scaling::describe(data)};
+  if (!args.out_dir.empty()) {
+    const std::filesystem::path dir(args.out_dir);
+    std::error_code ec;
+    std::filesystem::create_directories(dir, ec);
+    if (ec)
+      return Status::io_error(args.out_dir + ": cannot create directory (" + ec.message() + ")");
+    LLMPLAN_ASSIGN_OR_RETURN(std::string svg, reports::fit_plot_svg(report));
+    LLMPLAN_ASSIGN_OR_RETURN(std::string md, reports::fit_markdown(report, "fit.svg"));
+    LLMPLAN_RETURN_IF_ERROR(write_file(dir / "fit.svg", svg));
+    LLMPLAN_RETURN_IF_ERROR(write_file(dir / "fit.md", md));
+    LLMPLAN_RETURN_IF_ERROR(
+        write_file(dir / "fit.json", scaling::fit_to_json(fit, report.data_description)));
+  }
+  if (args.format == "json") return print(scaling::fit_to_json(fit, report.data_description));
+  if (args.format == "md") {
+    LLMPLAN_ASSIGN_OR_RETURN(std::string md,
+                             reports::fit_markdown(report, args.out_dir.empty() ? "" : "fit.svg"));
+    return print(md);
+  }
+  return print(reports::fit_text(report));
+}
+
+struct OptimalArgs {
+  double flops = 0;
+  int gpus = 0;
+  double days = 0;
+  std::string gpu;
+  double mfu = 1.0;
+  double params = 0;
+  double tokens = 0;
+  double max_params = 0;
+  double max_tokens = 0;
+  std::string law = "chinchilla";
+  std::string rule = "law";
+  std::string format = "text";
+};
+
+// True when --law names a JSON file rather than a preset.
+bool is_law_file(const std::string& name_or_file) {
+  std::error_code ec;
+  return std::filesystem::is_regular_file(name_or_file, ec) || name_or_file.ends_with(".json");
+}
+
+Status run_optimal(const OptimalArgs& args, const GlobalOptions& global) {
+  const int budgets = (args.flops > 0) + (args.gpus > 0 || args.days > 0 || !args.gpu.empty()) +
+                      (args.params > 0) + (args.tokens > 0);
+  if (budgets != 1) {
+    return Status::invalid_argument(
+        "give exactly one of --flops C, --gpus G --days D --gpu NAME, --params N, --tokens D");
+  }
+  if ((args.max_params > 0 || args.max_tokens > 0) && (args.params > 0 || args.tokens > 0)) {
+    return Status::invalid_argument("--max-params/--max-tokens apply to a compute budget only");
+  }
+  LLMPLAN_ASSIGN_OR_RETURN(scaling::AllocationRule rule, scaling::parse_allocation_rule(args.rule));
+  // Presets are loaded only when a preset is named (a law or a GPU).
+  const bool law_from_file = is_law_file(args.law);
+  std::optional<presets::Catalog> catalog;
+  if (!law_from_file || !args.gpu.empty()) {
+    LLMPLAN_ASSIGN_OR_RETURN(presets::Catalog loaded, load_catalog(global));
+    catalog = std::move(loaded);
+  }
+  LLMPLAN_ASSIGN_OR_RETURN(scaling::LossLaw law, law_from_file ? scaling::read_law_file(args.law)
+                                                               : catalog->law(args.law));
+
+  reports::OptimalReport report;
+  report.law = law;
+  report.limits = {args.max_params, args.max_tokens};
+  if (args.params > 0) {
+    report.query = reports::OptimalQuery::kParams;
+    LLMPLAN_ASSIGN_OR_RETURN(report.allocation,
+                             scaling::optimal_for_params(law, args.params, rule));
+  } else if (args.tokens > 0) {
+    report.query = reports::OptimalQuery::kTokens;
+    LLMPLAN_ASSIGN_OR_RETURN(report.allocation,
+                             scaling::optimal_for_tokens(law, args.tokens, rule));
+  } else {
+    double flops = args.flops;
+    if (flops <= 0) {
+      if (args.gpus <= 0 || args.days <= 0 || args.gpu.empty()) {
+        return Status::invalid_argument(
+            "a GPU budget needs --gpus G (> 0), --days D (> 0) and --gpu NAME");
+      }
+      LLMPLAN_ASSIGN_OR_RETURN(simulator::GpuSpec gpu, catalog->gpu(args.gpu));
+      scaling::GpuBudget budget{args.gpu, static_cast<double>(args.gpus), args.days,
+                                gpu.peak_bf16_flops, args.mfu};
+      LLMPLAN_ASSIGN_OR_RETURN(flops, scaling::budget_flops(budget));
+      report.budget = budget;
+    }
+    LLMPLAN_ASSIGN_OR_RETURN(report.allocation,
+                             scaling::optimal_for_compute(law, flops, rule, report.limits));
+  }
+  if (args.format == "json") {
+    return print(scaling::allocation_to_json(report.allocation, law,
+                                             report.budget ? &*report.budget : nullptr));
+  }
+  return print(reports::optimal_text(report));
+}
+
+}  // namespace
+
+void add_fit_command(CLI::App& app, const GlobalOptions& global, Action* action) {
+  (void)global;  // fitting needs no presets
+  auto args = std::make_shared<FitArgs>();
+  CLI::App* cmd = app.add_subcommand(
+      "fit",
+      "Fit L(N, D) = E + A/N^alpha + B/D^beta to your runs (CSV of parameters, tokens or FLOPs, "
+      "and loss) with a Huber loss on log loss, from a grid of 4,500 starts");
+  cmd->add_option("file", args->file, "CSV file with a header row")->required();
+  cmd->add_option("--law", args->law, "Law form to fit (only chinchilla-form)")
+      ->check(CLI::IsMember({"chinchilla-form"}));
+  cmd->add_option("--format", args->format, "Output format")
+      ->check(CLI::IsMember({"text", "json", "md"}));
+  cmd->add_option("--out-dir", args->out_dir, "Also write fit.md, fit.svg and fit.json here");
+  cmd->add_option("--bootstrap", args->bootstrap,
+                  "Bootstrap resamples for confidence intervals (0: none; 100-1000 typical)")
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--seed", args->seed,
+                  "Seed of the bootstrap resampling (results are "
+                  "deterministic for a given seed)");
+  cmd->add_option("--confidence", args->confidence, "Confidence level of the intervals")
+      ->check(CLI::Range(0.5, 0.999));
+  cmd->add_option("--params-column", args->csv.params_column, "Column of parameter counts N");
+  cmd->add_option("--tokens-column", args->csv.tokens_column, "Column of training tokens D");
+  cmd->add_option("--flops-column", args->csv.flops_column,
+                  "Column of training FLOPs C (then D = C/(6N))");
+  cmd->add_option("--loss-column", args->csv.loss_column, "Column of final losses");
+  cmd->add_flag("--use-excluded", args->use_excluded,
+                "Leave out rows marked true in an excluded column (e.g. excluded_by_epoch)");
+  cmd->add_option("--excluded-column", args->csv.excluded_column,
+                  "Name of that column (implies --use-excluded)");
+  cmd->add_option("--drop-highest-loss", args->csv.drop_highest_loss,
+                  "Leave out the K highest-loss rows (Besiroglu et al. 2024 dropped 5)")
+      ->check(CLI::NonNegativeNumber);
+  cmd->callback([args, action] { *action = [args] { return run_fit(*args); }; });
+}
+
+void add_optimal_command(CLI::App& app, const GlobalOptions& global, Action* action) {
+  auto args = std::make_shared<OptimalArgs>();
+  CLI::App* cmd = app.add_subcommand(
+      "optimal",
+      "Compute-optimal model size N and tokens D for a compute budget (or the budget at which a "
+      "given N or D is optimal), with the predicted loss");
+  cmd->add_option("--flops", args->flops, "Compute budget in FLOPs (C = 6ND)")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--gpus", args->gpus, "GPU budget: number of GPUs")->check(CLI::PositiveNumber);
+  cmd->add_option("--days", args->days, "GPU budget: days")->check(CLI::PositiveNumber);
+  cmd->add_option("--gpu", args->gpu, "GPU budget: GPU preset (its dense bf16 peak is used)");
+  cmd->add_option("--mfu", args->mfu,
+                  "GPU budget: fraction of peak achieved (default 1: the naive budget)")
+      ->check(CLI::Range(0.001, 1.0));
+  cmd->add_option("--params", args->params,
+                  "Instead of a budget: the model size N; prints the compute at which N is "
+                  "optimal")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--tokens", args->tokens,
+                  "Instead of a budget: the token count D; prints the compute at which D is "
+                  "optimal")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--max-params", args->max_params, "Cap on N (e.g. the largest model that fits)")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--max-tokens", args->max_tokens, "Cap on D (e.g. the data available)")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--law", args->law, "Law preset name (chinchilla, epoch) or a JSON law file");
+  cmd->add_option("--rule", args->rule, "Allocation rule")
+      ->check(CLI::IsMember({"law", "chinchilla-20"}));
+  cmd->add_option("--format", args->format, "Output format")
+      ->check(CLI::IsMember({"text", "json"}));
+  cmd->callback([args, action, &global] {
+    *action = [args, &global] { return run_optimal(*args, global); };
+  });
+}
+
+}  // namespace llmplan::planner

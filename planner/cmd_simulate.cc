@@ -1,0 +1,194 @@
+// `llmplan simulate`: one training iteration of one model, plan and cluster.
+#include <cstdio>
+#include <memory>
+
+#include "planner/command.h"
+#include "planner/sim_inputs.h"
+#include "presets/sim_config.h"
+#include "reports/step_report.h"
+#include "reports/step_report_json.h"
+#include "simulator/simulate.h"
+#include "simulator/strict_json.h"
+#include "simulator/trace_json.h"
+
+namespace llmplan::planner {
+namespace {
+
+using simulator::Plan;
+
+struct SimulateOptions {
+  std::string config, vtrain_config, model_name;
+  int layers = 0, hidden = 0, heads = 0, kv_heads = 0, ffn_hidden = 0, seq = 0, vocab = 0;
+  int tp = 0, pp = 0, dp = 0, micro_batch = 0, global_batch = 0, virtual_stages = 0;
+  std::string schedule, recompute, precision;
+  bool sequence_parallel = false, distributed_optimizer = false, no_flash_attention = false;
+  std::string gpu, cluster;
+  int gpus_per_node = 0;
+  std::string format = "text";
+  std::string trace;
+  bool task_level = false;
+  bool vtrain_ignore_num_gpus = false;
+  CostModelOptions cost;
+  CLI::App* cmd = nullptr;
+
+  bool given(const char* flag) const { return cmd->count(flag) > 0; }
+};
+
+// Applies the model flags; the model comes from --model or from scratch.
+Status apply_model_flags(const SimulateOptions& o, const presets::Catalog& catalog,
+                         bool have_model, simulator::Model* model) {
+  if (!o.model_name.empty()) {
+    LLMPLAN_ASSIGN_OR_RETURN(*model, catalog.model(o.model_name));
+    have_model = true;
+  }
+  const bool shape = o.given("--layers") || o.given("--hidden") || o.given("--heads");
+  if (!have_model) {
+    if (!shape) {
+      return Status::invalid_argument(
+          "simulate: no model: give --config, --vtrain-config, --model NAME, or "
+          "--layers/--hidden/--heads (see 'llmplan presets' for model names)");
+    }
+    for (const char* f : {"--layers", "--hidden", "--heads"}) {
+      if (!o.given(f)) return Status::invalid_argument(std::string("simulate: ") + f + " is required with a custom model shape");
+    }
+    model->name = "custom";
+    model->seq_length = 2048;
+    model->vocab_size = 50257;
+  }
+  if (o.given("--layers")) model->num_layers = o.layers;
+  if (o.given("--hidden")) model->hidden_size = o.hidden;
+  if (o.given("--heads")) model->num_heads = o.heads;
+  if (o.given("--kv-heads")) model->num_kv_heads = o.kv_heads;
+  if (o.given("--ffn-hidden")) model->ffn_hidden_size = o.ffn_hidden;
+  if (o.given("--seq")) model->seq_length = o.seq;
+  if (o.given("--vocab")) model->vocab_size = o.vocab;
+  return Status();
+}
+
+void apply_plan_flags(const SimulateOptions& o, Plan* plan) {
+  if (o.given("--tp")) plan->tensor_parallel = o.tp;
+  if (o.given("--pp")) plan->pipeline_parallel = o.pp;
+  if (o.given("--dp")) plan->data_parallel = o.dp;
+  if (o.given("--micro-batch")) plan->micro_batch_size = o.micro_batch;
+  if (o.given("--global-batch")) plan->global_batch_size = o.global_batch;
+  if (o.given("--virtual-stages")) plan->virtual_stages = o.virtual_stages;
+  if (o.given("--schedule")) {
+    plan->schedule = o.schedule == "gpipe"  ? simulator::Schedule::kGpipe
+                     : o.schedule == "1f1b" ? simulator::Schedule::kOneFOneB
+                                            : simulator::Schedule::kInterleaved;
+  }
+  if (o.given("--recompute")) {
+    plan->recompute = o.recompute == "none"      ? simulator::Recompute::kNone
+                      : o.recompute == "selective" ? simulator::Recompute::kSelective
+                                                   : simulator::Recompute::kFull;
+  }
+  if (o.given("--precision")) {
+    plan->precision = o.precision == "bf16" ? simulator::Precision::kBf16 : simulator::Precision::kFp16;
+  }
+  if (o.sequence_parallel) plan->sequence_parallel = true;
+  if (o.distributed_optimizer) plan->distributed_optimizer = true;
+  if (o.no_flash_attention) plan->flash_attention = false;
+}
+
+Status run_simulate(const SimulateOptions& o, const GlobalOptions& global) {
+  LLMPLAN_ASSIGN_OR_RETURN(presets::Catalog catalog, load_catalog(global));
+  presets::SimConfig config;
+  bool have_model = false;
+  if (!o.config.empty() && !o.vtrain_config.empty()) {
+    return Status::invalid_argument("simulate: give --config or --vtrain-config, not both");
+  }
+  if (!o.config.empty()) {
+    LLMPLAN_ASSIGN_OR_RETURN(config, presets::load_sim_config_file(o.config, catalog));
+    have_model = true;
+  } else if (!o.vtrain_config.empty()) {
+    presets::VtrainLoadOptions vtrain;
+    vtrain.ignore_stale_num_gpus = o.vtrain_ignore_num_gpus;
+    LLMPLAN_ASSIGN_OR_RETURN(config,
+                             presets::load_vtrain_config_file(o.vtrain_config, catalog, vtrain));
+    have_model = true;
+  }
+  LLMPLAN_RETURN_IF_ERROR(apply_model_flags(o, catalog, have_model, &config.model));
+  apply_plan_flags(o, &config.plan);
+  if (!have_model || !o.cluster.empty() || !o.gpu.empty() || o.gpus_per_node != 0) {
+    const std::string base = have_model && o.cluster.empty() && o.gpu.empty() ? "" : o.cluster;
+    if (have_model && base.empty() && o.gpu.empty()) {
+      config.cluster.gpus_per_node = o.gpus_per_node;  // only --gpus-per-node changed
+    } else {
+      LLMPLAN_ASSIGN_OR_RETURN(config.cluster, resolve_cluster(catalog, o.cluster, o.gpu,
+                                                               o.gpus_per_node, "dgx-a100-80gb"));
+    }
+  }
+  LLMPLAN_ASSIGN_OR_RETURN(auto cost, make_cost_model(config.cluster, o.cost, &config.notes));
+  simulator::SimOptions sim;
+  sim.cost_model = cost;
+  sim.keep_timeline = !o.trace.empty();
+  sim.collapse_chains = !o.task_level;
+  LLMPLAN_ASSIGN_OR_RETURN(simulator::StepReport report,
+                           simulator::simulate(config.model, config.plan, config.cluster, sim));
+  if (!o.trace.empty()) {
+    LLMPLAN_RETURN_IF_ERROR(simulator::write_chrome_trace(report, o.trace));
+    config.notes.push_back("Chrome trace of this iteration written to " + o.trace);
+  }
+  const reports::SimulationView view{config.model, config.plan, config.cluster, report, config.notes};
+  std::string out;
+  if (o.format == "json") {
+    out = json::pretty(reports::step_report_to_json(view));
+  } else if (o.format == "md") {
+    out = reports::step_report_markdown(view);
+  } else {
+    out = reports::step_report_text(view);
+  }
+  std::fputs(out.c_str(), stdout);
+  return Status();
+}
+
+}  // namespace
+
+void add_simulate_command(CLI::App& app, const GlobalOptions& global, Action* action) {
+  auto o = std::make_shared<SimulateOptions>();
+  CLI::App* cmd = app.add_subcommand(
+      "simulate", "Simulate one training iteration: time, breakdown, memory, MFU");
+  o->cmd = cmd;
+  cmd->add_option("--config", o->config,
+                  "JSON with model, plan, cluster objects ({\"preset\": NAME} plus overrides)");
+  cmd->add_option("--vtrain-config", o->vtrain_config, "A vTrain config file (its JSON format)");
+  cmd->add_flag("--vtrain-ignore-num-gpus", o->vtrain_ignore_num_gpus,
+                "With --vtrain-config: use t*d*p when num_gpus disagrees (vTrain's case-study "
+                "files all say 3360) instead of rejecting the file");
+  cmd->add_option("--model", o->model_name, "Model preset (see 'llmplan presets')");
+  cmd->add_option("--layers", o->layers, "Transformer layers");
+  cmd->add_option("--hidden", o->hidden, "Hidden size");
+  cmd->add_option("--heads", o->heads, "Attention heads");
+  cmd->add_option("--kv-heads", o->kv_heads, "Key/value heads (GQA); default = heads");
+  cmd->add_option("--ffn-hidden", o->ffn_hidden, "FFN hidden size; default 4 x hidden");
+  cmd->add_option("--seq", o->seq, "Sequence length (default 2048 for a custom shape)");
+  cmd->add_option("--vocab", o->vocab, "Vocabulary size (default 50257 for a custom shape)");
+  cmd->add_option("--tp", o->tp, "Tensor-parallel degree");
+  cmd->add_option("--pp", o->pp, "Pipeline-parallel degree");
+  cmd->add_option("--dp", o->dp, "Data-parallel degree");
+  cmd->add_option("--micro-batch", o->micro_batch, "Sequences per micro-batch");
+  cmd->add_option("--global-batch", o->global_batch, "Sequences per optimizer step");
+  cmd->add_option("--schedule", o->schedule, "Pipeline schedule")
+      ->check(CLI::IsMember({"gpipe", "1f1b", "interleaved"}));
+  cmd->add_option("--virtual-stages", o->virtual_stages, "Model chunks per stage (interleaved)");
+  cmd->add_option("--recompute", o->recompute, "Activation recomputation")
+      ->check(CLI::IsMember({"none", "selective", "full"}));
+  cmd->add_flag("--sequence-parallel", o->sequence_parallel, "Megatron sequence parallelism");
+  cmd->add_flag("--distributed-optimizer", o->distributed_optimizer,
+                "Shard optimizer state over data parallelism (ZeRO-1)");
+  cmd->add_flag("--no-flash-attention", o->no_flash_attention, "Unfused attention kernels");
+  cmd->add_option("--precision", o->precision, "Training precision")
+      ->check(CLI::IsMember({"bf16", "fp16"}));
+  cmd->add_option("--gpu", o->gpu, "GPU preset");
+  cmd->add_option("--cluster", o->cluster, "Cluster preset (default dgx-a100-80gb)");
+  cmd->add_option("--gpus-per-node", o->gpus_per_node, "GPUs per node");
+  cmd->add_option("--format", o->format, "Output format")
+      ->check(CLI::IsMember({"text", "json", "md"}));
+  cmd->add_option("--trace", o->trace, "Write a Chrome-trace JSON of the iteration to FILE");
+  cmd->add_flag("--task-level", o->task_level,
+                "Simulate every kernel as its own task (slower; same result)");
+  add_cost_model_flags(cmd, &o->cost);
+  cmd->callback([o, &global, action] { *action = [o, &global] { return run_simulate(*o, global); }; });
+}
+
+}  // namespace llmplan::planner

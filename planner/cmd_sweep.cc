@@ -1,0 +1,201 @@
+// `llmplan sweep`: a grid of plans for one model (the vTrain paper's first
+// case study), with time, cost, MFU and the time-cost Pareto front.
+#include <omp.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <fmt/format.h>
+#include <memory>
+
+#include "planner/command.h"
+#include "planner/plan_report.h"
+#include "planner/search.h"
+#include "planner/sim_inputs.h"
+#include "presets/sim_config.h"
+#include "reports/format.h"
+#include "reports/svg_plot.h"
+#include "reports/table.h"
+#include "simulator/simulate.h"
+
+namespace llmplan::planner {
+namespace {
+
+struct SweepOptions {
+  std::string config, vtrain_config, gpu, cluster;
+  std::vector<int> tp, pp, dp, micro_batch;
+  int global_batch = 0;
+  double tokens = 0;
+  int threads = 0;
+  std::string format = "md";
+  std::string out_dir;
+  CostModelOptions cost;
+};
+
+Status run_sweep(const SweepOptions& o, const GlobalOptions& global) {
+  LLMPLAN_ASSIGN_OR_RETURN(presets::Catalog catalog, load_catalog(global));
+  if (o.config.empty() == o.vtrain_config.empty()) {
+    return Status::invalid_argument("sweep: give exactly one of --config or --vtrain-config");
+  }
+  presets::SimConfig config;
+  if (!o.config.empty()) {
+    LLMPLAN_ASSIGN_OR_RETURN(config, presets::load_sim_config_file(o.config, catalog));
+  } else {
+    LLMPLAN_ASSIGN_OR_RETURN(config, presets::load_vtrain_config_file(o.vtrain_config, catalog));
+  }
+  if (!o.cluster.empty() || !o.gpu.empty()) {
+    LLMPLAN_ASSIGN_OR_RETURN(config.cluster, resolve_cluster(catalog, o.cluster, o.gpu, 0, "dgx-a100-80gb"));
+  }
+  for (const auto* list : {&o.tp, &o.pp, &o.dp, &o.micro_batch}) {
+    for (int x : *list) {
+      if (x < 1) return Status::invalid_argument("sweep: --tp/--pp/--dp/--micro-batch values must be >= 1");
+    }
+  }
+  if (o.tokens < 0) return Status::invalid_argument("sweep: --tokens must be positive");
+  if (o.threads < 0) return Status::invalid_argument("sweep: --threads must be >= 0");
+  const std::vector<int> tps = o.tp.empty() ? std::vector<int>{config.plan.tensor_parallel} : o.tp;
+  const std::vector<int> pps = o.pp.empty() ? std::vector<int>{config.plan.pipeline_parallel} : o.pp;
+  const std::vector<int> dps = o.dp.empty() ? std::vector<int>{config.plan.data_parallel} : o.dp;
+  const std::vector<int> bs = o.micro_batch.empty() ? std::vector<int>{config.plan.micro_batch_size} : o.micro_batch;
+  std::vector<simulator::Plan> plans;
+  for (int t : tps)
+    for (int p : pps)
+      for (int d : dps)
+        for (int b : bs) {
+          simulator::Plan plan = config.plan;
+          plan.tensor_parallel = t;
+          plan.pipeline_parallel = p;
+          plan.data_parallel = d;
+          plan.micro_batch_size = b;
+          if (o.global_batch > 0) plan.global_batch_size = o.global_batch;
+          plans.push_back(plan);
+        }
+  std::vector<std::string> notes;
+  simulator::SimOptions sim;
+  LLMPLAN_ASSIGN_OR_RETURN(sim.cost_model, make_cost_model(config.cluster, o.cost, &notes));
+  const long n = static_cast<long>(plans.size());
+  std::vector<PlanResult> results(n);
+  std::vector<std::string> errors(n);
+  auto progress = make_progress_line("sweep");
+  long done = 0;
+  const int threads = o.threads > 0 ? o.threads : omp_get_max_threads();
+#pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
+  for (long i = 0; i < n; ++i) {
+    PlanResult& r = results[i];
+    r.plan = plans[i];
+    r.gpus_used = plans[i].world_size();
+    auto rep = simulator::simulate(config.model, plans[i], config.cluster, sim);
+    if (rep.ok()) {
+      r.iteration_time_s = rep.value().iteration_time_s;
+      r.mfu = rep.value().mfu;
+      r.peak_memory_bytes = rep.value().peak_memory_bytes;
+      r.fits = rep.value().fits_in_memory;
+      r.tokens_per_s = rep.value().tokens_per_s;
+    } else {
+      errors[i] = rep.status().message();
+    }
+    if (progress) {
+#pragma omp critical(llmplan_sweep_progress)
+      progress(++done, n);
+    }
+  }
+  const double params = static_cast<double>(config.model.parameter_count());
+  const double tokens = o.tokens > 0 ? o.tokens : 20.0 * params;
+  const double price = config.cluster.usd_per_gpu_hour;
+  std::vector<int> ok_idx;
+  std::vector<double> days, cost;
+  for (long i = 0; i < n; ++i) {
+    if (!errors[i].empty() || !results[i].fits) continue;
+    ok_idx.push_back(static_cast<int>(i));
+    const double d = training_days(results[i], tokens);
+    days.push_back(d);
+    cost.push_back(d * 24.0 * results[i].gpus_used);
+  }
+  std::vector<bool> on_front(n, false);
+  std::vector<int> front;
+  for (int k : pareto_front(days, cost)) {
+    on_front[ok_idx[k]] = true;
+    front.push_back(ok_idx[k]);
+  }
+  reports::Table t({"tp", "pp", "dp", "micro_batch", "global_batch", "gpus", "iteration_s", "days",
+                    "mfu", "gpu_hours", "cost_usd", "fits", "pareto", "error"});
+  for (long i = 0; i < n; ++i) {
+    const PlanResult& r = results[i];
+    const bool good = errors[i].empty();
+    const double d = good ? training_days(r, tokens) : 0;
+    t.add_row({std::to_string(r.plan.tensor_parallel), std::to_string(r.plan.pipeline_parallel),
+               std::to_string(r.plan.data_parallel), std::to_string(r.plan.micro_batch_size),
+               std::to_string(r.plan.global_batch_size), std::to_string(r.gpus_used),
+               good ? fmt::format("{:.4f}", r.iteration_time_s) : "",
+               good ? fmt::format("{:.2f}", d) : "", good ? fmt::format("{:.4f}", r.mfu) : "",
+               good ? fmt::format("{:.0f}", d * 24 * r.gpus_used) : "",
+               good && price > 0 ? fmt::format("{:.0f}", d * 24 * r.gpus_used * price) : "",
+               good ? (r.fits ? "1" : "0") : "", on_front[i] ? "1" : "0", errors[i]});
+  }
+  std::string md = fmt::format("# llmplan sweep: {} ({} parameters, {} tokens) on {}\n\n",
+                               config.model.name, reports::count_human(params),
+                               reports::count_human(tokens), config.cluster.name);
+  md += fmt::format("{} plans simulated; {} fit in memory.\n\n", n, ok_idx.size());
+  for (const std::string& note : notes) md += "- " + note + "\n";
+  md += "## Time-cost Pareto front\n\n";
+  reports::Table pt({"plan", "GPUs", "iteration", "days", "MFU", "GPU-hours", "cost"});
+  for (int i : front) {
+    const PlanResult& r = results[i];
+    const double d = training_days(r, tokens);
+    pt.add_row({plan_label(r.plan), std::to_string(r.gpus_used), reports::seconds_human(r.iteration_time_s),
+                fmt::format("{:.1f}", d), reports::percent(r.mfu),
+                reports::count_human(d * 24 * r.gpus_used),
+                price > 0 ? reports::usd_human(d * 24 * r.gpus_used * price) : "n/a"});
+  }
+  md += pt.markdown() + "\n## All plans\n\n" + t.markdown();
+  if (!o.out_dir.empty()) {
+    std::error_code ec;
+    std::filesystem::create_directories(o.out_dir, ec);
+    if (ec) return Status::io_error("--out: cannot create " + o.out_dir);
+    std::ofstream(o.out_dir + "/sweep.md") << md;
+    std::ofstream(o.out_dir + "/sweep.csv") << t.csv();
+    if (!days.empty()) {
+      reports::Plot plot;
+      plot.title = "Sweep: training days vs GPU-hours";
+      plot.x = {"days", true};
+      plot.y = {"GPU-hours", true};
+      plot.series.push_back({"plans", reports::SeriesKind::kScatter, days, cost, "#999", false});
+      reports::PlotSeries f{"Pareto front", reports::SeriesKind::kLine, {}, {}, "#36c", false};
+      for (int i : front) {
+        const double d = training_days(results[i], tokens);
+        f.x.push_back(d);
+        f.y.push_back(d * 24 * results[i].gpus_used);
+      }
+      plot.series.push_back(f);
+      auto svg = reports::render_svg(plot);
+      if (svg.ok()) std::ofstream(o.out_dir + "/pareto.svg") << svg.value();
+    }
+  }
+  const std::string out = o.format == "csv" ? t.csv() : md;
+  std::fputs(out.c_str(), stdout);
+  return Status();
+}
+
+}  // namespace
+
+void add_sweep_command(CLI::App& app, const GlobalOptions& global, Action* action) {
+  auto o = std::make_shared<SweepOptions>();
+  CLI::App* cmd = app.add_subcommand("sweep", "Simulate a grid of plans for one model: time, cost, MFU, Pareto front");
+  cmd->add_option("--config", o->config, "JSON with model, plan, cluster (see 'llmplan simulate')");
+  cmd->add_option("--vtrain-config", o->vtrain_config, "A vTrain config file");
+  cmd->add_option("--tp", o->tp, "Tensor-parallel degrees, comma-separated")->delimiter(',');
+  cmd->add_option("--pp", o->pp, "Pipeline-parallel degrees, comma-separated")->delimiter(',');
+  cmd->add_option("--dp", o->dp, "Data-parallel degrees, comma-separated")->delimiter(',');
+  cmd->add_option("--micro-batch", o->micro_batch, "Micro-batch sizes, comma-separated")->delimiter(',');
+  cmd->add_option("--global-batch", o->global_batch, "Global batch (sequences); default the config's");
+  cmd->add_option("--tokens", o->tokens, "Training tokens for days and cost (default 20 x params)");
+  cmd->add_option("--gpu", o->gpu, "GPU preset");
+  cmd->add_option("--cluster", o->cluster, "Cluster preset");
+  cmd->add_option("--threads", o->threads, "OpenMP threads (default: all cores)");
+  cmd->add_option("--format", o->format, "stdout format")->check(CLI::IsMember({"md", "csv"}));
+  cmd->add_option("--out", o->out_dir, "Write sweep.md, sweep.csv, pareto.svg to DIR");
+  add_cost_model_flags(cmd, &o->cost);
+  cmd->callback([o, &global, action] { *action = [o, &global] { return run_sweep(*o, global); }; });
+}
+
+}  // namespace llmplan::planner

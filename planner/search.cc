@@ -1,0 +1,444 @@
+#include "planner/search.h"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+#include <omp.h>
+
+#include "scaling/optimal.h"
+#include "simulator/memory.h"
+#include "simulator/simulate.h"
+
+namespace llmplan::planner {
+
+using simulator::Cluster;
+using simulator::Model;
+using simulator::Plan;
+
+Model shape_for_params(double params, int seq_length, int vocab_size) {
+  // Search hidden sizes on the grid; depth from the parameter count; keep the
+  // one whose aspect ratio h/l is nearest 128 (GPT-3's) among those within
+  // the size.
+  Model best;
+  double best_score = 1e300;
+  for (int h = 512; h <= 65536; h += (h < 2048 ? 256 : 1024)) {
+    const double per_layer = 12.0 * h * static_cast<double>(h) + 13.0 * h;
+    const double embed = static_cast<double>(vocab_size + seq_length) * h;
+    const double l_real = (params - embed) / per_layer;
+    if (l_real < 2) continue;
+    const int l = std::clamp(static_cast<int>(std::lround(l_real)), 2, 160);
+    Model m;
+    m.name = "gpt";
+    m.num_layers = l;
+    m.hidden_size = h;
+    m.num_heads = h / 128;
+    m.seq_length = seq_length;
+    m.vocab_size = vocab_size;
+    const double n = static_cast<double>(m.parameter_count());
+    const double size_err = std::fabs(std::log(n / params));
+    const double aspect_err = std::fabs(std::log((static_cast<double>(h) / l) / 128.0));
+    const double score = 4.0 * size_err + aspect_err;
+    if (score < best_score) {
+      best_score = score;
+      best = m;
+    }
+  }
+  if (best.num_layers == 0) {  // tiny: smallest grid shape
+    best.name = "gpt";
+    best.num_layers = 2;
+    best.hidden_size = 512;
+    best.num_heads = 4;
+    best.seq_length = seq_length;
+    best.vocab_size = vocab_size;
+  }
+  best.name = "gpt-l" + std::to_string(best.num_layers) + "-h" + std::to_string(best.hidden_size);
+  return best;
+}
+
+std::vector<Model> shape_grid(double min_params, double max_params, double step, int seq_length,
+                              int vocab_size) {
+  std::vector<Model> out;
+  if (!(step > 1.0) || !(min_params > 0) || !(max_params >= min_params)) return out;
+  for (double n = min_params; n <= max_params * 1.0000001; n *= step) {
+    Model m = shape_for_params(n, seq_length, vocab_size);
+    if (std::none_of(out.begin(), out.end(), [&](const Model& o) { return o == m; })) {
+      out.push_back(m);
+    }
+  }
+  std::sort(out.begin(), out.end(), [](const Model& a, const Model& b) {
+    return a.parameter_count() < b.parameter_count();
+  });
+  return out;
+}
+
+namespace {
+
+// Analytic peak memory of the worst stage, bytes (weights, optimizer state,
+// activations); the simulator's figure decides in the end.
+double estimate_peak_bytes(const Model& model, const Plan& plan) {
+  const int p = plan.pipeline_parallel, v = plan.virtual_stages, t = plan.tensor_parallel;
+  std::vector<double> params(p, 0.0);
+  const double layer = static_cast<double>(model.layer_parameters()) / t;
+  for (int c = 0; c < p * v; ++c) {
+    params[c % p] += layer * simulator::layers_in_chunk(model, plan, c);
+  }
+  params[0] += static_cast<double>(model.embedding_parameters()) / t;
+  params[p - 1] += static_cast<double>(model.head_parameters()) / t;
+  if (p > 1 && model.tied_embeddings) {
+    params[p - 1] += static_cast<double>(model.embedding_parameters()) / t;
+  }
+  double peak = 0;
+  for (const auto& m : simulator::stage_memory(model, plan, params, 3.0 * (1 << 30))) {
+    peak = std::max(peak, m.total_bytes());
+  }
+  return peak;
+}
+
+std::vector<int> pipeline_degrees(int layers) {
+  std::vector<int> out;
+  for (int p = 1; p <= std::min(layers, 128); ++p) {
+    const bool pow2 = (p & (p - 1)) == 0;
+    if (layers % p == 0 || pow2) out.push_back(p);
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<Plan> enumerate_plans(const Model& model, const Cluster& cluster, int gpus,
+                                  double target_batch_tokens, bool all_gpus_only) {
+  std::vector<Plan> out;
+  const double capacity = cluster.gpu.hbm_bytes;
+  const int target_b = std::max(1, static_cast<int>(std::lround(target_batch_tokens / model.seq_length)));
+  for (int t = 1; t <= std::min(cluster.gpus_per_node, 8); t *= 2) {
+    if (model.num_heads % t != 0 || model.kv_heads() % t != 0 || model.ffn_hidden() % t != 0) continue;
+    for (int p : pipeline_degrees(model.num_layers)) {
+      if (t * p > gpus) break;
+      const int d_max = gpus / (t * p);
+      std::vector<int> ds = {d_max};
+      if (!all_gpus_only && d_max >= 2) ds.push_back(d_max / 2);
+      for (int v : {1, 2}) {
+        if (v == 2 && (p == 1 || model.num_layers % (p * 2) != 0)) continue;
+        for (int d : ds) {
+          for (int b : {1, 2, 4}) {
+            if (static_cast<double>(d) * b > 2.0 * target_b) continue;
+            Plan plan;
+            plan.tensor_parallel = t;
+            plan.pipeline_parallel = p;
+            plan.data_parallel = d;
+            plan.micro_batch_size = b;
+            const int per = d * b;
+            plan.global_batch_size = std::max(1, static_cast<int>(std::lround(
+                                                     static_cast<double>(target_b) / per))) * per;
+            plan.virtual_stages = v;
+            plan.schedule = v > 1 ? simulator::Schedule::kInterleaved : simulator::Schedule::kOneFOneB;
+            plan.sequence_parallel = t > 1;
+            plan.distributed_optimizer = d > 1;
+            if (!simulator::validate(model, plan).ok()) continue;
+            if (plan.num_micro_batches() < p && p > 1) continue;  // pipeline never fills
+            plan.recompute = simulator::Recompute::kNone;
+            if (estimate_peak_bytes(model, plan) > capacity) {
+              plan.recompute = simulator::Recompute::kFull;
+              if (estimate_peak_bytes(model, plan) > capacity) continue;
+            }
+            out.push_back(plan);
+          }
+        }
+      }
+    }
+  }
+  return out;
+}
+
+double rule_tokens(const TokensRule& rule, const scaling::LossLaw& law, double params) {
+  if (rule.use_law) {
+    auto a = scaling::optimal_for_params(law, params, scaling::AllocationRule::kLaw);
+    if (a.ok()) return a.value().n_tokens;
+  }
+  return rule.tokens_per_param * params;
+}
+
+double training_days(const PlanResult& r, double tokens) {
+  if (!(r.tokens_per_s > 0)) return 1e300;
+  return tokens / r.tokens_per_s / 86400.0;
+}
+
+double training_cost_usd(const PlanResult& r, double days, double usd_per_gpu_hour) {
+  return days * 24.0 * r.gpus_used * usd_per_gpu_hour;
+}
+
+std::vector<int> pareto_front(const std::vector<double>& time, const std::vector<double>& cost) {
+  std::vector<int> idx(time.size());
+  std::iota(idx.begin(), idx.end(), 0);
+  std::stable_sort(idx.begin(), idx.end(), [&](int a, int b) {
+    if (time[a] != time[b]) return time[a] < time[b];
+    return cost[a] < cost[b];
+  });
+  std::vector<int> front;
+  double best_cost = 1e300;
+  for (int i : idx) {
+    if (cost[i] < best_cost) {
+      front.push_back(i);
+      best_cost = cost[i];
+    }
+  }
+  return front;
+}
+
+SearchResult evaluate_shapes(const std::vector<Model>& models, const Cluster& cluster,
+                             const SearchOptions& options) {
+  SearchResult result;
+  struct Task {
+    int shape;
+    Plan plan;
+  };
+  std::vector<Task> tasks;
+  for (int s = 0; s < static_cast<int>(models.size()); ++s) {
+    Candidate c;
+    c.model = models[s];
+    c.params = static_cast<double>(models[s].parameter_count());
+    result.candidates.push_back(c);
+    for (const Plan& p : enumerate_plans(models[s], cluster, options.gpus,
+                                         options.target_batch_tokens, options.all_gpus_only)) {
+      tasks.push_back({s, p});
+    }
+  }
+  const long n = static_cast<long>(tasks.size());
+  result.plans.resize(n);
+  simulator::SimOptions sim;
+  sim.cost_model = options.cost_model;
+  long done = 0;
+  const int threads = options.threads > 0 ? options.threads : omp_get_max_threads();
+#pragma omp parallel for schedule(dynamic, 4) num_threads(threads)
+  for (long i = 0; i < n; ++i) {
+    PlanResult& r = result.plans[i];
+    r.shape = tasks[i].shape;
+    r.plan = tasks[i].plan;
+    r.gpus_used = r.plan.world_size();
+    auto rep = simulator::simulate(models[r.shape], r.plan, cluster, sim);
+    if (rep.ok()) {
+      r.iteration_time_s = rep.value().iteration_time_s;
+      r.mfu = rep.value().mfu;
+      r.peak_memory_bytes = rep.value().peak_memory_bytes;
+      r.fits = rep.value().fits_in_memory;
+      r.tokens_per_s = rep.value().tokens_per_s;
+    }
+    if (options.progress) {
+#pragma omp critical(llmplan_progress)
+      {
+        ++done;
+        if (done % 64 == 0 || done == n) options.progress(done, n);
+      }
+    }
+  }
+  for (const PlanResult& r : result.plans) result.candidates[r.shape].plans_evaluated++;
+  result.plans_evaluated = n;
+  return result;
+}
+
+void select(const Cluster& cluster, const SearchOptions& options, SearchResult* result) {
+  const double price = cluster.usd_per_gpu_hour;
+  const bool budget = options.budget_usd > 0 && price > 0;
+  for (Candidate& c : result->candidates) {
+    c.best_plan = -1;
+    c.feasible = false;
+    c.why = "memory";
+  }
+  // (feasible, fewer days or more tokens, cheaper), compared lexicographically.
+  struct Score {
+    int ok = 0;
+    double primary = 0, neg_cost = 0;
+    bool operator<(const Score& o) const {
+      if (ok != o.ok) return ok < o.ok;
+      if (primary != o.primary) return primary < o.primary;
+      return neg_cost < o.neg_cost;
+    }
+  };
+  std::vector<Score> best_score(result->candidates.size());
+  for (int i = 0; i < static_cast<int>(result->plans.size()); ++i) {
+    const PlanResult& r = result->plans[i];
+    if (!r.fits || !(r.tokens_per_s > 0)) continue;
+    Candidate& c = result->candidates[r.shape];
+    double tokens, days, cost;
+    bool ok;
+    std::string why;
+    if (options.objective == Objective::kLargest) {
+      tokens = rule_tokens(options.tokens, options.law, c.params);
+      days = training_days(r, tokens);
+      cost = training_cost_usd(r, days, price);
+      ok = days <= options.days && (!budget || cost <= options.budget_usd);
+      why = days > options.days ? "deadline" : (ok ? "" : "budget");
+    } else {
+      double seconds = options.days * 86400.0;
+      if (budget) seconds = std::min(seconds, options.budget_usd / (price * r.gpus_used) * 3600.0);
+      tokens = seconds * r.tokens_per_s;
+      days = training_days(r, tokens);
+      cost = training_cost_usd(r, days, price);
+      ok = tokens >= c.params;  // at least one token per parameter to count
+      why = ok ? "" : "deadline";
+    }
+    // Score: feasible first, then fewest days (largest) / most tokens (loss),
+    // then cheapest; ties keep the earlier plan.
+    const double primary = options.objective == Objective::kLargest ? -days : tokens;
+    const Score score{ok ? 1 : 0, primary, -cost};
+    if (c.best_plan < 0 || best_score[r.shape] < score) {
+      best_score[r.shape] = score;
+      c.best_plan = i;
+      c.tokens = tokens;
+      c.days = days;
+      c.cost_usd = cost;
+      c.loss = options.law.loss(c.params, std::max(tokens, 1.0));
+      c.feasible = ok;
+      c.why = why;
+    }
+  }
+  result->best = -1;
+  for (int s = 0; s < static_cast<int>(result->candidates.size()); ++s) {
+    const Candidate& c = result->candidates[s];
+    if (!c.feasible) continue;
+    if (result->best < 0) {
+      result->best = s;
+      continue;
+    }
+    const Candidate& b = result->candidates[result->best];
+    const bool better = options.objective == Objective::kLargest ? c.params > b.params
+                                                                 : c.loss < b.loss;
+    if (better) result->best = s;
+  }
+}
+
+namespace {
+
+// Appends `more` to `into` (shape and plan indices remapped), then sorts the
+// candidates by parameter count.
+void merge(SearchResult more, SearchResult* into) {
+  const int shape_off = static_cast<int>(into->candidates.size());
+  for (PlanResult& r : more.plans) r.shape += shape_off;
+  into->candidates.insert(into->candidates.end(), more.candidates.begin(), more.candidates.end());
+  into->plans.insert(into->plans.end(), more.plans.begin(), more.plans.end());
+  into->plans_evaluated += more.plans_evaluated;
+  std::vector<int> order(into->candidates.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
+    return into->candidates[a].params < into->candidates[b].params;
+  });
+  std::vector<int> new_index(order.size());
+  std::vector<Candidate> sorted;
+  for (int k = 0; k < static_cast<int>(order.size()); ++k) {
+    new_index[order[k]] = k;
+    sorted.push_back(into->candidates[order[k]]);
+  }
+  into->candidates = std::move(sorted);
+  for (PlanResult& r : into->plans) r.shape = new_index[r.shape];
+  if (into->naive_candidate >= 0) into->naive_candidate = new_index[into->naive_candidate];
+  // Keep plans grouped by shape (stable), so CSV output reads in size order.
+  std::stable_sort(into->plans.begin(), into->plans.end(),
+                   [](const PlanResult& a, const PlanResult& b) { return a.shape < b.shape; });
+}
+
+bool contains(const std::vector<Candidate>& cs, const Model& m) {
+  return std::any_of(cs.begin(), cs.end(), [&](const Candidate& c) { return c.model == m; });
+}
+
+}  // namespace
+
+Result<SearchResult> search(const Cluster& cluster, const SearchOptions& options) {
+  if (options.gpus <= 0) return Status::invalid_argument("--gpus must be a positive GPU count");
+  if (!(options.days > 0) || !std::isfinite(options.days)) {
+    return Status::invalid_argument("--days must be a positive number of days");
+  }
+  if (options.gpus < cluster.gpus_per_node) {
+    return Status::invalid_argument("--gpus " + std::to_string(options.gpus) +
+                                    " is fewer than one node of " + cluster.name + " (" +
+                                    std::to_string(cluster.gpus_per_node) + " GPUs)");
+  }
+  if (cluster.max_gpus() > 0 && options.gpus > cluster.max_gpus()) {
+    return Status::invalid_argument("--gpus " + std::to_string(options.gpus) + " exceeds cluster " +
+                                    cluster.name + "'s " + std::to_string(cluster.max_gpus()) +
+                                    " GPUs");
+  }
+  if (options.budget_usd < 0) return Status::invalid_argument("--budget-usd must not be negative");
+  if (options.budget_usd > 0 && !(cluster.usd_per_gpu_hour > 0)) {
+    return Status::invalid_argument("--budget-usd: cluster " + cluster.name +
+                                    " has no usd_per_gpu_hour price");
+  }
+  if (!(options.tokens.tokens_per_param > 0)) {
+    return Status::invalid_argument("--tokens-per-param must be positive");
+  }
+  LLMPLAN_RETURN_IF_ERROR(scaling::validate(options.law));
+
+  SearchResult result;
+  // Naive baseline.
+  scaling::GpuBudget naive{cluster.gpu.name, static_cast<double>(options.gpus), options.days,
+                           cluster.gpu.peak_bf16_flops, 1.0};
+  LLMPLAN_ASSIGN_OR_RETURN(result.naive_flops, scaling::budget_flops(naive));
+  if (options.tokens.use_law) {
+    LLMPLAN_ASSIGN_OR_RETURN(auto a, scaling::optimal_for_compute(options.law, result.naive_flops,
+                                                                  scaling::AllocationRule::kLaw));
+    result.naive_params = a.n_params;
+    result.naive_tokens = a.n_tokens;
+  } else {
+    const double r = options.tokens.tokens_per_param;
+    result.naive_params = std::sqrt(result.naive_flops / (6.0 * r));
+    result.naive_tokens = r * result.naive_params;
+  }
+  const Model naive_model = shape_for_params(result.naive_params, options.seq_length, options.vocab_size);
+
+  std::vector<Model> coarse;
+  if (!options.shapes.empty()) {
+    coarse = options.shapes;
+  } else {
+    const double top = std::max(result.naive_params, 2e8);
+    coarse = shape_grid(1e8, top, 1.6, options.seq_length, options.vocab_size);
+  }
+  if (std::none_of(coarse.begin(), coarse.end(), [&](const Model& m) { return m == naive_model; })) {
+    coarse.push_back(naive_model);
+  }
+  result = [&] {
+    SearchResult r = evaluate_shapes(coarse, cluster, options);
+    r.naive_flops = result.naive_flops;
+    r.naive_params = result.naive_params;
+    r.naive_tokens = result.naive_tokens;
+    r.naive_candidate = static_cast<int>(coarse.size()) - 1;
+    for (int i = 0; i < static_cast<int>(coarse.size()); ++i) {
+      if (coarse[i] == naive_model) r.naive_candidate = i;
+    }
+    return r;
+  }();
+  merge(SearchResult{}, &result);  // sort
+  select(cluster, options, &result);
+
+  // Refine between the best and its larger neighbour (and smaller one for loss).
+  if (options.shapes.empty() && result.best >= 0) {
+    const int b = result.best;
+    const int n = static_cast<int>(result.candidates.size());
+    std::vector<Model> fine;
+    auto add_between = [&](int lo, int hi) {
+      if (lo < 0 || hi >= n) return;
+      for (const Model& m : shape_grid(result.candidates[lo].params, result.candidates[hi].params,
+                                       1.07, options.seq_length, options.vocab_size)) {
+        if (!contains(result.candidates, m) &&
+            std::none_of(fine.begin(), fine.end(), [&](const Model& o) { return o == m; })) {
+          fine.push_back(m);
+        }
+      }
+    };
+    add_between(b, b + 1);
+    if (options.objective == Objective::kLoss) add_between(b - 1, b);
+    if (!fine.empty()) {
+      merge(evaluate_shapes(fine, cluster, options), &result);
+      select(cluster, options, &result);
+    }
+  }
+  // Naive simulated days: its fastest fitting plan for the naive tokens.
+  result.naive_days = 0;
+  for (const PlanResult& r : result.plans) {
+    if (r.shape != result.naive_candidate || !r.fits) continue;
+    const double d = training_days(r, result.naive_tokens);
+    if (result.naive_days == 0 || d < result.naive_days) result.naive_days = d;
+  }
+  return result;
+}
+
+}  // namespace llmplan::planner

@@ -1,0 +1,42 @@
+// Measures one KernelJob on the current GPU.
+//
+// The job's buffers are allocated and filled with random data, the op is
+// launched `warmup` times, then `repeats` times, each repetition followed by a
+// stream synchronisation. CUPTI gives the GPU duration of every kernel; the
+// kernels that started between the start of repetition r and the start of
+// repetition r+1 belong to repetition r, and their durations are summed (an
+// op may be several kernels: a split-K GEMM, layernorm's backward). The
+// median over repetitions is the entry's time_s; a cudaEvent pair around
+// each repetition gives event_time_s (median) as a cross-check that includes
+// the gaps between an op's kernels.
+#ifndef LLMPLAN_PROFILER_KERNEL_BENCH_H_
+#define LLMPLAN_PROFILER_KERNEL_BENCH_H_
+
+#include <cuda_runtime_api.h>
+
+#include <optional>
+#include <string>
+
+#include "profiler/cupti_timer.h"
+#include "profiler/gemm_ops.h"
+#include "profiler/kernel_plan.h"
+#include "simulator/profile_table.h"
+#include "simulator/status.h"
+
+namespace llmplan::profiler {
+
+struct BenchSettings {
+  int warmup = 5;
+  int repeats = 20;
+};
+
+// The measured entry, or nullopt with *skip_reason set when the job's
+// buffers do not fit in free GPU memory. Internal for CUDA/cuBLAS/CUPTI
+// errors, or when CUPTI's records do not match the launches.
+Result<std::optional<simulator::ProfileKernel>> measure_kernel_job(
+    const KernelJob& job, const BenchSettings& settings, cudaStream_t stream, GemmRunner* gemm,
+    CuptiKernelTimer* timer, std::string* skip_reason);
+
+}  // namespace llmplan::profiler
+
+#endif  // LLMPLAN_PROFILER_KERNEL_BENCH_H_

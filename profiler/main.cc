@@ -1,0 +1,152 @@
+// llmplan-profile: measures the kernels of transformer layers and the NCCL
+// collectives of this machine and writes a profile JSON for the simulator.
+// See profiler/README.md.
+//
+// Exit status: 0 success (also --help and --list), 1 a measurement or I/O
+// failure, 2 bad flags, 3 no CUDA GPU visible. Every failure is one line on
+// stderr.
+#include <cuda_runtime_api.h>
+
+#include <cstdio>
+#include <fstream>
+#include <memory>
+#include <string>
+
+#include "profiler/collectives_bench.h"
+#include "profiler/cuda_util.h"
+#include "profiler/cupti_timer.h"
+#include "profiler/gemm_ops.h"
+#include "profiler/gpu_info.h"
+#include "profiler/kernel_bench.h"
+#include "profiler/kernel_plan.h"
+#include "profiler/options.h"
+#include "simulator/profile_table_json.h"
+
+namespace llmplan::profiler {
+namespace {
+
+constexpr const char* kVersion = "0.1.0";
+
+Status write_file(const std::string& path, const std::string& text) {
+  std::ofstream out(path, std::ios::binary);
+  if (!out) return Status::io_error(path + ": cannot open for writing");
+  out << text;
+  out.close();
+  if (!out) return Status::io_error(path + ": write failed");
+  return Status();
+}
+
+Status measure_kernels(const ProfileOptions& o, const std::vector<KernelJob>& jobs,
+                       simulator::Profile* profile) {
+  cudaStream_t stream = nullptr;
+  LLMPLAN_CUDA_TRY(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  struct StreamGuard {
+    cudaStream_t s;
+    ~StreamGuard() { cudaStreamDestroy(s); }
+  } guard{stream};
+  LLMPLAN_ASSIGN_OR_RETURN(std::unique_ptr<GemmRunner> gemm, GemmRunner::create(stream));
+  LLMPLAN_ASSIGN_OR_RETURN(std::unique_ptr<CuptiKernelTimer> timer, CuptiKernelTimer::start());
+  const BenchSettings settings{o.warmup, o.repeats};
+  for (size_t i = 0; i < jobs.size(); ++i) {
+    const KernelJob& job = jobs[i];
+    std::string skipped;
+    LLMPLAN_ASSIGN_OR_RETURN(
+        std::optional<simulator::ProfileKernel> k,
+        measure_kernel_job(job, settings, stream, gemm.get(), timer.get(), &skipped));
+    const char* kind = simulator::kernel_kind_name(job.desc.kind);
+    const char* pass = simulator::pass_name(job.desc.pass);
+    if (!k) {
+      std::fprintf(stderr, "[%zu/%zu] %s %s: skipped (%s)\n", i + 1, jobs.size(), kind, pass,
+                   skipped.c_str());
+      profile->notes.push_back("not measured: " + skipped);
+      continue;
+    }
+    if (simulator::is_shape_keyed(job.desc.kind)) {
+      std::fprintf(
+          stderr, "[%zu/%zu] %s %s m=%lld n=%lld k=%lld batch=%lld: %.1f us, %.1f TFLOP/s\n", i + 1,
+          jobs.size(), kind, pass, static_cast<long long>(k->gemm.m),
+          static_cast<long long>(k->gemm.n), static_cast<long long>(k->gemm.k),
+          static_cast<long long>(k->gemm.batch), k->time_s * 1e6, k->flops / k->time_s / 1e12);
+    } else {
+      std::fprintf(stderr, "[%zu/%zu] %s %s %.0f bytes: %.1f us, %.0f GB/s\n", i + 1, jobs.size(),
+                   kind, pass, k->bytes, k->time_s * 1e6, k->bytes / k->time_s / 1e9);
+    }
+    profile->kernels.push_back(std::move(*k));
+  }
+  return Status();
+}
+
+int run(int argc, char** argv) {
+  Result<ProfileOptions> parsed = parse_profile_args(argc, argv);
+  if (!parsed.ok()) {
+    std::fprintf(stderr, "llmplan-profile: error: %s\n", parsed.status().message().c_str());
+    return 2;
+  }
+  const ProfileOptions& o = *parsed;
+  if (o.show_help) {
+    std::fputs(o.help_text.c_str(), stdout);
+    return 0;
+  }
+  const std::vector<KernelJob> jobs = plan_kernel_jobs(o.shapes, o.precisions);
+  const std::vector<double> sizes =
+      collective_sizes(o.collective_min_bytes, o.collective_max_bytes);
+  if (o.list_only) {
+    for (const std::string& s : o.skipped_shapes) std::printf("skipped shape: %s\n", s.c_str());
+    std::fputs(format_plan(o.shapes, jobs, sizes, o.collectives).c_str(), stdout);
+    return 0;
+  }
+  Result<int> gpus = visible_gpu_count();
+  if (!gpus.ok()) {
+    std::fprintf(stderr, "llmplan-profile: error: %s\n", gpus.status().message().c_str());
+    return 3;
+  }
+  if (o.device >= *gpus) {
+    std::fprintf(stderr, "llmplan-profile: error: --device %d: only %d GPU(s) visible\n", o.device,
+                 *gpus);
+    return 2;
+  }
+
+  simulator::Profile profile;
+  profile.llmplan_version = kVersion;
+  profile.date = utc_now_iso8601();
+  profile.host = host_name();
+  profile.software = software_versions();
+  profile.timing = {"cupti_activity", o.warmup, o.repeats, "median"};
+  profile.shapes = o.shapes;
+  auto fail = [](const Status& s) {
+    std::fprintf(stderr, "llmplan-profile: error: %s\n", s.message().c_str());
+    return 1;
+  };
+  if (Status s = to_status(cudaSetDevice(o.device), "cudaSetDevice"); !s.ok()) return fail(s);
+  Result<simulator::ProfileGpu> gpu = describe_gpu(o.device, *gpus);
+  if (!gpu.ok()) return fail(gpu.status());
+  profile.gpu = *gpu;
+  for (const std::string& n : unmeasured_kernel_notes()) profile.notes.push_back(n);
+  std::fprintf(stderr, "llmplan-profile: %zu kernels on GPU %d (%s)\n", jobs.size(), o.device,
+               profile.gpu.name.c_str());
+  if (Status s = measure_kernels(o, jobs, &profile); !s.ok()) return fail(s);
+
+  if (!o.collectives) {
+    profile.notes.push_back("collectives not measured (--no-collectives)");
+  } else if (*gpus < 2) {
+    profile.notes.push_back("collectives not measured: only one GPU is visible");
+    std::fprintf(stderr, "llmplan-profile: one GPU visible, collectives skipped\n");
+  } else {
+    std::fprintf(stderr, "llmplan-profile: collectives on %d GPUs\n", *gpus);
+    Result<std::vector<simulator::ProfileCollective>> c = measure_collectives(*gpus, sizes);
+    if (!c.ok()) return fail(c.status());
+    profile.collectives = std::move(*c);
+  }
+  if (Status s = simulator::validate(profile); !s.ok()) return fail(s);
+  if (Status s = write_file(o.output_path, simulator::profile_to_json(profile)); !s.ok()) {
+    return fail(s);
+  }
+  std::fprintf(stderr, "llmplan-profile: wrote %s (%zu kernels, %zu collective curves)\n",
+               o.output_path.c_str(), profile.kernels.size(), profile.collectives.size());
+  return 0;
+}
+
+}  // namespace
+}  // namespace llmplan::profiler
+
+int main(int argc, char** argv) { return llmplan::profiler::run(argc, argv); }

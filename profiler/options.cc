@@ -1,0 +1,161 @@
+#include "profiler/options.h"
+
+#include <CLI/CLI.hpp>
+#include <algorithm>
+
+#include "profiler/kernel_plan.h"
+#include "simulator/profile_table_json.h"
+
+namespace llmplan::profiler {
+namespace {
+
+using simulator::ProfileShape;
+
+// The i-th model's value of a per-model list: empty -> `dflt`, one value ->
+// that value, else the i-th.
+int per_model(const std::vector<int>& v, size_t i, int dflt) {
+  if (v.empty()) return dflt;
+  return v.size() == 1 ? v[0] : v[i];
+}
+
+Status check_per_model(const std::vector<int>& v, size_t models, const char* flag) {
+  if (v.size() <= 1 || v.size() == models) return Status();
+  return Status::invalid_argument(std::string(flag) + ": give one value, or one per --hidden (" +
+                                  std::to_string(models) + "), not " + std::to_string(v.size()));
+}
+
+}  // namespace
+
+Result<std::vector<ProfileShape>> expand_shapes(const ShapeFlags& f,
+                                                std::vector<std::string>* skipped) {
+  if (f.hidden.empty()) return Status::invalid_argument("--hidden: required (or use --shapes)");
+  if (f.heads.size() != f.hidden.size()) {
+    return Status::invalid_argument("--heads: give one value per --hidden (" +
+                                    std::to_string(f.hidden.size()) + ")");
+  }
+  LLMPLAN_RETURN_IF_ERROR(check_per_model(f.kv_heads, f.hidden.size(), "--kv-heads"));
+  LLMPLAN_RETURN_IF_ERROR(check_per_model(f.ffn, f.hidden.size(), "--ffn"));
+  LLMPLAN_RETURN_IF_ERROR(check_per_model(f.vocab, f.hidden.size(), "--vocab"));
+  if (f.seq.empty()) return Status::invalid_argument("--seq: required (or use --shapes)");
+  const std::vector<int> micro_batch = f.micro_batch.empty() ? std::vector<int>{1} : f.micro_batch;
+  const std::vector<int> tp = f.tp.empty() ? std::vector<int>{1} : f.tp;
+  std::vector<ProfileShape> out;
+  for (size_t i = 0; i < f.hidden.size(); ++i) {
+    for (int s : f.seq) {
+      for (int b : micro_batch) {
+        for (int t : tp) {
+          ProfileShape shape;
+          shape.hidden = f.hidden[i];
+          shape.heads = f.heads[i];
+          shape.kv_heads = per_model(f.kv_heads, i, 0);
+          shape.ffn = per_model(f.ffn, i, 0);
+          shape.vocab = per_model(f.vocab, i, 0);
+          shape.seq = s;
+          shape.micro_batch = b;
+          shape.tp = t;
+          shape.activation = f.activation;
+          Status st = validate_shape(shape);
+          if (st.ok()) {
+            if (std::find(out.begin(), out.end(), shape) == out.end()) out.push_back(shape);
+          } else if (skipped != nullptr) {
+            skipped->push_back(describe_shape(shape) + ": " + st.message());
+          }
+        }
+      }
+    }
+  }
+  if (out.empty()) {
+    return Status::invalid_argument("no valid layer shape among the flags' combinations" +
+                                    std::string(skipped != nullptr && !skipped->empty()
+                                                    ? " (first: " + skipped->front() + ")"
+                                                    : ""));
+  }
+  return out;
+}
+
+Result<ProfileOptions> parse_profile_args(int argc, const char* const* argv) {
+  ProfileOptions o;
+  ShapeFlags f;
+  std::string shapes_file;
+  std::vector<std::string> precisions;
+  std::string activation = "gelu";
+  CLI::App app{
+      "llmplan-profile: measure the kernels of transformer layers (cuBLAS GEMMs and memory-bound "
+      "kernels, timed with CUPTI) and NCCL collectives on this machine's GPUs, and write a "
+      "profile JSON that `llmplan --profile FILE` simulates with."};
+  app.add_flag("--list", o.list_only, "print what would be measured and exit; needs no GPU");
+  app.add_option("--shapes", shapes_file,
+                 "JSON file {\"shapes\": [{hidden, heads, seq, "
+                 "micro_batch, tp, ...}]} instead of the shape flags");
+  app.add_option("--hidden", f.hidden, "hidden sizes, one per model (comma-separated)")
+      ->delimiter(',');
+  app.add_option("--heads", f.heads, "attention heads, one per --hidden")->delimiter(',');
+  app.add_option("--kv-heads", f.kv_heads, "kv heads (GQA), one or one per model; default heads")
+      ->delimiter(',');
+  app.add_option("--ffn", f.ffn, "FFN sizes, one or one per model; default 4*hidden")
+      ->delimiter(',');
+  app.add_option("--vocab", f.vocab, "vocabulary, one or one per model; measures the logits GEMM")
+      ->delimiter(',');
+  app.add_option("--activation", activation, "gelu or swiglu")
+      ->check(CLI::IsMember({"gelu", "swiglu"}));
+  app.add_option("--seq", f.seq, "sequence lengths (swept)")->delimiter(',');
+  app.add_option("--micro-batch", f.micro_batch, "micro batch sizes (swept); default 1")
+      ->delimiter(',');
+  app.add_option("--tp", f.tp, "tensor-parallel degrees (swept); default 1")->delimiter(',');
+  app.add_option("--precision", precisions, "bf16 and/or fp16 (default bf16)")
+      ->delimiter(',')
+      ->check(CLI::IsMember({"bf16", "fp16"}));
+  app.add_option("--warmup", o.warmup, "launches before timing (default 5)")
+      ->check(CLI::Range(0, 1000));
+  app.add_option("--repeats", o.repeats, "timed launches per kernel (default 20)")
+      ->check(CLI::Range(1, 10000));
+  app.add_option("--device", o.device, "GPU for the kernel measurements (default 0)")
+      ->check(CLI::NonNegativeNumber);
+  bool no_collectives = false;
+  app.add_flag("--no-collectives", no_collectives, "skip the NCCL measurements");
+  app.add_option("--collective-min-bytes", o.collective_min_bytes, "default 1024")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--collective-max-bytes", o.collective_max_bytes, "default 1073741824")
+      ->check(CLI::PositiveNumber);
+  app.add_option("-o,--output", o.output_path, "profile JSON to write (default profile.json)");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    if (e.get_exit_code() != 0) return Status::invalid_argument(e.what());
+    o.show_help = true;  // --help
+    o.help_text = app.help();
+    return o;
+  }
+  o.collectives = !no_collectives;
+  if (o.collective_min_bytes > o.collective_max_bytes) {
+    return Status::invalid_argument("--collective-min-bytes exceeds --collective-max-bytes");
+  }
+  if (!precisions.empty()) {
+    o.precisions.clear();
+    for (const std::string& p : precisions) {
+      const auto prec = p == "bf16" ? simulator::Precision::kBf16 : simulator::Precision::kFp16;
+      if (std::find(o.precisions.begin(), o.precisions.end(), prec) == o.precisions.end()) {
+        o.precisions.push_back(prec);
+      }
+    }
+  }
+  f.activation =
+      activation == "swiglu" ? simulator::Activation::kSwiglu : simulator::Activation::kGelu;
+  const bool any_shape_flag = !f.hidden.empty() || !f.heads.empty() || !f.seq.empty();
+  if (!shapes_file.empty()) {
+    if (any_shape_flag) {
+      return Status::invalid_argument("--shapes: give either a shapes file or shape flags");
+    }
+    LLMPLAN_ASSIGN_OR_RETURN(o.shapes, simulator::read_profile_shapes_file(shapes_file));
+    for (size_t i = 0; i < o.shapes.size(); ++i) {
+      LLMPLAN_RETURN_IF_ERROR(
+          validate_shape(o.shapes[i])
+              .with_prefix(shapes_file + ": shapes[" + std::to_string(i) + "]"));
+    }
+  } else {
+    LLMPLAN_ASSIGN_OR_RETURN(o.shapes, expand_shapes(f, &o.skipped_shapes));
+  }
+  return o;
+}
+
+}  // namespace llmplan::profiler

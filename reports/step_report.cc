@@ -1,0 +1,135 @@
+#include "reports/step_report.h"
+
+#include <fmt/format.h>
+
+#include "reports/format.h"
+#include "reports/table.h"
+
+namespace llmplan::reports {
+namespace {
+
+using simulator::StageBreakdown;
+using simulator::StepReport;
+
+std::vector<std::pair<const char*, double>> parts(const StageBreakdown& b) {
+  return {{"compute", b.compute_s},           {"recompute", b.recompute_s},
+          {"tensor-parallel comm", b.tp_comm_s}, {"host overhead", b.host_overhead_s},
+          {"pipeline transfers", b.pp_exposed_s}, {"pipeline bubble", b.bubble_s},
+          {"data-parallel comm (exposed)", b.dp_exposed_s}, {"optimizer", b.optimizer_s}};
+}
+
+Table breakdown_table(const StepReport& r) {
+  Table t({"part", "seconds", "share"});
+  for (const auto& [name, s] : parts(r.breakdown)) {
+    t.add_row({name, fmt::format("{:.4f}", s), percent(s / r.breakdown.end_s)});
+  }
+  return t;
+}
+
+Table stage_table(const StepReport& r) {
+  Table t({"stage", "layers", "compute s", "recompute s", "tp s", "bubble s", "pp s", "dp s",
+           "end s", "memory", "in flight"});
+  for (const simulator::StageReport& s : r.stages) {
+    const StageBreakdown& b = s.time;
+    t.add_row({std::to_string(s.stage), std::to_string(s.layers),
+               fmt::format("{:.3f}", b.compute_s), fmt::format("{:.3f}", b.recompute_s),
+               fmt::format("{:.3f}", b.tp_comm_s), fmt::format("{:.3f}", b.bubble_s),
+               fmt::format("{:.3f}", b.pp_exposed_s), fmt::format("{:.3f}", b.dp_exposed_s),
+               fmt::format("{:.3f}", b.end_s), bytes_human(s.memory.total_bytes()),
+               std::to_string(s.memory.in_flight_micro_batches)});
+  }
+  return t;
+}
+
+// Shows every stage when there are few, else the first, the critical and the last.
+StepReport trimmed(const StepReport& r) {
+  if (r.stages.size() <= 8) return r;
+  StepReport out = r;
+  out.stages.clear();
+  for (size_t i = 0; i < r.stages.size(); ++i) {
+    if (i == 0 || i == r.stages.size() - 1 || static_cast<int>(i) == r.critical_stage) {
+      out.stages.push_back(r.stages[i]);
+    }
+  }
+  return out;
+}
+
+std::string memory_line(const StepReport& r) {
+  return fmt::format("{} of {} per GPU ({})", bytes_human(r.peak_memory_bytes),
+                     bytes_human(r.memory_capacity_bytes),
+                     r.fits_in_memory
+                         ? "fits"
+                         : "DOES NOT FIT: over by " + bytes_human(r.memory_overflow_bytes));
+}
+
+std::string header_lines(const SimulationView& v, const char* bullet) {
+  const StepReport& r = v.report;
+  std::string out;
+  out += fmt::format("{}model: {} -- {} parameters, {} layers, hidden {}, {} heads ({} kv), seq {}\n",
+                     bullet, v.model.name.empty() ? "custom" : v.model.name,
+                     count_human(static_cast<double>(v.model.parameter_count())),
+                     v.model.num_layers, v.model.hidden_size, v.model.num_heads,
+                     v.model.kv_heads(), v.model.seq_length);
+  out += fmt::format("{}cluster: {} GPUs of {} ({}, {} per node)\n", bullet, r.num_gpus,
+                     v.cluster.gpu.name, v.cluster.name.empty() ? "custom" : v.cluster.name,
+                     v.cluster.gpus_per_node);
+  out += fmt::format("{}plan: {}\n", bullet, describe_plan(v.plan));
+  out += fmt::format("{}cost model: {}\n", bullet, r.cost_model);
+  return out;
+}
+
+}  // namespace
+
+std::string describe_plan(const simulator::Plan& p) {
+  std::string s = fmt::format("tp {} x pp {} x dp {}, micro batch {}, global batch {} ({} per replica), {}",
+                              p.tensor_parallel, p.pipeline_parallel, p.data_parallel,
+                              p.micro_batch_size, p.global_batch_size, p.num_micro_batches(),
+                              simulator::to_string(p.schedule));
+  if (p.schedule == simulator::Schedule::kInterleaved) s += fmt::format(" (v={})", p.virtual_stages);
+  s += fmt::format(", recompute {}", simulator::to_string(p.recompute));
+  if (p.sequence_parallel) s += ", sequence parallel";
+  if (p.distributed_optimizer) s += ", distributed optimizer";
+  s += p.flash_attention ? ", flash attention" : ", no flash attention";
+  s += fmt::format(", {}", simulator::to_string(p.precision));
+  return s;
+}
+
+std::string step_report_text(const SimulationView& v) {
+  const StepReport& r = v.report;
+  std::string out = header_lines(v, "");
+  out += "\n";
+  out += fmt::format("iteration time   {}\n", seconds_human(r.iteration_time_s));
+  out += fmt::format("throughput       {:.0f} tokens/s\n", r.tokens_per_s);
+  out += fmt::format("MFU              {} (model FLOPs; HFU {} counts recomputation)\n",
+                     percent(r.mfu), percent(r.hfu));
+  out += fmt::format("peak memory      {}\n", memory_line(r));
+  out += fmt::format("\nbreakdown of the critical stage ({}):\n", r.critical_stage);
+  out += breakdown_table(r).text();
+  out += "\nper stage:\n";
+  out += stage_table(trimmed(r)).text();
+  if (!v.notes.empty()) {
+    out += "\nnotes:\n";
+    for (const std::string& n : v.notes) out += "  - " + n + "\n";
+  }
+  return out;
+}
+
+std::string step_report_markdown(const SimulationView& v) {
+  const StepReport& r = v.report;
+  std::string out = "# Simulated training iteration\n\n";
+  out += header_lines(v, "- ");
+  out += "\n| iteration time | tokens/s | MFU | HFU | peak memory |\n|---:|---:|---:|---:|---|\n";
+  out += fmt::format("| {} | {:.0f} | {} | {} | {} |\n\n", seconds_human(r.iteration_time_s),
+                     r.tokens_per_s, percent(r.mfu), percent(r.hfu), memory_line(r));
+  out += fmt::format("## Where the time goes (critical stage {})\n\n", r.critical_stage);
+  out += breakdown_table(r).markdown();
+  out += "\n## Per stage\n\n";
+  out += stage_table(trimmed(r)).markdown();
+  if (!v.notes.empty()) {
+    out += "\n## Notes\n\n";
+    for (const std::string& n : v.notes) out += "- " + n + "\n";
+  }
+  return out;
+}
+
+}  // namespace llmplan::reports

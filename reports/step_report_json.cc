@@ -1,0 +1,69 @@
+#include "reports/step_report_json.h"
+
+#include "simulator/cluster_json.h"
+#include "simulator/model_json.h"
+#include "simulator/plan_json.h"
+
+namespace llmplan::reports {
+
+boost::json::object breakdown_to_json(const simulator::StageBreakdown& b) {
+  boost::json::object o;
+  o["compute_s"] = b.compute_s;
+  o["recompute_s"] = b.recompute_s;
+  o["tp_comm_s"] = b.tp_comm_s;
+  o["host_overhead_s"] = b.host_overhead_s;
+  o["pp_exposed_s"] = b.pp_exposed_s;
+  o["bubble_s"] = b.bubble_s;
+  o["dp_exposed_s"] = b.dp_exposed_s;
+  o["optimizer_s"] = b.optimizer_s;
+  o["end_s"] = b.end_s;
+  return o;
+}
+
+boost::json::object step_report_to_json(const SimulationView& v) {
+  const simulator::StepReport& r = v.report;
+  boost::json::object o;
+  o["iteration_time_s"] = r.iteration_time_s;
+  o["tokens_per_s"] = r.tokens_per_s;
+  o["mfu"] = r.mfu;
+  o["hfu"] = r.hfu;
+  o["model_flops"] = r.model_flops;
+  o["hardware_flops"] = r.hardware_flops;
+  o["peak_memory_bytes"] = r.peak_memory_bytes;
+  o["memory_capacity_bytes"] = r.memory_capacity_bytes;
+  o["fits_in_memory"] = r.fits_in_memory;
+  o["memory_overflow_bytes"] = r.memory_overflow_bytes;
+  o["num_gpus"] = r.num_gpus;
+  o["critical_stage"] = r.critical_stage;
+  o["cost_model"] = r.cost_model;
+  o["breakdown"] = breakdown_to_json(r.breakdown);
+  boost::json::array stages;
+  for (const simulator::StageReport& s : r.stages) {
+    boost::json::object so;
+    so["stage"] = s.stage;
+    so["layers"] = s.layers;
+    so["time"] = breakdown_to_json(s.time);
+    boost::json::object mem;
+    mem["total_bytes"] = s.memory.total_bytes();
+    mem["parameters"] = s.memory.parameters;
+    mem["weights_and_optimizer_bytes"] = s.memory.weights_and_optimizer_bytes;
+    mem["activation_bytes"] = s.memory.activation_bytes;
+    mem["recompute_bytes"] = s.memory.recompute_bytes;
+    mem["logits_bytes"] = s.memory.logits_bytes;
+    mem["reserved_bytes"] = s.memory.reserved_bytes;
+    mem["in_flight_micro_batches"] = s.memory.in_flight_micro_batches;
+    so["memory"] = std::move(mem);
+    stages.push_back(std::move(so));
+  }
+  o["stages"] = std::move(stages);
+  o["model"] = simulator::model_to_json(v.model);
+  o["parameters"] = static_cast<double>(v.model.parameter_count());
+  o["plan"] = simulator::plan_to_json(v.plan);
+  o["cluster"] = simulator::cluster_to_json(v.cluster);
+  boost::json::array notes;
+  for (const std::string& n : v.notes) notes.emplace_back(n);
+  o["notes"] = std::move(notes);
+  return o;
+}
+
+}  // namespace llmplan::reports

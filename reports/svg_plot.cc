@@ -1,0 +1,381 @@
+#include "reports/svg_plot.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+
+namespace llmplan::reports {
+namespace {
+
+constexpr const char* kPalette[] = {"#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f",
+                                    "#edc948", "#b07aa1", "#ff9da7", "#9c755f", "#bab0ac"};
+constexpr int kPaletteSize = sizeof(kPalette) / sizeof(kPalette[0]);
+constexpr double kMarginLeft = 78, kMarginRight = 24, kMarginTop = 40, kMarginBottom = 56;
+constexpr double kPadFraction = 0.05;  // of the axis span, each side, for automatic ranges
+
+std::string escape(const std::string& text) {
+  std::string out;
+  for (char c : text) {
+    switch (c) {
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      default:
+        out += c;
+    }
+  }
+  return out;
+}
+
+// A resolved axis: range and the mapping of data values to pixels.
+struct Scale {
+  bool log = false;
+  double lo = 0, hi = 1;              // data range
+  double pixel_lo = 0, pixel_hi = 1;  // pixels for lo and hi
+  double transform(double v) const { return log ? std::log10(v) : v; }
+  double to_pixel(double v) const {
+    const double t = (transform(v) - transform(lo)) / (transform(hi) - transform(lo));
+    return pixel_lo + t * (pixel_hi - pixel_lo);
+  }
+};
+
+Status check_axis(const PlotAxis& axis, const char* name) {
+  const std::string where = std::string(name) + " axis";
+  const bool has_min = !std::isnan(axis.min), has_max = !std::isnan(axis.max);
+  if ((has_min && !std::isfinite(axis.min)) || (has_max && !std::isfinite(axis.max))) {
+    return Status::invalid_argument(where + ": range must be finite");
+  }
+  if (axis.log_scale && ((has_min && axis.min <= 0) || (has_max && axis.max <= 0))) {
+    return Status::invalid_argument(where + ": a log axis needs a positive range");
+  }
+  if (has_min && has_max && axis.min >= axis.max) {
+    return Status::invalid_argument(where + ": min must be below max");
+  }
+  return Status();
+}
+
+Status check_value(double v, bool log, const std::string& where) {
+  if (!std::isfinite(v)) return Status::invalid_argument(where + ": value is not finite");
+  if (log && v <= 0) {
+    return Status::invalid_argument(where + ": " + fmt::format("{:g}", v) +
+                                    " cannot be drawn on a log axis");
+  }
+  return Status();
+}
+
+// The range of one axis from its explicit limits, else the values, padded.
+Scale make_scale(const PlotAxis& axis, std::vector<double> values, double pixel_lo,
+                 double pixel_hi) {
+  Scale s;
+  s.log = axis.log_scale;
+  s.pixel_lo = pixel_lo;
+  s.pixel_hi = pixel_hi;
+  if (!std::isnan(axis.min)) values.push_back(axis.min);
+  if (!std::isnan(axis.max)) values.push_back(axis.max);
+  auto [lo_it, hi_it] = std::minmax_element(values.begin(), values.end());
+  double lo = s.transform(*lo_it), hi = s.transform(*hi_it);
+  if (hi - lo < 1e-12 * std::max(1.0, std::fabs(lo))) {  // one value: give it room
+    const double half = s.log ? 0.3 : std::max(1e-9, std::fabs(lo) * 0.1 + (lo == 0 ? 1 : 0));
+    lo -= half;
+    hi += half;
+  } else {
+    const double pad = kPadFraction * (hi - lo);
+    lo -= pad;
+    hi += pad;
+  }
+  auto back = [&](double t) { return s.log ? std::pow(10.0, t) : t; };
+  s.lo = std::isnan(axis.min) ? back(lo) : axis.min;
+  s.hi = std::isnan(axis.max) ? back(hi) : axis.max;
+  return s;
+}
+
+// "1.5", "0.02", "3e+09" -> "3e9": short labels for tick values.
+std::string number_label(double v, double step) {
+  if (v == 0) return "0";
+  const double a = std::fabs(v);
+  if (a >= 1e-3 && a < 1e5) {
+    const int decimals = std::clamp(static_cast<int>(-std::floor(std::log10(step) + 1e-9)), 0, 6);
+    return fmt::format("{:.{}f}", v, decimals);
+  }
+  std::string s = fmt::format("{:.3g}", v);
+  const size_t e = s.find('e');
+  if (e != std::string::npos) {  // drop '+' and leading zeros of the exponent
+    std::string mant = s.substr(0, e), exp = s.substr(e + 1);
+    const bool neg = !exp.empty() && exp[0] == '-';
+    if (!exp.empty() && (exp[0] == '+' || exp[0] == '-')) exp.erase(0, 1);
+    while (exp.size() > 1 && exp[0] == '0') exp.erase(0, 1);
+    s = mant + "e" + (neg ? "-" : "") + exp;
+  }
+  return s;
+}
+
+struct Tick {
+  double value = 0;
+  std::string label;  // SVG text content (may hold a <tspan>)
+};
+
+std::vector<Tick> linear_ticks(double lo, double hi) {
+  const double raw = (hi - lo) / 6;
+  const double mag = std::pow(10.0, std::floor(std::log10(raw)));
+  double step = mag;
+  for (double m : {1.0, 2.0, 5.0, 10.0}) {
+    step = m * mag;
+    if (step >= raw) break;
+  }
+  std::vector<Tick> ticks;
+  for (double k = std::ceil(lo / step - 1e-9); k * step <= hi + 1e-9 * step; k += 1) {
+    const double v = std::fabs(k) < 1e-12 ? 0 : k * step;
+    ticks.push_back({v, escape(number_label(v, step))});
+  }
+  return ticks;
+}
+
+std::vector<Tick> log_ticks(double lo, double hi) {
+  const double llo = std::log10(lo), lhi = std::log10(hi);
+  const int first = static_cast<int>(std::ceil(llo - 1e-9));
+  const int last = static_cast<int>(std::floor(lhi + 1e-9));
+  std::vector<Tick> ticks;
+  if (last - first + 1 >= 2) {  // decades
+    const int stride = std::max(1, (last - first + 8) / 8);
+    for (int k = first; k <= last; ++k) {
+      if ((k - first) % stride != 0) continue;
+      std::string label =
+          k >= -3 && k <= 4
+              ? number_label(std::pow(10.0, k), std::pow(10.0, std::min(k, 0)))
+              : fmt::format("10<tspan dy=\"-0.5em\" font-size=\"0.75em\">{}</tspan>", k);
+      ticks.push_back({std::pow(10.0, k), label});
+    }
+    return ticks;
+  }
+  // Under two decades: 1-2-5 mantissas, or round linear steps when the range
+  // is too narrow for three of those (e.g. losses from 1.8 to 3.6).
+  for (int k = static_cast<int>(std::floor(llo)); k <= static_cast<int>(std::ceil(lhi)); ++k) {
+    for (double m : {1.0, 2.0, 5.0}) {
+      const double v = m * std::pow(10.0, k);
+      if (v >= lo * (1 - 1e-9) && v <= hi * (1 + 1e-9)) {
+        ticks.push_back({v, escape(number_label(v, std::pow(10.0, k)))});
+      }
+    }
+  }
+  return ticks.size() >= 3 ? ticks : linear_ticks(lo, hi);
+}
+
+std::vector<Tick> ticks_for(const Scale& s) {
+  return s.log ? log_ticks(s.lo, s.hi) : linear_ticks(s.lo, s.hi);
+}
+
+std::string px(double v) { return fmt::format("{:.2f}", v); }
+
+// 64-bit FNV-1a, for a deterministic clip-path id per plot.
+uint64_t fnv1a(const std::string& text) {
+  uint64_t h = 1469598103934665603ULL;
+  for (unsigned char c : text) {
+    h ^= c;
+    h *= 1099511628211ULL;
+  }
+  return h;
+}
+
+}  // namespace
+
+Result<std::string> render_svg(const Plot& plot) {
+  if (plot.width_px < 200 || plot.height_px < 150) {
+    return Status::invalid_argument(fmt::format(
+        "plot size {}x{} px is too small (at least 200x150)", plot.width_px, plot.height_px));
+  }
+  LLMPLAN_RETURN_IF_ERROR(check_axis(plot.x, "x"));
+  LLMPLAN_RETURN_IF_ERROR(check_axis(plot.y, "y"));
+  std::vector<double> xs, ys;
+  for (size_t i = 0; i < plot.series.size(); ++i) {
+    const PlotSeries& s = plot.series[i];
+    const std::string where = fmt::format("series {} (\"{}\")", i, s.label);
+    if (s.x.size() != s.y.size()) {
+      return Status::invalid_argument(
+          fmt::format("{}: {} x values but {} y values", where, s.x.size(), s.y.size()));
+    }
+    for (size_t j = 0; j < s.x.size(); ++j) {
+      LLMPLAN_RETURN_IF_ERROR(
+          check_value(s.x[j], plot.x.log_scale, where + " x[" + std::to_string(j) + "]"));
+      LLMPLAN_RETURN_IF_ERROR(
+          check_value(s.y[j], plot.y.log_scale, where + " y[" + std::to_string(j) + "]"));
+      xs.push_back(s.x[j]);
+      ys.push_back(s.y[j]);
+    }
+  }
+  for (size_t i = 0; i < plot.references.size(); ++i) {
+    const ReferenceLine& r = plot.references[i];
+    const std::string where = fmt::format("reference line {}", i);
+    if (r.kind == ReferenceKind::kHorizontal) {
+      LLMPLAN_RETURN_IF_ERROR(check_value(r.value, plot.y.log_scale, where));
+      ys.push_back(r.value);
+    } else if (r.kind == ReferenceKind::kVertical) {
+      LLMPLAN_RETURN_IF_ERROR(check_value(r.value, plot.x.log_scale, where));
+      xs.push_back(r.value);
+    }
+  }
+  if ((xs.empty() && (std::isnan(plot.x.min) || std::isnan(plot.x.max))) ||
+      (ys.empty() && (std::isnan(plot.y.min) || std::isnan(plot.y.max)))) {
+    return Status::invalid_argument("plot \"" + plot.title + "\" has no data to draw");
+  }
+
+  const double w = plot.width_px, h = plot.height_px;
+  const double left = kMarginLeft, right = w - kMarginRight;
+  const double top = kMarginTop, bottom = h - kMarginBottom;
+  const Scale sx = make_scale(plot.x, xs, left, right);
+  const Scale sy = make_scale(plot.y, ys, bottom, top);
+
+  std::string body;
+  // Grid and tick labels.
+  for (const Tick& t : ticks_for(sx)) {
+    const std::string x = px(sx.to_pixel(t.value));
+    body += fmt::format("<line x1=\"{0}\" y1=\"{1}\" x2=\"{0}\" y2=\"{2}\" stroke=\"#e5e5e5\"/>\n",
+                        x, px(top), px(bottom));
+    body += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">{}</text>\n", x,
+                        px(bottom + 18), t.label);
+  }
+  for (const Tick& t : ticks_for(sy)) {
+    const std::string y = px(sy.to_pixel(t.value));
+    body += fmt::format("<line x1=\"{1}\" y1=\"{0}\" x2=\"{2}\" y2=\"{0}\" stroke=\"#e5e5e5\"/>\n",
+                        y, px(left), px(right));
+    body += fmt::format(
+        "<text x=\"{}\" y=\"{}\" text-anchor=\"end\" dominant-baseline=\"middle\">{}</text>\n",
+        px(left - 6), y, t.label);
+  }
+  body += fmt::format(
+      "<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"none\" stroke=\"#333\"/>\n",
+      px(left), px(top), px(right - left), px(bottom - top));
+
+  // Plot contents, clipped to the frame.
+  std::string contents;
+  struct LegendEntry {
+    std::string label, color;
+    bool marker = false, dashed = false, reference = false;
+  };
+  std::vector<LegendEntry> legend;
+  for (const ReferenceLine& r : plot.references) {
+    std::string points;
+    if (r.kind == ReferenceKind::kHorizontal) {
+      const std::string y = px(sy.to_pixel(r.value));
+      points = px(left) + "," + y + " " + px(right) + "," + y;
+    } else if (r.kind == ReferenceKind::kVertical) {
+      const std::string x = px(sx.to_pixel(r.value));
+      points = x + "," + px(top) + " " + x + "," + px(bottom);
+    } else {  // y = x, sampled so it is right on mixed log/linear axes
+      constexpr int kSamples = 64;
+      for (int i = 0; i <= kSamples; ++i) {
+        const double t =
+            sx.transform(sx.lo) + (sx.transform(sx.hi) - sx.transform(sx.lo)) * i / kSamples;
+        const double v = sx.log ? std::pow(10.0, t) : t;
+        if (sy.log && v <= 0) continue;
+        if (!points.empty()) points += ' ';
+        points += px(sx.to_pixel(v));
+        points += ',';
+        points += px(sy.to_pixel(v));
+      }
+    }
+    contents += fmt::format(
+        "<polyline points=\"{}\" fill=\"none\" stroke=\"#888\" stroke-width=\"1\" "
+        "stroke-dasharray=\"4 3\"/>\n",
+        points);
+    if (!r.label.empty()) legend.push_back({r.label, "#888", false, true, true});
+  }
+  int palette_index = 0;
+  for (const PlotSeries& s : plot.series) {
+    const std::string color = s.color.empty() ? kPalette[palette_index++ % kPaletteSize] : s.color;
+    if (s.kind == SeriesKind::kLine) {
+      std::string points;
+      for (size_t j = 0; j < s.x.size(); ++j) {
+        if (j > 0) points += ' ';
+        points += px(sx.to_pixel(s.x[j])) + "," + px(sy.to_pixel(s.y[j]));
+      }
+      contents += fmt::format(
+          "<polyline points=\"{}\" fill=\"none\" stroke=\"{}\" stroke-width=\"2\"{}/>\n", points,
+          escape(color), s.dashed ? " stroke-dasharray=\"6 4\"" : "");
+    } else {
+      for (size_t j = 0; j < s.x.size(); ++j) {
+        contents +=
+            fmt::format("<circle cx=\"{}\" cy=\"{}\" r=\"3\" fill=\"{}\" fill-opacity=\"0.75\"/>\n",
+                        px(sx.to_pixel(s.x[j])), px(sy.to_pixel(s.y[j])), escape(color));
+      }
+    }
+    if (!s.label.empty()) {
+      legend.push_back({s.label, color, s.kind == SeriesKind::kScatter, s.dashed, false});
+    }
+  }
+  const std::string clip_id = fmt::format("llmplan-clip-{:016x}", fnv1a(body + contents));
+  body += fmt::format("<g clip-path=\"url(#{})\">\n{}</g>\n", clip_id, contents);
+
+  // Legend, top right inside the frame.
+  if (!legend.empty()) {
+    size_t longest = 0;
+    for (const LegendEntry& e : legend) longest = std::max(longest, e.label.size());
+    const double entry_h = 18, box_w = 40 + 6.6 * static_cast<double>(longest);
+    const double box_h = 8 + entry_h * static_cast<double>(legend.size());
+    const double bx = right - box_w - 8, by = top + 8;
+    body += fmt::format(
+        "<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"white\" fill-opacity=\"0.85\" "
+        "stroke=\"#bbb\"/>\n",
+        px(bx), px(by), px(box_w), px(box_h));
+    for (size_t i = 0; i < legend.size(); ++i) {
+      const LegendEntry& e = legend[i];
+      const double cy = by + 4 + entry_h * (static_cast<double>(i) + 0.5);
+      if (e.marker) {
+        body += fmt::format("<circle cx=\"{}\" cy=\"{}\" r=\"3.5\" fill=\"{}\"/>\n", px(bx + 16),
+                            px(cy), escape(e.color));
+      } else {
+        body += fmt::format(
+            "<line x1=\"{0}\" y1=\"{2}\" x2=\"{1}\" y2=\"{2}\" stroke=\"{3}\" "
+            "stroke-width=\"{4}\"{5}/>\n",
+            px(bx + 6), px(bx + 26), px(cy), escape(e.color), e.reference ? 1 : 2,
+            e.dashed ? " stroke-dasharray=\"4 3\"" : "");
+      }
+      body += fmt::format("<text x=\"{}\" y=\"{}\" dominant-baseline=\"middle\">{}</text>\n",
+                          px(bx + 32), px(cy), escape(e.label));
+    }
+  }
+  // Titles.
+  if (!plot.title.empty()) {
+    body += fmt::format(
+        "<text x=\"{}\" y=\"24\" text-anchor=\"middle\" font-size=\"15\" "
+        "font-weight=\"bold\">{}</text>\n",
+        px((left + right) / 2), escape(plot.title));
+  }
+  if (!plot.x.title.empty()) {
+    body += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">{}</text>\n",
+                        px((left + right) / 2), px(h - 12), escape(plot.x.title));
+  }
+  if (!plot.y.title.empty()) {
+    const double cx = 18, cy = (top + bottom) / 2;
+    body += fmt::format(
+        "<text x=\"{0}\" y=\"{1}\" text-anchor=\"middle\" transform=\"rotate(-90 {0} "
+        "{1})\">{2}</text>\n",
+        px(cx), px(cy), escape(plot.y.title));
+  }
+
+  std::string svg = fmt::format(
+      "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{0}\" height=\"{1}\" "
+      "viewBox=\"0 0 {0} {1}\" font-family=\"sans-serif\" font-size=\"12\">\n",
+      plot.width_px, plot.height_px);
+  svg += fmt::format("<rect width=\"{}\" height=\"{}\" fill=\"white\"/>\n", plot.width_px,
+                     plot.height_px);
+  svg += fmt::format(
+      "<defs><clipPath id=\"{}\"><rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\"/></clipPath>"
+      "</defs>\n",
+      clip_id, px(left), px(top), px(right - left), px(bottom - top));
+  svg += body;
+  svg += "</svg>\n";
+  return svg;
+}
+
+}  // namespace llmplan::reports

@@ -1,0 +1,34 @@
+// JSON form of a LossLaw, as stored in presets/laws.json and in users' law
+// files:
+//
+//   {"name": "chinchilla", "description": "...", "source": "...",
+//    "E": 1.69, "A": {"value": 406.4, "source": "..."}, "B": ..., "alpha": ...,
+//    "beta": ...}
+//
+// Each constant may be a bare number or a {value, source} object. Boost.JSON
+// stays in this adapter; the rest of scaling/ sees plain LossLaw values.
+#ifndef LLMPLAN_SCALING_LAW_JSON_H_
+#define LLMPLAN_SCALING_LAW_JSON_H_
+
+#include <boost/json.hpp>
+#include <string>
+
+#include "scaling/law.h"
+#include "simulator/status.h"
+
+namespace llmplan::scaling {
+
+// Reads one law object. `path` names it in messages ("laws.json: laws[0]").
+// Required: name, E, A, B, alpha, beta; optional: source, description.
+// Errors (InvalidArgument, one line, naming path.field): a missing or
+// mistyped field, an unknown key, or constants that fail validate().
+// Thread-safe.
+Result<LossLaw> law_from_json(const boost::json::value& v, const std::string& path);
+
+// The inverse of law_from_json, with bare numbers (round-trips exactly);
+// empty source/description are left out. Thread-safe.
+boost::json::value law_to_json(const LossLaw& law);
+
+}  // namespace llmplan::scaling
+
+#endif  // LLMPLAN_SCALING_LAW_JSON_H_

@@ -1,0 +1,230 @@
+#include "simulator/cluster_json.h"
+
+#include <sstream>
+
+#include "simulator/strict_json.h"
+
+namespace llmplan::simulator {
+namespace {
+
+std::string number_text(double x) {
+  std::ostringstream s;
+  s << x;
+  return s.str();
+}
+
+// Reads a number that must be > 0.
+void read_positive(json::JsonObjectReader* r, std::string_view key, double* out) {
+  double x = *out;
+  const bool had = r->has(key);
+  r->read_double(key, &x);
+  if (!had || !r->status().ok()) return;
+  if (!(x > 0)) {
+    r->fail(key, "must be positive, got " + number_text(x));
+    return;
+  }
+  *out = x;
+}
+
+// Reads a number in (0, 1].
+void read_fraction(json::JsonObjectReader* r, std::string_view key, double* out) {
+  double x = *out;
+  const bool had = r->has(key);
+  r->read_double(key, &x);
+  if (!had || !r->status().ok()) return;
+  if (!(x > 0 && x <= 1)) {
+    r->fail(key, "must be in (0, 1], got " + number_text(x));
+    return;
+  }
+  *out = x;
+}
+
+void ignore_documentation(json::JsonObjectReader* r) {
+  r->ignore("source");
+  r->ignore("note");
+  r->ignore("description");
+}
+
+// The GPU of a cluster: a preset name, or an object (optionally starting
+// from {"preset": NAME}).
+Status apply_cluster_gpu(const boost::json::value& v, const std::string& path,
+                         const ClusterPresetLookup& lookup, GpuSpec* out) {
+  auto resolve = [&](const std::string& name, const std::string& where) -> Result<GpuSpec> {
+    if (!lookup.gpu) {
+      return Status::invalid_argument(where +
+                                      ": GPU preset names need the preset catalog; "
+                                      "give the GPU's fields inline");
+    }
+    Result<GpuSpec> g = lookup.gpu(name);
+    if (!g.ok()) return g.status().with_prefix(where);
+    return g;
+  };
+  if (v.is_string()) {
+    LLMPLAN_ASSIGN_OR_RETURN(*out, resolve(std::string(v.get_string()), path));
+    return Status();
+  }
+  if (!v.is_object()) {
+    return Status::invalid_argument(path + ": expected a GPU preset name or an object");
+  }
+  const boost::json::object& o = v.get_object();
+  auto it = o.find("preset");
+  if (it == o.end()) return apply_gpu_json(v, path, out);
+  if (!it->value().is_string()) {
+    return Status::invalid_argument(path + ".preset: expected a GPU preset name (a string)");
+  }
+  LLMPLAN_ASSIGN_OR_RETURN(GpuSpec gpu,
+                           resolve(std::string(it->value().get_string()), path + ".preset"));
+  boost::json::object rest = o;
+  rest.erase("preset");
+  LLMPLAN_RETURN_IF_ERROR(apply_gpu_json(rest, path, &gpu));
+  *out = std::move(gpu);
+  return Status();
+}
+
+}  // namespace
+
+Status apply_roofline_json(const boost::json::value& v, const std::string& path,
+                           RooflineConstants* out) {
+  RooflineConstants c = *out;
+  json::JsonObjectReader r(v, path);
+  read_fraction(&r, "gemm_efficiency", &c.gemm_efficiency);
+  r.read_double("gemm_dim_half", &c.gemm_dim_half, false, 0.0);
+  r.read_double("gemm_tile", &c.gemm_tile, false, 1.0);
+  read_fraction(&r, "flash_attention_efficiency", &c.flash_attention_efficiency);
+  read_fraction(&r, "memory_efficiency", &c.memory_efficiency);
+  r.read_double("kernel_overhead_s", &c.kernel_overhead_s, false, 0.0);
+  r.read_double("microbatch_overhead_s", &c.microbatch_overhead_s, false, 0.0);
+  r.read_double("iteration_overhead_s", &c.iteration_overhead_s, false, 0.0);
+  ignore_documentation(&r);
+  LLMPLAN_RETURN_IF_ERROR(r.finish());
+  *out = c;
+  return Status();
+}
+
+Status apply_network_json(const boost::json::value& v, const std::string& path,
+                          NetworkConstants* out) {
+  NetworkConstants n = *out;
+  json::JsonObjectReader r(v, path);
+  r.read_double("nvlink_latency_s", &n.nvlink_latency_s, false, 0.0);
+  r.read_double("nic_latency_s", &n.nic_latency_s, false, 0.0);
+  read_fraction(&r, "nvlink_efficiency", &n.nvlink_efficiency);
+  read_fraction(&r, "nic_efficiency", &n.nic_efficiency);
+  ignore_documentation(&r);
+  LLMPLAN_RETURN_IF_ERROR(r.finish());
+  *out = n;
+  return Status();
+}
+
+Status apply_gpu_json(const boost::json::value& v, const std::string& path, GpuSpec* out) {
+  GpuSpec g = *out;
+  json::JsonObjectReader r(v, path);
+  r.read_string("name", &g.name);
+  read_positive(&r, "peak_bf16_flops", &g.peak_bf16_flops);
+  read_positive(&r, "peak_fp16_flops", &g.peak_fp16_flops);
+  read_positive(&r, "hbm_bytes", &g.hbm_bytes);
+  read_positive(&r, "hbm_bytes_per_s", &g.hbm_bytes_per_s);
+  read_positive(&r, "nvlink_bytes_per_s", &g.nvlink_bytes_per_s);
+  read_positive(&r, "tdp_w", &g.tdp_w);
+  r.read_int("num_sms", &g.num_sms, false, 1);
+  const boost::json::value* roofline = r.child("roofline");
+  ignore_documentation(&r);
+  LLMPLAN_RETURN_IF_ERROR(r.finish());
+  if (roofline != nullptr) {
+    LLMPLAN_RETURN_IF_ERROR(apply_roofline_json(*roofline, r.field_path("roofline"), &g.roofline));
+  }
+  *out = std::move(g);
+  return Status();
+}
+
+Status apply_cluster_json(const boost::json::value& v, const std::string& path,
+                          const ClusterPresetLookup& lookup, Cluster* out) {
+  Cluster c = *out;
+  json::JsonObjectReader r(v, path);
+  r.read_string("name", &c.name);
+  const boost::json::value* gpu = r.child("gpu");
+  r.read_int("gpus_per_node", &c.gpus_per_node, false, 1);
+  r.read_int("nodes", &c.num_nodes, false, 0);
+  read_positive(&r, "nic_bytes_per_s", &c.nic_bytes_per_s);
+  const boost::json::value* network = r.child("network");
+  std::string price;
+  const bool has_price = r.has("price");
+  r.read_string("price", &price);
+  if (has_price && r.has("usd_per_gpu_hour")) {
+    r.fail("price", "give either a price preset or usd_per_gpu_hour, not both");
+  }
+  r.read_double("usd_per_gpu_hour", &c.usd_per_gpu_hour, false, 0.0);
+  ignore_documentation(&r);
+  LLMPLAN_RETURN_IF_ERROR(r.finish());
+  if (gpu != nullptr) {
+    LLMPLAN_RETURN_IF_ERROR(apply_cluster_gpu(*gpu, r.field_path("gpu"), lookup, &c.gpu));
+  }
+  if (network != nullptr) {
+    LLMPLAN_RETURN_IF_ERROR(apply_network_json(*network, r.field_path("network"), &c.network));
+  }
+  if (has_price) {
+    if (!lookup.usd_per_gpu_hour) {
+      return Status::invalid_argument(r.field_path("price") +
+                                      ": price preset names need the preset catalog; give "
+                                      "usd_per_gpu_hour instead");
+    }
+    Result<double> usd = lookup.usd_per_gpu_hour(price);
+    if (!usd.ok()) return usd.status().with_prefix(r.field_path("price"));
+    c.usd_per_gpu_hour = *usd;
+  }
+  *out = std::move(c);
+  return Status();
+}
+
+Status apply_cluster_json(const boost::json::value& v, const std::string& path, Cluster* out) {
+  return apply_cluster_json(v, path, ClusterPresetLookup{}, out);
+}
+
+boost::json::value roofline_to_json(const RooflineConstants& c) {
+  boost::json::object o;
+  o["gemm_efficiency"] = c.gemm_efficiency;
+  o["gemm_dim_half"] = c.gemm_dim_half;
+  o["gemm_tile"] = c.gemm_tile;
+  o["flash_attention_efficiency"] = c.flash_attention_efficiency;
+  o["memory_efficiency"] = c.memory_efficiency;
+  o["kernel_overhead_s"] = c.kernel_overhead_s;
+  o["microbatch_overhead_s"] = c.microbatch_overhead_s;
+  o["iteration_overhead_s"] = c.iteration_overhead_s;
+  return o;
+}
+
+boost::json::value network_to_json(const NetworkConstants& n) {
+  boost::json::object o;
+  o["nvlink_latency_s"] = n.nvlink_latency_s;
+  o["nic_latency_s"] = n.nic_latency_s;
+  o["nvlink_efficiency"] = n.nvlink_efficiency;
+  o["nic_efficiency"] = n.nic_efficiency;
+  return o;
+}
+
+boost::json::value gpu_to_json(const GpuSpec& g) {
+  boost::json::object o;
+  o["name"] = g.name;
+  o["peak_bf16_flops"] = g.peak_bf16_flops;
+  o["peak_fp16_flops"] = g.peak_fp16_flops;
+  o["hbm_bytes"] = g.hbm_bytes;
+  o["hbm_bytes_per_s"] = g.hbm_bytes_per_s;
+  o["nvlink_bytes_per_s"] = g.nvlink_bytes_per_s;
+  o["tdp_w"] = g.tdp_w;
+  o["num_sms"] = g.num_sms;
+  o["roofline"] = roofline_to_json(g.roofline);
+  return o;
+}
+
+boost::json::value cluster_to_json(const Cluster& c) {
+  boost::json::object o;
+  o["name"] = c.name;
+  o["gpu"] = gpu_to_json(c.gpu);
+  o["gpus_per_node"] = c.gpus_per_node;
+  o["nodes"] = c.num_nodes;
+  o["nic_bytes_per_s"] = c.nic_bytes_per_s;
+  o["network"] = network_to_json(c.network);
+  o["usd_per_gpu_hour"] = c.usd_per_gpu_hour;
+  return o;
+}
+
+}  // namespace llmplan::simulator

@@ -1,0 +1,71 @@
+// JSON forms of the hardware values in cluster.h: GpuSpec (with its
+// RooflineConstants), NetworkConstants and Cluster.
+//
+// GPU fields: name, peak_bf16_flops, peak_fp16_flops, hbm_bytes,
+//   hbm_bytes_per_s, nvlink_bytes_per_s, tdp_w (numbers > 0), num_sms
+//   (integer >= 1), roofline (object, below).
+// Roofline fields: gemm_efficiency, flash_attention_efficiency,
+//   memory_efficiency (in (0, 1]), gemm_dim_half (>= 0), gemm_tile (>= 1),
+//   kernel_overhead_s, microbatch_overhead_s, iteration_overhead_s (>= 0).
+// Network fields: nvlink_latency_s, nic_latency_s (>= 0), nvlink_efficiency,
+//   nic_efficiency (in (0, 1]).
+// Cluster fields: name, gpu (a GPU preset name, or an object of GPU fields
+//   that may start from {"preset": NAME}), gpus_per_node (>= 1), nodes (>= 0;
+//   0 = as many as needed), nic_bytes_per_s (> 0), network (object),
+//   price (a price preset name) or usd_per_gpu_hour (>= 0; 0 = unknown).
+//
+// Numbers may be bare or {"value": X, "source": "..."}. In every object the
+// documentation keys "source", "note" and "description" are accepted and
+// ignored; any other unknown key is an error.
+#ifndef LLMPLAN_SIMULATOR_CLUSTER_JSON_H_
+#define LLMPLAN_SIMULATOR_CLUSTER_JSON_H_
+
+#include <boost/json.hpp>
+#include <functional>
+#include <string>
+
+#include "simulator/cluster.h"
+#include "simulator/status.h"
+
+namespace llmplan::simulator {
+
+// Resolves the preset names a cluster object may use ("gpu": "h100-sxm",
+// "price": "aws-p5-2025"). The preset catalog provides one; an empty
+// function makes such a name an error. Each function returns the value or
+// an error (typically NotFound listing the known names).
+struct ClusterPresetLookup {
+  std::function<Result<GpuSpec>(const std::string& name)> gpu;
+  std::function<Result<double>(const std::string& name)> usd_per_gpu_hour;
+};
+
+// Each apply_* applies the fields present in the JSON object `v` onto *out,
+// leaving the others unchanged (a preset overridden field by field). `path`
+// names the object in messages ("cluster.json: cluster.gpu").
+//
+// Returns InvalidArgument naming path.field for an unknown key, a wrong type
+// or a value out of range; a preset name the lookup does not know comes back
+// with the lookup's error, prefixed by path.field. Single fields only:
+// validate(Cluster) checks the whole. On error *out is left unchanged.
+// Thread-safe when the lookup functions are.
+Status apply_roofline_json(const boost::json::value& v, const std::string& path,
+                           RooflineConstants* out);
+Status apply_network_json(const boost::json::value& v, const std::string& path,
+                          NetworkConstants* out);
+Status apply_gpu_json(const boost::json::value& v, const std::string& path, GpuSpec* out);
+Status apply_cluster_json(const boost::json::value& v, const std::string& path,
+                          const ClusterPresetLookup& lookup, Cluster* out);
+// As above with no preset names allowed (gpu must be an inline object, the
+// price a number).
+Status apply_cluster_json(const boost::json::value& v, const std::string& path, Cluster* out);
+
+// Every field as a JSON object that the matching apply_* reads back to an
+// equal value. A cluster is written self-contained: its GPU inline and its
+// price as usd_per_gpu_hour.
+boost::json::value roofline_to_json(const RooflineConstants& roofline);
+boost::json::value network_to_json(const NetworkConstants& network);
+boost::json::value gpu_to_json(const GpuSpec& gpu);
+boost::json::value cluster_to_json(const Cluster& cluster);
+
+}  // namespace llmplan::simulator
+
+#endif  // LLMPLAN_SIMULATOR_CLUSTER_JSON_H_

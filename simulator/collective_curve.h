@@ -1,0 +1,76 @@
+// Measured size -> time curves of one collective on one communicator.
+//
+// A CollectiveCurve is what nccl-tests or llmplan-profile measure: for each
+// buffer size (bytes, in nccl-tests' sense -- see CollectiveDesc::bytes in
+// cost_model.h), the seconds from launch until every rank has its result.
+// Both the ProfileTable (profile_table.h) and the alpha-beta collective model
+// (measured in-node all-reduce curves such as
+// ../shared/data/vtrain/allreduce_lut) read durations from it.
+//
+// No Boost here: this header is plain C++ for any module.
+#ifndef LLMPLAN_SIMULATOR_COLLECTIVE_CURVE_H_
+#define LLMPLAN_SIMULATOR_COLLECTIVE_CURVE_H_
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "simulator/status.h"
+
+namespace llmplan::simulator {
+
+// Points (bytes[i], seconds[i]) of one measured curve, sorted by size.
+// Valid when validate() says so: at least one point, equal lengths, bytes
+// strictly increasing and > 0, seconds finite and > 0. Times need not be
+// monotone (measurements are noisy); interpolation keeps what was measured.
+//
+// A plain value: cheap to move, safe to read from many threads.
+struct CollectiveCurve {
+  std::vector<double> bytes;
+  std::vector<double> seconds;
+
+  // Seconds for a buffer of `bytes`:
+  //  - at or below the smallest measured size: the time of the smallest size
+  //    (small collectives are latency-bound; a smaller buffer is not faster);
+  //  - between measured sizes: piecewise-linear interpolation in bytes;
+  //  - beyond the largest size: the largest size's time plus the extra bytes
+  //    at the bandwidth of the last segment. The last segment is the secant
+  //    from the largest measured size <= half the largest size to the largest
+  //    size: for curves measured at doubling sizes (llmplan-profile,
+  //    nccl-tests -f 2) exactly the last segment; on dense grids (vTrain's
+  //    1 MiB steps) a wide secant, so that noise between neighbouring points
+  //    does not set the slope. If that secant is not increasing, the average
+  //    bandwidth of the largest point (bytes/seconds) is used instead.
+  // REQUIRES: validate(*this).ok(). Thread-safe (const, no state).
+  double time_s(double bytes) const;
+
+  friend bool operator==(const CollectiveCurve&, const CollectiveCurve&) = default;
+};
+
+// OK for a usable curve; otherwise InvalidArgument naming the first bad
+// point as "points[i]".
+Status validate(const CollectiveCurve& curve);
+
+// Reads a measured curve written by nccl-tests. Two layouts are accepted:
+//  1. vTrain's LUT files (../shared/data/vtrain/allreduce_lut/*/AR_GPU{N}_*):
+//     a header line `size(B),count,type,time(ns),busbw(GB/s),time(ns),busbw(GB/s)`
+//     then comma-separated rows; times in nanoseconds.
+//  2. nccl-tests' own stdout (all_reduce_perf ... > file): `#` comment lines,
+//     the column header line `#  size  count  type  redop  root  time  algbw
+//     busbw #wrong  time ...`, whitespace-separated rows, times in
+//     microseconds. Lines from NCCL's debug log (containing "NCCL") are
+//     skipped.
+// Each row's time is the mean of its out-of-place and in-place times. A UTF-8
+// byte-order mark and CRLF line endings are accepted.
+//
+// Errors: NotFound/IoError for the file; ParseError naming "path:line" for a
+// missing header, a malformed row, or sizes not strictly increasing; an
+// empty table is an error. Thread-safe (reads only its arguments).
+Result<CollectiveCurve> read_nccl_tests_file(const std::string& path);
+
+// The same, from text already in memory; `source_name` prefixes messages.
+Result<CollectiveCurve> parse_nccl_tests_text(std::string_view text, std::string_view source_name);
+
+}  // namespace llmplan::simulator
+
+#endif  // LLMPLAN_SIMULATOR_COLLECTIVE_CURVE_H_

@@ -1,0 +1,62 @@
+#include "simulator/collectives.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace llmplan::simulator {
+
+CollectiveModel::CollectiveModel(const Cluster& cluster)
+    : nvlink_bytes_per_s_(cluster.gpu.nvlink_bytes_per_s / 2.0 * cluster.network.nvlink_efficiency),
+      nic_bytes_per_s_(cluster.nic_bytes_per_s * cluster.network.nic_efficiency),
+      nvlink_latency_s_(cluster.network.nvlink_latency_s),
+      nic_latency_s_(cluster.network.nic_latency_s) {}
+
+void CollectiveModel::add_in_node_curve(CollectiveKind kind, int group_size,
+                                        CollectiveCurve curve) {
+  curves_[{kind, group_size}] = std::move(curve);
+}
+
+bool CollectiveModel::has_curve(CollectiveKind kind, int group_size) const {
+  return curves_.count({kind, group_size}) > 0;
+}
+
+double CollectiveModel::formula_time_s(const CollectiveDesc& c) const {
+  const int n = c.group.size;
+  if (n <= 1 || c.bytes <= 0) return 0.0;
+  const int nodes = c.group.nodes();
+  const int k = std::min(c.group.ranks_per_node, n);
+  double bw = nvlink_bytes_per_s_;
+  double alpha_steps = 0;  // latency of the whole operation
+  if (nodes <= 1) {
+    const double hops = c.kind == CollectiveKind::kSendRecv ? 1.0 : n - 1.0;
+    alpha_steps = hops * nvlink_latency_s_;
+  } else {
+    bw = std::min(nvlink_bytes_per_s_, k * nic_bytes_per_s_);
+    const double tree = std::ceil(std::log2(static_cast<double>(nodes)));
+    alpha_steps = c.kind == CollectiveKind::kSendRecv
+                      ? nic_latency_s_
+                      : (k - 1) * nvlink_latency_s_ + tree * nic_latency_s_;
+  }
+  const double frac = (n - 1.0) / n;
+  switch (c.kind) {
+    case CollectiveKind::kAllReduce:
+      return 2.0 * frac * c.bytes / bw + 2.0 * alpha_steps;
+    case CollectiveKind::kAllGather:
+    case CollectiveKind::kReduceScatter:
+      return frac * c.bytes / bw + alpha_steps;
+    case CollectiveKind::kSendRecv:
+      return c.bytes / bw + alpha_steps;
+  }
+  return 0.0;
+}
+
+double CollectiveModel::time_s(const CollectiveDesc& c) const {
+  if (c.group.size <= 1 || c.bytes <= 0) return 0.0;
+  if (c.group.nodes() <= 1) {
+    auto it = curves_.find({c.kind, c.group.size});
+    if (it != curves_.end()) return it->second.time_s(c.bytes);
+  }
+  return formula_time_s(c);
+}
+
+}  // namespace llmplan::simulator

@@ -1,0 +1,326 @@
+#include "simulator/lowering.h"
+
+#include <algorithm>
+
+namespace llmplan::simulator {
+
+const char* to_string(StreamKind s) {
+  switch (s) {
+    case StreamKind::kCompute: return "compute";
+    case StreamKind::kTensorComm: return "tp-comm";
+    case StreamKind::kPipeForward: return "pp-send-fwd";
+    case StreamKind::kPipeBackward: return "pp-send-bwd";
+    case StreamKind::kDataComm: return "dp-comm";
+  }
+  return "?";
+}
+
+Placement place(const Plan& plan, const Cluster& cluster) {
+  const int t = plan.tensor_parallel, d = plan.data_parallel, p = plan.pipeline_parallel;
+  const int G = cluster.gpus_per_node;
+  Placement pl;
+  pl.tensor = {t, std::min(t, G)};
+  // DP peers of a rank are t apart: how many of them share its node.
+  const int dp_per_node = t >= G ? 1 : std::max(1, std::min(d, G / t));
+  pl.data = {d, dp_per_node};
+  const int64_t stage_ranks = static_cast<int64_t>(t) * d;
+  pl.pipe_crosses_node.assign(p, false);
+  for (int r = 0; r < p; ++r) {
+    const int next = (r + 1) % p;
+    bool crosses = stage_ranks >= G;
+    for (int64_t i = 0; !crosses && i < stage_ranks; ++i) {
+      crosses = (stage_ranks * r + i) / G != (stage_ranks * next + i) / G;
+    }
+    pl.pipe_crosses_node[r] = crosses;
+  }
+  const bool emb_cross = p > 1 && (stage_ranks * (p - 1)) / G != 0;
+  pl.embedding = {2, emb_cross ? 1 : 2};
+  return pl;
+}
+
+namespace {
+
+// Emits the ops of one chunk; all shapes are per tensor-parallel rank.
+class Lowerer {
+ public:
+  Lowerer(const Model& model, const Plan& plan, const Placement& placement, const CostModel& cost)
+      : m_(model), p_(plan), pl_(placement), cost_(cost) {
+    t_ = plan.tensor_parallel;
+    b_ = plan.micro_batch_size;
+    s_ = model.seq_length;
+    h_ = model.hidden_size;
+    a_ = model.num_heads;
+    g_ = model.kv_heads();
+    d_ = model.head_dim();
+    f_ = model.ffn_hidden();
+    V_ = model.vocab_size;
+    T_ = static_cast<double>(b_) * s_;
+    sp_ = plan.sequence_parallel && t_ > 1;
+    Tsp_ = sp_ ? T_ / t_ : T_;
+    swiglu_ = model.activation == Activation::kSwiglu;
+  }
+
+  void gemm(std::vector<LoweredOp>* out, KernelKind kind, Pass pass, double m, double n, double k,
+            double batch, OpCategory cat) {
+    KernelDesc desc;
+    desc.kind = kind;
+    desc.pass = pass;
+    desc.gemm = {static_cast<int64_t>(m), static_cast<int64_t>(n), static_cast<int64_t>(k),
+                 static_cast<int64_t>(batch)};
+    desc.flops = 2.0 * m * n * k * batch;
+    desc.precision = p_.precision;
+    push_kernel(out, desc, cat);
+  }
+
+  void mem(std::vector<LoweredOp>* out, KernelKind kind, Pass pass, double bytes, OpCategory cat) {
+    KernelDesc desc;
+    desc.kind = kind;
+    desc.pass = pass;
+    desc.bytes = bytes;
+    desc.precision = p_.precision;
+    push_kernel(out, desc, cat);
+  }
+
+  void flash(std::vector<LoweredOp>* out, Pass pass, OpCategory cat) {
+    KernelDesc desc;
+    desc.kind = KernelKind::kFlashAttention;
+    desc.pass = pass;
+    const double heads = static_cast<double>(b_) * a_ / t_;
+    desc.gemm = {s_, s_, d_, static_cast<int64_t>(heads)};
+    const double fwd = 4.0 * heads * s_ * s_ * d_;
+    desc.flops = pass == Pass::kForward ? fwd : 2.5 * fwd;
+    desc.precision = p_.precision;
+    push_kernel(out, desc, cat);
+  }
+
+  void tp(std::vector<LoweredOp>* out, CollectiveKind kind, double bytes) {
+    if (t_ <= 1) return;
+    CollectiveDesc c;
+    c.kind = kind;
+    c.bytes = bytes;
+    c.group = pl_.tensor;
+    LoweredOp op;
+    op.stream = StreamKind::kTensorComm;
+    op.category = OpCategory::kTensorComm;
+    op.duration_s = cost_.collective_time_s(c);
+    op.name = collective_kind_name(kind);
+    out->push_back(op);
+  }
+
+  // The TP collective after a row-parallel GEMM (forward) or before a
+  // column-parallel one's input gradient leaves (backward).
+  void tp_reduce(std::vector<LoweredOp>* out) {
+    tp(out, sp_ ? CollectiveKind::kReduceScatter : CollectiveKind::kAllReduce, T_ * h_ * kElem);
+  }
+  void sp_gather(std::vector<LoweredOp>* out) {
+    if (sp_) tp(out, CollectiveKind::kAllGather, T_ * h_ * kElem);
+  }
+
+  void attention_core_forward(std::vector<LoweredOp>* out, OpCategory cat) {
+    const double heads = static_cast<double>(b_) * a_ / t_;
+    if (p_.flash_attention) {
+      flash(out, Pass::kForward, cat);
+      return;
+    }
+    const double scores = heads * s_ * s_;
+    gemm(out, KernelKind::kAttnScoreGemm, Pass::kForward, s_, s_, d_, heads, cat);
+    mem(out, KernelKind::kSoftmax, Pass::kForward, scores * kElem * 2, cat);
+    mem(out, KernelKind::kAttnDropout, Pass::kForward, scores * (kElem * 2 + 1), cat);
+    gemm(out, KernelKind::kAttnValueGemm, Pass::kForward, s_, d_, s_, heads, cat);
+  }
+
+  void layer_forward(std::vector<LoweredOp>* out, OpCategory cat) {
+    const double q_cols = static_cast<double>(a_ + 2 * g_) * d_ / t_;
+    const double fc1_cols = (swiglu_ ? 2.0 : 1.0) * f_ / t_;
+    mem(out, KernelKind::kLayerNorm, Pass::kForward, Tsp_ * h_ * kElem * 2, cat);
+    sp_gather(out);
+    gemm(out, KernelKind::kQkvGemm, Pass::kForward, T_, q_cols, h_, 1, cat);
+    attention_core_forward(out, cat);
+    gemm(out, KernelKind::kOutProjGemm, Pass::kForward, T_, h_, static_cast<double>(a_) * d_ / t_,
+         1, cat);
+    tp_reduce(out);
+    mem(out, KernelKind::kDropoutResidual, Pass::kForward, Tsp_ * h_ * (kElem * 3 + 1), cat);
+    mem(out, KernelKind::kLayerNorm, Pass::kForward, Tsp_ * h_ * kElem * 2, cat);
+    sp_gather(out);
+    gemm(out, KernelKind::kFc1Gemm, Pass::kForward, T_, fc1_cols, h_, 1, cat);
+    mem(out, KernelKind::kActivation, Pass::kForward,
+        T_ * f_ / t_ * kElem * (swiglu_ ? 3 : 2), cat);
+    gemm(out, KernelKind::kFc2Gemm, Pass::kForward, T_, h_, static_cast<double>(f_) / t_, 1, cat);
+    tp_reduce(out);
+    mem(out, KernelKind::kDropoutResidual, Pass::kForward, Tsp_ * h_ * (kElem * 3 + 1), cat);
+  }
+
+  // Data- and weight-gradient GEMMs of a forward GEMM [m,k]x[k,n].
+  void gemm_backward(std::vector<LoweredOp>* out, KernelKind kind, double m, double n, double k,
+                     double batch) {
+    gemm(out, kind, Pass::kBackwardData, m, n, k, batch, OpCategory::kCompute);
+    gemm(out, kind, Pass::kBackwardWeight, m, n, k, batch, OpCategory::kCompute);
+  }
+
+  void layer_backward(std::vector<LoweredOp>* out, double layer_grad_bytes) {
+    const OpCategory c = OpCategory::kCompute;
+    if (p_.recompute == Recompute::kFull) layer_forward(out, OpCategory::kRecompute);
+    const double q_cols = static_cast<double>(a_ + 2 * g_) * d_ / t_;
+    const double fc1_cols = (swiglu_ ? 2.0 : 1.0) * f_ / t_;
+    const double heads = static_cast<double>(b_) * a_ / t_;
+    // MLP block.
+    mem(out, KernelKind::kDropoutResidual, Pass::kBackward, Tsp_ * h_ * (kElem * 2 + 1), c);
+    sp_gather(out);
+    gemm_backward(out, KernelKind::kFc2Gemm, T_, h_, static_cast<double>(f_) / t_, 1);
+    mem(out, KernelKind::kActivation, Pass::kBackward, T_ * f_ / t_ * kElem * (swiglu_ ? 5 : 3), c);
+    gemm_backward(out, KernelKind::kFc1Gemm, T_, fc1_cols, h_, 1);
+    tp_reduce(out);
+    mem(out, KernelKind::kLayerNorm, Pass::kBackward, Tsp_ * h_ * kElem * 3, c);
+    // Attention block.
+    mem(out, KernelKind::kDropoutResidual, Pass::kBackward, Tsp_ * h_ * (kElem * 2 + 1), c);
+    sp_gather(out);
+    gemm_backward(out, KernelKind::kOutProjGemm, T_, h_, static_cast<double>(a_) * d_ / t_, 1);
+    if (p_.flash_attention) {
+      flash(out, Pass::kBackward, c);
+    } else {
+      if (p_.recompute == Recompute::kSelective) {
+        attention_core_forward(out, OpCategory::kRecompute);
+      }
+      const double scores = heads * s_ * s_;
+      gemm_backward(out, KernelKind::kAttnValueGemm, s_, d_, s_, heads);
+      mem(out, KernelKind::kAttnDropout, Pass::kBackward, scores * (kElem * 2 + 1), c);
+      mem(out, KernelKind::kSoftmax, Pass::kBackward, scores * kElem * 3, c);
+      gemm_backward(out, KernelKind::kAttnScoreGemm, s_, s_, d_, heads);
+    }
+    gemm_backward(out, KernelKind::kQkvGemm, T_, q_cols, h_, 1);
+    tp_reduce(out);
+    mem(out, KernelKind::kLayerNorm, Pass::kBackward, Tsp_ * h_ * kElem * 3, c);
+    out->back().grad_ready_bytes += layer_grad_bytes;
+  }
+
+  void embedding_forward(std::vector<LoweredOp>* out) {
+    const double pos = m_.positions == PositionEmbedding::kLearned ? 1.0 : 0.0;
+    mem(out, KernelKind::kEmbedding, Pass::kForward, T_ * h_ * kElem * (2 + pos),
+        OpCategory::kCompute);
+    tp_reduce(out);  // vocab-parallel embedding: partial rows summed over TP
+  }
+
+  void embedding_backward(std::vector<LoweredOp>* out, double grad_bytes) {
+    sp_gather(out);
+    mem(out, KernelKind::kEmbedding, Pass::kBackward, T_ * h_ * kElem * 2, OpCategory::kCompute);
+    out->back().grad_ready_bytes += grad_bytes;
+  }
+
+  void head_forward(std::vector<LoweredOp>* out) {
+    const OpCategory c = OpCategory::kCompute;
+    mem(out, KernelKind::kLayerNorm, Pass::kForward, Tsp_ * h_ * kElem * 2, c);
+    sp_gather(out);
+    gemm(out, KernelKind::kLogitsGemm, Pass::kForward, T_, static_cast<double>(V_) / t_, h_, 1, c);
+    // Vocab-parallel cross-entropy: fp32 logits, three small TP all-reduces
+    // (max, sum of exponentials, target logit).
+    mem(out, KernelKind::kCrossEntropy, Pass::kForward, T_ * V_ / t_ * (kElem + 4) * 2, c);
+    for (int i = 0; i < 3; ++i) tp(out, CollectiveKind::kAllReduce, T_ * 4);
+  }
+
+  void head_backward(std::vector<LoweredOp>* out, double grad_bytes) {
+    const OpCategory c = OpCategory::kCompute;
+    mem(out, KernelKind::kCrossEntropy, Pass::kBackward, T_ * V_ / t_ * (kElem + 4), c);
+    gemm_backward(out, KernelKind::kLogitsGemm, T_, static_cast<double>(V_) / t_, h_, 1);
+    tp_reduce(out);
+    mem(out, KernelKind::kLayerNorm, Pass::kBackward, Tsp_ * h_ * kElem * 3, c);
+    out->back().grad_ready_bytes += grad_bytes;
+  }
+
+  void overhead(std::vector<LoweredOp>* out) {
+    const double s = cost_.microbatch_overhead_s();
+    if (s <= 0) return;
+    LoweredOp op;
+    op.category = OpCategory::kHostOverhead;
+    op.duration_s = s;
+    op.name = "host_overhead";
+    out->push_back(op);
+  }
+
+  double tokens() const { return T_; }
+
+  static constexpr double kElem = 2.0;  // bf16 / fp16 activations
+
+ private:
+  void push_kernel(std::vector<LoweredOp>* out, const KernelDesc& desc, OpCategory cat) {
+    LoweredOp op;
+    op.stream = StreamKind::kCompute;
+    op.category = cat;
+    op.duration_s = cost_.kernel_time_s(desc);
+    op.flops = desc.flops;
+    op.name = kernel_kind_name(desc.kind);
+    out->push_back(op);
+  }
+
+  const Model& m_;
+  const Plan& p_;
+  const Placement& pl_;
+  const CostModel& cost_;
+  int t_, b_, s_, h_, a_, g_, d_, f_, V_;
+  double T_, Tsp_;
+  bool sp_, swiglu_;
+};
+
+}  // namespace
+
+ChunkProgram lower_chunk(const Model& model, const Plan& plan, const Placement& placement,
+                         const CostModel& cost, int chunk) {
+  const int chunks = plan.pipeline_parallel * plan.virtual_stages;
+  LLMPLAN_CHECK(chunk >= 0 && chunk < chunks);
+  const int t = plan.tensor_parallel;
+  const bool first = chunk == 0;
+  const bool last = chunk == chunks - 1;
+  const double grad_elem = plan.grad_reduce_bytes();
+
+  ChunkProgram prog;
+  prog.chunk = chunk;
+  prog.layers = layers_in_chunk(model, plan, chunk);
+  const double layer_params = static_cast<double>(model.layer_parameters()) / t;
+  double embedding_params = 0, head_params = 0;
+  if (first) {
+    embedding_params = static_cast<double>(model.vocab_size) * model.hidden_size / t;
+    if (model.positions == PositionEmbedding::kLearned) {
+      embedding_params += static_cast<double>(model.seq_length) * model.hidden_size;
+    }
+  }
+  if (last) {
+    head_params = model.linear_bias ? 2.0 * model.hidden_size : model.hidden_size;
+    // Untied: the output projection. Tied across stages: the last stage keeps
+    // its own copy of the word embeddings (synchronised by an all-reduce).
+    if (!model.tied_embeddings || chunks > 1) {
+      head_params += static_cast<double>(model.vocab_size) * model.hidden_size / t;
+    }
+  }
+  prog.parameters = prog.layers * layer_params + embedding_params + head_params;
+  prog.grad_bytes = prog.parameters * grad_elem;
+
+  Lowerer low(model, plan, placement, cost);
+  const double act_bytes = low.tokens() * model.hidden_size * Lowerer::kElem;
+  // With sequence parallelism (or Megatron's scatter/gather) a stage sends
+  // only its 1/t slice of the activation.
+  const bool sliced = t > 1 && (plan.sequence_parallel || plan.pipeline_scatter_gather);
+  prog.activation_send_bytes = sliced ? act_bytes / t : act_bytes;
+
+  // Forward.
+  low.overhead(&prog.forward);
+  if (plan.pipeline_scatter_gather && !first && t > 1 && !plan.sequence_parallel) {
+    low.tp(&prog.forward, CollectiveKind::kAllGather, act_bytes);
+  }
+  if (first) low.embedding_forward(&prog.forward);
+  for (int l = 0; l < prog.layers; ++l) low.layer_forward(&prog.forward, OpCategory::kCompute);
+  if (last) low.head_forward(&prog.forward);
+
+  // Backward (reverse order).
+  low.overhead(&prog.backward);
+  if (plan.pipeline_scatter_gather && !last && t > 1 && !plan.sequence_parallel) {
+    low.tp(&prog.backward, CollectiveKind::kAllGather, act_bytes);
+  }
+  if (last) low.head_backward(&prog.backward, head_params * grad_elem);
+  for (int l = 0; l < prog.layers; ++l) low.layer_backward(&prog.backward, layer_params * grad_elem);
+  if (first) low.embedding_backward(&prog.backward, embedding_params * grad_elem);
+
+  for (const LoweredOp& op : prog.forward) prog.forward_s += op.duration_s;
+  for (const LoweredOp& op : prog.backward) prog.backward_s += op.duration_s;
+  return prog;
+}
+
+}  // namespace llmplan::simulator

@@ -1,0 +1,77 @@
+// Lowering: from a model chunk and a plan to the kernels and tensor-parallel
+// collectives one device runs for one micro-batch, with durations from a
+// CostModel. The op graph of DESIGN.md section 4, per layer:
+//   forward  LN, [SP all-gather], QKV GEMM, attention (QK^T, softmax,
+//            dropout, AV -- or one flash-attention kernel), output GEMM, TP
+//            all-reduce (SP: reduce-scatter), dropout+residual, LN, [SP
+//            all-gather], FC1, activation, FC2, TP collective, dropout+residual
+//   backward the same in reverse with data- and weight-gradient GEMMs and the
+//            TP collectives of the input gradients; full recomputation
+//            re-runs the layer's forward first, selective recomputation the
+//            attention core (not needed with flash attention)
+// plus the embedding on the first chunk and the final norm, logits and loss
+// on the last.
+#ifndef LLMPLAN_SIMULATOR_LOWERING_H_
+#define LLMPLAN_SIMULATOR_LOWERING_H_
+
+#include <cstdint>
+#include <vector>
+
+#include "simulator/cluster.h"
+#include "simulator/cost_model.h"
+#include "simulator/model.h"
+#include "simulator/plan.h"
+
+namespace llmplan::simulator {
+
+// Streams of one device.
+enum class StreamKind : int { kCompute = 0, kTensorComm, kPipeForward, kPipeBackward, kDataComm };
+constexpr int kStreamsPerDevice = 5;
+const char* to_string(StreamKind s);
+
+enum class OpCategory : uint8_t { kCompute, kRecompute, kTensorComm, kHostOverhead };
+
+// One kernel or TP collective of a micro-batch pass.
+struct LoweredOp {
+  StreamKind stream = StreamKind::kCompute;  // kCompute or kTensorComm
+  OpCategory category = OpCategory::kCompute;
+  double duration_s = 0;
+  double flops = 0;            // hardware FLOPs on this device
+  const char* name = "";       // kernel kind or collective name
+  // Backward only: gradient bytes of this chunk that are final once this op
+  // has run (the data-parallel buckets fill from these).
+  double grad_ready_bytes = 0;
+};
+
+// Where the ranks of each communicator sit (ranks: TP fastest, then DP, then PP).
+struct Placement {
+  CommGroup tensor;              // t ranks
+  CommGroup data;                // d ranks, stride t
+  // Per stage boundary r -> r+1 (r = 0..p-1; p-1 -> 0 for the interleaved
+  // wrap-around): whether any rank pair crosses a node.
+  std::vector<bool> pipe_crosses_node;
+  CommGroup embedding;           // first and last stage (tied embeddings)
+};
+
+// REQUIRES: validate(model, plan).ok() and cluster.gpus_per_node >= 1.
+Placement place(const Plan& plan, const Cluster& cluster);
+
+// The per-micro-batch work of one model chunk on one device.
+struct ChunkProgram {
+  int chunk = 0;              // model chunk index, 0 .. p*v-1
+  int layers = 0;
+  std::vector<LoweredOp> forward;
+  std::vector<LoweredOp> backward;  // includes recomputation
+  double forward_s = 0, backward_s = 0;
+  double parameters = 0;      // parameters held by one device for this chunk
+  double grad_bytes = 0;      // their gradient bytes in the DP reduction
+  double activation_send_bytes = 0;  // pipeline message per micro-batch
+};
+
+// REQUIRES: validate(model, plan).ok(); 0 <= chunk < p*v.
+ChunkProgram lower_chunk(const Model& model, const Plan& plan, const Placement& placement,
+                         const CostModel& cost, int chunk);
+
+}  // namespace llmplan::simulator
+
+#endif  // LLMPLAN_SIMULATOR_LOWERING_H_

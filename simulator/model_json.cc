@@ -1,0 +1,49 @@
+#include "simulator/model_json.h"
+
+#include "simulator/strict_json.h"
+
+namespace llmplan::simulator {
+
+Status apply_model_json(const boost::json::value& v, const std::string& path, Model* out) {
+  Model m = *out;
+  json::JsonObjectReader r(v, path);
+  r.read_string("name", &m.name);
+  r.read_int("layers", &m.num_layers, false, 1);
+  r.read_int("hidden", &m.hidden_size, false, 1);
+  r.read_int("heads", &m.num_heads, false, 1);
+  r.read_int("kv_heads", &m.num_kv_heads, false, 0);
+  r.read_int("ffn_hidden", &m.ffn_hidden_size, false, 0);
+  r.read_int("seq", &m.seq_length, false, 1);
+  r.read_int("vocab", &m.vocab_size, false, 1);
+  r.read_enum("activation", &m.activation,
+              {{"gelu", Activation::kGelu}, {"swiglu", Activation::kSwiglu}});
+  r.read_enum("positions", &m.positions,
+              {{"learned", PositionEmbedding::kLearned}, {"rotary", PositionEmbedding::kRotary}});
+  r.read_bool("tied_embeddings", &m.tied_embeddings);
+  r.read_bool("linear_bias", &m.linear_bias);
+  r.ignore("source");
+  r.ignore("note");
+  r.ignore("description");
+  LLMPLAN_RETURN_IF_ERROR(r.finish());
+  *out = std::move(m);
+  return Status();
+}
+
+boost::json::value model_to_json(const Model& m) {
+  boost::json::object o;
+  o["name"] = m.name;
+  o["layers"] = m.num_layers;
+  o["hidden"] = m.hidden_size;
+  o["heads"] = m.num_heads;
+  o["kv_heads"] = m.num_kv_heads;
+  o["ffn_hidden"] = m.ffn_hidden_size;
+  o["seq"] = m.seq_length;
+  o["vocab"] = m.vocab_size;
+  o["activation"] = m.activation == Activation::kSwiglu ? "swiglu" : "gelu";
+  o["positions"] = m.positions == PositionEmbedding::kRotary ? "rotary" : "learned";
+  o["tied_embeddings"] = m.tied_embeddings;
+  o["linear_bias"] = m.linear_bias;
+  return o;
+}
+
+}  // namespace llmplan::simulator

@@ -1,0 +1,38 @@
+// JSON form of a Model (see model.h), for presets, configs and reports.
+//
+// Fields (all optional when applying; every one written by model_to_json):
+//   name (string), layers, hidden, heads, kv_heads (0: = heads), ffn_hidden
+//   (0: 4 * hidden), seq, vocab (integers), activation ("gelu" | "swiglu"),
+//   positions ("learned" | "rotary"), tied_embeddings, linear_bias (booleans).
+// Numbers may be bare or {"value": X, "source": "..."}. The documentation keys
+// "source", "note" and "description" are accepted and ignored; any other key
+// is an error.
+#ifndef LLMPLAN_SIMULATOR_MODEL_JSON_H_
+#define LLMPLAN_SIMULATOR_MODEL_JSON_H_
+
+#include <boost/json.hpp>
+#include <string>
+
+#include "simulator/model.h"
+#include "simulator/status.h"
+
+namespace llmplan::simulator {
+
+// Applies the fields present in the JSON object `v` onto *out, leaving the
+// others as they are, so a preset can be overridden field by field. `path`
+// names the object in messages ("config.json: model").
+//
+// Returns InvalidArgument naming path.field for an unknown key, a wrong type,
+// an unknown enum spelling or a value out of range (sizes must be >= 1,
+// kv_heads and ffn_hidden >= 0). Checks only single fields: whether the
+// whole model is consistent is validate(Model)'s job. On error *out is left
+// unchanged. Thread-safe (touches only its arguments).
+Status apply_model_json(const boost::json::value& v, const std::string& path, Model* out);
+
+// Every field of `model` as a JSON object that apply_model_json reads back
+// to an equal Model.
+boost::json::value model_to_json(const Model& model);
+
+}  // namespace llmplan::simulator
+
+#endif  // LLMPLAN_SIMULATOR_MODEL_JSON_H_

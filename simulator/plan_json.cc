@@ -1,0 +1,59 @@
+#include "simulator/plan_json.h"
+
+#include "simulator/strict_json.h"
+
+namespace llmplan::simulator {
+
+Status apply_plan_json(const boost::json::value& v, const std::string& path, Plan* out) {
+  Plan p = *out;
+  json::JsonObjectReader r(v, path);
+  r.read_int("tp", &p.tensor_parallel, false, 1);
+  r.read_int("pp", &p.pipeline_parallel, false, 1);
+  r.read_int("dp", &p.data_parallel, false, 1);
+  r.read_int("micro_batch", &p.micro_batch_size, false, 1);
+  r.read_int("global_batch", &p.global_batch_size, false, 1);
+  r.read_int("virtual_stages", &p.virtual_stages, false, 1);
+  r.read_enum("schedule", &p.schedule,
+              {{"gpipe", Schedule::kGpipe},
+               {"1f1b", Schedule::kOneFOneB},
+               {"interleaved", Schedule::kInterleaved}});
+  r.read_enum("recompute", &p.recompute,
+              {{"none", Recompute::kNone},
+               {"selective", Recompute::kSelective},
+               {"full", Recompute::kFull}});
+  r.read_bool("sequence_parallel", &p.sequence_parallel);
+  r.read_bool("distributed_optimizer", &p.distributed_optimizer);
+  r.read_bool("flash_attention", &p.flash_attention);
+  r.read_enum("precision", &p.precision, {{"bf16", Precision::kBf16}, {"fp16", Precision::kFp16}});
+  r.read_int64("grad_bucket_bytes", &p.grad_bucket_bytes, false, 0);
+  r.read_bool("overlap_grad_reduce", &p.overlap_grad_reduce);
+  r.read_bool("pipeline_scatter_gather", &p.pipeline_scatter_gather);
+  r.ignore("source");
+  r.ignore("note");
+  r.ignore("description");
+  LLMPLAN_RETURN_IF_ERROR(r.finish());
+  *out = p;
+  return Status();
+}
+
+boost::json::value plan_to_json(const Plan& p) {
+  boost::json::object o;
+  o["tp"] = p.tensor_parallel;
+  o["pp"] = p.pipeline_parallel;
+  o["dp"] = p.data_parallel;
+  o["micro_batch"] = p.micro_batch_size;
+  o["global_batch"] = p.global_batch_size;
+  o["virtual_stages"] = p.virtual_stages;
+  o["schedule"] = to_string(p.schedule);
+  o["recompute"] = to_string(p.recompute);
+  o["sequence_parallel"] = p.sequence_parallel;
+  o["distributed_optimizer"] = p.distributed_optimizer;
+  o["flash_attention"] = p.flash_attention;
+  o["precision"] = to_string(p.precision);
+  o["grad_bucket_bytes"] = p.grad_bucket_bytes;
+  o["overlap_grad_reduce"] = p.overlap_grad_reduce;
+  o["pipeline_scatter_gather"] = p.pipeline_scatter_gather;
+  return o;
+}
+
+}  // namespace llmplan::simulator

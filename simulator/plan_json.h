@@ -1,0 +1,39 @@
+// JSON form of a Plan (see plan.h), for configs, job lists and reports.
+//
+// Fields (all optional when applying; every one written by plan_to_json):
+//   tp, pp, dp, micro_batch, global_batch, virtual_stages (integers >= 1),
+//   schedule ("gpipe" | "1f1b" | "interleaved"),
+//   recompute ("none" | "selective" | "full"), precision ("bf16" | "fp16"),
+//   grad_bucket_bytes (integer >= 0; 0 = one bucket per stage),
+//   sequence_parallel, distributed_optimizer, flash_attention,
+//   overlap_grad_reduce, pipeline_scatter_gather (booleans).
+// Numbers may be bare or {"value": X, "source": "..."}. The documentation keys
+// "source", "note" and "description" are accepted and ignored; any other key
+// is an error.
+#ifndef LLMPLAN_SIMULATOR_PLAN_JSON_H_
+#define LLMPLAN_SIMULATOR_PLAN_JSON_H_
+
+#include <boost/json.hpp>
+#include <string>
+
+#include "simulator/plan.h"
+#include "simulator/status.h"
+
+namespace llmplan::simulator {
+
+// Applies the fields present in the JSON object `v` onto *out, leaving the
+// others unchanged. `path` names the object in messages ("jobs.json: plan").
+//
+// Returns InvalidArgument naming path.field for an unknown key, a wrong type,
+// an unknown enum spelling or a value out of range. Checks single fields
+// only; validate(Plan) and validate(Model, Plan) check the combination. On
+// error *out is left unchanged. Thread-safe.
+Status apply_plan_json(const boost::json::value& v, const std::string& path, Plan* out);
+
+// Every field of `plan` as a JSON object that apply_plan_json reads back to
+// an equal Plan.
+boost::json::value plan_to_json(const Plan& plan);
+
+}  // namespace llmplan::simulator
+
+#endif  // LLMPLAN_SIMULATOR_PLAN_JSON_H_

@@ -1,0 +1,526 @@
+#include "simulator/simulate.h"
+
+#include <algorithm>
+
+#include "simulator/engine.h"
+#include "simulator/lowering.h"
+#include "simulator/roofline.h"
+#include "simulator/schedule.h"
+
+namespace llmplan::simulator {
+namespace {
+
+// A task's name in the timeline, formatted only when a timeline is kept.
+struct Label {
+  const char* what = "";  // "F", "B", "send act", "dp all_reduce bucket", ...
+  int micro_batch = -1;
+  int chunk = -1;
+  int index = -1;         // bucket number
+  const char* op = nullptr;  // kernel name in task-level mode
+
+  std::string str() const {
+    std::string s;
+    if (op != nullptr) s.append(op).append(" ");
+    s.append(what);
+    if (micro_batch >= 0) s.append(" mb").append(std::to_string(micro_batch));
+    if (index >= 0) s.append(" ").append(std::to_string(index));
+    if (chunk >= 0) s.append(" c").append(std::to_string(chunk));
+    return s;
+  }
+};
+
+// A micro-batch pass as it landed in the task graph.
+struct Segment {
+  TaskId first = -1, last = -1;
+  TaskId transfer_in = -1;  // pipeline transfer this pass waited for, or -1
+};
+
+// Builds the task graph of one iteration and keeps what accounting needs.
+//
+// Passes are emitted as a wavefront across stages: a stage emits its next
+// pass only once the pipeline transfer that pass waits for exists, so every
+// dependency points to an earlier task (the engine's requirement).
+class GraphBuilder {
+ public:
+  GraphBuilder(const Model& model, const Plan& plan, const Placement& placement,
+               const CostModel& cost, const std::vector<const ChunkProgram*>& programs,
+               const SimOptions& options)
+      : model_(model), plan_(plan), placement_(placement), cost_(cost), programs_(programs),
+        options_(options), p_(plan.pipeline_parallel), v_(plan.virtual_stages),
+        m_(plan.num_micro_batches()), graph_(plan.pipeline_parallel * kStreamsPerDevice) {}
+
+  Status build() {
+    const int chunks = p_ * v_;
+    const size_t passes = static_cast<size_t>(2) * m_ * chunks;
+    graph_.reserve(options_.collapse_chains ? passes * 2 + 64 * p_ : passes * 64,
+                   options_.collapse_chains ? passes * 2 + 64 * p_ : passes * 80);
+    send_fwd_.assign(static_cast<size_t>(chunks) * m_, -1);
+    send_bwd_.assign(static_cast<size_t>(chunks) * m_, -1);
+    stage_end_task_.assign(p_, -1);
+    optimizer_task_.assign(p_, -1);
+    // Pipeline transfer times per chunk (forward to the next chunk's stage,
+    // backward to the previous one's), computed once.
+    send_fwd_s_.assign(chunks, 0.0);
+    send_bwd_s_.assign(chunks, 0.0);
+    for (int j = 0; j < chunks; ++j) {
+      const int r = j % p_;
+      if (j < chunks - 1) send_fwd_s_[j] = transfer_s(*programs_[j], r);
+      if (j > 0) send_bwd_s_[j] = transfer_s(*programs_[j], (r + p_ - 1) % p_);
+    }
+    stages_.resize(p_);
+    for (int r = 0; r < p_; ++r) {
+      StageState& st = stages_[r];
+      st.steps = stage_schedule(plan_, r);
+      st.last_backward.assign(v_, -1);
+      for (size_t k = 0; k < st.steps.size(); ++k) {
+        if (!st.steps[k].forward) st.last_backward[st.steps[k].virtual_chunk] = static_cast<int>(k);
+      }
+      st.segments.reserve(st.steps.size());
+    }
+    segments_.resize(p_);
+    int finished = 0;
+    while (finished < p_) {
+      bool progress = false;
+      for (int r = 0; r < p_; ++r) {
+        StageState& st = stages_[r];
+        if (st.done) continue;
+        while (st.next < st.steps.size() && emit_step(r)) {
+          ++st.next;
+          progress = true;
+        }
+        if (st.next == st.steps.size()) {
+          finish_stage(r);
+          st.done = true;
+          ++finished;
+          progress = true;
+        }
+      }
+      if (!progress) return Status::internal("pipeline schedule deadlocked (schedule bug)");
+    }
+    for (int r = 0; r < p_; ++r) segments_[r] = std::move(stages_[r].segments);
+    graph_.run(&start_);
+    return Status();
+  }
+
+  const TaskGraph& graph() const { return graph_; }
+  const std::vector<double>& start() const { return start_; }
+  double end(TaskId t) const { return start_[t] + graph_.duration_s(t); }
+  const std::vector<std::vector<Segment>>& segments() const { return segments_; }
+  TaskId optimizer_task(int r) const { return optimizer_task_[r]; }
+  TaskId stage_end_task(int r) const { return stage_end_task_[r]; }
+  const std::vector<std::string>& task_name() const { return task_name_; }
+
+ private:
+  struct StageState {
+    std::vector<PipelineStep> steps;
+    std::vector<int> last_backward;  // per virtual chunk: where its DP buckets fire
+    size_t next = 0;
+    bool done = false;
+    TaskId previous = -1;            // last compute-stream task of the stage
+    std::vector<TaskId> dp_tasks;
+    std::vector<Segment> segments;
+  };
+
+  size_t idx(int chunk, int micro_batch) const {
+    return static_cast<size_t>(chunk) * m_ + micro_batch;
+  }
+  int stream_id(int stage, StreamKind s) const {
+    return stage * kStreamsPerDevice + static_cast<int>(s);
+  }
+
+  TaskId add(int stage, StreamKind s, double duration, const Label& label) {
+    const TaskId t = graph_.add_task(stream_id(stage, s), duration);
+    if (options_.keep_timeline) task_name_.push_back(label.str());
+    return t;
+  }
+
+  // Adds the first task of a pass: after the stage's previous work and, if
+  // any, the pipeline transfer it consumes.
+  TaskId add_first(int stage, StreamKind s, double duration, const Label& label, TaskId previous,
+                   TaskId transfer) {
+    const TaskId t = add(stage, s, duration, label);
+    if (previous >= 0) graph_.add_dependency(previous, t);
+    if (transfer >= 0) graph_.add_dependency(transfer, t);
+    return t;
+  }
+
+  // Emits one micro-batch pass. Fills op_task (the task each op ran in) when
+  // given; splits collapsed passes after the ops marked in split_after.
+  Segment emit_pass(int stage, const std::vector<LoweredOp>& ops, double total_s,
+                    const Label& label, TaskId previous, TaskId transfer,
+                    std::vector<TaskId>* op_task, const std::vector<bool>* split_after) {
+    Segment seg;
+    seg.transfer_in = transfer;
+    if (options_.collapse_chains && split_after == nullptr) {
+      // The whole pass is one task; its duration was summed once when lowering.
+      seg.first = seg.last = add_first(stage, StreamKind::kCompute, total_s, label, previous,
+                                       transfer);
+      if (op_task != nullptr) op_task->assign(ops.size(), seg.first);
+    } else if (options_.collapse_chains) {
+      double acc = 0;
+      size_t piece_start = 0;
+      for (size_t k = 0; k < ops.size(); ++k) {
+        acc += ops[k].duration_s;
+        const bool cut = k + 1 == ops.size() || (*split_after)[k];
+        if (!cut) continue;
+        TaskId t;
+        if (seg.first < 0) {
+          t = seg.first = add_first(stage, StreamKind::kCompute, acc, label, previous, transfer);
+        } else {
+          t = add(stage, StreamKind::kCompute, acc, label);
+          graph_.add_dependency(seg.last, t);
+        }
+        if (op_task != nullptr) {
+          for (size_t q = piece_start; q <= k; ++q) (*op_task)[q] = t;
+        }
+        seg.last = t;
+        acc = 0;
+        piece_start = k + 1;
+      }
+    } else {
+      for (size_t k = 0; k < ops.size(); ++k) {
+        Label op_label = label;
+        op_label.op = ops[k].name;
+        TaskId t;
+        if (seg.first < 0) {
+          t = seg.first = add_first(stage, ops[k].stream, ops[k].duration_s, op_label, previous,
+                                    transfer);
+        } else {
+          t = add(stage, ops[k].stream, ops[k].duration_s, op_label);
+          graph_.add_dependency(seg.last, t);
+        }
+        if (op_task != nullptr) (*op_task)[k] = t;
+        seg.last = t;
+      }
+    }
+    return seg;
+  }
+
+  CollectiveKind grad_kind() const {
+    return plan_.distributed_optimizer ? CollectiveKind::kReduceScatter
+                                       : CollectiveKind::kAllReduce;
+  }
+
+  // Emits the next pass of stage r, or returns false if the transfer it
+  // waits for has not been emitted yet.
+  bool emit_step(int r) {
+    StageState& state = stages_[r];
+    const int k = static_cast<int>(state.next);
+    const PipelineStep& st = state.steps[k];
+    const int chunks = p_ * v_;
+    const int j = st.virtual_chunk * p_ + r;
+    TaskId transfer = -1;
+    if (st.forward && j > 0) {
+      transfer = send_fwd_[idx(j - 1, st.micro_batch)];
+      if (transfer < 0) return false;
+    } else if (!st.forward && j < chunks - 1) {
+      transfer = send_bwd_[idx(j + 1, st.micro_batch)];
+      if (transfer < 0) return false;
+    }
+    const ChunkProgram& prog = *programs_[j];
+    const Label label{st.forward ? "F" : "B", st.micro_batch, j};
+    const std::vector<LoweredOp>& ops = st.forward ? prog.forward : prog.backward;
+    const bool overlap = plan_.data_parallel > 1 && plan_.overlap_grad_reduce;
+    const bool buckets_here = overlap && !st.forward && k == state.last_backward[st.virtual_chunk];
+    std::vector<bool> split;
+    std::vector<TaskId> op_task;
+    std::vector<double> bucket_sizes;
+    if (buckets_here) {
+      split = bucket_cuts(ops, &bucket_sizes);
+      op_task.assign(ops.size(), -1);
+    }
+    const Segment seg = emit_pass(r, ops, st.forward ? prog.forward_s : prog.backward_s, label,
+                                  state.previous, transfer, buckets_here ? &op_task : nullptr,
+                                  buckets_here ? &split : nullptr);
+    state.segments.push_back(seg);
+    state.previous = seg.last;
+    if (st.forward && j < chunks - 1) {
+      const TaskId s = add(r, StreamKind::kPipeForward, send_fwd_s_[j],
+                           Label{"send activation", st.micro_batch, j});
+      graph_.add_dependency(seg.last, s);
+      send_fwd_[idx(j, st.micro_batch)] = s;
+    } else if (!st.forward && j > 0) {
+      const TaskId s = add(r, StreamKind::kPipeBackward, send_bwd_s_[j],
+                           Label{"send gradient", st.micro_batch, j});
+      graph_.add_dependency(seg.last, s);
+      send_bwd_[idx(j, st.micro_batch)] = s;
+    }
+    if (buckets_here) {
+      size_t b = 0;
+      for (size_t q = 0; q < ops.size(); ++q) {
+        if (!split[q]) continue;
+        const TaskId t = add(r, StreamKind::kDataComm, dp_time(grad_kind(), bucket_sizes[b]),
+                             Label{dp_label(grad_kind()), -1, j, static_cast<int>(b)});
+        graph_.add_dependency(op_task[q], t);
+        state.dp_tasks.push_back(t);
+        ++b;
+      }
+    }
+    return true;
+  }
+
+  // After the stage's last pass: the remaining gradient reductions, the
+  // optimizer step and (distributed optimizer) the parameter all-gather.
+  void finish_stage(int r) {
+    StageState& state = stages_[r];
+    const TaskId previous = state.previous;
+    std::vector<TaskId>& dp_tasks = state.dp_tasks;
+    const bool has_dp = plan_.data_parallel > 1;
+    // Without overlap: reduce every chunk's gradients after the stage's last pass.
+    if (has_dp && !plan_.overlap_grad_reduce) {
+      for (int c = 0; c < v_; ++c) {
+        const ChunkProgram& prog = *programs_[c * p_ + r];
+        for (double bytes : bucket_list(prog.grad_bytes)) {
+          const TaskId t = add(r, StreamKind::kDataComm, dp_time(grad_kind(), bytes),
+                               Label{dp_label(grad_kind()), -1, c * p_ + r});
+          graph_.add_dependency(previous, t);
+          dp_tasks.push_back(t);
+        }
+      }
+    }
+    // Tied embeddings split over the first and last stage: sum their gradients.
+    if (p_ > 1 && model_.tied_embeddings && (r == 0 || r == p_ - 1)) {
+      CollectiveDesc c;
+      c.kind = CollectiveKind::kAllReduce;
+      c.bytes = static_cast<double>(model_.vocab_size) * model_.hidden_size /
+                plan_.tensor_parallel * plan_.grad_reduce_bytes();
+      c.group = placement_.embedding;
+      const TaskId t = add(r, StreamKind::kDataComm, cost_.collective_time_s(c),
+                           Label{"embedding gradient all_reduce"});
+      graph_.add_dependency(previous, t);
+      dp_tasks.push_back(t);
+    }
+    // Optimizer step over this device's shard.
+    double params = 0;
+    for (int c = 0; c < v_; ++c) params += programs_[c * p_ + r]->parameters;
+    const double shard = plan_.distributed_optimizer ? params / plan_.data_parallel : params;
+    KernelDesc opt;
+    opt.kind = KernelKind::kOptimizerStep;
+    opt.pass = Pass::kForward;
+    opt.bytes = shard * kAdamBytesPerParameter;
+    opt.precision = plan_.precision;
+    const TaskId o = add(r, StreamKind::kCompute, cost_.kernel_time_s(opt), Label{"optimizer step"});
+    if (previous >= 0) graph_.add_dependency(previous, o);
+    for (TaskId t : dp_tasks) graph_.add_dependency(t, o);
+    optimizer_task_[r] = o;
+    stage_end_task_[r] = o;
+    if (plan_.distributed_optimizer && has_dp) {
+      const TaskId g = add(r, StreamKind::kDataComm,
+                           dp_time(CollectiveKind::kAllGather, params * 2.0),
+                           Label{"dp all_gather parameters"});
+      graph_.add_dependency(o, g);
+      stage_end_task_[r] = g;
+    }
+  }
+
+  // Bucket boundaries in a chunk's backward ops: cut after the op at which
+  // the accumulated ready gradients reach the bucket size (and at the end).
+  std::vector<bool> bucket_cuts(const std::vector<LoweredOp>& ops, std::vector<double>* sizes) const {
+    std::vector<bool> cut(ops.size(), false);
+    const double bucket = static_cast<double>(plan_.grad_bucket_bytes);
+    double acc = 0;
+    size_t last_ready = 0;
+    bool any = false;
+    for (size_t k = 0; k < ops.size(); ++k) {
+      if (ops[k].grad_ready_bytes <= 0) continue;
+      acc += ops[k].grad_ready_bytes;
+      last_ready = k;
+      any = true;
+      if (bucket > 0 && acc >= bucket) {
+        cut[k] = true;
+        sizes->push_back(acc);
+        acc = 0;
+      }
+    }
+    if (any && acc > 0) {
+      cut[last_ready] = true;
+      sizes->push_back(acc);
+    }
+    return cut;
+  }
+
+  std::vector<double> bucket_list(double bytes) const {
+    std::vector<double> out;
+    const double bucket = static_cast<double>(plan_.grad_bucket_bytes);
+    if (bucket <= 0) return {bytes};
+    while (bytes > bucket) {
+      out.push_back(bucket);
+      bytes -= bucket;
+    }
+    if (bytes > 0) out.push_back(bytes);
+    return out;
+  }
+
+  static const char* dp_label(CollectiveKind kind) {
+    return kind == CollectiveKind::kReduceScatter ? "dp reduce_scatter gradients"
+                                                  : "dp all_reduce gradients";
+  }
+
+  double dp_time(CollectiveKind kind, double bytes) const {
+    CollectiveDesc c;
+    c.kind = kind;
+    c.bytes = bytes;
+    c.group = placement_.data;
+    return cost_.collective_time_s(c);
+  }
+
+  // Pipeline transfer from `stage` to its neighbour across boundary `stage`.
+  double transfer_s(const ChunkProgram& prog, int boundary) const {
+    CollectiveDesc c;
+    c.kind = CollectiveKind::kSendRecv;
+    c.bytes = prog.activation_send_bytes;
+    c.group = {2, placement_.pipe_crosses_node[boundary] ? 1 : 2};
+    return cost_.collective_time_s(c);
+  }
+
+  // Mixed-precision Adam: read fp32 gradient, master weight and two moments,
+  // write master and moments back, write the bf16/fp16 weight.
+  static constexpr double kAdamBytesPerParameter = 4 * 4 + 3 * 4 + 2;
+
+  const Model& model_;
+  const Plan& plan_;
+  const Placement& placement_;
+  const CostModel& cost_;
+  const std::vector<const ChunkProgram*>& programs_;  // by model chunk
+  const SimOptions& options_;
+  int p_, v_, m_;
+  TaskGraph graph_;
+  std::vector<double> start_;
+  std::vector<std::vector<Segment>> segments_;
+  std::vector<StageState> stages_;
+  std::vector<TaskId> send_fwd_, send_bwd_;      // per (chunk, micro-batch), -1 until emitted
+  std::vector<double> send_fwd_s_, send_bwd_s_;  // per chunk
+  std::vector<TaskId> stage_end_task_, optimizer_task_;
+  std::vector<std::string> task_name_;
+};
+
+}  // namespace
+
+Result<StepReport> simulate(const Model& model, const Plan& plan, const Cluster& cluster,
+                            const SimOptions& options) {
+  LLMPLAN_RETURN_IF_ERROR(validate(model, plan));
+  LLMPLAN_RETURN_IF_ERROR(validate(cluster));
+  if (cluster.max_gpus() > 0 && plan.world_size() > cluster.max_gpus()) {
+    return Status::invalid_argument(
+        "plan needs " + std::to_string(plan.world_size()) + " GPUs (tp*pp*dp) but cluster " +
+        cluster.name + " has " + std::to_string(cluster.max_gpus()));
+  }
+  Roofline roofline(cluster);
+  const CostModel& cost = options.cost_model ? *options.cost_model : roofline;
+  const Placement placement = place(plan, cluster);
+  const int p = plan.pipeline_parallel, v = plan.virtual_stages;
+  // Chunks with the same role (first / middle / last) and layer count run
+  // the same kernels: lower each kind once.
+  std::vector<ChunkProgram> unique;
+  unique.reserve(4);
+  std::vector<const ChunkProgram*> programs(p * v, nullptr);
+  std::vector<int> unique_of(p * v, -1);
+  for (int j = 0; j < p * v; ++j) {
+    const bool middle = j > 0 && j < p * v - 1;
+    const int layers = layers_in_chunk(model, plan, j);
+    for (size_t u = 0; middle && u < unique.size() && unique_of[j] < 0; ++u) {
+      const int k = unique[u].chunk;
+      if (k > 0 && k < p * v - 1 && unique[u].layers == layers) unique_of[j] = static_cast<int>(u);
+    }
+    if (unique_of[j] < 0) {
+      unique_of[j] = static_cast<int>(unique.size());
+      unique.push_back(lower_chunk(model, plan, placement, cost, j));
+    }
+  }
+  for (int j = 0; j < p * v; ++j) programs[j] = &unique[unique_of[j]];
+
+  GraphBuilder builder(model, plan, placement, cost, programs, options);
+  LLMPLAN_RETURN_IF_ERROR(builder.build());
+
+  StepReport report;
+  report.num_gpus = plan.world_size();
+  report.num_tasks = builder.graph().num_tasks();
+  report.cost_model = cost.describe();
+  const int m = plan.num_micro_batches();
+  std::vector<double> stage_params(p, 0.0);
+  double device_flops_sum = 0;  // hardware FLOPs summed over one device per stage
+  report.stages.resize(p);
+  for (int r = 0; r < p; ++r) {
+    StageReport& sr = report.stages[r];
+    sr.stage = r;
+    StageBreakdown& b = sr.time;
+    for (int c = 0; c < v; ++c) {
+      const ChunkProgram& prog = *programs[c * p + r];
+      sr.layers += prog.layers;
+      stage_params[r] += prog.parameters;
+      for (const auto* ops : {&prog.forward, &prog.backward}) {
+        for (const LoweredOp& op : *ops) {
+          const double total = op.duration_s * m;
+          switch (op.category) {
+            case OpCategory::kCompute: b.compute_s += total; break;
+            case OpCategory::kRecompute: b.recompute_s += total; break;
+            case OpCategory::kTensorComm: b.tp_comm_s += total; break;
+            case OpCategory::kHostOverhead: b.host_overhead_s += total; break;
+          }
+          device_flops_sum += op.flops * m;
+        }
+      }
+    }
+    // Idle time on the compute stream, split into pipeline transfers and bubble.
+    double prev_end = 0, busy = 0, pp_wait = 0;
+    for (const Segment& seg : builder.segments()[r]) {
+      const double s = builder.start()[seg.first];
+      const double gap = s - prev_end;
+      if (gap > 0 && seg.transfer_in >= 0 && builder.end(seg.transfer_in) >= s - 1e-15) {
+        pp_wait += std::min(gap, builder.graph().duration_s(seg.transfer_in));
+      }
+      busy += builder.end(seg.last) - s;
+      prev_end = builder.end(seg.last);
+    }
+    const double last_pass_end = prev_end;
+    b.pp_exposed_s = pp_wait;
+    b.bubble_s = std::max(0.0, last_pass_end - busy - pp_wait);
+    const TaskId opt = builder.optimizer_task(r);
+    b.optimizer_s = builder.graph().duration_s(opt);
+    b.end_s = builder.end(builder.stage_end_task(r));
+    b.dp_exposed_s = std::max(0.0, b.end_s - last_pass_end - b.optimizer_s);
+  }
+  const std::vector<MemoryBreakdown> memory =
+      stage_memory(model, plan, stage_params, options.reserved_bytes);
+  report.memory_capacity_bytes = cluster.gpu.hbm_bytes;
+  for (int r = 0; r < p; ++r) {
+    report.stages[r].memory = memory[r];
+    report.peak_memory_bytes = std::max(report.peak_memory_bytes, memory[r].total_bytes());
+    if (report.stages[r].time.end_s > report.stages[report.critical_stage].time.end_s) {
+      report.critical_stage = r;
+    }
+  }
+  report.fits_in_memory = report.peak_memory_bytes <= report.memory_capacity_bytes;
+  report.memory_overflow_bytes =
+      report.fits_in_memory ? 0.0 : report.peak_memory_bytes - report.memory_capacity_bytes;
+  report.breakdown = report.stages[report.critical_stage].time;
+  report.iteration_time_s = report.breakdown.end_s + cost.iteration_overhead_s();
+
+  const double peak = plan.precision == Precision::kBf16 ? cluster.gpu.peak_bf16_flops
+                                                        : cluster.gpu.peak_fp16_flops;
+  const double replicas = static_cast<double>(plan.tensor_parallel) * plan.data_parallel;
+  report.model_flops = model.model_flops_per_step(plan.global_batch_size);
+  report.hardware_flops = device_flops_sum * replicas;
+  const double capacity = report.iteration_time_s * plan.world_size() * peak;
+  report.mfu = report.model_flops / capacity;
+  report.hfu = report.hardware_flops / capacity;
+  report.tokens_per_s =
+      static_cast<double>(plan.global_batch_size) * model.seq_length / report.iteration_time_s;
+
+  if (options.keep_timeline) {
+    const TaskGraph& g = builder.graph();
+    report.timeline.reserve(g.num_tasks());
+    for (TaskId t = 0; t < g.num_tasks(); ++t) {
+      TimelineEvent e;
+      e.stage = g.stream(t) / kStreamsPerDevice;
+      e.stream = g.stream(t) % kStreamsPerDevice;
+      e.start_s = builder.start()[t];
+      e.end_s = builder.end(t);
+      e.name = builder.task_name()[t];
+      report.timeline.push_back(std::move(e));
+    }
+  }
+  return report;
+}
+
+}  // namespace llmplan::simulator

@@ -1,0 +1,96 @@
+// The simulator's entry point: one training iteration of a model, laid out by
+// a plan on a cluster, replayed by the event engine.
+#ifndef LLMPLAN_SIMULATOR_SIMULATE_H_
+#define LLMPLAN_SIMULATOR_SIMULATE_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "simulator/cluster.h"
+#include "simulator/cost_model.h"
+#include "simulator/memory.h"
+#include "simulator/model.h"
+#include "simulator/plan.h"
+#include "simulator/status.h"
+
+namespace llmplan::simulator {
+
+struct SimOptions {
+  // Source of durations; null means Roofline on the cluster's GPU.
+  std::shared_ptr<const CostModel> cost_model;
+  // Collapse each micro-batch pass into one task (exactly equal results, see
+  // simulate_test.cc); false simulates every kernel and collective as a task.
+  bool collapse_chains = true;
+  // Keep every task's start/end for a trace (costs memory).
+  bool keep_timeline = false;
+  // CUDA context, NCCL and cuBLAS workspaces, allocator slack, per device.
+  double reserved_bytes = 3.0 * (1 << 30);
+};
+
+// Time one device of a stage spent, by cause, over one iteration. The parts
+// add up to the stage's end time.
+struct StageBreakdown {
+  double compute_s = 0;       // forward + backward kernels (recompute excluded)
+  double recompute_s = 0;     // recomputed forward kernels
+  double tp_comm_s = 0;       // tensor-parallel collectives (blocking, all exposed)
+  double host_overhead_s = 0; // per-micro-batch host time
+  double pp_exposed_s = 0;    // waiting for pipeline transfers
+  double bubble_s = 0;        // waiting for other stages' compute (pipeline fill/drain)
+  double dp_exposed_s = 0;    // waiting for gradient reduction / parameter gather
+  double optimizer_s = 0;     // optimizer step
+  double end_s = 0;           // when this stage finishes the iteration
+};
+
+struct StageReport {
+  int stage = 0;
+  int layers = 0;
+  StageBreakdown time;
+  MemoryBreakdown memory;
+};
+
+// One task of the simulated timeline (for --trace).
+struct TimelineEvent {
+  int stage = 0;
+  int stream = 0;        // StreamKind
+  double start_s = 0, end_s = 0;
+  std::string name;      // "F mb3 c0", "qkv_gemm.fwd", "all_reduce dp bucket 2", ...
+};
+
+struct StepReport {
+  double iteration_time_s = 0;
+  double tokens_per_s = 0;
+  double model_flops = 0;       // per iteration, all GPUs (no recompute)
+  double hardware_flops = 0;    // per iteration, all GPUs (what ran)
+  double mfu = 0;               // model FLOPs / (time * GPUs * peak)
+  double hfu = 0;               // hardware FLOPs / (time * GPUs * peak)
+  double peak_memory_bytes = 0; // max over stages
+  double memory_capacity_bytes = 0;
+  bool fits_in_memory = true;
+  double memory_overflow_bytes = 0;  // peak - capacity when it does not fit
+  int critical_stage = 0;       // the stage that finishes last
+  StageBreakdown breakdown;     // of the critical stage
+  std::vector<StageReport> stages;
+  int num_gpus = 0;
+  int num_tasks = 0;
+  std::string cost_model;
+  std::vector<TimelineEvent> timeline;  // only with keep_timeline
+};
+
+// Runs one training step of `model`, laid out by `plan`, on `cluster`.
+//
+// Pure and re-entrant: reads only its arguments, keeps nothing between calls,
+// and may run on many threads at once. The same inputs always give an
+// identical report.
+//
+// InvalidArgument if the plan does not divide the model, a field is out of
+// range, or the plan needs more GPUs than the cluster has (when its node
+// count is set). A plan that runs out of memory is a result, not an error:
+// fits_in_memory is false and memory_overflow_bytes says by how much.
+Result<StepReport> simulate(const Model& model, const Plan& plan, const Cluster& cluster,
+                            const SimOptions& options = {});
+
+}  // namespace llmplan::simulator
+
+#endif  // LLMPLAN_SIMULATOR_SIMULATE_H_

@@ -1,0 +1,81 @@
+// The accuracy commands' core: the measured-times CSV reader and the
+// validation of the shipped A100 constants on vTrain's measurements.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "planner/accuracy/accuracy.h"
+#include "planner/accuracy/measured_csv.h"
+#include "presets/catalog.h"
+
+namespace llmplan::planner {
+namespace {
+
+constexpr const char* kHeader =
+    "# GPUs,global batch,micro batch,hidden size,attention heads,# layers,sequence length,"
+    "tensor parallelism,data parallelism,pipeline parallelism,iteration time (ms)";
+
+std::string error_of(const std::string& text) {
+  Result<std::vector<MeasuredRun>> r = read_measured_csv_text(text, "runs.csv");
+  return r.ok() ? "OK" : r.status().message();
+}
+
+TEST(MeasuredCsv, ReadsBomCrlfAndParamsColumn) {
+  const std::string text = "\xEF\xBB\xBF" "Parameters (billion)," + std::string(kHeader) +
+                           "\r\n3.6,64,512,8,3072,32,30,2048,1,64,1,3566.5\r\n\r\n";
+  Result<std::vector<MeasuredRun>> r = read_measured_csv_text(text, "runs.csv");
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  ASSERT_EQ(r->size(), 1u);
+  const MeasuredRun& run = r->front();
+  EXPECT_EQ(run.line, 2);
+  EXPECT_DOUBLE_EQ(run.params_billion, 3.6);
+  EXPECT_EQ(run.num_gpus, 64);
+  EXPECT_EQ(run.data, 64);
+  EXPECT_EQ(run.seq_length, 2048);
+  EXPECT_DOUBLE_EQ(run.iteration_time_s, 3.5665);
+}
+
+TEST(MeasuredCsv, ErrorsNameLineOrColumn) {
+  const std::string h = std::string(kHeader) + "\n";
+  EXPECT_EQ(error_of(""), "runs.csv: empty: no header row");
+  EXPECT_EQ(error_of("\xEF\xBB\xBF\r\n"), "runs.csv: empty: no header row");
+  EXPECT_EQ(error_of(h), "runs.csv: no data rows after the header");
+  EXPECT_NE(error_of("# GPUs,colour\n1,2\n").find("runs.csv:1: column 2 \"colour\": unknown column"),
+            std::string::npos);
+  EXPECT_NE(error_of(h + "8,32,4,1024,16,24,1024,2,2,2\n").find("runs.csv:2: 10 cells"),
+            std::string::npos);
+  EXPECT_NE(error_of(h + "8,32,4,1024,16,24,1024,2,2,2,219.7\n8,32,x,1024,16,24,1024,2,2,2,1\n")
+                .find("runs.csv:3: column 3 (micro batch)"),
+            std::string::npos);
+  EXPECT_NE(error_of(h + "8,32,4,1024,16,24,1024,2,2,1,219.7\n").find("runs.csv:2: # GPUs 8"),
+            std::string::npos);
+  EXPECT_NE(error_of("# GPUs,global batch\n1,2\n").find("missing column"), std::string::npos);
+}
+
+// MAPE of the shipped A100 constants on one of vTrain's files.
+double shipped_mape(const std::string& file) {
+  Result<presets::Catalog> catalog = presets::Catalog::builtin();
+  EXPECT_TRUE(catalog.ok());
+  const std::string path = std::string(LLMPLAN_SHARED_DATA_DIR) + "/vtrain/" + file;
+  Result<std::vector<MeasuredRun>> runs = read_measured_csv_file(path);
+  EXPECT_TRUE(runs.ok()) << runs.status().message();
+  Result<std::vector<AccuracyCase>> cases = make_accuracy_cases(*runs, path, *catalog, nullptr);
+  EXPECT_TRUE(cases.ok()) << cases.status().message();
+  Result<std::vector<double>> pred = predict_iteration_times(*cases, nullptr);
+  EXPECT_TRUE(pred.ok()) << pred.status().message();
+  std::vector<double> meas;
+  for (const AccuracyCase& c : *cases) meas.push_back(c.run.iteration_time_s);
+  return summarise(*pred, meas).mape;
+}
+
+// Achieved with the shipped constants (see presets/gpus.json provenance);
+// fail on a regression of more than one percentage point.
+TEST(Validate, SingleNodeMapeDoesNotRegress) {
+  EXPECT_LE(shipped_mape("ground_truth_single.csv"), 0.0704 + 0.01);  // achieved 7.04 %
+}
+TEST(Validate, MultiNodeMapeDoesNotRegress) {
+  EXPECT_LE(shipped_mape("ground_truth_multi.csv"), 0.1110 + 0.01);  // achieved 11.10 %
+}
+
+}  // namespace
+}  // namespace llmplan::planner

@@ -1,0 +1,187 @@
+// The built-in presets, read through the Catalog: they load, validate, and
+// carry the reference figures of DESIGN.md section 9 and the papers.
+#include <gtest/gtest.h>
+
+#include <set>
+#include <string>
+
+#include "presets/catalog.h"
+#include "scaling/law.h"
+#include "simulator/cluster.h"
+#include "simulator/model.h"
+
+namespace llmplan::presets {
+namespace {
+
+Catalog builtin() {
+  Result<Catalog> c = Catalog::builtin();
+  EXPECT_TRUE(c.ok()) << c.status().message();
+  return c.ok() ? *c : Catalog();
+}
+
+TEST(BuiltinPresets, EveryPresetLoadsAndValidates) {
+  const Catalog catalog = builtin();
+  std::set<std::string> names;
+  for (const PresetInfo& info : catalog.list()) {
+    EXPECT_TRUE(names.insert(info.name).second) << "duplicate " << info.name;
+    EXPECT_EQ(info.origin, "built-in");
+    EXPECT_FALSE(info.description.empty()) << info.name;
+    Status s;
+    switch (info.kind) {
+      case PresetKind::kGpu:
+        s = catalog.gpu(info.name).status();
+        break;
+      case PresetKind::kCluster: {
+        Result<simulator::Cluster> c = catalog.cluster(info.name);
+        s = c.ok() ? simulator::validate(*c) : c.status();
+        break;
+      }
+      case PresetKind::kModel: {
+        Result<simulator::Model> m = catalog.model(info.name);
+        s = m.ok() ? simulator::validate(*m) : m.status();
+        if (m.ok()) {
+          EXPECT_EQ(m->name, info.name);
+        }
+        break;
+      }
+      case PresetKind::kLaw: {
+        Result<scaling::LossLaw> l = catalog.law(info.name);
+        s = l.ok() ? scaling::validate(*l) : l.status();
+        break;
+      }
+      case PresetKind::kPrice:
+        s = catalog.price(info.name).status();
+        break;
+    }
+    EXPECT_TRUE(s.ok()) << info.name << ": " << s.message();
+    EXPECT_TRUE(catalog.show(info.name).ok()) << info.name;
+  }
+  for (const char* name :
+       {"a100-40gb",     "a100-80gb",     "h100-sxm",      "h200-sxm",      "b200",
+        "dgx-a100-40gb", "dgx-a100-80gb", "dgx-h100",      "dgx-h200",      "dgx-b200",
+        "gpt3-175b",     "mt-nlg-530b",   "bloom-176b",    "llama2-7b",     "llama2-13b",
+        "llama2-70b",    "llama3-8b",     "llama3-70b",    "llama3-405b",   "chinchilla-70b",
+        "aws-p4d-2024",  "aws-p4d-2025",  "aws-p4de-2024", "aws-p4de-2025", "aws-p5-2024",
+        "aws-p5-2025",   "aws-p5en-2024", "aws-p5en-2025"}) {
+    EXPECT_EQ(names.count(name), 1u) << name;
+  }
+}
+
+TEST(BuiltinPresets, ModelParameterCountsMatchThePapers) {
+  const Catalog catalog = builtin();
+  struct Case {
+    const char* name;
+    double params;
+  };
+  // Published or released-checkpoint counts.
+  for (const Case& c :
+       {Case{"llama2-7b", 6.74e9}, Case{"llama2-13b", 13.02e9}, Case{"llama2-70b", 68.98e9},
+        Case{"llama3-8b", 8.03e9}, Case{"llama3-70b", 70.55e9}, Case{"llama3-405b", 405.9e9},
+        Case{"gpt3-175b", 174.6e9}, Case{"mt-nlg-530b", 530e9}, Case{"bloom-176b", 176.2e9}}) {
+    Result<simulator::Model> m = catalog.model(c.name);
+    ASSERT_TRUE(m.ok()) << m.status().message();
+    EXPECT_NEAR(static_cast<double>(m->parameter_count()) / c.params, 1.0, 0.01) << c.name;
+  }
+  // Chinchilla's relative-position projections are not describable (see the
+  // preset's note): about 8% below the published 70B.
+  Result<simulator::Model> chinchilla = catalog.model("chinchilla-70b");
+  ASSERT_TRUE(chinchilla.ok());
+  EXPECT_NEAR(static_cast<double>(chinchilla->parameter_count()) / 64.7e9, 1.0, 0.01);
+}
+
+TEST(BuiltinPresets, ModelFamiliesHaveTheirArchitecture) {
+  const Catalog catalog = builtin();
+  for (const char* name : {"gpt3-175b", "mt-nlg-530b"}) {
+    simulator::Model m = *catalog.model(name);
+    EXPECT_EQ(m.positions, simulator::PositionEmbedding::kLearned) << name;
+    EXPECT_EQ(m.activation, simulator::Activation::kGelu) << name;
+    EXPECT_EQ(m.ffn_hidden(), 4 * m.hidden_size) << name;
+    EXPECT_TRUE(m.tied_embeddings && m.linear_bias) << name;
+  }
+  for (const char* name :
+       {"llama2-7b", "llama2-13b", "llama2-70b", "llama3-8b", "llama3-70b", "llama3-405b"}) {
+    simulator::Model m = *catalog.model(name);
+    EXPECT_EQ(m.positions, simulator::PositionEmbedding::kRotary) << name;
+    EXPECT_EQ(m.activation, simulator::Activation::kSwiglu) << name;
+    EXPECT_FALSE(m.tied_embeddings || m.linear_bias) << name;
+    EXPECT_EQ(m.head_dim(), 128) << name;
+  }
+  EXPECT_EQ(catalog.model("llama2-7b")->kv_heads(), 32);
+  EXPECT_EQ(catalog.model("llama2-70b")->kv_heads(), 8);
+  EXPECT_EQ(catalog.model("llama3-405b")->kv_heads(), 8);
+}
+
+TEST(BuiltinPresets, GpusCarryTheDatasheetFigures) {
+  const Catalog catalog = builtin();
+  struct Case {
+    const char* name;
+    double tflops, hbm_gb, hbm_tb_per_s, nvlink_gb_per_s, tdp_w;
+    int sms;
+  };
+  // DESIGN.md section 9.
+  for (const Case& c : {Case{"a100-40gb", 312, 40, 1.555, 600, 400, 108},
+                        Case{"a100-80gb", 312, 80, 2.039, 600, 400, 108},
+                        Case{"h100-sxm", 989, 80, 3.35, 900, 700, 132},
+                        Case{"h200-sxm", 989, 141, 4.8, 900, 700, 132},
+                        Case{"b200", 2250, 180, 7.7, 1800, 1000, 148}}) {
+    Result<simulator::GpuSpec> g = catalog.gpu(c.name);
+    ASSERT_TRUE(g.ok()) << g.status().message();
+    EXPECT_DOUBLE_EQ(g->peak_bf16_flops, c.tflops * 1e12) << c.name;
+    EXPECT_DOUBLE_EQ(g->peak_fp16_flops, g->peak_bf16_flops) << c.name;
+    EXPECT_DOUBLE_EQ(g->hbm_bytes, c.hbm_gb * 1e9) << c.name;
+    EXPECT_DOUBLE_EQ(g->hbm_bytes_per_s, c.hbm_tb_per_s * 1e12) << c.name;
+    EXPECT_DOUBLE_EQ(g->nvlink_bytes_per_s, c.nvlink_gb_per_s * 1e9) << c.name;
+    EXPECT_DOUBLE_EQ(g->tdp_w, c.tdp_w) << c.name;
+    EXPECT_EQ(g->num_sms, c.sms) << c.name;
+    EXPECT_EQ(g->name, c.name);
+  }
+}
+
+TEST(BuiltinPresets, ClustersResolveTheirGpuAndPrice) {
+  const Catalog catalog = builtin();
+  struct Case {
+    const char* cluster;
+    const char* gpu;
+    double nic_bytes_per_s;
+    const char* price;  // nullptr: unknown
+  };
+  for (const Case& c : {Case{"dgx-a100-40gb", "a100-40gb", 25e9, "aws-p4d-2025"},
+                        Case{"dgx-a100-80gb", "a100-80gb", 25e9, "aws-p4de-2025"},
+                        Case{"dgx-h100", "h100-sxm", 50e9, "aws-p5-2025"},
+                        Case{"dgx-h200", "h200-sxm", 50e9, "aws-p5en-2025"},
+                        Case{"dgx-b200", "b200", 50e9, nullptr}}) {
+    Result<simulator::Cluster> cl = catalog.cluster(c.cluster);
+    ASSERT_TRUE(cl.ok()) << cl.status().message();
+    EXPECT_EQ(cl->gpu, *catalog.gpu(c.gpu)) << c.cluster;
+    EXPECT_EQ(cl->gpus_per_node, 8);
+    EXPECT_EQ(cl->num_nodes, 0);
+    EXPECT_DOUBLE_EQ(cl->nic_bytes_per_s, c.nic_bytes_per_s) << c.cluster;
+    const double usd = c.price ? catalog.price(c.price)->usd_per_gpu_hour : 0.0;
+    EXPECT_DOUBLE_EQ(cl->usd_per_gpu_hour, usd) << c.cluster;
+  }
+}
+
+TEST(BuiltinPresets, PricesAreInstancePricesOverEightGpus) {
+  const Catalog catalog = builtin();
+  struct Case {
+    const char* name;
+    double usd_per_instance_hour;
+    const char* gpu;
+  };
+  // DESIGN.md section 9: AWS us-east on-demand, before -> after the mid-2025 cut.
+  for (const Case& c :
+       {Case{"aws-p4d-2024", 32.77, "a100-40gb"}, Case{"aws-p4d-2025", 21.96, "a100-40gb"},
+        Case{"aws-p4de-2024", 40.97, "a100-80gb"}, Case{"aws-p4de-2025", 27.45, "a100-80gb"},
+        Case{"aws-p5-2024", 98.32, "h100-sxm"}, Case{"aws-p5-2025", 55.04, "h100-sxm"},
+        Case{"aws-p5en-2024", 84.80, "h200-sxm"}, Case{"aws-p5en-2025", 63.30, "h200-sxm"}}) {
+    Result<Price> p = catalog.price(c.name);
+    ASSERT_TRUE(p.ok()) << p.status().message();
+    EXPECT_NEAR(p->usd_per_gpu_hour * 8, c.usd_per_instance_hour, 1e-9) << c.name;
+    EXPECT_EQ(p->gpu, c.gpu);
+    EXPECT_FALSE(p->date.empty());
+    EXPECT_FALSE(p->instance.empty());
+  }
+}
+
+}  // namespace
+}  // namespace llmplan::presets

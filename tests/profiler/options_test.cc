@@ -1,0 +1,105 @@
+#include "profiler/options.h"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <string>
+#include <vector>
+
+namespace llmplan::profiler {
+namespace {
+
+Result<ProfileOptions> parse(std::vector<std::string> args) {
+  args.insert(args.begin(), "llmplan-profile");
+  std::vector<const char*> argv;
+  for (const std::string& a : args) argv.push_back(a.c_str());
+  return parse_profile_args(static_cast<int>(argv.size()), argv.data());
+}
+
+TEST(ProfileOptions, ModelsPairUpAndSweepsMultiply) {
+  auto o = parse({"--hidden", "1024,2048", "--heads", "16,32", "--seq", "512", "--micro-batch",
+                  "1,2", "--tp", "1,2,4", "--list"});
+  ASSERT_TRUE(o.ok()) << o.status().message();
+  EXPECT_TRUE(o->list_only);
+  ASSERT_EQ(o->shapes.size(), 12u);  // 2 models x 1 seq x 2 micro batches x 3 tp
+  EXPECT_EQ(o->shapes[0].hidden, 1024);
+  EXPECT_EQ(o->shapes[0].heads, 16);
+  EXPECT_EQ(o->shapes[11].hidden, 2048);
+  EXPECT_EQ(o->shapes[11].heads, 32);
+  EXPECT_EQ(o->shapes[11].micro_batch, 2);
+  EXPECT_EQ(o->shapes[11].tp, 4);
+  EXPECT_EQ(o->precisions, std::vector<simulator::Precision>{simulator::Precision::kBf16});
+  EXPECT_EQ(o->output_path, "profile.json");
+}
+
+TEST(ProfileOptions, InvalidCombinationsAreSkippedAndReported) {
+  auto o = parse({"--hidden", "1536", "--heads", "12", "--seq", "256", "--tp", "1,8"});
+  ASSERT_TRUE(o.ok()) << o.status().message();
+  ASSERT_EQ(o->shapes.size(), 1u);
+  ASSERT_EQ(o->skipped_shapes.size(), 1u);
+  EXPECT_NE(o->skipped_shapes[0].find("t=8"), std::string::npos);
+  auto none = parse({"--hidden", "1536", "--heads", "12", "--seq", "256", "--tp", "8"});
+  ASSERT_FALSE(none.ok());
+  EXPECT_NE(none.status().message().find("no valid layer shape"), std::string::npos);
+}
+
+TEST(ProfileOptions, BadFlagsAreOneLineErrors) {
+  struct Case {
+    std::vector<std::string> args;
+    std::string expect;
+  };
+  for (const Case& c : std::vector<Case>{
+           {{"--hidden", "1024,2048", "--heads", "16", "--seq", "512"}, "--heads"},
+           {{"--hidden", "1024", "--heads", "16"}, "--seq"},
+           {{"--hidden", "1024", "--heads", "16", "--seq", "512", "--ffn", "1,2"}, "--ffn"},
+           {{"--hidden", "1024", "--heads", "16", "--seq", "512", "--precision", "fp8"}, "fp8"},
+           {{"--hidden", "1024", "--heads", "16", "--seq", "512", "--bogus"}, "--bogus"},
+           {{"--hidden", "1024", "--heads", "16", "--seq", "512", "--repeats", "0"}, "repeats"},
+           {{"--shapes", "x.json", "--hidden", "1024"}, "either a shapes file or shape flags"},
+       }) {
+    auto o = parse(c.args);
+    ASSERT_FALSE(o.ok()) << c.expect;
+    EXPECT_NE(o.status().message().find(c.expect), std::string::npos) << o.status().message();
+    EXPECT_EQ(o.status().message().find('\n'), std::string::npos) << o.status().message();
+  }
+}
+
+TEST(ProfileOptions, PrecisionsHelpAndCollectiveFlags) {
+  auto o =
+      parse({"--hidden", "1024", "--heads", "16", "--seq", "512", "--precision", "fp16,bf16,fp16",
+             "--no-collectives", "--collective-max-bytes", "1048576", "-o", "out.json"});
+  ASSERT_TRUE(o.ok()) << o.status().message();
+  EXPECT_EQ(o->precisions, (std::vector<simulator::Precision>{simulator::Precision::kFp16,
+                                                              simulator::Precision::kBf16}));
+  EXPECT_FALSE(o->collectives);
+  EXPECT_EQ(o->collective_max_bytes, 1048576);
+  EXPECT_EQ(o->output_path, "out.json");
+  auto help = parse({"--help"});
+  ASSERT_TRUE(help.ok());
+  EXPECT_TRUE(help->show_help);
+  EXPECT_NE(help->help_text.find("--list"), std::string::npos);
+}
+
+TEST(ProfileOptions, ReadsAndValidatesAShapesFile) {
+  const std::string path = std::string(LLMPLAN_BINARY_DIR) + "/profiler_shapes_test.json";
+  {
+    std::ofstream out(path);
+    out << R"({"shapes": [{"hidden": 2048, "heads": 16, "seq": 1024, "micro_batch": 1, "tp": 2},
+                          {"hidden": 2048, "heads": 16, "seq": 1024, "micro_batch": 1, "tp": 3}]})";
+  }
+  auto o = parse({"--shapes", path});
+  ASSERT_FALSE(o.ok());
+  EXPECT_NE(o.status().message().find(path + ": shapes[1]: shape.tp"), std::string::npos)
+      << o.status().message();
+  {
+    std::ofstream out(path);
+    out << R"({"shapes": [{"hidden": 2048, "heads": 16, "seq": 1024, "micro_batch": 1, "tp": 2}]})";
+  }
+  o = parse({"--shapes", path, "--list"});
+  ASSERT_TRUE(o.ok()) << o.status().message();
+  ASSERT_EQ(o->shapes.size(), 1u);
+  EXPECT_EQ(o->shapes[0].tp, 2);
+}
+
+}  // namespace
+}  // namespace llmplan::profiler

@@ -1,0 +1,104 @@
+#include "scaling/law_json.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <fstream>
+#include <string>
+
+#include "simulator/strict_json.h"
+
+namespace llmplan::scaling {
+namespace {
+
+boost::json::value parse(const std::string& text) { return json::parse(text, "test").value(); }
+
+TEST(LawJson, ReadsBareAndSourcedNumbers) {
+  Result<LossLaw> law =
+      law_from_json(parse(R"({"name": "x", "E": 1.5, "A": {"value": 400, "source": "paper"},
+                "B": 300, "alpha": {"value": 0.3, "source": "paper"}, "beta": 0.25,
+                "source": "made up", "description": "a test law"})"),
+                    "laws.json: laws[0]");
+  ASSERT_TRUE(law.ok()) << law.status().message();
+  EXPECT_EQ(law->name, "x");
+  EXPECT_EQ(law->E, 1.5);
+  EXPECT_EQ(law->A, 400);
+  EXPECT_EQ(law->B, 300);
+  EXPECT_EQ(law->alpha, 0.3);
+  EXPECT_EQ(law->beta, 0.25);
+  EXPECT_EQ(law->source, "made up");
+  EXPECT_EQ(law->description, "a test law");
+}
+
+TEST(LawJson, ErrorsNameThePathAndField) {
+  const std::string path = "laws.json: laws[1]";
+  auto message = [&](const std::string& text) {
+    Result<LossLaw> law = law_from_json(parse(text), path);
+    return law.ok() ? std::string("OK") : law.status().message();
+  };
+  EXPECT_EQ(message(R"({"name": "x", "E": 1, "A": 1, "B": 1, "alpha": 0.3})"),
+            "laws.json: laws[1].beta: missing required field");
+  EXPECT_EQ(message(R"({"name": "x", "E": 1, "A": 1, "B": 1, "alpha": 0.3, "beta": 0.2,
+                       "gamma": 1})"),
+            "laws.json: laws[1]: unknown key \"gamma\"");
+  EXPECT_EQ(message(R"({"name": "x", "E": 1, "A": "big", "B": 1, "alpha": 0.3, "beta": 0.2})"),
+            "laws.json: laws[1].A: expected a number, got a string");
+  EXPECT_NE(message(R"({"name": "x", "E": 1, "A": -4, "B": 1, "alpha": 0.3, "beta": 0.2})")
+                .find("laws.json: laws[1]: law x: A must be finite and > 0"),
+            std::string::npos);
+  EXPECT_NE(message(R"({"name": "", "E": 1, "A": 1, "B": 1, "alpha": 0.3, "beta": 0.2})")
+                .find("laws[1].name: must not be empty"),
+            std::string::npos);
+  EXPECT_NE(message("[1, 2]").find("expected an object"), std::string::npos);
+}
+
+TEST(LawJson, RoundTripsExactly) {
+  LossLaw law{"fit",       1.8172234567, 482.0123456789, 2085.43,
+              0.347812345, 0.365854321,  "a fit",        "desc"};
+  Result<LossLaw> back = law_from_json(law_to_json(law), "round trip");
+  ASSERT_TRUE(back.ok()) << back.status().message();
+  EXPECT_EQ(*back, law);
+}
+
+TEST(LawJson, BuiltInPresetFileHasBothLawsWithSources) {
+  Result<boost::json::value> doc = json::parse_file(LLMPLAN_SOURCE_DIR "/presets/laws.json");
+  ASSERT_TRUE(doc.ok()) << doc.status().message();
+  const boost::json::array& laws = doc->at("laws").as_array();
+  ASSERT_EQ(laws.size(), 2u);
+  for (size_t i = 0; i < laws.size(); ++i) {
+    Result<LossLaw> law = law_from_json(laws[i], "laws.json: laws[" + std::to_string(i) + "]");
+    ASSERT_TRUE(law.ok()) << law.status().message();
+    EXPECT_FALSE(law->source.empty());
+    EXPECT_FALSE(law->description.empty());
+    for (const char* key : {"E", "A", "B", "alpha", "beta"}) {
+      const boost::json::value& v = laws[i].at(key);
+      ASSERT_TRUE(v.is_object()) << law->name << "." << key << " has no source";
+      EXPECT_FALSE(v.at("source").as_string().empty()) << law->name << "." << key;
+    }
+  }
+  const LossLaw chinchilla = *law_from_json(laws[0], "chinchilla");
+  EXPECT_EQ(chinchilla.name, "chinchilla");
+  EXPECT_EQ((std::vector<double>{chinchilla.E, chinchilla.A, chinchilla.B, chinchilla.alpha,
+                                 chinchilla.beta}),
+            (std::vector<double>{1.69, 406.4, 410.7, 0.34, 0.28}));
+  const LossLaw epoch = *law_from_json(laws[1], "epoch");
+  EXPECT_EQ(epoch.name, "epoch");
+  EXPECT_EQ((std::vector<double>{epoch.E, epoch.A, epoch.B, epoch.alpha, epoch.beta}),
+            (std::vector<double>{1.8172, 482.01, 2085.43, 0.3478, 0.3658}));
+}
+
+TEST(LawJson, ReadLawFile) {
+  const std::string path = testing::TempDir() + "/llmplan_law_json_test.json";
+  {
+    std::ofstream out(path);
+    out << R"({"name": "mine", "E": 2, "A": 100, "B": 200, "alpha": 0.3, "beta": 0.3})";
+  }
+  Result<LossLaw> law = read_law_file(path);
+  ASSERT_TRUE(law.ok()) << law.status().message();
+  EXPECT_EQ(law->name, "mine");
+  std::remove(path.c_str());
+  EXPECT_EQ(read_law_file(path).status().code(), StatusCode::kNotFound);
+}
+
+}  // namespace
+}  // namespace llmplan::scaling

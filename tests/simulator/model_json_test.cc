@@ -1,0 +1,86 @@
+#include "simulator/model_json.h"
+
+#include <gtest/gtest.h>
+
+#include "simulator/strict_json.h"
+
+namespace llmplan::simulator {
+namespace {
+
+boost::json::value parse(const char* text) {
+  Result<boost::json::value> v = json::parse(text, "test");
+  EXPECT_TRUE(v.ok()) << v.status().message();
+  return v.ok() ? *v : boost::json::value();
+}
+
+Model llama_like() {
+  Model m;
+  m.name = "llama-ish";
+  m.num_layers = 32;
+  m.hidden_size = 4096;
+  m.num_heads = 32;
+  m.num_kv_heads = 8;
+  m.ffn_hidden_size = 14336;
+  m.seq_length = 8192;
+  m.vocab_size = 128256;
+  m.activation = Activation::kSwiglu;
+  m.positions = PositionEmbedding::kRotary;
+  m.tied_embeddings = false;
+  m.linear_bias = false;
+  return m;
+}
+
+TEST(ModelJson, RoundTripsEveryField) {
+  const Model m = llama_like();
+  Model back;
+  ASSERT_TRUE(apply_model_json(model_to_json(m), "m", &back).ok());
+  EXPECT_EQ(back, m);
+}
+
+TEST(ModelJson, AppliesOnlyTheFieldsPresent) {
+  Model m = llama_like();
+  ASSERT_TRUE(apply_model_json(parse(R"({"seq": 2048, "activation": "gelu"})"), "m", &m).ok());
+  Model expected = llama_like();
+  expected.seq_length = 2048;
+  expected.activation = Activation::kGelu;
+  EXPECT_EQ(m, expected);
+}
+
+TEST(ModelJson, AcceptsNumbersWithProvenance) {
+  Model m;
+  Status s = apply_model_json(
+      parse(R"({"layers": {"value": 12, "source": "paper"}, "source": "x", "note": "y"})"), "m",
+      &m);
+  ASSERT_TRUE(s.ok()) << s.message();
+  EXPECT_EQ(m.num_layers, 12);
+}
+
+TEST(ModelJson, ErrorsNameTheField) {
+  struct Case {
+    const char* json;
+    const char* message;
+  };
+  const Case cases[] = {
+      {R"({"layerz": 3})", "cfg: model: unknown key \"layerz\""},
+      {R"({"hidden": "big"})", "cfg: model.hidden: expected an integer, got a string"},
+      {R"({"heads": 1.5})", "cfg: model.heads: expected an integer, got the number 1.5"},
+      {R"({"layers": 0})", "cfg: model.layers: must be >= 1, got 0"},
+      {R"({"kv_heads": -2})", "cfg: model.kv_heads: must be >= 0, got -2"},
+      {R"({"vocab": -1})", "cfg: model.vocab: must be >= 1, got -1"},
+      {R"({"activation": "relu"})",
+       "cfg: model.activation: unknown value \"relu\" (expected one of: gelu, swiglu)"},
+      {R"({"tied_embeddings": 1})", "cfg: model.tied_embeddings: expected true or false"},
+      {R"({"seq": {"value": 5, "sauce": "typo"}})", "cfg: model.seq: unknown key \"sauce\""},
+      {R"([1, 2])", "cfg: model: expected an object, got an array"},
+  };
+  for (const Case& c : cases) {
+    Model m = llama_like();
+    Status s = apply_model_json(parse(c.json), "cfg: model", &m);
+    EXPECT_EQ(s.code(), StatusCode::kInvalidArgument) << c.json;
+    EXPECT_NE(s.message().find(c.message), std::string::npos) << s.message();
+    EXPECT_EQ(m, llama_like()) << "left unchanged on error: " << c.json;
+  }
+}
+
+}  // namespace
+}  // namespace llmplan::simulator

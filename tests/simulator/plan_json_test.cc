@@ -1,0 +1,84 @@
+#include "simulator/plan_json.h"
+
+#include <gtest/gtest.h>
+
+#include "simulator/strict_json.h"
+
+namespace llmplan::simulator {
+namespace {
+
+boost::json::value parse(const char* text) {
+  Result<boost::json::value> v = json::parse(text, "test");
+  EXPECT_TRUE(v.ok()) << v.status().message();
+  return v.ok() ? *v : boost::json::value();
+}
+
+Plan unusual_plan() {
+  Plan p;
+  p.tensor_parallel = 4;
+  p.pipeline_parallel = 8;
+  p.data_parallel = 16;
+  p.micro_batch_size = 2;
+  p.global_batch_size = 1024;
+  p.virtual_stages = 3;
+  p.schedule = Schedule::kInterleaved;
+  p.recompute = Recompute::kSelective;
+  p.sequence_parallel = true;
+  p.distributed_optimizer = true;
+  p.flash_attention = false;
+  p.precision = Precision::kFp16;
+  p.grad_bucket_bytes = 40LL << 20;
+  p.overlap_grad_reduce = false;
+  p.pipeline_scatter_gather = true;
+  return p;
+}
+
+TEST(PlanJson, RoundTripsEveryField) {
+  const Plan p = unusual_plan();
+  Plan back;
+  ASSERT_NE(back, p);
+  ASSERT_TRUE(apply_plan_json(plan_to_json(p), "p", &back).ok());
+  EXPECT_EQ(back, p);
+}
+
+TEST(PlanJson, AppliesOnlyTheFieldsPresent) {
+  Plan p = unusual_plan();
+  ASSERT_TRUE(
+      apply_plan_json(parse(R"({"tp": 2, "schedule": "1f1b", "virtual_stages": 1})"), "p", &p)
+          .ok());
+  Plan expected = unusual_plan();
+  expected.tensor_parallel = 2;
+  expected.schedule = Schedule::kOneFOneB;
+  expected.virtual_stages = 1;
+  EXPECT_EQ(p, expected);
+}
+
+TEST(PlanJson, ErrorsNameTheField) {
+  struct Case {
+    const char* json;
+    const char* message;
+  };
+  const Case cases[] = {
+      {R"({"tensor_parallel": 2})", "run.json: plan: unknown key \"tensor_parallel\""},
+      {R"({"tp": "two"})", "run.json: plan.tp: expected an integer, got a string"},
+      {R"({"dp": 0})", "run.json: plan.dp: must be >= 1, got 0"},
+      {R"({"micro_batch": -4})", "run.json: plan.micro_batch: must be >= 1, got -4"},
+      {R"({"grad_bucket_bytes": -1})", "run.json: plan.grad_bucket_bytes: must be >= 0, got -1"},
+      {R"({"schedule": "zero-bubble"})",
+       "run.json: plan.schedule: unknown value \"zero-bubble\" (expected one of: gpipe, 1f1b, "
+       "interleaved)"},
+      {R"({"recompute": true})", "run.json: plan.recompute: expected a string, got a boolean"},
+      {R"({"precision": "fp8"})", "run.json: plan.precision: unknown value \"fp8\""},
+      {R"({"flash_attention": "yes"})", "run.json: plan.flash_attention: expected true or false"},
+  };
+  for (const Case& c : cases) {
+    Plan p = unusual_plan();
+    Status s = apply_plan_json(parse(c.json), "run.json: plan", &p);
+    EXPECT_EQ(s.code(), StatusCode::kInvalidArgument) << c.json;
+    EXPECT_NE(s.message().find(c.message), std::string::npos) << s.message();
+    EXPECT_EQ(p, unusual_plan()) << "left unchanged on error: " << c.json;
+  }
+}
+
+}  // namespace
+}  // namespace llmplan::simulator

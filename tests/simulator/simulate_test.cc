@@ -1,0 +1,253 @@
+#include "simulator/simulate.h"
+
+#include <gtest/gtest.h>
+#include <omp.h>
+
+#include <random>
+
+#include "simulator/lowering.h"
+#include "simulator/roofline.h"
+#include "tests/simulator/test_cluster.h"
+
+namespace llmplan::simulator {
+namespace {
+
+using testing::a100_cluster;
+using testing::GemmOnlyCost;
+using testing::gpt;
+
+TEST(Simulate, SingleStageIsTheSumOfItsKernels) {
+  const Model model = gpt(4, 1024, 16, 1024);
+  Plan plan;
+  plan.micro_batch_size = 2;
+  plan.global_batch_size = 8;  // 4 micro-batches
+  const Cluster cluster = a100_cluster();
+  auto report = simulate(model, plan, cluster);
+  ASSERT_TRUE(report.ok()) << report.status().message();
+
+  const Roofline cost(cluster);
+  const Placement placement = place(plan, cluster);
+  const ChunkProgram prog = lower_chunk(model, plan, placement, cost, 0);
+  double kernels = 0;
+  for (const LoweredOp& op : prog.forward) kernels += op.duration_s;
+  for (const LoweredOp& op : prog.backward) kernels += op.duration_s;
+  KernelDesc adam;
+  adam.kind = KernelKind::kOptimizerStep;
+  adam.bytes = static_cast<double>(model.parameter_count()) * 30;
+  const double expected = 4 * kernels + cost.kernel_time_s(adam);
+  EXPECT_NEAR(report->iteration_time_s, expected, 1e-12 * expected);
+  EXPECT_DOUBLE_EQ(report->breakdown.bubble_s, 0.0);
+  EXPECT_DOUBLE_EQ(report->breakdown.pp_exposed_s, 0.0);
+  EXPECT_EQ(prog.parameters, static_cast<double>(model.parameter_count()));
+}
+
+struct BubbleCase {
+  Schedule schedule;
+  int p, m, v;
+};
+
+class PipelineBubble : public ::testing::TestWithParam<BubbleCase> {};
+
+TEST_P(PipelineBubble, MatchesTextbookFormula) {
+  const BubbleCase c = GetParam();
+  const Model model = gpt(c.p * c.v * 2, 1024, 16, 512);
+  Plan plan;
+  plan.pipeline_parallel = c.p;
+  plan.schedule = c.schedule;
+  plan.virtual_stages = c.v;
+  plan.global_batch_size = c.m;
+  SimOptions options;
+  options.cost_model = std::make_shared<GemmOnlyCost>();
+  auto report = simulate(model, plan, a100_cluster(), options);
+  ASSERT_TRUE(report.ok()) << report.status().message();
+  // Ideal: every stage busy all the time, m * (f + b) per stage.
+  const StageBreakdown& b = report->breakdown;
+  const double ideal = b.compute_s;
+  const double expected_bubble = ideal * (c.p - 1) / (static_cast<double>(c.m) * c.v);
+  EXPECT_NEAR(report->iteration_time_s - ideal, expected_bubble, 1e-9 * ideal);
+  EXPECT_NEAR(b.bubble_s, expected_bubble, 1e-9 * ideal);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Schedules, PipelineBubble,
+    ::testing::Values(BubbleCase{Schedule::kGpipe, 4, 8, 1}, BubbleCase{Schedule::kGpipe, 2, 5, 1},
+                      BubbleCase{Schedule::kOneFOneB, 4, 8, 1},
+                      BubbleCase{Schedule::kOneFOneB, 8, 32, 1},
+                      BubbleCase{Schedule::kOneFOneB, 4, 3, 1},
+                      BubbleCase{Schedule::kInterleaved, 4, 8, 2},
+                      BubbleCase{Schedule::kInterleaved, 4, 16, 4},
+                      BubbleCase{Schedule::kInterleaved, 2, 4, 3}));
+
+TEST(Simulate, InterleavingDividesTheBubbleByV) {
+  const Model model = gpt(16, 1024, 16, 512);
+  SimOptions options;
+  options.cost_model = std::make_shared<GemmOnlyCost>();
+  Plan plan;
+  plan.pipeline_parallel = 4;
+  plan.global_batch_size = 16;
+  auto plain = simulate(model, plan, a100_cluster(), options);
+  plan.schedule = Schedule::kInterleaved;
+  plan.virtual_stages = 4;
+  auto interleaved = simulate(model, plan, a100_cluster(), options);
+  ASSERT_TRUE(plain.ok() && interleaved.ok());
+  EXPECT_NEAR(interleaved->breakdown.bubble_s * 4, plain->breakdown.bubble_s,
+              1e-9 * plain->iteration_time_s);
+}
+
+Plan random_plan(std::mt19937_64& rng) {
+  auto pick = [&rng](std::initializer_list<int> xs) {
+    std::uniform_int_distribution<size_t> d(0, xs.size() - 1);
+    return *(xs.begin() + d(rng));
+  };
+  Plan p;
+  p.tensor_parallel = pick({1, 2, 4});
+  p.pipeline_parallel = pick({1, 2, 3, 4});
+  p.data_parallel = pick({1, 2, 4});
+  p.micro_batch_size = pick({1, 2});
+  const int m = p.pipeline_parallel * pick({1, 2, 3});
+  p.global_batch_size = m * p.micro_batch_size * p.data_parallel;
+  p.schedule = p.pipeline_parallel > 1 ? static_cast<Schedule>(pick({0, 1, 2})) : Schedule::kOneFOneB;
+  p.virtual_stages = p.schedule == Schedule::kInterleaved ? pick({1, 2}) : 1;
+  p.recompute = static_cast<Recompute>(pick({0, 1, 2}));
+  p.sequence_parallel = pick({0, 1}) == 1;
+  p.distributed_optimizer = pick({0, 1}) == 1;
+  p.flash_attention = pick({0, 1}) == 1;
+  p.grad_bucket_bytes = pick({0, 1, 2}) * 4'000'000;
+  p.overlap_grad_reduce = pick({0, 1}) == 1;
+  p.pipeline_scatter_gather = pick({0, 1}) == 1;
+  p.precision = pick({0, 1}) == 1 ? Precision::kBf16 : Precision::kFp16;
+  return p;
+}
+
+TEST(Simulate, CollapsedChainsEqualTaskLevelSimulation) {
+  std::mt19937_64 rng(20261121);
+  Model model = gpt(8, 512, 8, 256, 1000);
+  Cluster cluster = a100_cluster();
+  cluster.gpu.roofline.microbatch_overhead_s = 1e-4;
+  cluster.gpus_per_node = 4;  // so that groups cross nodes too
+  int compared = 0;
+  for (int trial = 0; trial < 60; ++trial) {
+    const Plan plan = random_plan(rng);
+    SimOptions fast, full;
+    full.collapse_chains = false;
+    auto a = simulate(model, plan, cluster, fast);
+    auto b = simulate(model, plan, cluster, full);
+    ASSERT_EQ(a.ok(), b.ok());
+    if (!a.ok()) continue;
+    ++compared;
+    EXPECT_LT(a->num_tasks, b->num_tasks);
+    const double tol = 1e-9 * b->iteration_time_s;
+    EXPECT_NEAR(a->iteration_time_s, b->iteration_time_s, tol) << "trial " << trial;
+    ASSERT_EQ(a->stages.size(), b->stages.size());
+    for (size_t r = 0; r < a->stages.size(); ++r) {
+      const StageBreakdown& x = a->stages[r].time;
+      const StageBreakdown& y = b->stages[r].time;
+      EXPECT_NEAR(x.end_s, y.end_s, tol);
+      EXPECT_NEAR(x.bubble_s, y.bubble_s, tol);
+      EXPECT_NEAR(x.pp_exposed_s, y.pp_exposed_s, tol);
+      EXPECT_NEAR(x.dp_exposed_s, y.dp_exposed_s, tol);
+      EXPECT_NEAR(x.compute_s, y.compute_s, tol);
+    }
+    EXPECT_EQ(a->peak_memory_bytes, b->peak_memory_bytes);
+  }
+  EXPECT_GE(compared, 40);
+}
+
+TEST(Simulate, SameResultOnOneAndManyThreads) {
+  std::mt19937_64 rng(7);
+  const Model model = gpt(12, 768, 12, 512, 5000);
+  const Cluster cluster = a100_cluster();
+  std::vector<Plan> plans;
+  for (int i = 0; i < 64; ++i) plans.push_back(random_plan(rng));
+  std::vector<double> serial(plans.size(), -1), parallel(plans.size(), -1);
+  for (size_t i = 0; i < plans.size(); ++i) {
+    auto r = simulate(model, plans[i], cluster);
+    serial[i] = r.ok() ? r->iteration_time_s + r->peak_memory_bytes : -2;
+  }
+#pragma omp parallel for num_threads(4) schedule(dynamic, 1)
+  for (size_t i = 0; i < plans.size(); ++i) {
+    auto r = simulate(model, plans[i], cluster);
+    parallel[i] = r.ok() ? r->iteration_time_s + r->peak_memory_bytes : -2;
+  }
+  for (size_t i = 0; i < plans.size(); ++i) EXPECT_EQ(serial[i], parallel[i]) << i;
+}
+
+TEST(Simulate, BreakdownAddsUpToStageTime) {
+  const Model model = gpt(24, 2048, 16, 1024);
+  Plan plan;
+  plan.tensor_parallel = 2;
+  plan.pipeline_parallel = 4;
+  plan.data_parallel = 2;
+  plan.global_batch_size = 64;
+  plan.recompute = Recompute::kFull;
+  auto r = simulate(model, plan, a100_cluster());
+  ASSERT_TRUE(r.ok());
+  for (const StageReport& s : r->stages) {
+    const StageBreakdown& b = s.time;
+    const double sum = b.compute_s + b.recompute_s + b.tp_comm_s + b.host_overhead_s +
+                       b.pp_exposed_s + b.bubble_s + b.dp_exposed_s + b.optimizer_s;
+    EXPECT_NEAR(sum, b.end_s, 1e-9 * b.end_s) << "stage " << s.stage;
+    EXPECT_GT(b.recompute_s, 0);
+    EXPECT_GT(b.tp_comm_s, 0);
+  }
+  EXPECT_GT(r->hfu, r->mfu);
+  // Full recomputation: hardware FLOPs are about 4/3 of model FLOPs.
+  EXPECT_NEAR(r->hardware_flops / r->model_flops, 4.0 / 3.0, 0.05);
+}
+
+TEST(Simulate, MtNlgBenchmarkPlanRuns) {
+  const Model model = gpt(105, 20480, 128, 2048);
+  Plan plan;
+  plan.tensor_parallel = 8;
+  plan.data_parallel = 12;
+  plan.pipeline_parallel = 35;
+  plan.global_batch_size = 1920;
+  plan.recompute = Recompute::kFull;
+  auto r = simulate(model, plan, a100_cluster());
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_GT(r->iteration_time_s, 10);
+  EXPECT_LT(r->iteration_time_s, 200);
+  EXPECT_GT(r->mfu, 0.2);
+  EXPECT_LT(r->mfu, 0.7);
+  EXPECT_TRUE(r->fits_in_memory);
+}
+
+TEST(Simulate, OutOfMemoryIsAResultNotAnError) {
+  const Model model = gpt(96, 12288, 96, 2048);
+  Plan plan;
+  plan.global_batch_size = 8;
+  auto r = simulate(model, plan, a100_cluster());
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_FALSE(r->fits_in_memory);
+  EXPECT_NEAR(r->memory_overflow_bytes, r->peak_memory_bytes - 80e9, 1);
+  EXPECT_GT(r->peak_memory_bytes, 18 * 174e9);
+}
+
+TEST(Simulate, InvalidPlansAreErrorsNamingTheField) {
+  const Model model = gpt(24, 2048, 16, 1024);
+  const Cluster cluster = a100_cluster();
+  Plan plan;
+  plan.tensor_parallel = 3;
+  EXPECT_NE(simulate(model, plan, cluster).status().message().find("plan.tp"), std::string::npos);
+  plan = Plan();
+  plan.data_parallel = 2;
+  plan.global_batch_size = 3;
+  EXPECT_NE(simulate(model, plan, cluster).status().message().find("plan.global_batch"),
+            std::string::npos);
+  plan = Plan();
+  plan.micro_batch_size = 0;
+  EXPECT_NE(simulate(model, plan, cluster).status().message().find("plan.micro_batch"),
+            std::string::npos);
+  plan = Plan();
+  plan.pipeline_parallel = 48;
+  EXPECT_NE(simulate(model, plan, cluster).status().message().find("plan.pp"), std::string::npos);
+  Cluster small = cluster;
+  small.num_nodes = 1;
+  plan = Plan();
+  plan.data_parallel = 16;
+  plan.global_batch_size = 16;
+  EXPECT_NE(simulate(model, plan, small).status().message().find("16 GPUs"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace llmplan::simulator

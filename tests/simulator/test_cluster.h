@@ -1,0 +1,56 @@
+// Small inline fixtures shared by the simulator tests.
+#ifndef LLMPLAN_TESTS_SIMULATOR_TEST_CLUSTER_H_
+#define LLMPLAN_TESTS_SIMULATOR_TEST_CLUSTER_H_
+
+#include "simulator/cluster.h"
+#include "simulator/cost_model.h"
+#include "simulator/model.h"
+
+namespace llmplan::simulator::testing {
+
+// An A100-80GB DGX cluster written out by hand (DESIGN.md section 9 figures).
+inline Cluster a100_cluster() {
+  Cluster c;
+  c.name = "test-a100";
+  c.gpu.name = "a100-test";
+  c.gpu.peak_bf16_flops = 312e12;
+  c.gpu.peak_fp16_flops = 312e12;
+  c.gpu.hbm_bytes = 80e9;
+  c.gpu.hbm_bytes_per_s = 2.039e12;
+  c.gpu.nvlink_bytes_per_s = 600e9;
+  c.gpu.tdp_w = 400;
+  c.gpu.num_sms = 108;
+  c.gpus_per_node = 8;
+  c.nic_bytes_per_s = 25e9;
+  return c;
+}
+
+inline Model gpt(int layers, int hidden, int heads, int seq, int vocab = 50257) {
+  Model m;
+  m.name = "gpt-test";
+  m.num_layers = layers;
+  m.hidden_size = hidden;
+  m.num_heads = heads;
+  m.seq_length = seq;
+  m.vocab_size = vocab;
+  return m;
+}
+
+// A cost model whose stages are exactly uniform: GEMMs cost their FLOPs at
+// 1 PFLOP/s except the logits; every other kernel and every collective is
+// free. Pipeline bubbles can then be checked against the textbook formulas.
+class GemmOnlyCost final : public CostModel {
+ public:
+  double kernel_time_s(const KernelDesc& k) const override {
+    if (!is_gemm(k.kind) || k.kind == KernelKind::kLogitsGemm) return 0.0;
+    return k.flops / 1e15;
+  }
+  double collective_time_s(const CollectiveDesc&) const override { return 0.0; }
+  double microbatch_overhead_s() const override { return 0.0; }
+  double iteration_overhead_s() const override { return 0.0; }
+  std::string describe() const override { return "gemm-only test model"; }
+};
+
+}  // namespace llmplan::simulator::testing
+
+#endif  // LLMPLAN_TESTS_SIMULATOR_TEST_CLUSTER_H_
