@@ -86,11 +86,7 @@ Status run_sweep(const SweepOptions& o, const GlobalOptions& global) {
     r.gpus_used = plans[i].world_size();
     auto rep = simulator::simulate(config.model, plans[i], config.cluster, sim);
     if (rep.ok()) {
-      r.iteration_time_s = rep.value().iteration_time_s;
-      r.mfu = rep.value().mfu;
-      r.peak_memory_bytes = rep.value().peak_memory_bytes;
-      r.fits = rep.value().fits_in_memory;
-      r.tokens_per_s = rep.value().tokens_per_s;
+      record_simulation(rep.value(), &r);
     } else {
       errors[i] = rep.status().message();
     }

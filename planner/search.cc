@@ -217,13 +217,7 @@ SearchResult evaluate_shapes(const std::vector<Model>& models, const Cluster& cl
     r.plan = tasks[i].plan;
     r.gpus_used = r.plan.world_size();
     auto rep = simulator::simulate(models[r.shape], r.plan, cluster, sim);
-    if (rep.ok()) {
-      r.iteration_time_s = rep.value().iteration_time_s;
-      r.mfu = rep.value().mfu;
-      r.peak_memory_bytes = rep.value().peak_memory_bytes;
-      r.fits = rep.value().fits_in_memory;
-      r.tokens_per_s = rep.value().tokens_per_s;
-    }
+    if (rep.ok()) record_simulation(rep.value(), &r);
     if (options.progress) {
 #pragma omp critical(llmplan_progress)
       {
@@ -439,6 +433,14 @@ Result<SearchResult> search(const Cluster& cluster, const SearchOptions& options
     if (result.naive_days == 0 || d < result.naive_days) result.naive_days = d;
   }
   return result;
+}
+
+void record_simulation(const simulator::StepReport& report, PlanResult* result) {
+  result->iteration_time_s = report.iteration_time_s;
+  result->mfu = report.mfu;
+  result->peak_memory_bytes = report.peak_memory_bytes;
+  result->fits = report.fits_in_memory;
+  result->tokens_per_s = report.tokens_per_s;
 }
 
 }  // namespace llmplan::planner

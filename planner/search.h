@@ -19,6 +19,7 @@
 #include "simulator/cost_model.h"
 #include "simulator/model.h"
 #include "simulator/plan.h"
+#include "simulator/simulate.h"
 #include "simulator/status.h"
 
 namespace llmplan::planner {
@@ -60,6 +61,9 @@ struct PlanResult {
   double tokens_per_s = 0;
   int gpus_used = 0;
 };
+
+// Copies what the search keeps of a simulation into `result`.
+void record_simulation(const simulator::StepReport& report, PlanResult* result);
 
 // The outcome for one candidate shape.
 struct Candidate {

@@ -24,7 +24,9 @@ struct RooflineConstants {
   double flash_attention_efficiency = 0.55;
   // Fraction of HBM bandwidth reached by memory-bound kernels.
   double memory_efficiency = 0.70;
-  // Fixed cost added to every kernel (launch + tail), seconds.
+  // Host launch interval per kernel (PyTorch dispatch + launch), seconds: a
+  // kernel takes max(its GPU time, this), since launches overlap longer
+  // kernels but starve short ones.
   double kernel_overhead_s = 4e-6;
   // Host-side cost per micro-batch per pipeline chunk (Python, scheduling), seconds.
   double microbatch_overhead_s = 0.0;
