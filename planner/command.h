@@ -61,6 +61,11 @@ void add_sweep_command(CLI::App& app, const GlobalOptions& global, Action* actio
 // A stderr progress callback (done, total) when stderr is a terminal; null otherwise.
 std::function<void(long, long)> make_progress_line(const char* what);
 // [schedule commands]
+// `llmplan schedule (--jobs FILE | --generate N [--seed S]) --gpus G
+// [--cluster NAME | --gpu NAME] [--policy NAME|all] [--format md|csv|json]
+// [--rescale-cost-s X] [--out DIR]`: a shared cluster running a job trace
+// under FIFO, EDF and ElasticFlow-style policies (planner/schedule/).
+void add_schedule_command(CLI::App& app, const GlobalOptions& global, Action* action);
 
 }  // namespace llmplan::planner
 

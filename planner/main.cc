@@ -33,6 +33,7 @@ int main(int argc, char** argv) {
   llmplan::planner::add_plan_options(app, global, &action);
   llmplan::planner::add_sweep_command(app, global, &action);
   // [schedule commands]
+  llmplan::planner::add_schedule_command(app, global, &action);
 
   try {
     app.parse(argc, argv);
