@@ -23,6 +23,7 @@ struct AccuracyOptions {
   std::string gpu, cluster, constants, output, evaluate;
   int folds = 0;
   int max_iterations = 12;
+  int starts = 1;
 };
 
 std::string pct(double fraction) {
@@ -57,6 +58,12 @@ Result<std::vector<AccuracyCase>> load_cases(const AccuracyOptions& o, const Glo
     notes->push_back("constants from " + o.constants);
   }
   *gpu_name = all.front().config.cluster.gpu.name;
+  const simulator::MeasuredCollectives& curves = all.front().config.cluster.collectives;
+  if (!curves.empty()) {
+    notes->push_back("in-node all-reduce from the measured curves \"" + curves.name +
+                     "\" (vTrain's nccl-tests LUT); other collectives from the alpha-beta "
+                     "formula");
+  }
   notes->push_back(
       "conditions (vTrain's data): fp16, full recomputation, 1F1B, no gradient bucketing "
       "(all-reduce after the backward), 8 GPUs per node, vocab 50257, learned positions, GeLU "
@@ -151,6 +158,7 @@ Status run_calibrate(const AccuracyOptions& o, const GlobalOptions& global) {
   LLMPLAN_ASSIGN_OR_RETURN(std::vector<AccuracyCase> cases, load_cases(o, global, &notes, &gpu_name));
   CalibrationOptions copt;
   copt.max_iterations = o.max_iterations;
+  copt.starts = o.starts;
   for (const AccuracyCase& c : cases) copt.fit_network |= c.run.num_gpus > c.config.cluster.gpus_per_node;
   const AccuracyConstants initial = constants_of(cases.front());
 
@@ -204,11 +212,15 @@ Status run_calibrate(const AccuracyOptions& o, const GlobalOptions& global) {
   }
   std::string data;
   for (const std::string& f : o.files) data += (data.empty() ? "" : " ") + f.substr(f.find_last_of('/') + 1);
-  char src[512];
+  std::string pinned;
+  for (const std::string& b : fit.at_bound) pinned += "; " + b;
+  char src[1024];
   std::snprintf(src, sizeof src,
-                "llmplan calibrate %s --gpu %s: Ceres fit on log iteration time (Huber 0.1, %d "
-                "starts), in-sample MAPE %.2f %% over %zu rows (vTrain A100 data, MIT)",
-                data.c_str(), gpu_name.c_str(), fit.starts, 100 * fit.in_sample_mape, cases.size());
+                "llmplan calibrate %s --gpu %s: Ceres fit on log iteration time (Huber 0.03, best "
+                "%d of 16 screened starts polished), robust cost %.4g, in-sample MAPE %.2f %% over "
+                "%zu rows (vTrain A100 data, MIT)%s",
+                data.c_str(), gpu_name.c_str(), fit.starts, fit.cost, 100 * fit.in_sample_mape,
+                cases.size(), pinned.c_str());
   const std::string net_src =
       copt.fit_network ? std::string(src) + "; nic_efficiency and nic_latency_s fitted"
                        : std::string("not fitted (single-node data only): ") + src;
@@ -248,6 +260,8 @@ void add_calibrate_command(CLI::App& app, const GlobalOptions& global, Action* a
   cmd->add_option("--evaluate", o->evaluate, "Also report the error on this held-out CSV");
   cmd->add_option("--folds", o->folds, "Also run K-fold cross-validation (row i in fold i mod K)");
   cmd->add_option("--max-iterations", o->max_iterations, "Solver iterations per start");
+  cmd->add_option("--starts", o->starts,
+                  "How many of the 16 screened starting points to polish with Ceres (default 1)");
   cmd->callback([o, &global, action] { *action = [o, &global] { return run_calibrate(*o, global); }; });
 }
 

@@ -49,13 +49,13 @@ void add_presets_command(CLI::App& app, const GlobalOptions& global, Action* act
   auto options = std::make_shared<PresetsOptions>();
   CLI::App* cmd =
       app.add_subcommand("presets",
-                         "List the presets: GPUs, clusters, models, scaling laws and prices "
-                         "(built-in, plus --preset-file entries)");
+                         "List the presets: GPUs, clusters, models, scaling laws, prices and "
+                         "measured collectives (built-in, plus --preset-file entries)");
   cmd->require_subcommand(0, 1);
   cmd->add_option("--format", options->format, "Output format of the list: text or json")
       ->check(CLI::IsMember({"text", "json"}));
   cmd->add_option("--kind", options->kind, "List only this kind")
-      ->check(CLI::IsMember({"gpu", "cluster", "model", "law", "price"}));
+      ->check(CLI::IsMember({"gpu", "cluster", "model", "law", "price", "collectives"}));
   CLI::App* show = cmd->add_subcommand("show", "Print one preset as JSON, as stored");
   show->add_option("name", options->name, "Preset name (see `llmplan presets`)")->required();
   cmd->callback([&global, action, options, show] {

@@ -63,6 +63,19 @@ Status check_options(const ScheduleOptions& o) {
   if (!(o.batch_tokens > 0) || !std::isfinite(o.batch_tokens)) {
     return Status::invalid_argument("--batch-tokens: must be > 0");
   }
+  if (o.generate < 0) return Status::invalid_argument("--generate: must be > 0");
+  if (o.generate > 0) {  // the generator checks too, but names its own fields
+    if (!(o.mean_interarrival_h > 0) || !std::isfinite(o.mean_interarrival_h)) {
+      return Status::invalid_argument("--mean-interarrival-h: must be > 0");
+    }
+    if (!(o.min_duration_h > 0) || !(o.max_duration_h >= o.min_duration_h) ||
+        !std::isfinite(o.max_duration_h)) {
+      return Status::invalid_argument("--min-duration-h/--max-duration-h: need 0 < min <= max");
+    }
+    if (!(o.min_slack >= 1) || !(o.max_slack >= o.min_slack) || !std::isfinite(o.max_slack)) {
+      return Status::invalid_argument("--min-slack/--max-slack: need 1 <= min <= max");
+    }
+  }
   return Status();
 }
 

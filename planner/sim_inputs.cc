@@ -20,6 +20,11 @@ Result<std::shared_ptr<const simulator::CostModel>> make_cost_model(
     const simulator::Cluster& cluster, const CostModelOptions& options,
     std::vector<std::string>* notes) {
   using simulator::CollectiveKind;
+  if (!cluster.collectives.empty()) {
+    notes->push_back("in-node all-reduce from the measured curves \"" + cluster.collectives.name +
+                     "\" of cluster " + cluster.name +
+                     (options.allreduce_lut_dir.empty() ? "" : " (--allreduce-lut overrides)"));
+  }
   if (options.profile_path.empty() && options.allreduce_lut_dir.empty()) return {nullptr};
   simulator::CollectiveModel collectives(cluster);
   if (!options.allreduce_lut_dir.empty()) {
@@ -82,12 +87,16 @@ Result<simulator::Cluster> resolve_cluster(const presets::Catalog& catalog,
       cluster.name = "custom-" + gpu.name;
       cluster.gpu = gpu;
       cluster.usd_per_gpu_hour = 0;
+      cluster.collectives = {};  // measured on another node type
     }
   } else {
     LLMPLAN_ASSIGN_OR_RETURN(cluster, catalog.cluster(default_cluster));
   }
   if (!gpu_name.empty() && !cluster_name.empty()) {
-    LLMPLAN_ASSIGN_OR_RETURN(cluster.gpu, catalog.gpu(gpu_name));
+    LLMPLAN_ASSIGN_OR_RETURN(simulator::GpuSpec gpu, catalog.gpu(gpu_name));
+    // The cluster's measured in-node curves describe its own GPUs' links.
+    if (gpu.nvlink_bytes_per_s != cluster.gpu.nvlink_bytes_per_s) cluster.collectives = {};
+    cluster.gpu = std::move(gpu);
   }
   if (gpus_per_node != 0) {
     if (gpus_per_node < 1) {

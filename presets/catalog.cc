@@ -21,6 +21,8 @@ const char* to_string(PresetKind kind) {
       return "law";
     case PresetKind::kPrice:
       return "price";
+    case PresetKind::kCollectives:
+      return "collectives";
   }
   return "?";
 }
@@ -103,6 +105,14 @@ std::string model_summary(const simulator::Model& m) {
 std::string law_summary(const scaling::LossLaw& l) {
   return format("L = %g", l.E) + format(" + %g/N^", l.A) + format("%g", l.alpha) +
          format(" + %g/D^", l.B) + format("%g", l.beta);
+}
+
+std::string collectives_summary(const simulator::MeasuredCollectives& m) {
+  std::string sizes;
+  for (const simulator::InNodeCurve& c : m.all_reduce) {
+    sizes += (sizes.empty() ? "" : ",") + std::to_string(c.group_size);
+  }
+  return "all-reduce curves for in-node groups of " + (sizes.empty() ? std::string("none") : sizes);
 }
 
 std::string price_summary(const Price& p) {
@@ -202,6 +212,8 @@ Status Catalog::check_entry(const RawPreset& raw) const {
       if (p->gpu.empty()) return Status();
       return gpu(p->gpu).status().with_prefix(raw.path + ".gpu");
     }
+    case PresetKind::kCollectives:
+      return collectives(raw.name).status();
   }
   return Status::internal("unknown preset kind");
 }
@@ -210,7 +222,7 @@ std::vector<PresetInfo> Catalog::list() const {
   std::vector<PresetInfo> out;
   if (!impl_) return out;
   for (PresetKind kind : {PresetKind::kGpu, PresetKind::kCluster, PresetKind::kModel,
-                          PresetKind::kLaw, PresetKind::kPrice}) {
+                          PresetKind::kLaw, PresetKind::kPrice, PresetKind::kCollectives}) {
     for (const Impl::Entry& e : impl_->entries) {
       if (e.raw.kind != kind) continue;
       std::string summary;
@@ -238,6 +250,11 @@ std::vector<PresetInfo> Catalog::list() const {
         case PresetKind::kPrice: {
           auto v = price(e.raw.name);
           if (v.ok()) summary = price_summary(*v);
+          break;
+        }
+        case PresetKind::kCollectives: {
+          auto v = collectives(e.raw.name);
+          if (v.ok()) summary = collectives_summary(*v);
           break;
         }
       }
@@ -306,7 +323,8 @@ Result<simulator::Cluster> Catalog::cluster(std::string_view name) const {
       [this](const std::string& price_name) -> Result<double> {
         LLMPLAN_ASSIGN_OR_RETURN(Price p, price(price_name));
         return p.usd_per_gpu_hour;
-      });
+      },
+      [this](const std::string& collectives_name) { return collectives(collectives_name); });
 }
 
 Result<simulator::Model> Catalog::model(std::string_view name) const {
@@ -322,6 +340,12 @@ Result<scaling::LossLaw> Catalog::law(std::string_view name) const {
 Result<Price> Catalog::price(std::string_view name) const {
   LLMPLAN_ASSIGN_OR_RETURN(const RawPreset* raw, find_kind(impl_.get(), PresetKind::kPrice, name));
   return decode_price(*raw);
+}
+
+Result<simulator::MeasuredCollectives> Catalog::collectives(std::string_view name) const {
+  LLMPLAN_ASSIGN_OR_RETURN(const RawPreset* raw,
+                           find_kind(impl_.get(), PresetKind::kCollectives, name));
+  return decode_collectives(*raw);
 }
 
 }  // namespace llmplan::presets

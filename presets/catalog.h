@@ -21,7 +21,7 @@ namespace llmplan::presets {
 
 struct RawPreset;  // preset_json.h
 
-enum class PresetKind { kGpu, kCluster, kModel, kLaw, kPrice };
+enum class PresetKind { kGpu, kCluster, kModel, kLaw, kPrice, kCollectives };
 const char* to_string(PresetKind kind);
 
 struct PresetInfo {
@@ -51,7 +51,7 @@ class Catalog {
 
   // Adds the presets of a user file, in the format of the built-in
   // presets/*.json: one object with optional arrays "gpus", "clusters",
-  // "models", "laws", "prices" of named entries. Entries replace
+  // "models", "laws", "prices", "collectives" of named entries. Entries replace
   // earlier presets of the same name and kind; a name may appear once per
   // file, and may not change kind. Every preset is re-checked (a cluster
   // must resolve its GPU and price), and on any error the catalog is left
@@ -63,7 +63,8 @@ class Catalog {
   // messages and becomes the entries' origin.
   Status add_text(std::string_view json_text, const std::string& source_name);
 
-  // Every preset, grouped by kind (gpu, cluster, model, law, price), each
+  // Every preset, grouped by kind (gpu, cluster, model, law, price,
+  // collectives), each
   // kind in the order loaded. Descriptions are the entry's "description"
   // (if any) followed by a summary of its figures.
   std::vector<PresetInfo> list() const;
@@ -78,6 +79,9 @@ class Catalog {
   Result<simulator::Model> model(std::string_view name) const;
   Result<scaling::LossLaw> law(std::string_view name) const;
   Result<Price> price(std::string_view name) const;
+  // Measured in-node collective curves of one node type, which clusters name
+  // with "collectives": NAME (e.g. "a100-nvswitch-vtrain").
+  Result<simulator::MeasuredCollectives> collectives(std::string_view name) const;
   // NotFound from the typed getters names the preset and lists the presets
   // of that kind (and says so when the name belongs to another kind).
 

@@ -18,11 +18,10 @@ struct KindKey {
   PresetKind kind;
   const char* key;
 };
-constexpr KindKey kKindKeys[] = {{PresetKind::kGpu, "gpus"},
-                                 {PresetKind::kCluster, "clusters"},
-                                 {PresetKind::kModel, "models"},
-                                 {PresetKind::kLaw, "laws"},
-                                 {PresetKind::kPrice, "prices"}};
+constexpr KindKey kKindKeys[] = {
+    {PresetKind::kGpu, "gpus"},     {PresetKind::kCluster, "clusters"},
+    {PresetKind::kModel, "models"}, {PresetKind::kLaw, "laws"},
+    {PresetKind::kPrice, "prices"}, {PresetKind::kCollectives, "collectives"}};
 
 // Re-parses an entry's stored text. The text was produced by serialize(),
 // so failure is a bug.
@@ -122,14 +121,22 @@ Result<Price> decode_price(const RawPreset& entry) {
   return price;
 }
 
+Result<simulator::MeasuredCollectives> decode_collectives(const RawPreset& entry) {
+  LLMPLAN_ASSIGN_OR_RETURN(boost::json::value v, entry_value(entry));
+  simulator::MeasuredCollectives m;
+  LLMPLAN_RETURN_IF_ERROR(simulator::apply_collectives_json(v, entry.path, &m));
+  return m;
+}
+
 Result<simulator::Cluster> decode_cluster(
     const RawPreset& entry,
     const std::function<Result<simulator::GpuSpec>(const std::string&)>& gpu,
-    const std::function<Result<double>(const std::string&)>& usd_per_gpu_hour) {
+    const std::function<Result<double>(const std::string&)>& usd_per_gpu_hour,
+    const std::function<Result<simulator::MeasuredCollectives>(const std::string&)>& collectives) {
   LLMPLAN_ASSIGN_OR_RETURN(boost::json::value v, entry_value(entry));
   simulator::Cluster cluster;
   LLMPLAN_RETURN_IF_ERROR(simulator::apply_cluster_json(
-      v, entry.path, simulator::ClusterPresetLookup{gpu, usd_per_gpu_hour}, &cluster));
+      v, entry.path, simulator::ClusterPresetLookup{gpu, usd_per_gpu_hour, collectives}, &cluster));
   return cluster;
 }
 

@@ -28,7 +28,7 @@ struct RawPreset {
 };
 
 // Splits a preset file: one object with optional arrays "gpus", "clusters",
-// "models", "laws", "prices" (and documentation keys "note", "source",
+// "models", "laws", "prices", "collectives" (and documentation keys "note", "source",
 // "description"). Each entry must be an object with a non-empty string
 // "name"; names must be unique within the file across all kinds.
 // ParseError for malformed JSON (source_name:line:col); InvalidArgument
@@ -45,11 +45,16 @@ Result<simulator::Model> decode_model(const RawPreset& entry);
 Result<scaling::LossLaw> decode_law(const RawPreset& entry);
 // Fields: name, usd_per_gpu_hour (> 0, required), gpu, instance, date.
 Result<Price> decode_price(const RawPreset& entry);
-// `gpu` and `usd_per_gpu_hour` resolve the preset names a cluster uses.
+// Fields: name, all_reduce (simulator/cluster_json.h); the curves are
+// validated. The preset's name is the result's name.
+Result<simulator::MeasuredCollectives> decode_collectives(const RawPreset& entry);
+// `gpu`, `usd_per_gpu_hour` and `collectives` resolve the preset names a
+// cluster uses.
 Result<simulator::Cluster> decode_cluster(
     const RawPreset& entry,
     const std::function<Result<simulator::GpuSpec>(const std::string&)>& gpu,
-    const std::function<Result<double>(const std::string&)>& usd_per_gpu_hour);
+    const std::function<Result<double>(const std::string&)>& usd_per_gpu_hour,
+    const std::function<Result<simulator::MeasuredCollectives>(const std::string&)>& collectives);
 
 // The entry pretty-printed (json::pretty).
 std::string pretty_preset(const RawPreset& entry);

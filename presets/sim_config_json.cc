@@ -94,6 +94,7 @@ Result<SimConfig> load_sim_config_text(std::string_view text, const std::string&
     LLMPLAN_ASSIGN_OR_RETURN(Price p, catalog.price(n));
     return p.usd_per_gpu_hour;
   };
+  lookup.collectives = [&](const std::string& n) { return catalog.collectives(n); };
   LLMPLAN_RETURN_IF_ERROR(
       simulator::apply_cluster_json(cluster_fields, base + "cluster", lookup, &config.cluster));
 

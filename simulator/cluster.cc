@@ -35,6 +35,8 @@ Status validate(const Cluster& c) {
     return bad("network", "efficiencies must be in (0, 1]");
   }
   if (n.nvlink_latency_s < 0 || n.nic_latency_s < 0) return bad("network", "latencies must not be negative");
+  Status curves = validate(c.collectives);
+  if (!curves.ok()) return curves.with_prefix("cluster.collectives");
   if (c.usd_per_gpu_hour < 0) return bad("usd_per_gpu_hour", "must not be negative");
   return Status();
 }

@@ -4,6 +4,7 @@
 
 #include <string>
 
+#include "simulator/collective_curve.h"
 #include "simulator/status.h"
 
 namespace llmplan::simulator {
@@ -65,7 +66,10 @@ struct NetworkConstants {
 
 // Nodes of `gpus_per_node` GPUs joined by NVLink inside a node and by one NIC
 // per GPU across nodes (rail-optimised). num_nodes == 0 means "as many as the
-// plan asks for".
+// plan asks for". `collectives` holds measured in-node all-reduce curves of
+// this node type (e.g. the DGX A100 presets carry vTrain's nccl-tests
+// measurements); they replace the alpha-beta formula for in-node all-reduce
+// of a group size they cover (collectives.h).
 struct Cluster {
   std::string name;
   GpuSpec gpu;
@@ -73,13 +77,16 @@ struct Cluster {
   int num_nodes = 0;
   double nic_bytes_per_s = 0;    // per GPU, one direction (e.g. 200 Gb/s HDR = 25e9)
   NetworkConstants network;
+  MeasuredCollectives collectives;  // empty: alpha-beta formula only
   double usd_per_gpu_hour = 0;   // 0: unknown
 
   int max_gpus() const { return num_nodes > 0 ? num_nodes * gpus_per_node : 0; }
   friend bool operator==(const Cluster&, const Cluster&) = default;
 };
 
-// OK when the figures are positive and gpus_per_node >= 1.
+// OK when the figures are positive, gpus_per_node >= 1 and the measured
+// collectives are valid (curves for groups larger than a node are allowed
+// and unused).
 Status validate(const Cluster& cluster);
 
 }  // namespace llmplan::simulator

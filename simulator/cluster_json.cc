@@ -1,6 +1,7 @@
 #include "simulator/cluster_json.h"
 
 #include <sstream>
+#include <vector>
 
 #include "simulator/strict_json.h"
 
@@ -81,7 +82,57 @@ Status apply_cluster_gpu(const boost::json::value& v, const std::string& path,
   return Status();
 }
 
+// An array of numbers > 0.
+Status read_positive_array(const boost::json::value* v, const std::string& path,
+                           std::vector<double>* out) {
+  if (v == nullptr) return Status::invalid_argument(path + ": missing required field");
+  if (!v->is_array()) return Status::invalid_argument(path + ": expected an array of numbers");
+  out->clear();
+  const boost::json::array& a = v->get_array();
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (!a[i].is_number() || !(a[i].to_number<double>() > 0)) {
+      return Status::invalid_argument(path + "[" + std::to_string(i) +
+                                      "]: expected a positive number");
+    }
+    out->push_back(a[i].to_number<double>());
+  }
+  return Status();
+}
+
 }  // namespace
+
+Status apply_collectives_json(const boost::json::value& v, const std::string& path,
+                              MeasuredCollectives* out) {
+  MeasuredCollectives m;
+  json::JsonObjectReader r(v, path);
+  r.read_string("name", &m.name);
+  const boost::json::value* all_reduce = r.child("all_reduce");
+  ignore_documentation(&r);
+  LLMPLAN_RETURN_IF_ERROR(r.finish());
+  if (all_reduce != nullptr) {
+    const std::string list_path = r.field_path("all_reduce");
+    if (!all_reduce->is_array()) return Status::invalid_argument(list_path + ": expected an array");
+    const boost::json::array& items = all_reduce->get_array();
+    for (size_t i = 0; i < items.size(); ++i) {
+      const std::string at = list_path + "[" + std::to_string(i) + "]";
+      InNodeCurve c;
+      json::JsonObjectReader cr(items[i], at);
+      cr.read_int("group_size", &c.group_size, /*required=*/true, 2);
+      const boost::json::value* bytes = cr.child("bytes", true);
+      const boost::json::value* seconds = cr.child("seconds", true);
+      ignore_documentation(&cr);
+      LLMPLAN_RETURN_IF_ERROR(cr.finish());
+      LLMPLAN_RETURN_IF_ERROR(read_positive_array(bytes, cr.field_path("bytes"), &c.curve.bytes));
+      LLMPLAN_RETURN_IF_ERROR(
+          read_positive_array(seconds, cr.field_path("seconds"), &c.curve.seconds));
+      m.all_reduce.push_back(std::move(c));
+    }
+  }
+  Status valid = validate(m);
+  if (!valid.ok()) return valid.with_prefix(path);
+  *out = std::move(m);
+  return Status();
+}
 
 Status apply_roofline_json(const boost::json::value& v, const std::string& path,
                            RooflineConstants* out) {
@@ -146,6 +197,7 @@ Status apply_cluster_json(const boost::json::value& v, const std::string& path,
   r.read_int("nodes", &c.num_nodes, false, 0);
   read_positive(&r, "nic_bytes_per_s", &c.nic_bytes_per_s);
   const boost::json::value* network = r.child("network");
+  const boost::json::value* collectives = r.child("collectives");
   std::string price;
   const bool has_price = r.has("price");
   r.read_string("price", &price);
@@ -160,6 +212,23 @@ Status apply_cluster_json(const boost::json::value& v, const std::string& path,
   }
   if (network != nullptr) {
     LLMPLAN_RETURN_IF_ERROR(apply_network_json(*network, r.field_path("network"), &c.network));
+  }
+  if (collectives != nullptr) {
+    const std::string at = r.field_path("collectives");
+    if (collectives->is_null()) {
+      c.collectives = MeasuredCollectives{};
+    } else if (collectives->is_string()) {
+      if (!lookup.collectives) {
+        return Status::invalid_argument(at +
+                                        ": collectives preset names need the preset catalog; "
+                                        "give the curves inline");
+      }
+      Result<MeasuredCollectives> m = lookup.collectives(std::string(collectives->get_string()));
+      if (!m.ok()) return m.status().with_prefix(at);
+      c.collectives = std::move(m).value();
+    } else {
+      LLMPLAN_RETURN_IF_ERROR(apply_collectives_json(*collectives, at, &c.collectives));
+    }
   }
   if (has_price) {
     if (!lookup.usd_per_gpu_hour) {
@@ -215,6 +284,21 @@ boost::json::value gpu_to_json(const GpuSpec& g) {
   return o;
 }
 
+boost::json::value collectives_to_json(const MeasuredCollectives& m) {
+  boost::json::object o;
+  o["name"] = m.name;
+  boost::json::array curves;
+  for (const InNodeCurve& c : m.all_reduce) {
+    boost::json::object co;
+    co["group_size"] = c.group_size;
+    co["bytes"] = boost::json::array(c.curve.bytes.begin(), c.curve.bytes.end());
+    co["seconds"] = boost::json::array(c.curve.seconds.begin(), c.curve.seconds.end());
+    curves.push_back(std::move(co));
+  }
+  o["all_reduce"] = std::move(curves);
+  return o;
+}
+
 boost::json::value cluster_to_json(const Cluster& c) {
   boost::json::object o;
   o["name"] = c.name;
@@ -223,6 +307,9 @@ boost::json::value cluster_to_json(const Cluster& c) {
   o["nodes"] = c.num_nodes;
   o["nic_bytes_per_s"] = c.nic_bytes_per_s;
   o["network"] = network_to_json(c.network);
+  if (!c.collectives.empty() || !c.collectives.name.empty()) {
+    o["collectives"] = collectives_to_json(c.collectives);
+  }
   o["usd_per_gpu_hour"] = c.usd_per_gpu_hour;
   return o;
 }

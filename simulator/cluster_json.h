@@ -12,7 +12,12 @@
 // Cluster fields: name, gpu (a GPU preset name, or an object of GPU fields
 //   that may start from {"preset": NAME}), gpus_per_node (>= 1), nodes (>= 0;
 //   0 = as many as needed), nic_bytes_per_s (> 0), network (object),
+//   collectives (a collectives preset name, an object, or null for none),
 //   price (a price preset name) or usd_per_gpu_hour (>= 0; 0 = unknown).
+// Collectives fields (measured in-node curves, collective_curve.h): name,
+//   all_reduce (array of {group_size (>= 2), bytes, seconds (arrays of
+//   numbers > 0 of equal length, bytes strictly increasing)}; each may carry
+//   "source"/"note").
 //
 // Numbers may be bare or {"value": X, "source": "..."}. In every object the
 // documentation keys "source", "note" and "description" are accepted and
@@ -36,6 +41,7 @@ namespace llmplan::simulator {
 struct ClusterPresetLookup {
   std::function<Result<GpuSpec>(const std::string& name)> gpu;
   std::function<Result<double>(const std::string& name)> usd_per_gpu_hour;
+  std::function<Result<MeasuredCollectives>(const std::string& name)> collectives;
 };
 
 // Each apply_* applies the fields present in the JSON object `v` onto *out,
@@ -52,6 +58,10 @@ Status apply_roofline_json(const boost::json::value& v, const std::string& path,
 Status apply_network_json(const boost::json::value& v, const std::string& path,
                           NetworkConstants* out);
 Status apply_gpu_json(const boost::json::value& v, const std::string& path, GpuSpec* out);
+// Replaces *out with the collectives object `v` (whole, not field by field);
+// validate(MeasuredCollectives) is applied.
+Status apply_collectives_json(const boost::json::value& v, const std::string& path,
+                              MeasuredCollectives* out);
 Status apply_cluster_json(const boost::json::value& v, const std::string& path,
                           const ClusterPresetLookup& lookup, Cluster* out);
 // As above with no preset names allowed (gpu must be an inline object, the
@@ -64,6 +74,8 @@ Status apply_cluster_json(const boost::json::value& v, const std::string& path, 
 boost::json::value roofline_to_json(const RooflineConstants& roofline);
 boost::json::value network_to_json(const NetworkConstants& network);
 boost::json::value gpu_to_json(const GpuSpec& gpu);
+boost::json::value collectives_to_json(const MeasuredCollectives& collectives);
+// The collectives are written inline, and only when the cluster has some.
 boost::json::value cluster_to_json(const Cluster& cluster);
 
 }  // namespace llmplan::simulator

@@ -125,6 +125,22 @@ Status validate(const CollectiveCurve& curve) {
   return Status();
 }
 
+Status validate(const MeasuredCollectives& collectives) {
+  for (size_t i = 0; i < collectives.all_reduce.size(); ++i) {
+    const InNodeCurve& c = collectives.all_reduce[i];
+    const std::string at = "all_reduce[" + std::to_string(i) + "]";
+    if (c.group_size < 2) return Status::invalid_argument(at + ".group_size: must be >= 2");
+    for (size_t j = 0; j < i; ++j) {
+      if (collectives.all_reduce[j].group_size == c.group_size) {
+        return Status::invalid_argument(at + ".group_size: " + std::to_string(c.group_size) +
+                                        " appears twice");
+      }
+    }
+    LLMPLAN_RETURN_IF_ERROR(validate(c.curve).with_prefix(at));
+  }
+  return Status();
+}
+
 Result<CollectiveCurve> parse_nccl_tests_text(std::string_view text, std::string_view source_name) {
   if (text.substr(0, 3) == "\xEF\xBB\xBF") text.remove_prefix(3);
   const std::string source(source_name);

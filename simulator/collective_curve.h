@@ -51,6 +51,39 @@ struct CollectiveCurve {
 // point as "points[i]".
 Status validate(const CollectiveCurve& curve);
 
+// A measured all-reduce curve on `group_size` GPUs of one node.
+struct InNodeCurve {
+  int group_size = 0;
+  CollectiveCurve curve;
+
+  friend bool operator==(const InNodeCurve&, const InNodeCurve&) = default;
+};
+
+// The measured collectives of one node type (the "collectives" presets, e.g.
+// "a100-nvswitch-vtrain": vTrain's nccl-tests all-reduce on 2..8 A100s of a
+// DGX A100). A cluster carries them (Cluster::collectives), so every
+// simulation on that cluster uses them: CollectiveModel takes the curve of an
+// in-node all-reduce whose group size has one, and the alpha-beta formula
+// for everything else (other kinds, other sizes, groups spanning nodes).
+//
+// Below a curve's smallest measured size (1 MiB for vTrain's) the time of the
+// smallest size is used (CollectiveCurve::time_s): such all-reduces are
+// latency-bound, and the measured floor (e.g. 92 us on 8 GPUs) already holds
+// the launch and synchronisation cost a smaller buffer also pays.
+//
+// A plain value; empty (no name, no curves) means "formula only".
+struct MeasuredCollectives {
+  std::string name;                     // the preset it came from; empty if none
+  std::vector<InNodeCurve> all_reduce;  // at most one per group size
+
+  bool empty() const { return all_reduce.empty(); }
+  friend bool operator==(const MeasuredCollectives&, const MeasuredCollectives&) = default;
+};
+
+// OK when every curve is valid, group sizes are >= 2 and distinct;
+// otherwise InvalidArgument naming "all_reduce[i]".
+Status validate(const MeasuredCollectives& collectives);
+
 // Reads a measured curve written by nccl-tests. Two layouts are accepted:
 //  1. vTrain's LUT files (../shared/data/vtrain/allreduce_lut/*/AR_GPU{N}_*):
 //     a header line `size(B),count,type,time(ns),busbw(GB/s),time(ns),busbw(GB/s)`

@@ -9,7 +9,13 @@ CollectiveModel::CollectiveModel(const Cluster& cluster)
     : nvlink_bytes_per_s_(cluster.gpu.nvlink_bytes_per_s / 2.0 * cluster.network.nvlink_efficiency),
       nic_bytes_per_s_(cluster.nic_bytes_per_s * cluster.network.nic_efficiency),
       nvlink_latency_s_(cluster.network.nvlink_latency_s),
-      nic_latency_s_(cluster.network.nic_latency_s) {}
+      nic_latency_s_(cluster.network.nic_latency_s) {
+  for (const InNodeCurve& c : cluster.collectives.all_reduce) {
+    if (c.group_size <= cluster.gpus_per_node) {
+      curves_[{CollectiveKind::kAllReduce, c.group_size}] = c.curve;
+    }
+  }
+}
 
 void CollectiveModel::add_in_node_curve(CollectiveKind kind, int group_size,
                                         CollectiveCurve curve) {

@@ -5,8 +5,10 @@
 // step paying the NVLink latency. A group spanning nodes is bound by the
 // slower of NVLink and the NICs its node-local ranks drive in parallel
 // (rail-optimised rings: k ranks per node use k NICs), and pays a tree-like
-// latency of log2(nodes) NIC hops. Measured in-node curves (nccl-tests) can
-// replace the formula for a (kind, group size).
+// latency of log2(nodes) NIC hops. Measured in-node curves (nccl-tests)
+// replace the formula for a (kind, group size): those the cluster carries
+// (Cluster::collectives, e.g. the DGX A100 presets) and those added with
+// add_in_node_curve (e.g. `--allreduce-lut DIR`), which override them.
 #ifndef LLMPLAN_SIMULATOR_COLLECTIVES_H_
 #define LLMPLAN_SIMULATOR_COLLECTIVES_H_
 
@@ -22,10 +24,12 @@ namespace llmplan::simulator {
 // Immutable after construction; safe to share between threads.
 class CollectiveModel {
  public:
+  // The formula on the cluster's figures, with the cluster's measured
+  // all-reduce curves for group sizes up to gpus_per_node.
   explicit CollectiveModel(const Cluster& cluster);
 
   // Uses `curve` instead of the formula for `kind` on an in-node group of
-  // `group_size` ranks.
+  // `group_size` ranks (replacing any curve the cluster carried).
   void add_in_node_curve(CollectiveKind kind, int group_size, CollectiveCurve curve);
   bool has_curve(CollectiveKind kind, int group_size) const;
 

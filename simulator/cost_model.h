@@ -92,6 +92,10 @@ class CostModel {
   virtual double kernel_time_s(const KernelDesc& kernel) const = 0;
   // Seconds for one collective, from launch until every rank has its result.
   virtual double collective_time_s(const CollectiveDesc& collective) const = 0;
+  // Host time between two kernel (or collective) launches, seconds: the
+  // simulator queues launches this far apart, so a kernel cannot start before
+  // the host has issued it (lowering.h). 0: the host is never the bottleneck.
+  virtual double launch_interval_s() const { return 0.0; }
   // Host overhead added once per micro-batch per pipeline chunk per pass.
   virtual double microbatch_overhead_s() const = 0;
   // Host overhead added once per iteration.

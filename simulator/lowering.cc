@@ -262,6 +262,22 @@ class Lowerer {
 
 }  // namespace
 
+void apply_launch_queue(double launch_interval_s, std::vector<LoweredOp>* ops) {
+  double host = 0, gpu = 0;  // when the host is free; when the GPU is
+  for (LoweredOp& op : *ops) {
+    double end;
+    if (op.category == OpCategory::kHostOverhead) {
+      host += op.duration_s;
+      end = std::max(gpu, host);
+    } else {
+      host += launch_interval_s;
+      end = std::max(host, gpu) + op.duration_s;
+    }
+    op.duration_s = end - gpu;
+    gpu = end;
+  }
+}
+
 ChunkProgram lower_chunk(const Model& model, const Plan& plan, const Placement& placement,
                          const CostModel& cost, int chunk) {
   const int chunks = plan.pipeline_parallel * plan.virtual_stages;
@@ -318,6 +334,8 @@ ChunkProgram lower_chunk(const Model& model, const Plan& plan, const Placement& 
   for (int l = 0; l < prog.layers; ++l) low.layer_backward(&prog.backward, layer_params * grad_elem);
   if (first) low.embedding_backward(&prog.backward, embedding_params * grad_elem);
 
+  apply_launch_queue(cost.launch_interval_s(), &prog.forward);
+  apply_launch_queue(cost.launch_interval_s(), &prog.backward);
   for (const LoweredOp& op : prog.forward) prog.forward_s += op.duration_s;
   for (const LoweredOp& op : prog.backward) prog.backward_s += op.duration_s;
   return prog;

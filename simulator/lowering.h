@@ -68,6 +68,23 @@ struct ChunkProgram {
   double activation_send_bytes = 0;  // pipeline message per micro-batch
 };
 
+// The launch queue of one pass (see lower_chunk): replaces each op's GPU
+// duration_s by the time it adds to the pass when the host launches kernels
+// and collectives `launch_interval_s` apart and runs kHostOverhead ops
+// itself (host and GPU start together). With launch_interval_s = 0 and host
+// ops only at the start (as lower_chunk emits them) durations are unchanged.
+void apply_launch_queue(double launch_interval_s, std::vector<LoweredOp>* ops);
+
+// The ops of a pass run back to back on the compute path, but the host
+// issues them: each kernel or collective is launched cost.launch_interval_s()
+// after the previous launch, and host-overhead ops occupy the host only. The
+// GPU starts an op when it has been launched and the previous op has
+// finished (host and GPU start a pass together). Each op's duration_s is the
+// time it adds to its pass: its GPU time plus any wait for its launch. A
+// long kernel thus lets the host run ahead, and short kernels after it cost
+// only their GPU time until that lead is spent; a pass of kernels shorter
+// than the interval is launch-bound (interval x kernels).
+//
 // REQUIRES: validate(model, plan).ok(); 0 <= chunk < p*v.
 ChunkProgram lower_chunk(const Model& model, const Plan& plan, const Placement& placement,
                          const CostModel& cost, int chunk);

@@ -64,7 +64,9 @@
 // Fallback. A kernel kind / pass / precision with no entries, a memory-bound
 // lookup with bytes <= 0, a collective kind or group with no curve (e.g. any
 // group spanning nodes, since llmplan-profile measures one node) and the two
-// host overheads when the profile has none are answered by the `fallback`
+// host overheads when the profile has none, and the host's launch interval
+// (never profiled: kernels are timed back to back on the GPU), are answered
+// by the `fallback`
 // CostModel (typically the Roofline for the same GPU). Kernel and collective
 // fallbacks are counted (fallback_counts()) so that a report can say how
 // much of a prediction was not measured; overheads are not counted (see
@@ -216,6 +218,8 @@ class ProfileTable final : public CostModel {
 
   double kernel_time_s(const KernelDesc& kernel) const override;
   double collective_time_s(const CollectiveDesc& collective) const override;
+  // The fallback's: the profile times kernels on the GPU only.
+  double launch_interval_s() const override { return fallback_->launch_interval_s(); }
   // From the profile's overheads when present, else the fallback's.
   double microbatch_overhead_s() const override;
   double iteration_overhead_s() const override;

@@ -38,13 +38,9 @@ double Roofline::kernel_time_s(const KernelDesc& k) const {
   } else {
     t = k.bytes / (gpu_.hbm_bytes_per_s * constants_.memory_efficiency);
   }
-  // The host issues kernels asynchronously, kernel_overhead_s apart (PyTorch
-  // dispatch + launch): a kernel shorter than that leaves the GPU waiting
-  // for the next launch, a longer one hides it. So each kernel occupies
-  // max(its GPU time, the launch interval) -- small-batch, high-t runs of
-  // Megatron are launch-bound (vTrain's data: ~3.3 ms per layer per
-  // micro-batch whatever the hidden size at b = 1).
-  return std::max(t, constants_.kernel_overhead_s);
+  // The host's launch interval (kernel_overhead_s) is not added here: the
+  // lowering queues launches (launch_interval_s), see lowering.h.
+  return t;
 }
 
 double Roofline::collective_time_s(const CollectiveDesc& c) const { return collectives_.time_s(c); }

@@ -17,8 +17,10 @@ namespace llmplan::simulator {
 // dimensions and `waves` is the fraction of the last wave of output tiles
 // (gemm_tile^2 each, batch included) that keeps the SMs busy. Fused flash
 // attention runs at flash_attention_efficiency of peak. Memory-bound kernels
-// move `bytes` at memory_efficiency of HBM bandwidth. All constants come
-// from the cluster's GpuSpec::roofline.
+// move `bytes` at memory_efficiency of HBM bandwidth. Kernel times are GPU
+// times; the host's launch interval (kernel_overhead_s) is applied by the
+// lowering's launch queue. All constants come from the cluster's
+// GpuSpec::roofline.
 //
 // Immutable; safe to call from many threads.
 class Roofline final : public CostModel {
@@ -28,6 +30,7 @@ class Roofline final : public CostModel {
 
   double kernel_time_s(const KernelDesc& kernel) const override;
   double collective_time_s(const CollectiveDesc& collective) const override;
+  double launch_interval_s() const override { return constants_.kernel_overhead_s; }
   double microbatch_overhead_s() const override { return constants_.microbatch_overhead_s; }
   double iteration_overhead_s() const override { return constants_.iteration_overhead_s; }
   std::string describe() const override;

@@ -299,7 +299,9 @@ class GraphBuilder {
     opt.pass = Pass::kForward;
     opt.bytes = shard * kAdamBytesPerParameter;
     opt.precision = plan_.precision;
-    const TaskId o = add(r, StreamKind::kCompute, cost_.kernel_time_s(opt), Label{"optimizer step"});
+    // One launch after the pass: at least the host's launch interval.
+    const double opt_s = std::max(cost_.kernel_time_s(opt), cost_.launch_interval_s());
+    const TaskId o = add(r, StreamKind::kCompute, opt_s, Label{"optimizer step"});
     if (previous >= 0) graph_.add_dependency(previous, o);
     for (TaskId t : dp_tasks) graph_.add_dependency(t, o);
     optimizer_task_[r] = o;

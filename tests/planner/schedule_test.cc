@@ -410,6 +410,8 @@ TEST(ScheduleCli, BadInputsAreOneLineErrors) {
            {"schedule", "--generate", "4", "--gpus", "-8"},
            {"schedule", "--generate", "4", "--gpus", "12"},
            {"schedule", "--generate", "4", "--gpus", "64", "--policy", "lottery"},
+           {"schedule", "--generate", "4", "--gpus", "64", "--min-slack", "0.5"},
+           {"schedule", "--generate", "-3", "--gpus", "64"},
            {"schedule", "--gpus", "64"}}) {
     const Status s = run_cli(args);
     EXPECT_FALSE(s.ok()) << args[1] << " " << args[2];

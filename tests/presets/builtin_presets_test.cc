@@ -9,6 +9,7 @@
 #include "scaling/law.h"
 #include "simulator/cluster.h"
 #include "simulator/model.h"
+#include "simulator/roofline.h"
 
 namespace llmplan::presets {
 namespace {
@@ -51,6 +52,9 @@ TEST(BuiltinPresets, EveryPresetLoadsAndValidates) {
       }
       case PresetKind::kPrice:
         s = catalog.price(info.name).status();
+        break;
+      case PresetKind::kCollectives:
+        s = catalog.collectives(info.name).status();
         break;
     }
     EXPECT_TRUE(s.ok()) << info.name << ": " << s.message();
@@ -158,6 +162,40 @@ TEST(BuiltinPresets, ClustersResolveTheirGpuAndPrice) {
     EXPECT_DOUBLE_EQ(cl->nic_bytes_per_s, c.nic_bytes_per_s) << c.cluster;
     const double usd = c.price ? catalog.price(c.price)->usd_per_gpu_hour : 0.0;
     EXPECT_DOUBLE_EQ(cl->usd_per_gpu_hour, usd) << c.cluster;
+  }
+}
+
+TEST(BuiltinPresets, A100ClustersCarryVtrainAllReduceCurves) {
+  const Catalog catalog = builtin();
+  for (const char* name : {"dgx-a100-40gb", "dgx-a100-80gb"}) {
+    Result<simulator::Cluster> c = catalog.cluster(name);
+    ASSERT_TRUE(c.ok()) << c.status().message();
+    EXPECT_EQ(c->collectives.name, "a100-nvswitch-vtrain");
+    ASSERT_EQ(c->collectives.all_reduce.size(), 7u) << name;
+    for (int n = 2; n <= 8; ++n) {
+      const simulator::InNodeCurve& curve = c->collectives.all_reduce[n - 2];
+      EXPECT_EQ(curve.group_size, n);
+      EXPECT_EQ(curve.curve.bytes.front(), 1 << 20);
+      EXPECT_EQ(curve.curve.bytes.back(), 1 << 30);
+    }
+    // An 8-GPU in-node all-reduce takes vTrain's measured time: 1 MiB in
+    // (92790 + 92150) / 2 ns (AR_GPU8_1M_1024M_LUT, first row), and the same
+    // below 1 MiB (latency floor); 1 GiB in (8193000 + 8196400) / 2 ns.
+    const simulator::Roofline roofline(*c);
+    using simulator::CollectiveKind;
+    EXPECT_NEAR(roofline.collective_time_s({CollectiveKind::kAllReduce, 1 << 20, {8, 8}}), 92.47e-6,
+                1e-10);
+    EXPECT_NEAR(roofline.collective_time_s({CollectiveKind::kAllReduce, 4096, {8, 8}}), 92.47e-6,
+                1e-10);
+    EXPECT_NEAR(roofline.collective_time_s({CollectiveKind::kAllReduce, 1 << 30, {8, 8}}),
+                8194.7e-6, 1e-10);
+    // Groups spanning nodes keep the alpha-beta formula.
+    const simulator::CollectiveDesc wide{CollectiveKind::kAllReduce, 1 << 20, {64, 8}};
+    EXPECT_DOUBLE_EQ(roofline.collective_time_s(wide), roofline.collectives().formula_time_s(wide));
+  }
+  // Other node types have no measured curves.
+  for (const char* name : {"dgx-h100", "dgx-h200", "dgx-b200"}) {
+    EXPECT_TRUE(catalog.cluster(name)->collectives.empty()) << name;
   }
 }
 

@@ -40,8 +40,9 @@ bool contains(const std::string& haystack, const std::string& needle) {
 TEST(PresetsCommand, ListsEveryKindAsTextOrJson) {
   CommandRun text = run({"presets"});
   ASSERT_TRUE(text.status.ok()) << text.status.message();
-  for (const char* want : {"kind", "gpu      a100-40gb", "cluster  dgx-h100",
-                           "model    llama3-405b", "price    aws-p5en-2025", "built-in"}) {
+  for (const char* want :
+       {"kind", "gpu          a100-40gb", "cluster      dgx-h100", "model        llama3-405b",
+        "price        aws-p5en-2025", "collectives  a100-nvswitch-vtrain", "built-in"}) {
     EXPECT_TRUE(contains(text.out, want)) << want << "\n" << text.out;
   }
   CommandRun json = run({"presets", "--format", "json", "--kind", "cluster"});

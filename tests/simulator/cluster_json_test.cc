@@ -73,6 +73,39 @@ TEST(ClusterJson, RoundTripsEveryField) {
   EXPECT_EQ(g, c.gpu);
 }
 
+TEST(ClusterJson, ReadsMeasuredCollectivesInlineByNameOrNone) {
+  Cluster c = test_cluster();
+  c.collectives = {"lab-curves", {{2, {{1048576, 2097152}, {4e-5, 5e-5}}}, {4, {{1e6}, {6e-5}}}}};
+  Cluster back;
+  ASSERT_TRUE(apply_cluster_json(cluster_to_json(c), "c", &back).ok());
+  EXPECT_EQ(back, c);
+
+  ClusterPresetLookup lookup = test_lookup();
+  lookup.collectives = [&](const std::string& name) -> Result<MeasuredCollectives> {
+    if (name == "lab-curves") return c.collectives;
+    return Status::not_found("unknown collectives preset \"" + name + "\"");
+  };
+  Cluster named = test_cluster();
+  ASSERT_TRUE(
+      apply_cluster_json(parse(R"({"collectives": "lab-curves"})"), "c", lookup, &named).ok());
+  EXPECT_EQ(named.collectives, c.collectives);
+  Status s = apply_cluster_json(parse(R"({"collectives": "nope"})"), "c", lookup, &named);
+  EXPECT_EQ(s.message(), "c.collectives: unknown collectives preset \"nope\"");
+  ASSERT_TRUE(apply_cluster_json(parse(R"({"collectives": null})"), "c", lookup, &named).ok());
+  EXPECT_TRUE(named.collectives.empty());
+
+  s = apply_cluster_json(
+      parse(
+          R"({"collectives": {"all_reduce": [{"group_size": 2, "bytes": [1, 2], "seconds": [1]}]}})"),
+      "c", &named);
+  EXPECT_EQ(s.message(),
+            "c.collectives: all_reduce[0]: points: bytes and seconds differ in length");
+  s = apply_cluster_json(
+      parse(R"({"collectives": {"all_reduce": [{"group_size": 2, "bytes": [1], "secs": [1]}]}})"),
+      "c", &named);
+  EXPECT_NE(s.message().find("c.collectives.all_reduce[0]"), std::string::npos) << s.message();
+}
+
 TEST(ClusterJson, OverridesNestedFieldsOnly) {
   Cluster c = test_cluster();
   Status s = apply_cluster_json(

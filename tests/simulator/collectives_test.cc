@@ -62,5 +62,39 @@ TEST(CollectiveModel, MeasuredCurveReplacesFormulaInsideANode) {
                    model.formula_time_s({CollectiveKind::kAllGather, 1.5e6, {4, 4}}));
 }
 
+TEST(CollectiveModel, UsesTheClustersMeasuredCurvesUnlessOverridden) {
+  Cluster c = testing::a100_cluster();
+  c.gpus_per_node = 4;
+  InNodeCurve four{4, {{1e6, 2e6}, {1e-4, 3e-4}}};
+  InNodeCurve eight{8, {{1e6}, {5e-4}}};  // larger than a node here: unused
+  c.collectives = {"lab", {four, eight}};
+  ASSERT_TRUE(validate(c).ok());
+  CollectiveModel model(c);
+  EXPECT_TRUE(model.has_curve(CollectiveKind::kAllReduce, 4));
+  EXPECT_FALSE(model.has_curve(CollectiveKind::kAllReduce, 8));
+  EXPECT_DOUBLE_EQ(model.time_s({CollectiveKind::kAllReduce, 1.5e6, {4, 4}}), 2e-4);
+  // Below the smallest measured size: the smallest size's time (latency floor).
+  EXPECT_DOUBLE_EQ(model.time_s({CollectiveKind::kAllReduce, 1e3, {4, 4}}), 1e-4);
+  // A group spanning nodes keeps the formula.
+  EXPECT_DOUBLE_EQ(model.time_s({CollectiveKind::kAllReduce, 1.5e6, {8, 4}}),
+                   model.formula_time_s({CollectiveKind::kAllReduce, 1.5e6, {8, 4}}));
+  // add_in_node_curve (--allreduce-lut) replaces the cluster's curve.
+  model.add_in_node_curve(CollectiveKind::kAllReduce, 4, CollectiveCurve{{1e6}, {7e-4}});
+  EXPECT_DOUBLE_EQ(model.time_s({CollectiveKind::kAllReduce, 1e6, {4, 4}}), 7e-4);
+}
+
+TEST(MeasuredCollectives, ValidateNamesTheBadCurve) {
+  MeasuredCollectives m{"x", {{2, {{1e6}, {1e-4}}}, {2, {{1e6}, {1e-4}}}}};
+  EXPECT_EQ(validate(m).message(), "all_reduce[1].group_size: 2 appears twice");
+  m.all_reduce[1] = {1, {{1e6}, {1e-4}}};
+  EXPECT_EQ(validate(m).message(), "all_reduce[1].group_size: must be >= 2");
+  m.all_reduce[1] = {4, {{2e6, 1e6}, {1e-4, 2e-4}}};
+  EXPECT_EQ(validate(m).message(), "all_reduce[1]: points[1]: bytes must be strictly increasing");
+  Cluster c = testing::a100_cluster();
+  c.collectives = m;
+  EXPECT_EQ(validate(c).message(),
+            "cluster.collectives: all_reduce[1]: points[1]: bytes must be strictly increasing");
+}
+
 }  // namespace
 }  // namespace llmplan::simulator

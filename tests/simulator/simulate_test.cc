@@ -16,6 +16,30 @@ using testing::a100_cluster;
 using testing::GemmOnlyCost;
 using testing::gpt;
 
+TEST(LaunchQueue, LongKernelsLetTheHostRunAhead) {
+  auto op = [](OpCategory c, double s) {
+    LoweredOp o;
+    o.category = c;
+    o.duration_s = s;
+    return o;
+  };
+  const OpCategory k = OpCategory::kCompute;
+  // Host work 1, then kernels of 0.5 / 5 / 0.5 / 0.5 / 0.5 with launches 2 apart.
+  std::vector<LoweredOp> ops = {
+      op(OpCategory::kHostOverhead, 1), op(k, 0.5), op(k, 5), op(k, 0.5), op(k, 0.5), op(k, 0.5)};
+  apply_launch_queue(2.0, &ops);
+  // Launches at 3, 5, 7, 9, 11. GPU: [3, 3.5], [5, 10], [10, 10.5], [10.5, 11], [11, 11.5].
+  const std::vector<double> want = {1, 2.5, 6.5, 0.5, 0.5, 0.5};
+  ASSERT_EQ(ops.size(), want.size());
+  for (size_t i = 0; i < ops.size(); ++i) EXPECT_DOUBLE_EQ(ops[i].duration_s, want[i]) << i;
+  // Without a launch interval nothing changes.
+  std::vector<LoweredOp> same = {op(OpCategory::kHostOverhead, 1), op(k, 0.5), op(k, 5)};
+  apply_launch_queue(0.0, &same);
+  EXPECT_DOUBLE_EQ(same[0].duration_s, 1);
+  EXPECT_DOUBLE_EQ(same[1].duration_s, 0.5);
+  EXPECT_DOUBLE_EQ(same[2].duration_s, 5);
+}
+
 TEST(Simulate, SingleStageIsTheSumOfItsKernels) {
   const Model model = gpt(4, 1024, 16, 1024);
   Plan plan;
