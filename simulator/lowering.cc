@@ -58,6 +58,13 @@ class Lowerer {
     sp_ = plan.sequence_parallel && t_ > 1;
     Tsp_ = sp_ ? T_ / t_ : T_;
     swiglu_ = model.activation == Activation::kSwiglu;
+    // Megatron's FusedScaleMaskSoftmax runs its one-kernel CUDA softmax only
+    // when 16 < s <= 4096, s % 4 == 0 and the attention batches of a rank
+    // (b * a / t) are a multiple of the kernel's 4 batches per block (for
+    // s > 128; 8 below); otherwise it falls back to PyTorch ops in fp32.
+    const int64_t attn_batches = static_cast<int64_t>(b_) * a_ / t_;
+    const int per_block = s_ > 128 ? 4 : 8;
+    fused_softmax_ = s_ > 16 && s_ <= 4096 && s_ % 4 == 0 && attn_batches % per_block == 0;
   }
 
   void gemm(std::vector<LoweredOp>* out, KernelKind kind, Pass pass, double m, double n, double k,
@@ -116,6 +123,24 @@ class Lowerer {
     if (sp_) tp(out, CollectiveKind::kAllGather, T_ * h_ * kElem);
   }
 
+  // Scale, causal mask and softmax over `scores` elements. Fused: one kernel
+  // (forward reads x and writes y; backward reads y and dy and writes dx).
+  // Megatron's fallback (with its default softmax in fp32, forced by query-
+  // key layer scaling) runs five: to fp32, scale, masked fill, softmax, to
+  // half; its backward the five gradients of those.
+  void softmax(std::vector<LoweredOp>* out, Pass pass, double scores, OpCategory cat) {
+    if (fused_softmax_) {
+      mem(out, KernelKind::kSoftmax, pass, scores * kElem * (pass == Pass::kForward ? 2 : 3), cat);
+      return;
+    }
+    constexpr double kF32 = 4;
+    const double forward[] = {kElem + kF32, 2 * kF32, 2 * kF32, 2 * kF32, kF32 + kElem};
+    const double backward[] = {kElem + kF32, 3 * kF32, 2 * kF32, 2 * kF32, kF32 + kElem};
+    for (double per : pass == Pass::kForward ? forward : backward) {
+      mem(out, KernelKind::kSoftmax, pass, scores * per, cat);
+    }
+  }
+
   void attention_core_forward(std::vector<LoweredOp>* out, OpCategory cat) {
     const double heads = static_cast<double>(b_) * a_ / t_;
     if (p_.flash_attention) {
@@ -124,7 +149,7 @@ class Lowerer {
     }
     const double scores = heads * s_ * s_;
     gemm(out, KernelKind::kAttnScoreGemm, Pass::kForward, s_, s_, d_, heads, cat);
-    mem(out, KernelKind::kSoftmax, Pass::kForward, scores * kElem * 2, cat);
+    softmax(out, Pass::kForward, scores, cat);
     mem(out, KernelKind::kAttnDropout, Pass::kForward, scores * (kElem * 2 + 1), cat);
     gemm(out, KernelKind::kAttnValueGemm, Pass::kForward, s_, d_, s_, heads, cat);
   }
@@ -184,7 +209,7 @@ class Lowerer {
       const double scores = heads * s_ * s_;
       gemm_backward(out, KernelKind::kAttnValueGemm, s_, d_, s_, heads);
       mem(out, KernelKind::kAttnDropout, Pass::kBackward, scores * (kElem * 2 + 1), c);
-      mem(out, KernelKind::kSoftmax, Pass::kBackward, scores * kElem * 3, c);
+      softmax(out, Pass::kBackward, scores, c);
       gemm_backward(out, KernelKind::kAttnScoreGemm, s_, s_, d_, heads);
     }
     gemm_backward(out, KernelKind::kQkvGemm, T_, q_cols, h_, 1);
@@ -258,6 +283,7 @@ class Lowerer {
   int t_, b_, s_, h_, a_, g_, d_, f_, V_;
   double T_, Tsp_;
   bool sp_, swiglu_;
+  bool fused_softmax_ = true;  // Megatron's CUDA softmax applies (see the constructor)
 };
 
 }  // namespace

@@ -1,6 +1,8 @@
 #include "simulator/simulate.h"
 
 #include <gtest/gtest.h>
+
+#include <utility>
 #include <omp.h>
 
 #include <random>
@@ -38,6 +40,30 @@ TEST(LaunchQueue, LongKernelsLetTheHostRunAhead) {
   EXPECT_DOUBLE_EQ(same[0].duration_s, 1);
   EXPECT_DOUBLE_EQ(same[1].duration_s, 0.5);
   EXPECT_DOUBLE_EQ(same[2].duration_s, 5);
+}
+
+// Megatron's fused softmax needs b * a / t to be a multiple of 4; otherwise
+// five PyTorch kernels (fp32 cast, scale, mask, softmax, half cast) run.
+TEST(Lowering, UnfusedSoftmaxWhenAttentionBatchesAreNotAMultipleOfFour) {
+  const Model model = gpt(4, 1024, 16, 1024);
+  const Cluster cluster = a100_cluster();
+  const Roofline cost(cluster);
+  auto softmax_kernels = [&](int t, int b, bool flash) {
+    Plan plan;
+    plan.tensor_parallel = t;
+    plan.micro_batch_size = b;
+    plan.global_batch_size = b;
+    plan.flash_attention = flash;
+    const ChunkProgram prog = lower_chunk(model, plan, place(plan, cluster), cost, 0);
+    int fwd = 0, bwd = 0;
+    for (const LoweredOp& op : prog.forward) fwd += std::string(op.name) == "softmax";
+    for (const LoweredOp& op : prog.backward) bwd += std::string(op.name) == "softmax";
+    return std::pair<int, int>(fwd, bwd);
+  };
+  EXPECT_EQ(softmax_kernels(8, 2, false), std::make_pair(4, 4));    // 2 * 16 / 8 = 4: fused
+  EXPECT_EQ(softmax_kernels(8, 1, false), std::make_pair(20, 20));  // 1 * 16 / 8 = 2: five a layer
+  EXPECT_EQ(softmax_kernels(4, 1, false), std::make_pair(4, 4));    // 1 * 16 / 4 = 4: fused
+  EXPECT_EQ(softmax_kernels(8, 1, true), std::make_pair(0, 0));     // flash attention: none
 }
 
 TEST(Simulate, SingleStageIsTheSumOfItsKernels) {
