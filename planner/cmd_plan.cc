@@ -4,7 +4,6 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <memory>
 
 #include "planner/command.h"
@@ -35,13 +34,6 @@ struct PlanOptions {
   CostModelOptions cost;
 };
 
-Status write_file(const std::string& path, const std::string& text) {
-  std::ofstream f(path, std::ios::binary);
-  if (!f) return Status::io_error("--out: cannot write " + path);
-  f << text;
-  if (!f) return Status::io_error("--out: cannot write " + path);
-  return Status();
-}
 
 }  // namespace
 
@@ -95,17 +87,15 @@ Status run_plan(const PlanOptions& o, const GlobalOptions& global) {
   const std::string md = plan_report_markdown(view);
   const std::string json_text = json::pretty(plan_report_to_json(view));
   if (!o.out_dir.empty()) {
-    std::error_code ec;
-    std::filesystem::create_directories(o.out_dir, ec);
-    if (ec) return Status::io_error("--out: cannot create " + o.out_dir + ": " + ec.message());
+    LLMPLAN_RETURN_IF_ERROR(make_output_dir(o.out_dir, "--out"));
     const std::string d = o.out_dir + "/";
-    LLMPLAN_RETURN_IF_ERROR(write_file(d + "report.md", md));
-    LLMPLAN_RETURN_IF_ERROR(write_file(d + "candidates.csv", candidates_csv(view)));
-    LLMPLAN_RETURN_IF_ERROR(write_file(d + "plans.csv", plans_csv(view)));
-    LLMPLAN_RETURN_IF_ERROR(write_file(d + "result.json", json_text));
-    LLMPLAN_RETURN_IF_ERROR(write_file(d + "days_vs_params.svg", days_vs_params_svg(view)));
+    LLMPLAN_RETURN_IF_ERROR(write_output_file(d + "report.md", md, "--out"));
+    LLMPLAN_RETURN_IF_ERROR(write_output_file(d + "candidates.csv", candidates_csv(view), "--out"));
+    LLMPLAN_RETURN_IF_ERROR(write_output_file(d + "plans.csv", plans_csv(view), "--out"));
+    LLMPLAN_RETURN_IF_ERROR(write_output_file(d + "result.json", json_text, "--out"));
+    LLMPLAN_RETURN_IF_ERROR(write_output_file(d + "days_vs_params.svg", days_vs_params_svg(view), "--out"));
     const std::string pareto = pareto_svg(view);
-    if (!pareto.empty()) LLMPLAN_RETURN_IF_ERROR(write_file(d + "pareto.svg", pareto));
+    if (!pareto.empty()) LLMPLAN_RETURN_IF_ERROR(write_output_file(d + "pareto.svg", pareto, "--out"));
   }
   const std::string out = o.format == "json" ? json_text : o.format == "csv" ? candidates_csv(view) : md;
   std::fputs(out.c_str(), stdout);

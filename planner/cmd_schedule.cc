@@ -4,8 +4,6 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
-#include <filesystem>
-#include <fstream>
 #include <memory>
 
 #include "planner/command.h"
@@ -44,12 +42,6 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
-Status write_file(const std::string& path, const std::string& text, const char* flag) {
-  std::ofstream f(path, std::ios::binary);
-  if (f) f << text;
-  if (!f) return Status::io_error(std::string(flag) + ": cannot write " + path);
-  return Status();
-}
 
 Status check_options(const ScheduleOptions& o) {
   if (o.jobs_file.empty() == (o.generate == 0)) {
@@ -112,7 +104,7 @@ Status run_schedule(const ScheduleOptions& o, const GlobalOptions& global) {
     study.trace = o.jobs_file;
   }
   if (!o.write_jobs.empty()) {
-    LLMPLAN_RETURN_IF_ERROR(write_file(o.write_jobs, schedule::jobs_to_csv(study.jobs), "--write-jobs"));
+    LLMPLAN_RETURN_IF_ERROR(write_output_file(o.write_jobs, schedule::jobs_to_csv(study.jobs), "--write-jobs"));
   }
   std::vector<std::unique_ptr<schedule::Policy>> policies;
   if (o.policy == "all") {
@@ -168,17 +160,15 @@ Status run_schedule(const ScheduleOptions& o, const GlobalOptions& global) {
   const std::string json_text = schedule::schedule_to_json(study);
   const std::string summary_csv = schedule::summary_table(study).csv();
   if (!o.out_dir.empty()) {
-    std::error_code ec;
-    std::filesystem::create_directories(o.out_dir, ec);
-    if (ec) return Status::io_error("--out: cannot create " + o.out_dir + ": " + ec.message());
+    LLMPLAN_RETURN_IF_ERROR(make_output_dir(o.out_dir, "--out"));
     const std::string d = o.out_dir + "/";
-    LLMPLAN_RETURN_IF_ERROR(write_file(d + "report.md", md, "--out"));
-    LLMPLAN_RETURN_IF_ERROR(write_file(d + "summary.csv", summary_csv, "--out"));
-    LLMPLAN_RETURN_IF_ERROR(write_file(d + "jobs.csv", schedule::jobs_table(study).csv(), "--out"));
-    LLMPLAN_RETURN_IF_ERROR(write_file(d + "curves.csv", schedule::curves_table(study).csv(), "--out"));
-    LLMPLAN_RETURN_IF_ERROR(write_file(d + "trace.csv", schedule::jobs_to_csv(study.jobs), "--out"));
-    LLMPLAN_RETURN_IF_ERROR(write_file(d + "schedule.json", json_text, "--out"));
-    LLMPLAN_RETURN_IF_ERROR(write_file(d + "allocation.svg", svg, "--out"));
+    LLMPLAN_RETURN_IF_ERROR(write_output_file(d + "report.md", md, "--out"));
+    LLMPLAN_RETURN_IF_ERROR(write_output_file(d + "summary.csv", summary_csv, "--out"));
+    LLMPLAN_RETURN_IF_ERROR(write_output_file(d + "jobs.csv", schedule::jobs_table(study).csv(), "--out"));
+    LLMPLAN_RETURN_IF_ERROR(write_output_file(d + "curves.csv", schedule::curves_table(study).csv(), "--out"));
+    LLMPLAN_RETURN_IF_ERROR(write_output_file(d + "trace.csv", schedule::jobs_to_csv(study.jobs), "--out"));
+    LLMPLAN_RETURN_IF_ERROR(write_output_file(d + "schedule.json", json_text, "--out"));
+    LLMPLAN_RETURN_IF_ERROR(write_output_file(d + "allocation.svg", svg, "--out"));
   }
   const std::string& out = o.format == "json" ? json_text : o.format == "csv" ? summary_csv : md;
   std::fputs(out.c_str(), stdout);

@@ -27,6 +27,12 @@ using Action = std::function<Status()>;
 // Built-in presets plus the user's --preset-file entries.
 Result<presets::Catalog> load_catalog(const GlobalOptions& global);
 
+// Creates `dir` and its parents. IoError "<flag>: cannot create <dir>: <why>".
+Status make_output_dir(const std::string& dir, const std::string& flag);
+// Writes `text` to `path` (bytes as given). IoError "<flag>: cannot write <path>".
+Status write_output_file(const std::string& path, const std::string& text,
+                         const std::string& flag);
+
 // [presets commands]
 // `llmplan presets [--format text|json] [--kind KIND]` lists the presets;
 // `llmplan presets show NAME` prints one as JSON.

@@ -95,8 +95,9 @@ class ElasticPolicy : public Policy {
       }
     }
     // Minimum shares, earliest deadline first.
+    const std::vector<int> order = by_deadline(jobs);
     int free = ctx.total_gpus;
-    for (int i : by_deadline(jobs)) {
+    for (int i : order) {
       if (!d.refused[i].empty() || share[i] == 0) continue;
       const int g = std::min(share[i], free / step * step);
       if (g >= lo[i]) {
@@ -107,7 +108,6 @@ class ElasticPolicy : public Policy {
     // Spare GPUs: one increment at a time to the job whose estimated finish
     // time improves most per GPU added (a waiting job first: any progress
     // beats none); ties to the earlier deadline.
-    const std::vector<int> order = by_deadline(jobs);
     while (free >= step) {
       int best = -1, best_next = 0;
       double best_gain = 0;
