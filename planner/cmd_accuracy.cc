@@ -22,8 +22,8 @@ struct AccuracyOptions {
   std::string format = "text";
   std::string gpu, cluster, constants, output, evaluate;
   int folds = 0;
-  int max_iterations = 12;
-  int starts = 1;
+  int max_iterations = CalibrationOptions().max_iterations;
+  int starts = CalibrationOptions().starts;
 };
 
 std::string pct(double fraction) {
@@ -217,9 +217,9 @@ Status run_calibrate(const AccuracyOptions& o, const GlobalOptions& global) {
   char src[1024];
   std::snprintf(src, sizeof src,
                 "llmplan calibrate %s --gpu %s: Ceres fit on log iteration time (Huber 0.03, best "
-                "%d of 16 screened starts polished), robust cost %.4g, in-sample MAPE %.2f %% over "
+                "%d of %d screened starts polished), robust cost %.4g, in-sample MAPE %.2f %% over "
                 "%zu rows (vTrain A100 data, MIT)%s",
-                data.c_str(), gpu_name.c_str(), fit.starts, fit.cost, 100 * fit.in_sample_mape,
+                data.c_str(), gpu_name.c_str(), fit.starts, kCalibrationScreenPoints, fit.cost, 100 * fit.in_sample_mape,
                 cases.size(), pinned.c_str());
   const std::string net_src =
       copt.fit_network ? std::string(src) + "; nic_efficiency and nic_latency_s fitted"
@@ -259,9 +259,12 @@ void add_calibrate_command(CLI::App& app, const GlobalOptions& global, Action* a
   cmd->add_option("--constants", o->constants, "Starting constants JSON");
   cmd->add_option("--evaluate", o->evaluate, "Also report the error on this held-out CSV");
   cmd->add_option("--folds", o->folds, "Also run K-fold cross-validation (row i in fold i mod K)");
-  cmd->add_option("--max-iterations", o->max_iterations, "Solver iterations per start");
+  cmd->add_option("--max-iterations", o->max_iterations, "Solver iterations per start")
+      ->capture_default_str();
   cmd->add_option("--starts", o->starts,
-                  "How many of the 16 screened starting points to polish with Ceres (default 1)");
+                  "How many of the " + std::to_string(kCalibrationScreenPoints) +
+                      " screened starting points to polish with Ceres")
+      ->capture_default_str();
   cmd->callback([o, &global, action] { *action = [o, &global] { return run_calibrate(*o, global); }; });
 }
 

@@ -26,7 +26,7 @@ Status validate(const Cluster& c) {
     return bad("gpu.roofline.flash_attention_efficiency", "must be in (0, 1]");
   }
   if (r.gemm_dim_half < 0 || r.gemm_tile < 1 || r.kernel_overhead_s < 0 ||
-      r.microbatch_overhead_s < 0 || r.iteration_overhead_s < 0) {
+      r.microbatch_overhead_s < 0 || r.iteration_overhead_s < 0 || !(r.host_run_ahead_s >= 0)) {
     return bad("gpu.roofline", "constants must not be negative");
   }
   const NetworkConstants& n = c.network;

@@ -2,6 +2,7 @@
 #ifndef LLMPLAN_SIMULATOR_CLUSTER_H_
 #define LLMPLAN_SIMULATOR_CLUSTER_H_
 
+#include <limits>
 #include <string>
 
 #include "simulator/collective_curve.h"
@@ -16,19 +17,23 @@ namespace llmplan::simulator {
 struct RooflineConstants {
   // Fraction of dense peak a large, well-shaped GEMM reaches.
   double gemm_efficiency = 0.75;
-  // Small-dimension penalty: each GEMM dimension x scales efficiency by
-  // x / (x + gemm_dim_half), so a dimension of gemm_dim_half halves it.
+  // Per-tile fixed cost (prologue, epilogue) in units of the inner
+  // dimension: a GEMM of inner dimension k runs at k / (k + gemm_dim_half)
+  // of the main loop's rate.
   double gemm_dim_half = 64.0;
-  // Tile edge (elements) for wave quantisation over the SMs.
+  // Output tile edge (elements) for tile padding and wave quantisation.
   double gemm_tile = 128.0;
   // Fraction of peak reached by a fused flash-attention kernel.
   double flash_attention_efficiency = 0.55;
   // Fraction of HBM bandwidth reached by memory-bound kernels.
   double memory_efficiency = 0.70;
-  // Host launch interval per kernel (PyTorch dispatch + launch), seconds: a
-  // kernel takes max(its GPU time, this), since launches overlap longer
-  // kernels but starve short ones.
+  // Host launch interval per kernel (PyTorch dispatch + launch), seconds: the
+  // host issues kernels this far apart (the launch queue, lowering.h).
   double kernel_overhead_s = 4e-6;
+  // How far the host may issue kernels ahead of the GPU's finished work,
+  // seconds (the launch queue's run-ahead window, lowering.h). Infinity: no
+  // limit; 0: every launch waits for the previous kernel to finish.
+  double host_run_ahead_s = std::numeric_limits<double>::infinity();
   // Host-side cost per micro-batch per pipeline chunk (Python, scheduling), seconds.
   double microbatch_overhead_s = 0.0;
   // Fixed per-iteration host cost (optimizer bookkeeping, logging), seconds.

@@ -1,5 +1,6 @@
 #include "simulator/cluster_json.h"
 
+#include <cmath>
 #include <sstream>
 #include <vector>
 
@@ -144,6 +145,7 @@ Status apply_roofline_json(const boost::json::value& v, const std::string& path,
   read_fraction(&r, "flash_attention_efficiency", &c.flash_attention_efficiency);
   read_fraction(&r, "memory_efficiency", &c.memory_efficiency);
   r.read_double("kernel_overhead_s", &c.kernel_overhead_s, false, 0.0);
+  r.read_double("host_run_ahead_s", &c.host_run_ahead_s, false, 0.0);
   r.read_double("microbatch_overhead_s", &c.microbatch_overhead_s, false, 0.0);
   r.read_double("iteration_overhead_s", &c.iteration_overhead_s, false, 0.0);
   ignore_documentation(&r);
@@ -258,6 +260,7 @@ boost::json::value roofline_to_json(const RooflineConstants& c) {
   o["kernel_overhead_s"] = c.kernel_overhead_s;
   o["microbatch_overhead_s"] = c.microbatch_overhead_s;
   o["iteration_overhead_s"] = c.iteration_overhead_s;
+  if (std::isfinite(c.host_run_ahead_s)) o["host_run_ahead_s"] = c.host_run_ahead_s;
   return o;
 }
 

@@ -6,7 +6,8 @@
 //   (integer >= 1), roofline (object, below).
 // Roofline fields: gemm_efficiency, flash_attention_efficiency,
 //   memory_efficiency (in (0, 1]), gemm_dim_half (>= 0), gemm_tile (>= 1),
-//   kernel_overhead_s, microbatch_overhead_s, iteration_overhead_s (>= 0).
+//   kernel_overhead_s, microbatch_overhead_s, iteration_overhead_s (>= 0),
+//   host_run_ahead_s (>= 0; absent: no limit).
 // Network fields: nvlink_latency_s, nic_latency_s (>= 0), nvlink_efficiency,
 //   nic_efficiency (in (0, 1]).
 // Cluster fields: name, gpu (a GPU preset name, or an object of GPU fields

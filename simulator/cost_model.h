@@ -10,6 +10,7 @@
 #define LLMPLAN_SIMULATOR_COST_MODEL_H_
 
 #include <cstdint>
+#include <limits>
 #include <string>
 
 #include "simulator/plan.h"
@@ -96,6 +97,9 @@ class CostModel {
   // simulator queues launches this far apart, so a kernel cannot start before
   // the host has issued it (lowering.h). 0: the host is never the bottleneck.
   virtual double launch_interval_s() const { return 0.0; }
+  // How far the host may run ahead of the GPU's finished work, seconds
+  // (lowering.h); infinity: no limit.
+  virtual double host_run_ahead_s() const { return std::numeric_limits<double>::infinity(); }
   // Host overhead added once per micro-batch per pipeline chunk per pass.
   virtual double microbatch_overhead_s() const = 0;
   // Host overhead added once per iteration.

@@ -288,7 +288,8 @@ class Lowerer {
 
 }  // namespace
 
-void apply_launch_queue(double launch_interval_s, std::vector<LoweredOp>* ops) {
+void apply_launch_queue(double launch_interval_s, double run_ahead_s,
+                        std::vector<LoweredOp>* ops) {
   double host = 0, gpu = 0;  // when the host is free; when the GPU is
   for (LoweredOp& op : *ops) {
     double end;
@@ -296,7 +297,7 @@ void apply_launch_queue(double launch_interval_s, std::vector<LoweredOp>* ops) {
       host += op.duration_s;
       end = std::max(gpu, host);
     } else {
-      host += launch_interval_s;
+      host = std::max(host, gpu - run_ahead_s) + launch_interval_s;
       end = std::max(host, gpu) + op.duration_s;
     }
     op.duration_s = end - gpu;
@@ -360,8 +361,8 @@ ChunkProgram lower_chunk(const Model& model, const Plan& plan, const Placement& 
   for (int l = 0; l < prog.layers; ++l) low.layer_backward(&prog.backward, layer_params * grad_elem);
   if (first) low.embedding_backward(&prog.backward, embedding_params * grad_elem);
 
-  apply_launch_queue(cost.launch_interval_s(), &prog.forward);
-  apply_launch_queue(cost.launch_interval_s(), &prog.backward);
+  apply_launch_queue(cost.launch_interval_s(), cost.host_run_ahead_s(), &prog.forward);
+  apply_launch_queue(cost.launch_interval_s(), cost.host_run_ahead_s(), &prog.backward);
   for (const LoweredOp& op : prog.forward) prog.forward_s += op.duration_s;
   for (const LoweredOp& op : prog.backward) prog.backward_s += op.duration_s;
   return prog;

@@ -70,10 +70,14 @@ struct ChunkProgram {
 
 // The launch queue of one pass (see lower_chunk): replaces each op's GPU
 // duration_s by the time it adds to the pass when the host launches kernels
-// and collectives `launch_interval_s` apart and runs kHostOverhead ops
-// itself (host and GPU start together). With launch_interval_s = 0 and host
-// ops only at the start (as lower_chunk emits them) durations are unchanged.
-void apply_launch_queue(double launch_interval_s, std::vector<LoweredOp>* ops);
+// and collectives `launch_interval_s` apart, never more than `run_ahead_s`
+// ahead of the GPU's finished work, and runs kHostOverhead ops itself (host
+// and GPU start together). With launch_interval_s = 0 and host ops only at
+// the start (as lower_chunk emits them) durations are unchanged.
+//
+// REQUIRES: launch_interval_s >= 0, run_ahead_s >= 0 (may be infinity).
+void apply_launch_queue(double launch_interval_s, double run_ahead_s,
+                        std::vector<LoweredOp>* ops);
 
 // The ops of a pass run back to back on the compute path, but the host
 // issues them: each kernel or collective is launched cost.launch_interval_s()
@@ -83,7 +87,12 @@ void apply_launch_queue(double launch_interval_s, std::vector<LoweredOp>* ops);
 // time it adds to its pass: its GPU time plus any wait for its launch. A
 // long kernel thus lets the host run ahead, and short kernels after it cost
 // only their GPU time until that lead is spent; a pass of kernels shorter
-// than the interval is launch-bound (interval x kernels).
+// than the interval is launch-bound (interval x kernels). The lead is capped
+// at cost.host_run_ahead_s(): the host's issue point never gets further than
+// that ahead of the GPU's finished work. A real framework's host is not a
+// uniform stream of launches (per-op dispatch costs differ, and some ops wait
+// on the device), so the lead it banks during long kernels is bounded; the
+// calibrated window stands for that.
 //
 // REQUIRES: validate(model, plan).ok(); 0 <= chunk < p*v.
 ChunkProgram lower_chunk(const Model& model, const Plan& plan, const Placement& placement,

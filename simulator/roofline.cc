@@ -11,15 +11,25 @@ Roofline::Roofline(const Cluster& cluster, CollectiveModel collectives)
     : gpu_(cluster.gpu), constants_(cluster.gpu.roofline), collectives_(std::move(collectives)) {}
 
 double Roofline::gemm_efficiency(const GemmShape& g) const {
-  const double half = constants_.gemm_dim_half;
-  auto f = [half](double x) { return x / (x + half); };
+  // Output tiles of gemm_tile^2 (the last row and column padded), run in
+  // waves of one tile per SM: the useful share of the SM-tile slots.
   const double tile = constants_.gemm_tile;
   const double tiles = static_cast<double>(g.batch) * std::ceil(g.m / tile) * std::ceil(g.n / tile);
   const double sms = gpu_.num_sms;
   const double waves = std::ceil(tiles / sms);
-  const double wave_efficiency = tiles / (waves * sms);
-  return constants_.gemm_efficiency * f(static_cast<double>(g.m)) * f(static_cast<double>(g.n)) *
-         f(static_cast<double>(g.k)) * wave_efficiency;
+  const double useful = static_cast<double>(g.batch) * static_cast<double>(g.m) *
+                        static_cast<double>(g.n) / (waves * sms * tile * tile);
+  // Each tile's prologue and epilogue against its main loop over k.
+  const double k = static_cast<double>(g.k);
+  const double main_loop = k / (k + constants_.gemm_dim_half);
+  return constants_.gemm_efficiency * useful * main_loop;
+}
+
+double Roofline::gemm_bytes(const GemmShape& g) {
+  constexpr double kElem = 2.0;  // bf16 / fp16 operands and output
+  const double m = static_cast<double>(g.m), n = static_cast<double>(g.n),
+               k = static_cast<double>(g.k);
+  return kElem * static_cast<double>(g.batch) * (m * k + k * n + m * n);
 }
 
 double Roofline::kernel_time_s(const KernelDesc& k) const {
@@ -32,7 +42,10 @@ double Roofline::kernel_time_s(const KernelDesc& k) const {
     GemmShape g = k.gemm;
     if (k.pass == Pass::kBackwardData) g = {k.gemm.m, k.gemm.k, k.gemm.n, k.gemm.batch};
     if (k.pass == Pass::kBackwardWeight) g = {k.gemm.k, k.gemm.n, k.gemm.m, k.gemm.batch};
-    t = k.flops / (peak * gemm_efficiency(g));
+    // Compute at the tile-level efficiency, or HBM traffic (A and B read
+    // once, C written once) for thin GEMMs such as attention's.
+    t = std::max(k.flops / (peak * gemm_efficiency(g)),
+                 gemm_bytes(g) / (gpu_.hbm_bytes_per_s * constants_.memory_efficiency));
   } else if (k.kind == KernelKind::kFlashAttention) {
     t = k.flops / (peak * constants_.flash_attention_efficiency);
   } else {

@@ -12,15 +12,18 @@
 
 namespace llmplan::simulator {
 
-// GEMM time = flops / (peak * gemm_efficiency * f(m) f(n) f(k) * waves) +
-// kernel overhead, where f(x) = x / (x + gemm_dim_half) penalises thin
-// dimensions and `waves` is the fraction of the last wave of output tiles
-// (gemm_tile^2 each, batch included) that keeps the SMs busy. Fused flash
-// attention runs at flash_attention_efficiency of peak. Memory-bound kernels
-// move `bytes` at memory_efficiency of HBM bandwidth. Kernel times are GPU
-// times; the host's launch interval (kernel_overhead_s) is applied by the
-// lowering's launch queue. All constants come from the cluster's
-// GpuSpec::roofline.
+// GEMM time = max(flops / (peak * gemm_efficiency(shape)),
+//                 bytes / (HBM bandwidth * memory_efficiency)).
+// The efficiency is gemm_efficiency x the useful share of the output tiles
+// (gemm_tile^2 each, the last row and column padded, run in waves of one
+// tile per SM, batch included) x k / (k + gemm_dim_half) for each tile's
+// fixed prologue and epilogue; the bytes are A and B read and C written once,
+// which bounds thin GEMMs such as attention's score and value products. Fused
+// flash attention runs at flash_attention_efficiency of peak. Memory-bound
+// kernels move `bytes` at memory_efficiency of HBM bandwidth. Kernel times
+// are GPU times; the host's launch interval (kernel_overhead_s) and run-ahead
+// window are applied by the lowering's launch queue. All constants come from
+// the cluster's GpuSpec::roofline.
 //
 // Immutable; safe to call from many threads.
 class Roofline final : public CostModel {
@@ -31,12 +34,15 @@ class Roofline final : public CostModel {
   double kernel_time_s(const KernelDesc& kernel) const override;
   double collective_time_s(const CollectiveDesc& collective) const override;
   double launch_interval_s() const override { return constants_.kernel_overhead_s; }
+  double host_run_ahead_s() const override { return constants_.host_run_ahead_s; }
   double microbatch_overhead_s() const override { return constants_.microbatch_overhead_s; }
   double iteration_overhead_s() const override { return constants_.iteration_overhead_s; }
   std::string describe() const override;
 
   // The GEMM efficiency factor (0, 1] the model applies to `shape`.
   double gemm_efficiency(const GemmShape& shape) const;
+  // HBM bytes of a half-precision GEMM: A and B read once, C written once.
+  static double gemm_bytes(const GemmShape& shape);
   const CollectiveModel& collectives() const { return collectives_; }
 
  private:

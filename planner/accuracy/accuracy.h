@@ -83,11 +83,14 @@ struct GroupError {
 std::vector<GroupError> group_errors(const std::vector<AccuracyCase>& cases,
                                      const std::vector<double>& predicted, Grouping g);
 
+// Starting points the calibration screens (a fixed grid).
+inline constexpr int kCalibrationScreenPoints = 32;
+
 // Calibration settings.
 struct CalibrationOptions {
   bool fit_network = false;  // also NIC efficiency and latency (multi-node data)
   int num_threads = 2;       // Ceres' residual evaluation
-  int max_iterations = 12;   // per polished start
+  int max_iterations = 40;   // per polished start
   int starts = 1;            // how many of the best screened points to polish (>= 1)
 };
 struct CalibrationResult {
@@ -101,13 +104,13 @@ struct CalibrationResult {
 // Fits the constants to the cases by non-linear least squares (Ceres) on
 // log(predicted / measured) with a Huber loss (delta 0.03, close to the L1
 // loss that MAPE measures) and bounded
-// parameters (gemm_efficiency <= 0.90). Starting points: a fixed grid of 16
-// is screened (one simulation per case each) and the best `starts` of them
+// parameters (gemm_efficiency <= 0.90). Starting points: a fixed grid of
+// kCalibrationScreenPoints is screened (one simulation per case each) and the best `starts` of them
 // are polished with Ceres; the result does not depend on `initial`'s fitted
 // values, only its fixed ones (gemm_tile, flash attention efficiency, NVLink
 // figures, and the NIC figures when fit_network is off). Deterministic: the
-// same cases give the same constants. Cost: about (16 + starts x
-// max_iterations x 8) simulations per case.
+// same cases give the same constants. Cost: about (kCalibrationScreenPoints
+// + starts x max_iterations x 9) simulations per case.
 Result<CalibrationResult> calibrate(const std::vector<AccuracyCase>& cases,
                                     const AccuracyConstants& initial,
                                     const CalibrationOptions& options);

@@ -31,6 +31,7 @@ GpuSpec test_gpu(const std::string& name) {
   g.roofline.kernel_overhead_s = 3e-6;
   g.roofline.microbatch_overhead_s = 1e-4;
   g.roofline.iteration_overhead_s = 0.02;
+  g.roofline.host_run_ahead_s = 80e-6;
   return g;
 }
 
@@ -161,6 +162,8 @@ TEST(ClusterJson, ErrorsNameTheField) {
        "run.json: cluster.gpu.roofline.gemm_efficiency: must be in (0, 1], got 1.5"},
       {R"({"gpu": {"roofline": {"kernel_overhead": 1}}})", StatusCode::kInvalidArgument,
        "run.json: cluster.gpu.roofline: unknown key \"kernel_overhead\""},
+      {R"({"gpu": {"roofline": {"host_run_ahead_s": -1e-6}}})", StatusCode::kInvalidArgument,
+       "run.json: cluster.gpu.roofline.host_run_ahead_s: must be >= 0"},
       {R"({"network": {"nic_latency_s": -1e-6}})", StatusCode::kInvalidArgument,
        "run.json: cluster.network.nic_latency_s: must be >= 0"},
       {R"({"network": {"nvlink_efficiency": 0}})", StatusCode::kInvalidArgument,

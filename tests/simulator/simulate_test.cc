@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <limits>
 #include <utility>
 #include <omp.h>
 
@@ -29,17 +30,85 @@ TEST(LaunchQueue, LongKernelsLetTheHostRunAhead) {
   // Host work 1, then kernels of 0.5 / 5 / 0.5 / 0.5 / 0.5 with launches 2 apart.
   std::vector<LoweredOp> ops = {
       op(OpCategory::kHostOverhead, 1), op(k, 0.5), op(k, 5), op(k, 0.5), op(k, 0.5), op(k, 0.5)};
-  apply_launch_queue(2.0, &ops);
+  const double inf = std::numeric_limits<double>::infinity();
+  apply_launch_queue(2.0, inf, &ops);
   // Launches at 3, 5, 7, 9, 11. GPU: [3, 3.5], [5, 10], [10, 10.5], [10.5, 11], [11, 11.5].
   const std::vector<double> want = {1, 2.5, 6.5, 0.5, 0.5, 0.5};
   ASSERT_EQ(ops.size(), want.size());
   for (size_t i = 0; i < ops.size(); ++i) EXPECT_DOUBLE_EQ(ops[i].duration_s, want[i]) << i;
   // Without a launch interval nothing changes.
   std::vector<LoweredOp> same = {op(OpCategory::kHostOverhead, 1), op(k, 0.5), op(k, 5)};
-  apply_launch_queue(0.0, &same);
+  apply_launch_queue(0.0, inf, &same);
   EXPECT_DOUBLE_EQ(same[0].duration_s, 1);
   EXPECT_DOUBLE_EQ(same[1].duration_s, 0.5);
   EXPECT_DOUBLE_EQ(same[2].duration_s, 5);
+}
+
+TEST(LaunchQueue, RunAheadWindowBoundsTheHostsLead) {
+  auto op = [](double s) {
+    LoweredOp o;
+    o.category = OpCategory::kCompute;
+    o.duration_s = s;
+    return o;
+  };
+  auto durations = [](const std::vector<LoweredOp>& ops) {
+    std::vector<double> d;
+    for (const LoweredOp& o : ops) d.push_back(o.duration_s);
+    return d;
+  };
+  // Launches 2 apart; a long kernel, then three short ones. Unbounded, the
+  // host issues the short ones at 4, 6 and 8, inside the long kernel [2, 12],
+  // and they run back to back.
+  const std::vector<LoweredOp> pass = {op(10), op(1), op(1), op(1)};
+  std::vector<LoweredOp> free_run = pass;
+  apply_launch_queue(2.0, std::numeric_limits<double>::infinity(), &free_run);
+  EXPECT_EQ(durations(free_run), (std::vector<double>{12, 1, 1, 1}));
+
+  // A window of 3: each launch starts no earlier than 3 before the previous
+  // kernel ends. Launches at max(2, 12 - 3) + 2 = 11, max(11, 13 - 3) + 2 = 13,
+  // max(13, 14 - 3) + 2 = 15: GPU [12, 13], [13, 14], [15, 16].
+  std::vector<LoweredOp> window = pass;
+  apply_launch_queue(2.0, 3.0, &window);
+  EXPECT_EQ(durations(window), (std::vector<double>{12, 1, 1, 2}));
+
+  // A window of 0: every launch waits for the previous kernel, so each
+  // kernel after the first costs the interval plus its GPU time.
+  std::vector<LoweredOp> sync = pass;
+  apply_launch_queue(2.0, 0.0, &sync);
+  EXPECT_EQ(durations(sync), (std::vector<double>{12, 3, 3, 3}));
+}
+
+// GEMM time: compute at gemm_efficiency x the useful share of padded
+// 128 x 128 output tiles run in waves over 108 SMs x k / (k + gemm_dim_half),
+// or HBM traffic (A, B read and C written once) when that takes longer.
+TEST(Roofline, GemmTimeIsTileLevelComputeOrHbmTraffic) {
+  Cluster cluster = a100_cluster();
+  RooflineConstants& r = cluster.gpu.roofline;
+  r.gemm_efficiency = 0.8;
+  r.gemm_dim_half = 0;
+  r.gemm_tile = 128;
+  r.memory_efficiency = 0.5;
+  auto time = [&](int64_t m, int64_t n, int64_t k, int64_t batch) {
+    KernelDesc g;
+    g.kind = KernelKind::kQkvGemm;
+    g.precision = Precision::kFp16;
+    g.gemm = {m, n, k, batch};
+    g.flops = 2.0 * m * n * k * batch;
+    return Roofline(cluster).kernel_time_s(g);
+  };
+  const double peak = 312e12, hbm = 2.039e12 * 0.5;
+  // 12 x 9 = 108 full tiles: one full wave, compute-bound.
+  EXPECT_NEAR(time(1536, 1152, 4096, 1), 2.0 * 1536 * 1152 * 4096 / (peak * 0.8), 1e-12);
+  // One row more: 13 x 9 = 117 tiles, the 13th row padded, two waves.
+  const double useful = 1537.0 * 1152 / (2 * 108 * 128 * 128);
+  EXPECT_NEAR(time(1537, 1152, 4096, 1), 2.0 * 1537 * 1152 * 4096 / (peak * 0.8 * useful), 1e-12);
+  // Attention scores (s = 1024, d = 64, 64 heads): 151 MB of traffic, which
+  // takes longer than its 8.6 GFLOP.
+  const double bytes = 2.0 * 64 * (1024 * 64 * 2 + 1024 * 1024);
+  EXPECT_NEAR(time(1024, 1024, 64, 64), bytes / hbm, 1e-12);
+  // The per-tile fixed cost: k = gemm_dim_half halves the main loop's rate.
+  r.gemm_dim_half = 4096;
+  EXPECT_NEAR(time(1536, 1152, 4096, 1), 2.0 * 1536 * 1152 * 4096 / (peak * 0.8 * 0.5), 1e-12);
 }
 
 // Megatron's fused softmax needs b * a / t to be a multiple of 4; otherwise
