@@ -13,7 +13,7 @@ void add_cost_model_flags(CLI::App* cmd, CostModelOptions* options) {
                   "Profile JSON from llmplan-profile: measured kernel and collective times");
   cmd->add_option("--allreduce-lut", options->allreduce_lut_dir,
                   "Directory of measured in-node all-reduce curves (nccl-tests layout, files "
-                  "AR_GPU{N}_*), e.g. ../shared/data/vtrain/allreduce_lut/a100");
+                  "AR_GPU{N}_*), e.g. data/vtrain/allreduce_lut/a100");
 }
 
 Result<std::shared_ptr<const simulator::CostModel>> make_cost_model(

@@ -1,6 +1,6 @@
 // What one simulation runs: a Model, a Plan and a Cluster, read from a
 // config file that names presets and overrides their fields -- or from a
-// vTrain config (the format of ../shared/data/vtrain).
+// vTrain config (the format of data/vtrain/config_example.json).
 #ifndef LLMPLAN_PRESETS_SIM_CONFIG_H_
 #define LLMPLAN_PRESETS_SIM_CONFIG_H_
 

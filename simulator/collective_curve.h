@@ -5,7 +5,7 @@
 // cost_model.h), the seconds from launch until every rank has its result.
 // Both the ProfileTable (profile_table.h) and the alpha-beta collective model
 // (measured in-node all-reduce curves such as
-// ../shared/data/vtrain/allreduce_lut) read durations from it.
+// data/vtrain/allreduce_lut) read durations from it.
 //
 // No Boost here: this header is plain C++ for any module.
 #ifndef LLMPLAN_SIMULATOR_COLLECTIVE_CURVE_H_
@@ -85,7 +85,7 @@ struct MeasuredCollectives {
 Status validate(const MeasuredCollectives& collectives);
 
 // Reads a measured curve written by nccl-tests. Two layouts are accepted:
-//  1. vTrain's LUT files (../shared/data/vtrain/allreduce_lut/*/AR_GPU{N}_*):
+//  1. vTrain's LUT files (data/vtrain/allreduce_lut/*/AR_GPU{N}_*):
 //     a header line `size(B),count,type,time(ns),busbw(GB/s),time(ns),busbw(GB/s)`
 //     then comma-separated rows; times in nanoseconds.
 //  2. nccl-tests' own stdout (all_reduce_perf ... > file): `#` comment lines,

@@ -1,5 +1,5 @@
 // Reading measured training-iteration times in the vTrain layout
-// (../shared/data/vtrain/ground_truth_{single,multi}.csv) for `llmplan
+// (data/vtrain/ground_truth_{single,multi}.csv) for `llmplan
 // validate` and `llmplan calibrate`.
 //
 // Header (case-insensitive, spaces/'#'/'_' ignored): an optional leading

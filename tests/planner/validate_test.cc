@@ -57,7 +57,7 @@ TEST(MeasuredCsv, ErrorsNameLineOrColumn) {
 double shipped_mape(const std::string& file) {
   Result<presets::Catalog> catalog = presets::Catalog::builtin();
   EXPECT_TRUE(catalog.ok());
-  const std::string path = std::string(LLMPLAN_SHARED_DATA_DIR) + "/vtrain/" + file;
+  const std::string path = std::string(LLMPLAN_DATA_DIR) + "/vtrain/" + file;
   Result<std::vector<MeasuredRun>> runs = read_measured_csv_file(path);
   EXPECT_TRUE(runs.ok()) << runs.status().message();
   Result<std::vector<AccuracyCase>> cases = make_accuracy_cases(*runs, path, *catalog, nullptr);
@@ -72,7 +72,7 @@ double shipped_mape(const std::string& file) {
 std::vector<AccuracyCase> cases_of(const std::string& file) {
   Result<presets::Catalog> catalog = presets::Catalog::builtin();
   EXPECT_TRUE(catalog.ok());
-  const std::string path = std::string(LLMPLAN_SHARED_DATA_DIR) + "/vtrain/" + file;
+  const std::string path = std::string(LLMPLAN_DATA_DIR) + "/vtrain/" + file;
   Result<std::vector<MeasuredRun>> runs = read_measured_csv_file(path);
   EXPECT_TRUE(runs.ok()) << runs.status().message();
   Result<std::vector<AccuracyCase>> cases = make_accuracy_cases(*runs, path, *catalog, nullptr);

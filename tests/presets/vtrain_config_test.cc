@@ -9,7 +9,7 @@
 namespace llmplan::presets {
 namespace {
 
-const std::string kVtrainDir = std::string(LLMPLAN_SHARED_DATA_DIR) + "/vtrain";
+const std::string kVtrainDir = std::string(LLMPLAN_DATA_DIR) + "/vtrain";
 
 Catalog builtin() {
   Result<Catalog> c = Catalog::builtin();

@@ -174,8 +174,7 @@ TEST(Fit, ReproducesTheEpochRefitOnChinchillaData) {
   // alpha 0.348 +- 0.015, beta 0.366 +- 0.021 (standard errors).
   LossCsvOptions csv;
   csv.drop_highest_loss = 5;
-  Result<LossData> data =
-      read_loss_csv(LLMPLAN_SHARED_DATA_DIR "/chinchilla/svg_extracted_data.csv", csv);
+  Result<LossData> data = read_loss_csv(LLMPLAN_DATA_DIR "/chinchilla/svg_extracted_data.csv", csv);
   ASSERT_TRUE(data.ok()) << data.status().message();
   ASSERT_EQ(data->points.size(), 240u);
   Result<ScalingFit> fit = fit_loss_law(data->points);

@@ -187,13 +187,12 @@ TEST(LossCsv, ChinchillaFilesAgree) {
   // dropped from the SVG extraction, or the derived file's excluded flags.
   LossCsvOptions drop;
   drop.drop_highest_loss = 5;
-  Result<LossData> svg =
-      read_loss_csv(LLMPLAN_SHARED_DATA_DIR "/chinchilla/svg_extracted_data.csv", drop);
+  Result<LossData> svg = read_loss_csv(LLMPLAN_DATA_DIR "/chinchilla/svg_extracted_data.csv", drop);
   ASSERT_TRUE(svg.ok()) << svg.status().message();
   LossCsvOptions excluded;
   excluded.honour_excluded = true;
   Result<LossData> derived =
-      read_loss_csv(LLMPLAN_SHARED_DATA_DIR "/chinchilla/chinchilla_NDCL_derived.csv", excluded);
+      read_loss_csv(LLMPLAN_DATA_DIR "/chinchilla/chinchilla_NDCL_derived.csv", excluded);
   ASSERT_TRUE(derived.ok()) << derived.status().message();
   EXPECT_EQ(svg->rows_read, 245);
   EXPECT_EQ(derived->rows_excluded, 5);

@@ -8,7 +8,7 @@ namespace llmplan::simulator {
 namespace {
 
 const std::string kLut =
-    std::string(LLMPLAN_SHARED_DATA_DIR) + "/vtrain/allreduce_lut/a100/AR_GPU8_1M_1024M_LUT";
+    std::string(LLMPLAN_DATA_DIR) + "/vtrain/allreduce_lut/a100/AR_GPU8_1M_1024M_LUT";
 
 CollectiveCurve doubling_curve() {
   CollectiveCurve c;

@@ -16,7 +16,7 @@ namespace {
 // asserts num_gpus == t*d*p, and so does llmplan by default.
 TEST(VtrainCaseStudy, StaleGpuCountsAreRejectedByDefaultNamingTheField) {
   const std::filesystem::path dir =
-      std::filesystem::path(LLMPLAN_SHARED_DATA_DIR) / "vtrain" / "case_study_1";
+      std::filesystem::path(LLMPLAN_DATA_DIR) / "vtrain" / "case_study_1";
   auto catalog = presets::Catalog::builtin();
   ASSERT_TRUE(catalog.ok());
   int loaded = 0, rejected = 0;
@@ -40,7 +40,7 @@ TEST(VtrainCaseStudy, StaleGpuCountsAreRejectedByDefaultNamingTheField) {
 
 TEST(VtrainCaseStudy, EveryConfigSimulatesWhenStaleGpuCountsAreIgnored) {
   const std::filesystem::path dir =
-      std::filesystem::path(LLMPLAN_SHARED_DATA_DIR) / "vtrain" / "case_study_1";
+      std::filesystem::path(LLMPLAN_DATA_DIR) / "vtrain" / "case_study_1";
   ASSERT_TRUE(std::filesystem::is_directory(dir)) << dir;
   auto catalog = presets::Catalog::builtin();
   ASSERT_TRUE(catalog.ok()) << catalog.status().message();
@@ -86,7 +86,7 @@ TEST(VtrainCaseStudy, ExampleConfigMatchesItsFlagsForm) {
   auto catalog = presets::Catalog::builtin();
   ASSERT_TRUE(catalog.ok());
   auto config = presets::load_vtrain_config_file(
-      std::string(LLMPLAN_SHARED_DATA_DIR) + "/vtrain/config_example.json", *catalog);
+      std::string(LLMPLAN_DATA_DIR) + "/vtrain/config_example.json", *catalog);
   ASSERT_TRUE(config.ok()) << config.status().message();
   EXPECT_EQ(config->plan.world_size(), 3360);
   EXPECT_EQ(config->plan.tensor_parallel, 8);
