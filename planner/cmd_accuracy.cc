@@ -9,6 +9,7 @@
 #include "planner/accuracy/accuracy.h"
 #include "planner/accuracy/accuracy_json.h"
 #include "planner/command.h"
+#include "planner/progress.h"
 #include "planner/sim_inputs.h"
 #include "reports/format.h"
 #include "reports/svg_plot.h"
@@ -24,7 +25,15 @@ struct AccuracyOptions {
   int folds = 0;
   int max_iterations = CalibrationOptions().max_iterations;
   int starts = CalibrationOptions().starts;
+  bool progress = false;
 };
+
+// Prints a line to stdout at once (calibrate streams its results); a failed
+// write is caught by main's final check of stdout.
+void stream_line(const std::string& text) {
+  std::fputs(text.c_str(), stdout);
+  std::fflush(stdout);
+}
 
 std::string pct(double fraction) {
   char buf[32];
@@ -147,8 +156,7 @@ Status run_validate(const AccuracyOptions& o, const GlobalOptions& global) {
     }
     for (const std::string& n : notes) out += (md ? "- note: " : "note: ") + n + "\n";
   }
-  std::fputs(out.c_str(), stdout);
-  return Status();
+  return write_stdout(out);
 }
 
 Status run_calibrate(const AccuracyOptions& o, const GlobalOptions& global) {
@@ -159,12 +167,29 @@ Status run_calibrate(const AccuracyOptions& o, const GlobalOptions& global) {
   CalibrationOptions copt;
   copt.max_iterations = o.max_iterations;
   copt.starts = o.starts;
+  // Progress on stderr: "fold 2 of 5: start 1 of 1, iteration 12, cost 1.963".
+  auto progress = std::make_shared<Progress>("calibrate", "", o.progress);
+  auto stage = std::make_shared<std::string>();
+  if (progress->enabled()) {
+    copt.on_progress = [progress, stage](const CalibrationProgress& p) {
+      char buf[160];
+      if (p.stage == CalibrationProgress::Stage::kScreen) {
+        std::snprintf(buf, sizeof buf, "screening starting point %d of %d, best cost %.6g", p.step,
+                      p.steps, p.cost);
+      } else {
+        std::snprintf(buf, sizeof buf, "start %d of %d, iteration %d, cost %.6g", p.step, p.steps,
+                      p.iteration, p.cost);
+      }
+      progress->message(*stage + buf);
+    };
+  }
   for (const AccuracyCase& c : cases) copt.fit_network |= c.run.num_gpus > c.config.cluster.gpus_per_node;
   const AccuracyConstants initial = constants_of(cases.front());
 
   if (o.folds > 1) {  // k-fold cross-validation: row i is in fold i mod k
     std::vector<double> held_pred(cases.size()), meas = measured_of(cases);
     for (int f = 0; f < o.folds; ++f) {
+      *stage = "fold " + std::to_string(f + 1) + " of " + std::to_string(o.folds) + ": ";
       std::vector<AccuracyCase> train, test;
       std::vector<size_t> test_index;
       for (size_t i = 0; i < cases.size(); ++i) {
@@ -179,8 +204,8 @@ Status run_calibrate(const AccuracyOptions& o, const GlobalOptions& global) {
       apply_constants(fit.constants, &test);
       LLMPLAN_ASSIGN_OR_RETURN(std::vector<double> p, predict_iteration_times(test, nullptr));
       for (size_t j = 0; j < p.size(); ++j) held_pred[test_index[j]] = p[j];
-      std::printf("fold %d: in-sample MAPE %s, held-out MAPE %s\n", f, pct(fit.in_sample_mape).c_str(),
-                  pct(summarise(p, measured_of(test)).mape).c_str());
+      stream_line("fold " + std::to_string(f) + ": in-sample MAPE " + pct(fit.in_sample_mape) +
+                  ", held-out MAPE " + pct(summarise(p, measured_of(test)).mape) + "\n");
     }
     std::vector<double> ps, ms, pm, mm;
     for (size_t i = 0; i < cases.size(); ++i) {
@@ -188,14 +213,18 @@ Status run_calibrate(const AccuracyOptions& o, const GlobalOptions& global) {
       (multi ? pm : ps).push_back(held_pred[i]);
       (multi ? mm : ms).push_back(meas[i]);
     }
-    std::printf("%d-fold held-out MAPE: all %s, single-node %s (%zu rows), multi-node %s (%zu rows)\n",
-                o.folds, pct(summarise(held_pred, meas).mape).c_str(),
-                pct(summarise(ps, ms).mape).c_str(), ps.size(),
-                pct(summarise(pm, mm).mape).c_str(), pm.size());
+    // A group without rows has no error to report ("n/a", never "0.00 %").
+    const auto group = [](const std::vector<double>& p, const std::vector<double>& m) {
+      return p.empty() ? std::string("n/a") : pct(summarise(p, m).mape);
+    };
+    stream_line(std::to_string(o.folds) + "-fold held-out MAPE: all " + group(held_pred, meas) +
+                ", single-node " + group(ps, ms) + " (" + std::to_string(ps.size()) +
+                " rows), multi-node " + group(pm, mm) + " (" + std::to_string(pm.size()) + " rows)\n");
   }
 
+  *stage = o.folds > 1 ? "final fit on all rows: " : "";
+  copt.on_line = stream_line;
   LLMPLAN_ASSIGN_OR_RETURN(CalibrationResult fit, calibrate(cases, initial, copt));
-  std::fputs(fit.summary.c_str(), stdout);
   std::printf("in-sample MAPE %s over %zu rows\n", pct(fit.in_sample_mape).c_str(), cases.size());
   if (!o.evaluate.empty()) {
     AccuracyOptions eo = o;
@@ -225,10 +254,7 @@ Status run_calibrate(const AccuracyOptions& o, const GlobalOptions& global) {
       copt.fit_network ? std::string(src) + "; nic_efficiency and nic_latency_s fitted"
                        : std::string("not fitted (single-node data only): ") + src;
   const std::string text = constants_to_json(gpu_name, fit.constants, src, net_src);
-  std::ofstream f(o.output);
-  if (!f) return Status::io_error(o.output + ": cannot open for writing");
-  f << text;
-  if (!f) return Status::io_error(o.output + ": write failed");
+  LLMPLAN_RETURN_IF_ERROR(write_output_file(o.output, text, "--output"));
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   std::printf("wrote %s (%.1f s)\n", o.output.c_str(), wall);
   return Status();
@@ -265,6 +291,9 @@ void add_calibrate_command(CLI::App& app, const GlobalOptions& global, Action* a
                   "How many of the " + std::to_string(kCalibrationScreenPoints) +
                       " screened starting points to polish with Ceres")
       ->capture_default_str();
+  cmd->add_flag("--progress", o->progress,
+                "Progress lines (screen, start, iteration, cost) on stderr also when it is not a "
+                "terminal");
   cmd->callback([o, &global, action] { *action = [o, &global] { return run_calibrate(*o, global); }; });
 }
 

@@ -1,6 +1,4 @@
 // The root command: `llmplan --gpus G --days D [...]`, the planner.
-#include <unistd.h>
-
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -9,6 +7,7 @@
 #include "planner/command.h"
 #include "planner/plan_report.h"
 #include "planner/plan_report_json.h"
+#include "planner/progress.h"
 #include "planner/search.h"
 #include "planner/shapes_json.h"
 #include "planner/sim_inputs.h"
@@ -32,24 +31,11 @@ struct PlanOptions {
   std::string out_dir;
   std::string format = "md";
   CostModelOptions cost;
+  bool progress = false;
 };
 
 
 }  // namespace
-
-// Progress on stderr: done/total, rate, ETA; only when stderr is a terminal.
-std::function<void(long, long)> make_progress_line(const char* what) {
-  if (!isatty(STDERR_FILENO)) return nullptr;
-  auto start = std::make_shared<std::chrono::steady_clock::time_point>(std::chrono::steady_clock::now());
-  return [start, what](long done, long total) {
-    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - *start).count();
-    const double rate = s > 0 ? done / s : 0;
-    const double eta = rate > 0 ? (total - done) / rate : 0;
-    std::fprintf(stderr, "\r%s: %ld/%ld plans, %.0f/s, ETA %.1f s   ", what, done, total, rate, eta);
-    if (done == total) std::fputs("\n", stderr);
-    std::fflush(stderr);
-  };
-}
 
 Result<scaling::LossLaw> resolve_law(const presets::Catalog& catalog, const std::string& name) {
   auto law = catalog.law(name);
@@ -81,7 +67,7 @@ Status run_plan(const PlanOptions& o, const GlobalOptions& global) {
   }
   std::vector<std::string> notes;
   LLMPLAN_ASSIGN_OR_RETURN(s.cost_model, make_cost_model(cluster, o.cost, &notes));
-  s.progress = make_progress_line("llmplan");
+  s.progress = counter(std::make_shared<Progress>("llmplan", "plans", o.progress));
   LLMPLAN_ASSIGN_OR_RETURN(SearchResult result, search(cluster, s));
   PlanReportView view{cluster, s, result, s.law.name, notes};
   const std::string md = plan_report_markdown(view);
@@ -98,8 +84,7 @@ Status run_plan(const PlanOptions& o, const GlobalOptions& global) {
     if (!pareto.empty()) LLMPLAN_RETURN_IF_ERROR(write_output_file(d + "pareto.svg", pareto, "--out"));
   }
   const std::string out = o.format == "json" ? json_text : o.format == "csv" ? candidates_csv(view) : md;
-  std::fputs(out.c_str(), stdout);
-  return Status();
+  return write_stdout(out);
 }
 
 }  // namespace
@@ -124,6 +109,8 @@ void add_plan_options(CLI::App& app, const GlobalOptions& global, Action* action
   app.add_flag("--max-gpus-used", o->max_gpus_used,
                "Planner: only plans that use as many of the GPUs as the layout allows");
   app.add_option("--threads", o->threads, "Planner: OpenMP threads (default: all cores)");
+  app.add_flag("--progress", o->progress,
+               "Progress lines on stderr also when it is not a terminal (a log, a pipe)");
   app.add_option("--out", o->out_dir,
                  "Planner: write report.md, candidates.csv, plans.csv, result.json, SVGs to DIR");
   app.add_option("--format", o->format, "Planner: stdout format")->check(CLI::IsMember({"md", "csv", "json"}));

@@ -25,22 +25,19 @@ Status list_presets(const GlobalOptions& global, const PresetsOptions& options) 
     }
   }
   if (options.format == "json") {
-    std::fputs(presets::preset_list_json(infos).c_str(), stdout);
-    return Status();
+    return write_stdout(presets::preset_list_json(infos));
   }
   reports::Table table({"kind", "name", "description", "origin"});
   for (const presets::PresetInfo& info : infos) {
     table.add_row({presets::to_string(info.kind), info.name, info.description, info.origin});
   }
-  std::fputs(table.text().c_str(), stdout);
-  return Status();
+  return write_stdout(table.text());
 }
 
 Status show_preset(const GlobalOptions& global, const PresetsOptions& options) {
   LLMPLAN_ASSIGN_OR_RETURN(presets::Catalog catalog, load_catalog(global));
   LLMPLAN_ASSIGN_OR_RETURN(std::string text, catalog.show(options.name));
-  std::fputs(text.c_str(), stdout);
-  return Status();
+  return write_stdout(text);
 }
 
 }  // namespace

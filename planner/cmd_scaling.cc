@@ -7,6 +7,7 @@
 #include <string>
 
 #include "planner/command.h"
+#include "planner/progress.h"
 #include "reports/scaling_report.h"
 #include "scaling/fit.h"
 #include "scaling/loss_csv.h"
@@ -15,21 +16,6 @@
 
 namespace llmplan::planner {
 namespace {
-
-Status write_file(const std::filesystem::path& path, const std::string& text) {
-  std::ofstream out(path, std::ios::binary);
-  out << text;
-  out.close();
-  if (!out) return Status::io_error(path.string() + ": cannot write file");
-  return Status();
-}
-
-Status print(const std::string& text) {
-  if (std::fputs(text.c_str(), stdout) < 0 || std::fflush(stdout) != 0) {
-    return Status::io_error("cannot write to standard output");
-  }
-  return Status();
-}
 
 struct FitArgs {
   std::string file;
@@ -40,6 +26,7 @@ struct FitArgs {
   uint64_t seed = 1;
   double confidence = 0.95;
   bool use_excluded = false;
+  bool progress = false;
   scaling::LossCsvOptions csv;
 };
 
@@ -49,6 +36,8 @@ Status run_fit(const FitArgs& args) {
   LLMPLAN_ASSIGN_OR_RETURN(scaling::LossData data, scaling::read_loss_csv(args.file, csv));
   scaling::FitOptions options;
   options.bootstrap_samples = args.bootstrap;
+  options.bootstrap_progress =
+      counter(std::make_shared<Progress>("fit", "bootstrap resamples", args.progress));
   options.seed = args.seed;
   options.confidence_level = args.confidence;
   LLMPLAN_ASSIGN_OR_RETURN(scaling::ScalingFit fit, scaling::fit_loss_law(data.points, options));
@@ -56,24 +45,22 @@ Status run_fit(const FitArgs& args) {
   reports::FitReport report{fit, data.points, args.file, scaling::describe(data)};
   if (!args.out_dir.empty()) {
     const std::filesystem::path dir(args.out_dir);
-    std::error_code ec;
-    std::filesystem::create_directories(dir, ec);
-    if (ec)
-      return Status::io_error(args.out_dir + ": cannot create directory (" + ec.message() + ")");
+    LLMPLAN_RETURN_IF_ERROR(make_output_dir(args.out_dir, "--out-dir"));
     LLMPLAN_ASSIGN_OR_RETURN(std::string svg, reports::fit_plot_svg(report));
     LLMPLAN_ASSIGN_OR_RETURN(std::string md, reports::fit_markdown(report, "fit.svg"));
-    LLMPLAN_RETURN_IF_ERROR(write_file(dir / "fit.svg", svg));
-    LLMPLAN_RETURN_IF_ERROR(write_file(dir / "fit.md", md));
+    LLMPLAN_RETURN_IF_ERROR(write_output_file((dir / "fit.svg").string(), svg, "--out-dir"));
+    LLMPLAN_RETURN_IF_ERROR(write_output_file((dir / "fit.md").string(), md, "--out-dir"));
     LLMPLAN_RETURN_IF_ERROR(
-        write_file(dir / "fit.json", scaling::fit_to_json(fit, report.data_description)));
+        write_output_file((dir / "fit.json").string(),
+                          scaling::fit_to_json(fit, report.data_description), "--out-dir"));
   }
-  if (args.format == "json") return print(scaling::fit_to_json(fit, report.data_description));
+  if (args.format == "json") return write_stdout(scaling::fit_to_json(fit, report.data_description));
   if (args.format == "md") {
     LLMPLAN_ASSIGN_OR_RETURN(std::string md,
                              reports::fit_markdown(report, args.out_dir.empty() ? "" : "fit.svg"));
-    return print(md);
+    return write_stdout(md);
   }
-  return print(reports::fit_text(report));
+  return write_stdout(reports::fit_text(report));
 }
 
 struct OptimalArgs {
@@ -146,10 +133,10 @@ Status run_optimal(const OptimalArgs& args, const GlobalOptions& global) {
                              scaling::optimal_for_compute(law, flops, rule, report.limits));
   }
   if (args.format == "json") {
-    return print(scaling::allocation_to_json(report.allocation, law,
+    return write_stdout(scaling::allocation_to_json(report.allocation, law,
                                              report.budget ? &*report.budget : nullptr));
   }
-  return print(reports::optimal_text(report));
+  return write_stdout(reports::optimal_text(report));
 }
 
 }  // namespace
@@ -170,6 +157,8 @@ void add_fit_command(CLI::App& app, const GlobalOptions& global, Action* action)
   cmd->add_option("--bootstrap", args->bootstrap,
                   "Bootstrap resamples for confidence intervals (0: none; 100-1000 typical)")
       ->check(CLI::NonNegativeNumber);
+  cmd->add_flag("--progress", args->progress,
+                "Bootstrap progress on stderr also when it is not a terminal (a log, a pipe)");
   cmd->add_option("--seed", args->seed,
                   "Seed of the bootstrap resampling (results are "
                   "deterministic for a given seed)");

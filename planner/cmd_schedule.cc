@@ -7,6 +7,7 @@
 #include <memory>
 
 #include "planner/command.h"
+#include "planner/progress.h"
 #include "planner/schedule/cluster_sim.h"
 #include "planner/schedule/job.h"
 #include "planner/schedule/policy.h"
@@ -36,6 +37,7 @@ struct ScheduleOptions {
   int threads = 0;
   std::string out_dir;
   CostModelOptions cost;
+  bool progress = false;
 };
 
 double seconds_since(std::chrono::steady_clock::time_point t0) {
@@ -130,6 +132,7 @@ Status run_schedule(const ScheduleOptions& o, const GlobalOptions& global) {
   copt.max_gpus = o.gpus;
   copt.target_batch_tokens = o.batch_tokens;
   copt.threads = o.threads;
+  copt.progress = counter(std::make_shared<Progress>("schedule", "distinct plans", o.progress));
   LLMPLAN_ASSIGN_OR_RETURN(copt.cost_model, make_cost_model(cluster, o.cost, &study.notes));
   auto t0 = std::chrono::steady_clock::now();
   study.curves = schedule::compute_curves(models, cluster, copt, &study.plans_simulated);
@@ -171,8 +174,7 @@ Status run_schedule(const ScheduleOptions& o, const GlobalOptions& global) {
     LLMPLAN_RETURN_IF_ERROR(write_output_file(d + "allocation.svg", svg, "--out"));
   }
   const std::string& out = o.format == "json" ? json_text : o.format == "csv" ? summary_csv : md;
-  std::fputs(out.c_str(), stdout);
-  return Status();
+  return write_stdout(out);
 }
 
 }  // namespace
@@ -202,6 +204,8 @@ void add_schedule_command(CLI::App& app, const GlobalOptions& global, Action* ac
                   "Seconds a job pauses when its GPU count changes (default 120)");
   cmd->add_option("--batch-tokens", o->batch_tokens, "Each job's global batch in tokens, about (default 2Mi)");
   cmd->add_option("--threads", o->threads, "OpenMP threads for the curves (default: all cores)");
+  cmd->add_flag("--progress", o->progress,
+                "Progress lines on stderr also when it is not a terminal (a log, a pipe)");
   cmd->add_option("--out", o->out_dir,
                   "Write report.md, summary.csv, jobs.csv, curves.csv, trace.csv, schedule.json, "
                   "allocation.svg to DIR");

@@ -138,8 +138,7 @@ Status run_simulate(const SimulateOptions& o, const GlobalOptions& global) {
   } else {
     out = reports::step_report_text(view);
   }
-  std::fputs(out.c_str(), stdout);
-  return Status();
+  return write_stdout(out);
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 #include <memory>
 
 #include "planner/command.h"
+#include "planner/progress.h"
 #include "planner/plan_report.h"
 #include "planner/search.h"
 #include "planner/sim_inputs.h"
@@ -30,6 +31,7 @@ struct SweepOptions {
   std::string format = "md";
   std::string out_dir;
   CostModelOptions cost;
+  bool progress = false;
 };
 
 Status run_sweep(const SweepOptions& o, const GlobalOptions& global) {
@@ -76,7 +78,7 @@ Status run_sweep(const SweepOptions& o, const GlobalOptions& global) {
   const long n = static_cast<long>(plans.size());
   std::vector<PlanResult> results(n);
   std::vector<std::string> errors(n);
-  auto progress = make_progress_line("sweep");
+  auto progress = counter(std::make_shared<Progress>("sweep", "plans", o.progress));
   long done = 0;
   const int threads = o.threads > 0 ? o.threads : omp_get_max_threads();
 #pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
@@ -145,11 +147,9 @@ Status run_sweep(const SweepOptions& o, const GlobalOptions& global) {
   }
   md += pt.markdown() + "\n## All plans\n\n" + t.markdown();
   if (!o.out_dir.empty()) {
-    std::error_code ec;
-    std::filesystem::create_directories(o.out_dir, ec);
-    if (ec) return Status::io_error("--out: cannot create " + o.out_dir);
-    std::ofstream(o.out_dir + "/sweep.md") << md;
-    std::ofstream(o.out_dir + "/sweep.csv") << t.csv();
+    LLMPLAN_RETURN_IF_ERROR(make_output_dir(o.out_dir, "--out"));
+    LLMPLAN_RETURN_IF_ERROR(write_output_file(o.out_dir + "/sweep.md", md, "--out"));
+    LLMPLAN_RETURN_IF_ERROR(write_output_file(o.out_dir + "/sweep.csv", t.csv(), "--out"));
     if (!days.empty()) {
       reports::Plot plot;
       plot.title = "Sweep: training days vs GPU-hours";
@@ -163,13 +163,11 @@ Status run_sweep(const SweepOptions& o, const GlobalOptions& global) {
         f.y.push_back(d * 24 * results[i].gpus_used);
       }
       plot.series.push_back(f);
-      auto svg = reports::render_svg(plot);
-      if (svg.ok()) std::ofstream(o.out_dir + "/pareto.svg") << svg.value();
+      LLMPLAN_ASSIGN_OR_RETURN(std::string svg, reports::render_svg(plot));
+      LLMPLAN_RETURN_IF_ERROR(write_output_file(o.out_dir + "/pareto.svg", svg, "--out"));
     }
   }
-  const std::string out = o.format == "csv" ? t.csv() : md;
-  std::fputs(out.c_str(), stdout);
-  return Status();
+  return write_stdout(o.format == "csv" ? t.csv() : md);
 }
 
 }  // namespace
@@ -188,6 +186,8 @@ void add_sweep_command(CLI::App& app, const GlobalOptions& global, Action* actio
   cmd->add_option("--gpu", o->gpu, "GPU preset");
   cmd->add_option("--cluster", o->cluster, "Cluster preset");
   cmd->add_option("--threads", o->threads, "OpenMP threads (default: all cores)");
+  cmd->add_flag("--progress", o->progress,
+                "Progress lines on stderr also when it is not a terminal (a log, a pipe)");
   cmd->add_option("--format", o->format, "stdout format")->check(CLI::IsMember({"md", "csv"}));
   cmd->add_option("--out", o->out_dir, "Write sweep.md, sweep.csv, pareto.svg to DIR");
   add_cost_model_flags(cmd, &o->cost);

@@ -29,9 +29,16 @@ Result<presets::Catalog> load_catalog(const GlobalOptions& global);
 
 // Creates `dir` and its parents. IoError "<flag>: cannot create <dir>: <why>".
 Status make_output_dir(const std::string& dir, const std::string& flag);
-// Writes `text` to `path` (bytes as given). IoError "<flag>: cannot write <path>".
+// Writes `text` to `path` (bytes as given), checking every write and the
+// close, so a full disk or /dev/full is an error, never a silent success.
+// IoError "<flag>: cannot write <path>: <reason>".
 Status write_output_file(const std::string& path, const std::string& text,
                          const std::string& flag);
+// Writes `text` to standard output and flushes it. IoError "cannot write to
+// standard output: <reason>" when the write or the flush fails (a closed
+// pipe, a full disk, stdout redirected to /dev/full). main() also checks
+// stdout once more before exiting, for output printed piecewise.
+Status write_stdout(const std::string& text);
 
 // [presets commands]
 // `llmplan presets [--format text|json] [--kind KIND]` lists the presets;
@@ -64,8 +71,6 @@ void add_plan_options(CLI::App& app, const GlobalOptions& global, Action* action
 // `llmplan sweep --config FILE.json --tp LIST --pp LIST --dp LIST [...]`: a
 // grid of plans for one model; time, cost, MFU and the time-cost Pareto front.
 void add_sweep_command(CLI::App& app, const GlobalOptions& global, Action* action);
-// A stderr progress callback (done, total) when stderr is a terminal; null otherwise.
-std::function<void(long, long)> make_progress_line(const char* what);
 // [schedule commands]
 // `llmplan schedule (--jobs FILE | --generate N [--seed S]) --gpus G
 // [--cluster NAME | --gpu NAME] [--policy NAME|all] [--format md|csv|json]

@@ -1,7 +1,9 @@
 #include "planner/command.h"
 
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
 #include <filesystem>
-#include <fstream>
 
 namespace llmplan::planner {
 
@@ -22,9 +24,23 @@ Status make_output_dir(const std::string& dir, const std::string& flag) {
 
 Status write_output_file(const std::string& path, const std::string& text,
                          const std::string& flag) {
-  std::ofstream f(path, std::ios::binary);
-  if (f) f << text;
-  if (!f) return Status::io_error(flag + ": cannot write " + path);
+  // C stdio rather than a stream: fclose() reports the error of the last
+  // buffered write (a full disk, /dev/full), and errno says why.
+  std::FILE* f = std::fopen(path.c_str(), "wb");
+  if (f == nullptr) return Status::io_error(flag + ": cannot write " + path + ": " + std::strerror(errno));
+  const bool written = std::fwrite(text.data(), 1, text.size(), f) == text.size();
+  int why = written ? 0 : errno;
+  if (std::fclose(f) != 0 && why == 0) why = errno;
+  if (!written || why != 0) {
+    return Status::io_error(flag + ": cannot write " + path + ": " + std::strerror(why != 0 ? why : EIO));
+  }
+  return Status();
+}
+
+Status write_stdout(const std::string& text) {
+  if (std::fwrite(text.data(), 1, text.size(), stdout) != text.size() || std::fflush(stdout) != 0) {
+    return Status::io_error(std::string("cannot write to standard output: ") + std::strerror(errno));
+  }
   return Status();
 }
 

@@ -48,6 +48,11 @@ int main(int argc, char** argv) {
     return 0;
   }
   llmplan::Status status = action();
+  // Output printed piecewise (calibrate streams its lines) is checked here:
+  // a failed write to stdout (a full disk, /dev/full) is an error, never 0.
+  if (status.ok() && (std::fflush(stdout) != 0 || std::ferror(stdout))) {
+    status = llmplan::Status::io_error("cannot write to standard output");
+  }
   if (!status.ok()) {
     std::fprintf(stderr, "llmplan: error: %s\n", status.message().c_str());
     return 1;

@@ -250,6 +250,7 @@ BootstrapResult bootstrap(const std::vector<LogPoint>& points, const std::vector
   std::mt19937_64 engine(options.seed);
   std::vector<double> E, A, B, alpha, beta, a, b;
   std::vector<LogPoint> sample(points.size());
+  if (options.bootstrap_progress) options.bootstrap_progress(0, options.bootstrap_samples);
   for (int s = 0; s < options.bootstrap_samples; ++s) {
     for (LogPoint& p : sample) p = points[draw_index(engine, points.size())];
     Solution best;
@@ -257,6 +258,7 @@ BootstrapResult bootstrap(const std::vector<LogPoint>& points, const std::vector
       Solution sol = solve_from(start, sample, options.max_iterations, options);
       if (sol.objective < best.objective) best = std::move(sol);
     }
+    if (options.bootstrap_progress) options.bootstrap_progress(s + 1, options.bootstrap_samples);
     if (!best.converged) {
       ++out.failed;
       continue;

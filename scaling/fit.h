@@ -21,6 +21,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -56,6 +57,9 @@ struct FitOptions {
   int bootstrap_starts = 4;
   uint64_t seed = 1;               // of the bootstrap resampling
   double confidence_level = 0.95;  // of the percentile intervals
+  // Optional: (bootstrap replicates done, of all), called on the calling
+  // thread with 0 when the bootstrap starts and after each replicate.
+  std::function<void(long done, long total)> bootstrap_progress;
 };
 
 // A bootstrap percentile interval and standard error of one fitted quantity.

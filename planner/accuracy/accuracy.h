@@ -13,6 +13,7 @@
 #define LLMPLAN_PLANNER_ACCURACY_ACCURACY_H_
 
 #include <memory>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -86,12 +87,27 @@ std::vector<GroupError> group_errors(const std::vector<AccuracyCase>& cases,
 // Starting points the calibration screens (a fixed grid).
 inline constexpr int kCalibrationScreenPoints = 32;
 
+// Where a running calibration is, for a progress display.
+struct CalibrationProgress {
+  enum class Stage { kScreen, kPolish } stage = Stage::kScreen;
+  int step = 0;        // screen point or polished start, from 1
+  int steps = 0;       // screen points or starts in all
+  int iteration = 0;   // Ceres iteration within the start (polish only)
+  double cost = 0;     // the best screen cost so far, or the start's current cost
+};
+
 // Calibration settings.
 struct CalibrationOptions {
   bool fit_network = false;  // also NIC efficiency and latency (multi-node data)
   int num_threads = 2;       // Ceres' residual evaluation
   int max_iterations = 40;   // per polished start
   int starts = 1;            // how many of the best screened points to polish (>= 1)
+  // Optional observers, called on the calling thread while calibrate() runs:
+  // on_line with each line of CalibrationResult::summary as soon as it is
+  // known (so a command can stream it), on_progress after every screened
+  // point and every Ceres iteration. They must not throw.
+  std::function<void(const std::string& line)> on_line;
+  std::function<void(const CalibrationProgress&)> on_progress;
 };
 struct CalibrationResult {
   AccuracyConstants constants;

@@ -109,6 +109,21 @@ std::vector<std::array<double, kRooflineParams>> screen_points() {
   return out;
 }
 
+// Forwards Ceres' per-iteration summaries to CalibrationOptions::on_progress.
+class ProgressCallback : public ceres::IterationCallback {
+ public:
+  ProgressCallback(const CalibrationOptions& options, int start, int starts)
+      : options_(options), start_(start), starts_(starts) {}
+  ceres::CallbackReturnType operator()(const ceres::IterationSummary& s) override {
+    options_.on_progress({CalibrationProgress::Stage::kPolish, start_, starts_, s.iteration, s.cost});
+    return ceres::SOLVER_CONTINUE;
+  }
+
+ private:
+  const CalibrationOptions& options_;
+  int start_, starts_;
+};
+
 }  // namespace
 
 Result<CalibrationResult> calibrate(const std::vector<AccuracyCase>& cases,
@@ -118,6 +133,10 @@ Result<CalibrationResult> calibrate(const std::vector<AccuracyCase>& cases,
   if (options.starts < 1) return Status::invalid_argument("calibrate: starts must be >= 1");
   CalibrationResult best;
   best.cost = std::numeric_limits<double>::infinity();
+  const auto add_line = [&](const std::string& text) {
+    best.summary += text;
+    if (options.on_line) options.on_line(text);
+  };
   char line[256];
 
   // 1. Screen: one simulation per case per grid point; keep the best few.
@@ -125,9 +144,15 @@ Result<CalibrationResult> calibrate(const std::vector<AccuracyCase>& cases,
                                      initial.network.nic_latency_s * 1e6};
   const auto grid = screen_points();
   std::vector<double> screen_cost(grid.size());
+  double best_screen = std::numeric_limits<double>::infinity();
   for (size_t g = 0; g < grid.size(); ++g) {
     LLMPLAN_ASSIGN_OR_RETURN(screen_cost[g],
                              robust_cost(cases, to_constants(initial, grid[g].data(), n0)));
+    best_screen = std::min(best_screen, screen_cost[g]);
+    if (options.on_progress) {
+      options.on_progress({CalibrationProgress::Stage::kScreen, static_cast<int>(g) + 1,
+                           static_cast<int>(grid.size()), 0, best_screen});
+    }
   }
   std::vector<size_t> order(grid.size());
   std::iota(order.begin(), order.end(), size_t{0});
@@ -135,7 +160,7 @@ Result<CalibrationResult> calibrate(const std::vector<AccuracyCase>& cases,
                    [&](size_t a, size_t b) { return screen_cost[a] < screen_cost[b]; });
   std::snprintf(line, sizeof line, "screened %zu starting points: best cost %.6g\n", grid.size(),
                 screen_cost[order.front()]);
-  best.summary += line;
+  add_line(line);
 
   // 2. Polish the best `starts` points with Ceres.
   const int polish = std::min<int>(options.starts, static_cast<int>(grid.size()));
@@ -167,13 +192,15 @@ Result<CalibrationResult> calibrate(const std::vector<AccuracyCase>& cases,
     solver.num_threads = options.num_threads;
     solver.function_tolerance = 1e-6;
     solver.logging_type = ceres::SILENT;
+    ProgressCallback callback(options, s + 1, polish);
+    if (options.on_progress) solver.callbacks.push_back(&callback);
     ceres::Solver::Summary summary;
     ceres::Solve(solver, &problem, &summary);
     std::snprintf(
         line, sizeof line, "start %d (screen cost %.6g): cost %.6g after %d iterations (%s)\n", s,
         screen_cost[order[s]], summary.final_cost, static_cast<int>(summary.iterations.size()),
         summary.IsSolutionUsable() ? "usable" : "failed");
-    best.summary += line;
+    add_line(line);
     ++best.starts;
     if (summary.IsSolutionUsable() && summary.final_cost < best.cost) {
       best.cost = summary.final_cost;
@@ -190,9 +217,11 @@ Result<CalibrationResult> calibrate(const std::vector<AccuracyCase>& cases,
     }
   }
   if (!std::isfinite(best.cost)) {
-    return Status::internal("calibrate: no start converged:\n" + best.summary);
+    return Status::internal("calibrate: none of the " + std::to_string(best.starts) +
+                            " polished starts gave a usable solution (try more --starts or "
+                            "--max-iterations)");
   }
-  for (const std::string& b : best.at_bound) best.summary += "note: " + b + "\n";
+  for (const std::string& b : best.at_bound) add_line("note: " + b + "\n");
   std::vector<AccuracyCase> fitted = cases;
   apply_constants(best.constants, &fitted);
   LLMPLAN_ASSIGN_OR_RETURN(std::vector<double> pred, predict_iteration_times(fitted, nullptr));

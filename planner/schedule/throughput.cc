@@ -83,6 +83,7 @@ std::vector<ThroughputCurve> compute_curves(const std::vector<simulator::Model>&
   simulator::SimOptions sim;
   sim.cost_model = options.cost_model;
   const int threads = options.threads > 0 ? options.threads : omp_get_max_threads();
+  long done = 0;
 #pragma omp parallel for schedule(dynamic, 4) num_threads(threads)
   for (long i = 0; i < n; ++i) {
     PlanResult& r = results[i];
@@ -90,6 +91,13 @@ std::vector<ThroughputCurve> compute_curves(const std::vector<simulator::Model>&
     r.gpus_used = r.plan.world_size();
     auto rep = simulator::simulate(models[unique[i].first], r.plan, cluster, sim);
     if (rep.ok()) record_simulation(rep.value(), &r);
+    if (options.progress) {
+#pragma omp critical(llmplan_curve_progress)
+      {
+        ++done;
+        if (done % 64 == 0 || done == n) options.progress(done, n);
+      }
+    }
   }
   // Reduce in task order: the first of equally fast plans wins.
   std::vector<std::vector<CurvePoint>> points(models.size(), std::vector<CurvePoint>(counts));

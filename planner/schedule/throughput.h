@@ -9,6 +9,7 @@
 #ifndef LLMPLAN_PLANNER_SCHEDULE_THROUGHPUT_H_
 #define LLMPLAN_PLANNER_SCHEDULE_THROUGHPUT_H_
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -63,6 +64,9 @@ struct CurveOptions {
   double target_batch_tokens = 2.0 * 1024 * 1024;    // each job's global batch, about
   int threads = 0;                                   // 0: OpenMP default
   std::shared_ptr<const simulator::CostModel> cost_model;  // null: Roofline
+  // Optional: (distinct plans simulated, of all), called from inside the
+  // parallel loop under a critical section.
+  std::function<void(long done, long total)> progress;
 };
 
 // Curves of `models` on `cluster` (step = cluster.gpus_per_node), one per

@@ -104,6 +104,38 @@ TEST(Calibrate, IsDeterministicAndBounded) {
   EXPECT_LT(a->in_sample_mape, 0.25);
 }
 
+TEST(Calibrate, StreamsItsSummaryAndReportsProgress) {
+  const std::vector<AccuracyCase> all = cases_of("ground_truth_single.csv");
+  ASSERT_GE(all.size(), 1440u);
+  std::vector<AccuracyCase> some;
+  for (size_t i = 0; i < all.size(); i += 120) some.push_back(all[i]);  // 12 rows
+  CalibrationOptions options;
+  options.max_iterations = 3;
+  std::string streamed;
+  int screened = 0, polish_events = 0, last_iteration = -1;
+  bool ordered = true;
+  options.on_line = [&](const std::string& line) { streamed += line; };
+  options.on_progress = [&](const CalibrationProgress& p) {
+    if (p.stage == CalibrationProgress::Stage::kScreen) {
+      ordered &= polish_events == 0 && p.step == screened + 1 && p.steps == kCalibrationScreenPoints;
+      ++screened;
+    } else {
+      ordered &= p.step == 1 && p.steps == 1 && p.iteration == last_iteration + 1;
+      last_iteration = p.iteration;
+      ++polish_events;
+    }
+  };
+  Result<CalibrationResult> r = calibrate(some, constants_of(some.front()), options);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(streamed, r->summary);
+  EXPECT_EQ(streamed.rfind("screened 32 starting points: best cost ", 0), 0u) << streamed;
+  EXPECT_NE(streamed.find("\nstart 0 (screen cost "), std::string::npos) << streamed;
+  EXPECT_EQ(screened, kCalibrationScreenPoints);
+  EXPECT_GE(polish_events, 2);  // iteration 0 and at least one more
+  EXPECT_LE(last_iteration, options.max_iterations);
+  EXPECT_TRUE(ordered);
+}
+
 // Achieved with the shipped constants (see presets/gpus.json provenance);
 // fail on a regression of more than one percentage point.
 TEST(Validate, SingleNodeMapeDoesNotRegress) {
