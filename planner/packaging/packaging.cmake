@@ -16,7 +16,7 @@ install(FILES ${_llmplan_packaging_dir}/llmplan.bash DESTINATION ${_llmplan_comp
 if(TARGET llmplan-profile)
   # The CUDA libraries are not in the system's library path everywhere: the
   # installed binary keeps the CUDA library directory it was linked against
-  # as its RUNPATH.
+  # as its RUNPATH (LD_LIBRARY_PATH still comes first).
   set_target_properties(llmplan-profile PROPERTIES INSTALL_RPATH_USE_LINK_PATH ON)
   install(TARGETS llmplan-profile RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR}
           COMPONENT profiler)
@@ -27,22 +27,25 @@ endif()
 # Man pages, generated at build time from each program's --help and
 # --version (help2man, Debian package help2man), so they match the binary.
 find_program(LLMPLAN_HELP2MAN help2man)
-# llmplan_man_page(TARGET COMPONENT DESCRIPTION) builds ${TARGET}.1 into
-# build/man/ (target ${TARGET}_man, part of `all`) and installs it.
+# llmplan_man_page(TARGET COMPONENT DESCRIPTION) makes build/man/TARGET.1
+# (target TARGET_man, part of `all`; the test binary depends on it too) and
+# installs it.
 function(llmplan_man_page target component description)
-  set(page ${CMAKE_BINARY_DIR}/man/${target}.1)
+  set(script ${_llmplan_packaging_dir}/make_man_page.sh)
+  set(page ${LLMPLAN_MAN_DIR}/${target}.1)
   add_custom_command(OUTPUT ${page}
-    COMMAND bash ${_llmplan_packaging_dir}/make_man_page.sh ${LLMPLAN_HELP2MAN}
-            $<TARGET_FILE:${target}> ${page} ${description}
-    DEPENDS ${target} ${_llmplan_packaging_dir}/make_man_page.sh
+    COMMAND bash ${script} ${LLMPLAN_HELP2MAN} $<TARGET_FILE:${target}> ${page} ${description}
+    DEPENDS ${target} ${script}
     COMMENT "Generating man page ${target}.1 from ${target} --help"
     VERBATIM)
   add_custom_target(${target}_man ALL DEPENDS ${page})
   install(FILES ${page} DESTINATION ${CMAKE_INSTALL_MANDIR}/man1 COMPONENT ${component})
 endfunction()
 if(LLMPLAN_HELP2MAN)
-  file(MAKE_DIRECTORY ${CMAKE_BINARY_DIR}/man)
-  llmplan_man_page(llmplan llmplan "plan LLM training runs: simulate, size with scaling laws, search plans")
+  set(LLMPLAN_MAN_DIR ${CMAKE_BINARY_DIR}/man)
+  file(MAKE_DIRECTORY ${LLMPLAN_MAN_DIR})
+  llmplan_man_page(llmplan llmplan
+                   "plan LLM training runs: simulate, size with scaling laws, search plans")
   if(TARGET llmplan-profile)
     llmplan_man_page(llmplan-profile profiler
                      "measure GPU kernels and NCCL collectives into a profile for llmplan")
@@ -86,8 +89,8 @@ if(TARGET llmplan-profile)
 llmplan-profile measures the kernels of transformer layers (cuBLAS GEMMs and
 memory-bound kernels, timed with CUPTI) and NCCL collectives on this
 machine's GPUs, and writes a profile that llmplan simulates with. It needs
-NVIDIA's CUDA ${_llmplan_cuda_major} runtime, cuBLAS, CUPTI and NCCL, looked up in the system
-library path, then in ${LLMPLAN_PROFILER_CUDA_LIBRARY_DIR}. They are not Debian
-packages, so Depends does not list them.")
+NVIDIA's CUDA ${_llmplan_cuda_major} runtime, cuBLAS, CUPTI and NCCL, found in
+${LLMPLAN_PROFILER_CUDA_LIBRARY_DIR} (the binary's RUNPATH) or the system library
+path. They are not Debian packages, so Depends does not list them.")
 endif()
 include(CPack)

@@ -40,7 +40,10 @@ expect_only() {
   while [[ $1 != -- ]]; do wanted+=("$1"); shift; done
   shift
   complete_line "$@"
-  if [[ "$(printf '%s\n' "${COMPREPLY[@]}" | sort)" != "$(printf '%s\n' "${wanted[@]}" | sort)" ]]; then
+  local got want
+  got=$(printf '%s\n' "${COMPREPLY[@]}" | sort)
+  want=$(printf '%s\n' "${wanted[@]}" | sort)
+  if [[ $got != "$want" ]]; then
     echo "FAIL: '$*' offers '${COMPREPLY[*]}', expected '${wanted[*]}'"
     failures=$((failures + 1))
   fi

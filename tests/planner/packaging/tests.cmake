@@ -30,15 +30,19 @@ set(_pkg_with_profiler OFF)
 if(TARGET llmplan-profile)
   set(_pkg_with_profiler ON)
 endif()
-if(TARGET llmplan_man)
+if(LLMPLAN_MAN_DIR)
   set(_pkg_with_man ON)
   set(_pkg_profile_man "")
-  if(TARGET llmplan-profile_man)
-    set(_pkg_profile_man ${CMAKE_BINARY_DIR}/man/llmplan-profile.1)
+  # A build of only the tests (and llmplan), as in CI's sanitizer step, makes
+  # the pages too.
+  cmake_language(DEFER CALL add_dependencies llmplan_tests llmplan_man)
+  if(TARGET llmplan-profile)
+    set(_pkg_profile_man ${LLMPLAN_MAN_DIR}/llmplan-profile.1)
+    cmake_language(DEFER CALL add_dependencies llmplan_tests llmplan-profile_man)
   endif()
   add_test(NAME packaging.man_page
     COMMAND ${CMAKE_COMMAND} -DLLMPLAN=$<TARGET_FILE:llmplan> -DVERSION=${PROJECT_VERSION}
-            -DMAN_PAGE=${CMAKE_BINARY_DIR}/man/llmplan.1 -DPROFILE_MAN_PAGE=${_pkg_profile_man}
+            -DMAN_PAGE=${LLMPLAN_MAN_DIR}/llmplan.1 -DPROFILE_MAN_PAGE=${_pkg_profile_man}
             -P ${_pkg_tests}/man_page_test.cmake)
 endif()
 add_test(NAME packaging.install
