@@ -6,7 +6,8 @@
 set -euo pipefail
 export DEBIAN_FRONTEND=noninteractive
 packages=(cmake ninja-build g++ libboost-json1.81-dev libceres-dev libcli11-dev libfmt-dev
-          libgtest-dev libgmock-dev libbenchmark-dev)
+          libgtest-dev libgmock-dev libbenchmark-dev
+          help2man dpkg-dev file)  # man pages; cpack -G DEB (dpkg-shlibdeps, file)
 missing=()
 for p in "${packages[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")

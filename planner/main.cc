@@ -4,12 +4,13 @@
 #include <string>
 
 #include "planner/command.h"
+#include "planner/version.h"
 
 int main(int argc, char** argv) {
   using llmplan::planner::Action;
   CLI::App app{"llmplan: plan LLM training runs -- simulate iteration time, size models with "
                "scaling laws, and find the largest model a cluster can train by a deadline."};
-  app.set_version_flag("--version", "llmplan 0.1.0");
+  app.set_version_flag("--version", llmplan::version_line("llmplan"));
   app.fallthrough();
   app.require_subcommand(0, 1);
 

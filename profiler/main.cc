@@ -2,9 +2,9 @@
 // collectives of this machine and writes a profile JSON for the simulator.
 // See profiler/README.md.
 //
-// Exit status: 0 success (also --help and --list), 1 a measurement or I/O
-// failure, 2 bad flags, 3 no CUDA GPU visible. Every failure is one line on
-// stderr.
+// Exit status: 0 success (also --help, --version and --list), 1 a
+// measurement or I/O failure, 2 bad flags, 3 no CUDA GPU visible. Every
+// failure is one line on stderr. --help, --version and --list need no GPU.
 #include <cuda_runtime_api.h>
 
 #include <cstdio>
@@ -12,6 +12,7 @@
 #include <memory>
 #include <string>
 
+#include "planner/version.h"
 #include "profiler/collectives_bench.h"
 #include "profiler/cuda_util.h"
 #include "profiler/cupti_timer.h"
@@ -24,8 +25,6 @@
 
 namespace llmplan::profiler {
 namespace {
-
-constexpr const char* kVersion = "0.1.0";
 
 Status write_file(const std::string& path, const std::string& text) {
   std::ofstream out(path, std::ios::binary);
@@ -87,6 +86,10 @@ int run(int argc, char** argv) {
     std::fputs(o.help_text.c_str(), stdout);
     return 0;
   }
+  if (o.show_version) {
+    std::printf("%s\n", version_line("llmplan-profile").c_str());
+    return 0;
+  }
   const std::vector<KernelJob> jobs = plan_kernel_jobs(o.shapes, o.precisions);
   const std::vector<double> sizes =
       collective_sizes(o.collective_min_bytes, o.collective_max_bytes);
@@ -107,7 +110,7 @@ int run(int argc, char** argv) {
   }
 
   simulator::Profile profile;
-  profile.llmplan_version = kVersion;
+  profile.llmplan_version = project_version();
   profile.date = utc_now_iso8601();
   profile.host = host_name();
   profile.software = software_versions();

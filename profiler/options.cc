@@ -83,6 +83,8 @@ Result<ProfileOptions> parse_profile_args(int argc, const char* const* argv) {
       "llmplan-profile: measure the kernels of transformer layers (cuBLAS GEMMs and memory-bound "
       "kernels, timed with CUPTI) and NCCL collectives on this machine's GPUs, and write a "
       "profile JSON that `llmplan --profile FILE` simulates with."};
+  app.add_flag("--version", o.show_version,
+               "print the version and the git commit it was built from, and exit");
   app.add_flag("--list", o.list_only, "print what would be measured and exit; needs no GPU");
   app.add_option("--shapes", shapes_file,
                  "JSON file {\"shapes\": [{hidden, heads, seq, "
@@ -126,6 +128,7 @@ Result<ProfileOptions> parse_profile_args(int argc, const char* const* argv) {
     o.help_text = app.help();
     return o;
   }
+  if (o.show_version) return o;
   o.collectives = !no_collectives;
   if (o.collective_min_bytes > o.collective_max_bytes) {
     return Status::invalid_argument("--collective-min-bytes exceeds --collective-max-bytes");

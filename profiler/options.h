@@ -48,15 +48,16 @@ struct ProfileOptions {
   double collective_min_bytes = 1024;     // 1 KiB
   double collective_max_bytes = 1 << 30;  // 1 GiB
   std::string output_path = "profile.json";
-  bool list_only = false;  // --list: print the plan, touch no GPU
-  bool show_help = false;  // --help: print help_text and exit 0
+  bool list_only = false;     // --list: print the plan, touch no GPU
+  bool show_help = false;     // --help: print help_text and exit 0
+  bool show_version = false;  // --version: print the version line and exit 0
   std::string help_text;
 };
 
 // Parses argv (argv[0] is the program name). Shapes come from --shapes FILE
 // (see read_profile_shapes_file) or from the shape flags; one of the two is
-// required unless --help. InvalidArgument with a one-line message for bad
-// flags or values. Never throws.
+// required unless --help or --version. InvalidArgument with a one-line
+// message for bad flags or values. Never throws.
 Result<ProfileOptions> parse_profile_args(int argc, const char* const* argv);
 
 }  // namespace llmplan::profiler

@@ -80,6 +80,15 @@ TEST(ProfileOptions, PrecisionsHelpAndCollectiveFlags) {
   EXPECT_NE(help->help_text.find("--list"), std::string::npos);
 }
 
+TEST(ProfileOptions, VersionNeedsNoShapesButRejectsUnknownFlags) {
+  auto v = parse({"--version"});
+  ASSERT_TRUE(v.ok()) << v.status().message();
+  EXPECT_TRUE(v->show_version);
+  EXPECT_TRUE(v->shapes.empty());
+  EXPECT_FALSE(parse({"--hidden", "1024", "--heads", "16", "--seq", "512"})->show_version);
+  EXPECT_FALSE(parse({"--version", "--bogus"}).ok());
+}
+
 TEST(ProfileOptions, ReadsAndValidatesAShapesFile) {
   const std::string path = std::string(LLMPLAN_BINARY_DIR) + "/profiler_shapes_test.json";
   {
