@@ -99,6 +99,9 @@ run_commands() {
     echo "error: $llmplan_dir/llmplan is not an executable (build the llmplan target)" >&2
     exit 2
   fi
+  # The commands run elsewhere: make the folders absolute.
+  llmplan_dir=$(cd "$llmplan_dir" && pwd) || exit 2
+  if [[ -n "$profile_dir" ]]; then profile_dir=$(cd "$profile_dir" && pwd) || exit 2; fi
   local path_dirs="$llmplan_dir"
   [[ -n "$profile_dir" ]] && path_dirs="$profile_dir:$path_dirs"
 
