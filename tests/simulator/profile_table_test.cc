@@ -319,6 +319,25 @@ TEST(ProfileTable, LoadsFromAFileAndRejectsANullFallback) {
   EXPECT_NE(null.status().message().find("no fallback"), std::string::npos);
 }
 
+// The profile measured on an H100 (data/profiles/README.md) stays loadable,
+// and its GEMMs stay physically plausible: below the 989 TFLOP/s dense bf16
+// peak, above a third of it for a large square-ish GEMM.
+TEST(ProfileTable, LoadsTheCommittedH100Profile) {
+  const std::string path = std::string(LLMPLAN_DATA_DIR) + "/profiles/h100-sxm-2026-11-22.json";
+  auto r = load_profile_table(path, constant());
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  KernelDesc fc1;
+  fc1.kind = KernelKind::kFc1Gemm;
+  fc1.pass = Pass::kForward;
+  fc1.gemm = {2048, 16384, 4096, 1};  // b*s = 2048, h = 4096, f = 4h, t = 1
+  fc1.flops = 2.0 * 2048 * 16384 * 4096;
+  const double t = (*r)->kernel_time_s(fc1);
+  ASSERT_NE(t, 1.0) << "answered by the fallback, not the profile";
+  const double tflops = fc1.flops / t / 1e12;
+  EXPECT_LT(tflops, 989.0);
+  EXPECT_GT(tflops, 330.0);
+}
+
 TEST(ProfileShapes, ReadsAShapesDocument) {
   auto r = parse_profile_shapes(R"({"note": "GPT-3 2.7B, t=1,2",
     "shapes": [{"hidden": 2560, "heads": 32, "seq": 2048, "micro_batch": 1, "tp": 1},
