@@ -7,7 +7,10 @@ set -euo pipefail
 export DEBIAN_FRONTEND=noninteractive
 packages=(cmake ninja-build g++ libboost-json1.81-dev libceres-dev libcli11-dev libfmt-dev
           libgtest-dev libgmock-dev libbenchmark-dev
-          help2man dpkg-dev file)  # man pages; cpack -G DEB (dpkg-shlibdeps, file)
+          help2man dpkg-dev file  # man pages; cpack -G DEB (dpkg-shlibdeps, file)
+          # Fuzzing (tests/fuzz): clang with libFuzzer and the sanitizer
+          # runtimes, OpenMP for clang, llvm-symbolizer for stack traces.
+          clang libclang-rt-dev libomp-dev llvm)
 missing=()
 for p in "${packages[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")

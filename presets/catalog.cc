@@ -6,6 +6,7 @@
 
 #include "presets/embedded.h"
 #include "presets/preset_json.h"
+#include "simulator/input_file.h"
 
 namespace llmplan::presets {
 
@@ -151,7 +152,7 @@ Result<Catalog> Catalog::builtin() {
 }
 
 Status Catalog::add_file(const std::string& path) {
-  LLMPLAN_ASSIGN_OR_RETURN(std::string text, read_text_file(path));
+  LLMPLAN_ASSIGN_OR_RETURN(std::string text, read_input_file(path));
   return add_text(text, path);
 }
 

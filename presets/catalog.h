@@ -55,7 +55,9 @@ class Catalog {
   // earlier presets of the same name and kind; a name may appear once per
   // file, and may not change kind. Every preset is re-checked (a cluster
   // must resolve its GPU and price), and on any error the catalog is left
-  // unchanged. Errors name the file and the JSON path. Not thread-safe
+  // unchanged. Errors name the file and the JSON path. The file is read
+  // with read_input_file (simulator/input_file.h: at most 16 MiB) and may
+  // hold at most kMaxPresetsPerFile (1000) entries. Not thread-safe
   // against concurrent readers of the same Catalog object; copies made
   // earlier are unaffected (copy-on-write).
   Status add_file(const std::string& path);

@@ -1,9 +1,7 @@
 #include "presets/preset_json.h"
 
 #include <boost/json.hpp>
-#include <fstream>
 #include <map>
-#include <sstream>
 #include <utility>
 
 #include "scaling/law_json.h"
@@ -48,6 +46,11 @@ Result<std::vector<RawPreset>> parse_preset_text(std::string_view text,
     const std::string list_path = source_name + ": " + kk.key;
     if (!list->is_array()) return Status::invalid_argument(list_path + ": expected an array");
     const boost::json::array& items = list->get_array();
+    if (out.size() + items.size() > kMaxPresetsPerFile) {
+      return Status::invalid_argument(list_path + ": more than the " +
+                                      std::to_string(kMaxPresetsPerFile) +
+                                      " presets a preset file may hold");
+    }
     for (size_t i = 0; i < items.size(); ++i) {
       RawPreset entry;
       entry.kind = kk.kind;
@@ -143,15 +146,6 @@ Result<simulator::Cluster> decode_cluster(
 std::string pretty_preset(const RawPreset& entry) {
   Result<boost::json::value> v = entry_value(entry);
   return v.ok() ? json::pretty(*v) : entry.json + "\n";
-}
-
-Result<std::string> read_text_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Status::not_found(path + ": cannot open file");
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (in.bad()) return Status::io_error(path + ": read error");
-  return text.str();
 }
 
 Status at_file_root(const Status& status, const std::string& source_name) {

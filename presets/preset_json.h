@@ -5,6 +5,7 @@
 #ifndef LLMPLAN_PRESETS_PRESET_JSON_H_
 #define LLMPLAN_PRESETS_PRESET_JSON_H_
 
+#include <cstddef>
 #include <functional>
 #include <string>
 #include <string_view>
@@ -27,10 +28,16 @@ struct RawPreset {
   std::string description;  // its "description" string, or empty
 };
 
+// The most entries (of all kinds together) one preset file may hold. Every
+// entry is re-checked against the catalog when a file is added, so the cap
+// bounds that work; the built-in files hold a few dozen.
+inline constexpr size_t kMaxPresetsPerFile = 1000;
+
 // Splits a preset file: one object with optional arrays "gpus", "clusters",
 // "models", "laws", "prices", "collectives" (and documentation keys "note", "source",
 // "description"). Each entry must be an object with a non-empty string
-// "name"; names must be unique within the file across all kinds.
+// "name"; names must be unique within the file across all kinds; at most
+// kMaxPresetsPerFile entries.
 // ParseError for malformed JSON (source_name:line:col); InvalidArgument
 // naming source_name and the JSON path otherwise. Entries are not decoded
 // here. Thread-safe.
@@ -58,9 +65,6 @@ Result<simulator::Cluster> decode_cluster(
 
 // The entry pretty-printed (json::pretty).
 std::string pretty_preset(const RawPreset& entry);
-
-// The whole file as text. NotFound ("PATH: cannot open file") or IoError.
-Result<std::string> read_text_file(const std::string& path);
 
 // JsonObjectReader names a field of an object "path.key"; for the top-level
 // object of a file that reads "run.json.model". Returns `status` with such

@@ -45,7 +45,9 @@ Status validate(const SimConfig& config);
 // file or an unknown preset (listing the known names), InvalidArgument for
 // unknown keys, wrong types, bad values, an inconsistent model/plan/cluster,
 // or a plan needing more GPUs than a cluster with a fixed node count has.
-// Thread-safe (reads `catalog` only).
+// The file is read with read_input_file (simulator/input_file.h: at most
+// 16 MiB, else InvalidArgument naming the path); *_text reads text already
+// in memory, `source_name` naming it. Thread-safe (reads `catalog` only).
 Result<SimConfig> load_sim_config_file(const std::string& path, const Catalog& catalog);
 Result<SimConfig> load_sim_config_text(std::string_view text, const std::string& source_name,
                                        const Catalog& catalog);

@@ -5,6 +5,7 @@
 #include "presets/preset_json.h"
 #include "presets/sim_config.h"
 #include "simulator/cluster_json.h"
+#include "simulator/input_file.h"
 #include "simulator/model_json.h"
 #include "simulator/plan_json.h"
 #include "simulator/strict_json.h"
@@ -103,7 +104,7 @@ Result<SimConfig> load_sim_config_text(std::string_view text, const std::string&
 }
 
 Result<SimConfig> load_sim_config_file(const std::string& path, const Catalog& catalog) {
-  LLMPLAN_ASSIGN_OR_RETURN(std::string text, read_text_file(path));
+  LLMPLAN_ASSIGN_OR_RETURN(std::string text, read_input_file(path));
   return load_sim_config_text(text, path, catalog);
 }
 

@@ -8,6 +8,7 @@
 
 #include "presets/preset_json.h"
 #include "presets/sim_config.h"
+#include "simulator/input_file.h"
 #include "simulator/strict_json.h"
 
 namespace llmplan::presets {
@@ -338,7 +339,7 @@ Result<SimConfig> load_vtrain_config_text(std::string_view text, const std::stri
 
 Result<SimConfig> load_vtrain_config_file(const std::string& path, const Catalog& catalog,
                                           const VtrainLoadOptions& options) {
-  LLMPLAN_ASSIGN_OR_RETURN(std::string text, read_text_file(path));
+  LLMPLAN_ASSIGN_OR_RETURN(std::string text, read_input_file(path));
   return load_vtrain_config_text(text, path, catalog, options);
 }
 

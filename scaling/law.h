@@ -9,6 +9,7 @@
 
 #include <cmath>
 #include <string>
+#include <string_view>
 
 #include "simulator/status.h"
 
@@ -44,8 +45,12 @@ Status validate(const LossLaw& law);
 
 // Reads a JSON file holding one law object (the format of scaling/law_json.h,
 // e.g. one entry of presets/laws.json). NotFound/IoError/ParseError name the
-// file; field errors name the file and field. Implemented in law_json.cc.
+// file; field errors name the file and field. The file is read with
+// read_input_file (simulator/input_file.h: at most 16 MiB). Implemented in
+// law_json.cc. Thread-safe.
 Result<LossLaw> read_law_file(const std::string& path);
+// The same for text in memory; `source_name` names it in messages.
+Result<LossLaw> parse_law_text(std::string_view text, const std::string& source_name);
 
 }  // namespace llmplan::scaling
 

@@ -1,5 +1,6 @@
 #include "scaling/law_json.h"
 
+#include "simulator/input_file.h"
 #include "simulator/strict_json.h"
 
 namespace llmplan::scaling {
@@ -22,9 +23,14 @@ Result<LossLaw> law_from_json(const boost::json::value& v, const std::string& pa
   return law;
 }
 
+Result<LossLaw> parse_law_text(std::string_view text, const std::string& source_name) {
+  LLMPLAN_ASSIGN_OR_RETURN(boost::json::value v, json::parse(text, source_name));
+  return law_from_json(v, source_name);
+}
+
 Result<LossLaw> read_law_file(const std::string& path) {
-  LLMPLAN_ASSIGN_OR_RETURN(boost::json::value v, json::parse_file(path));
-  return law_from_json(v, path);
+  LLMPLAN_ASSIGN_OR_RETURN(std::string text, read_input_file(path));
+  return parse_law_text(text, path);
 }
 
 boost::json::value law_to_json(const LossLaw& law) {

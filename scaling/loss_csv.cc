@@ -2,12 +2,12 @@
 
 #include <algorithm>
 #include <cctype>
-#include <charconv>
 #include <cmath>
-#include <fstream>
 #include <numeric>
 #include <optional>
-#include <sstream>
+
+#include "simulator/csv.h"
+#include "simulator/input_file.h"
 
 namespace llmplan::scaling {
 namespace {
@@ -67,12 +67,6 @@ std::string normalise(std::string_view name) {
   return out;
 }
 
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
-  return s;
-}
-
 std::string quoted(std::string_view s) {
   std::string out = "\"";
   out += s;
@@ -87,60 +81,6 @@ std::string join(const std::vector<std::string_view>& items) {
     out += item;
   }
   return out;
-}
-
-// Splits one CSV line into trimmed cells (RFC 4180 quotes). Returns false on
-// an unterminated quote.
-bool split_cells(std::string_view line, std::vector<std::string>* cells) {
-  cells->clear();
-  std::string cell;
-  bool in_quotes = false, was_quoted = false;
-  for (size_t i = 0; i < line.size(); ++i) {
-    const char c = line[i];
-    if (in_quotes) {
-      if (c == '"' && i + 1 < line.size() && line[i + 1] == '"') {
-        cell += '"';
-        ++i;
-      } else if (c == '"') {
-        in_quotes = false;
-      } else {
-        cell += c;
-      }
-    } else if (c == '"' && trim(cell).empty()) {
-      in_quotes = was_quoted = true;
-      cell.clear();
-    } else if (c == ',') {
-      cells->push_back(was_quoted ? cell : std::string(trim(cell)));
-      cell.clear();
-      was_quoted = false;
-    } else if (!(was_quoted && (c == ' ' || c == '\t'))) {
-      cell += c;
-    }
-  }
-  if (in_quotes) return false;
-  cells->push_back(was_quoted ? cell : std::string(trim(cell)));
-  return true;
-}
-
-struct Line {
-  int number = 0;  // 1-based
-  std::string_view text;
-};
-
-// Non-blank lines, BOM and '\r' removed.
-std::vector<Line> split_lines(std::string_view text) {
-  if (text.substr(0, 3) == "\xEF\xBB\xBF") text.remove_prefix(3);
-  std::vector<Line> lines;
-  int number = 0;
-  while (!text.empty()) {
-    const size_t end = text.find('\n');
-    std::string_view line = text.substr(0, end);
-    text = end == std::string_view::npos ? std::string_view() : text.substr(end + 1);
-    ++number;
-    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-    if (!trim(line).empty()) lines.push_back({number, line});
-  }
-  return lines;
 }
 
 // The header index for `role`: the column the caller named, else the one
@@ -179,22 +119,6 @@ Status missing(const Role& role, const std::string& where) {
                            join(role.spellings) + "); name it with " + role.flag);
 }
 
-// Parses a positive finite number from `cell`.
-Result<double> parse_positive(const std::string& cell, const std::string& where) {
-  std::string_view s = cell;
-  if (!s.empty() && s.front() == '+') s.remove_prefix(1);
-  double value = 0;
-  const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), value);
-  if (s.empty() || ec != std::errc() || end != s.data() + s.size()) {
-    return Status::parse_error(where + ": cannot parse " + quoted(cell) + " as a number");
-  }
-  if (std::isnan(value)) return Status::invalid_argument(where + ": value is NaN");
-  if (!std::isfinite(value) || value <= 0) {
-    return Status::invalid_argument(where + ": must be positive and finite, got " + cell);
-  }
-  return value;
-}
-
 Result<bool> parse_bool(const std::string& cell, const std::string& where) {
   const std::string v = normalise(cell);
   if (v == "true" || v == "1" || v == "yes") return true;
@@ -211,15 +135,10 @@ Result<LossData> parse_loss_csv(std::string_view text, const std::string& source
     return Status::invalid_argument(source_name + ": rows to drop must be >= 0, got " +
                                     std::to_string(options.drop_highest_loss));
   }
-  const std::vector<Line> lines = split_lines(text);
-  if (lines.empty()) {
-    return Status::parse_error(source_name + ": empty file (expected a header row and data rows)");
-  }
-  std::vector<std::string> header;
-  const std::string header_where = source_name + ":" + std::to_string(lines[0].number);
-  if (!split_cells(lines[0].text, &header)) {
-    return Status::parse_error(header_where + ": unterminated quoted cell");
-  }
+  csv::CsvReader reader(text, source_name, kMaxLossRows);
+  LLMPLAN_RETURN_IF_ERROR(reader.read_header());
+  const std::vector<std::string>& header = reader.header();
+  const std::string header_where = source_name + ":" + std::to_string(reader.header_line());
 
   LLMPLAN_ASSIGN_OR_RETURN(auto params_col,
                            find_column(header, params_role(), options.params_column, header_where));
@@ -256,37 +175,39 @@ Result<LossData> parse_loss_csv(std::string_view text, const std::string& source
   if (flops_col) data.flops_column = header[*flops_col];
   if (excluded_col) data.excluded_column = header[*excluded_col];
 
-  std::vector<std::string> cells;
-  for (size_t li = 1; li < lines.size(); ++li) {
-    const std::string where = source_name + ":" + std::to_string(lines[li].number);
-    if (!split_cells(lines[li].text, &cells)) {
-      return Status::parse_error(where + ": unterminated quoted cell");
+  // A positive number from a cell.
+  auto positive = [&](size_t col) -> Result<double> {
+    LLMPLAN_ASSIGN_OR_RETURN(double value, reader.number(col));
+    if (!(value > 0)) {
+      return Status::invalid_argument(reader.where(col) + ": must be positive, got " +
+                                      reader.cell(col));
     }
-    if (cells.size() != header.size()) {
-      return Status::parse_error(where + ": expected " + std::to_string(header.size()) +
-                                 " cells like the header, got " + std::to_string(cells.size()));
-    }
+    return value;
+  };
+  while (true) {
+    LLMPLAN_ASSIGN_OR_RETURN(bool more, reader.next());
+    if (!more) break;
     ++data.rows_read;
-    auto cell_where = [&](size_t col) { return where + ": column " + quoted(header[col]); };
     if (excluded_col) {
       LLMPLAN_ASSIGN_OR_RETURN(bool excluded,
-                               parse_bool(cells[*excluded_col], cell_where(*excluded_col)));
+                               parse_bool(reader.cell(*excluded_col), reader.where(*excluded_col)));
       if (excluded) {
         ++data.rows_excluded;
         continue;
       }
     }
     LossPoint p;
-    LLMPLAN_ASSIGN_OR_RETURN(p.n_params,
-                             parse_positive(cells[*params_col], cell_where(*params_col)));
-    LLMPLAN_ASSIGN_OR_RETURN(p.loss, parse_positive(cells[*loss_col], cell_where(*loss_col)));
+    LLMPLAN_ASSIGN_OR_RETURN(p.n_params, positive(*params_col));
+    LLMPLAN_ASSIGN_OR_RETURN(p.loss, positive(*loss_col));
     if (tokens_col) {
-      LLMPLAN_ASSIGN_OR_RETURN(p.n_tokens,
-                               parse_positive(cells[*tokens_col], cell_where(*tokens_col)));
+      LLMPLAN_ASSIGN_OR_RETURN(p.n_tokens, positive(*tokens_col));
     } else {
-      LLMPLAN_ASSIGN_OR_RETURN(double flops,
-                               parse_positive(cells[*flops_col], cell_where(*flops_col)));
+      LLMPLAN_ASSIGN_OR_RETURN(double flops, positive(*flops_col));
       p.n_tokens = flops / (6 * p.n_params);
+      if (!(p.n_tokens > 0) || !std::isfinite(p.n_tokens)) {
+        return Status::invalid_argument(reader.where(*flops_col) +
+                                        ": the tokens C/(6N) are not a positive finite number");
+      }
     }
     data.points.push_back(p);
   }
@@ -317,12 +238,8 @@ Result<LossData> parse_loss_csv(std::string_view text, const std::string& source
 }
 
 Result<LossData> read_loss_csv(const std::string& path, const LossCsvOptions& options) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Status::not_found(path + ": cannot open file");
-  std::ostringstream buf;
-  buf << in.rdbuf();
-  if (in.bad()) return Status::io_error(path + ": read error");
-  return parse_loss_csv(buf.str(), path, options);
+  LLMPLAN_ASSIGN_OR_RETURN(std::string text, read_input_file(path));
+  return parse_loss_csv(text, path, options);
 }
 
 std::string describe(const LossData& data) {

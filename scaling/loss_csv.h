@@ -13,11 +13,14 @@
 //               test loss
 //   excluded:   excluded_by_epoch, excluded, exclude (used only on request)
 // Tokens come from the tokens column, or else as D = C / (6 N) from the FLOPs
-// column. Other columns are ignored. A UTF-8 byte-order mark, CRLF line ends,
-// blank lines and RFC 4180 quoted cells are accepted.
+// column. Other columns are ignored. The file is CSV as simulator/csv.h
+// reads it (the rules every llmplan CSV follows: RFC 4180 quoting on one
+// line, decimal numbers only, a UTF-8 byte-order mark, CRLF line ends and
+// blank lines accepted), with at most kMaxLossRows data rows.
 #ifndef LLMPLAN_SCALING_LOSS_CSV_H_
 #define LLMPLAN_SCALING_LOSS_CSV_H_
 
+#include <cstddef>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -26,6 +29,9 @@
 #include "simulator/status.h"
 
 namespace llmplan::scaling {
+
+// The most data rows a loss table may hold (the Chinchilla data has 245).
+inline constexpr size_t kMaxLossRows = 100000;
 
 struct LossCsvOptions {
   // Header names of the columns; empty means "detect from the spellings".
@@ -58,19 +64,21 @@ struct LossData {
 
 // Parses CSV text. `source_name` (usually the path) starts every message.
 // Errors, each one line naming the line and column at fault:
-//  - ParseError: empty file; a row with the wrong number of cells; an
-//    unterminated quote; a cell that is not a number (or not a boolean in the
+//  - ParseError: empty file; a row with the wrong number of cells; bad
+//    quoting; a cell that is not a decimal number (or not a boolean in the
 //    excluded column);
 //  - NotFound: a required column is missing (the message lists the spellings
 //    tried and the flag that names it) or a named column does not exist;
-//  - InvalidArgument: two columns match one role; a NaN, infinite, zero or
-//    negative N, D, C or loss; drop_highest_loss < 0; fewer than 5 rows
-//    left (a fit has 5 unknowns).
+//  - InvalidArgument: two columns match one role; a zero or negative N, D,
+//    C or loss (or C/(6N) outside a double's range); drop_highest_loss < 0;
+//    fewer than 5 rows left (a fit has 5 unknowns); more than kMaxLossRows
+//    data rows.
 // Thread-safe.
 Result<LossData> parse_loss_csv(std::string_view text, const std::string& source_name,
                                 const LossCsvOptions& options = {});
 
-// Reads and parses the file at `path`; NotFound/IoError when it cannot be
+// Reads (simulator/input_file.h: at most 16 MiB) and parses the file at
+// `path`; NotFound/IoError/InvalidArgument naming the path when it cannot be
 // read. Thread-safe.
 Result<LossData> read_loss_csv(const std::string& path, const LossCsvOptions& options = {});
 

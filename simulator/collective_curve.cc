@@ -1,10 +1,11 @@
 #include "simulator/collective_curve.h"
 
 #include <algorithm>
-#include <charconv>
 #include <cmath>
-#include <fstream>
-#include <sstream>
+#include <optional>
+
+#include "simulator/csv.h"
+#include "simulator/input_file.h"
 
 namespace llmplan::simulator {
 namespace {
@@ -41,9 +42,23 @@ std::vector<std::string_view> split(std::string_view s, bool comma) {
 }
 
 bool parse_number(std::string_view s, double* out) {
-  if (s.empty()) return false;
-  auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), *out);
-  return ec == std::errc() && ptr == s.data() + s.size() && std::isfinite(*out);
+  const std::optional<double> x = csv::parse_decimal(s);
+  if (x) *out = *x;
+  return x.has_value();
+}
+
+// A cell for a message, cut short when long.
+std::string shown(std::string_view s) {
+  constexpr size_t kMaxShown = 40;
+  if (s.size() > kMaxShown) return "\"" + std::string(s.substr(0, kMaxShown)) + "...\"";
+  return "\"" + std::string(s) + "\"";
+}
+
+bool has_control_character(std::string_view s) {
+  return std::any_of(s.begin(), s.end(), [](char c) {
+    const auto u = static_cast<unsigned char>(c);
+    return (u < 0x20 && c != '\t') || u == 0x7f;
+  });
 }
 
 bool is_digits(std::string_view s) {
@@ -61,21 +76,29 @@ Status add_row(const std::vector<std::string_view>& cols, size_t expected_cols,
   }
   double size = 0;
   if (!parse_number(cols[0], &size) || size <= 0) {
-    return Status::parse_error(where + ": bad size \"" + std::string(cols[0]) + "\"");
+    return Status::parse_error(where + ": bad size " + shown(cols[0]));
   }
   double sum = 0;
   for (size_t c : time_cols) {
     double t = 0;
     if (!parse_number(cols[c], &t) || t <= 0) {
-      return Status::parse_error(where + ": bad time \"" + std::string(cols[c]) + "\"");
+      return Status::parse_error(where + ": bad time " + shown(cols[c]));
     }
     sum += t;
   }
   if (!curve->bytes.empty() && size <= curve->bytes.back()) {
     return Status::parse_error(where + ": sizes must be strictly increasing");
   }
+  if (curve->bytes.size() == kMaxCurvePoints) {
+    return Status::parse_error(where + ": more than " + std::to_string(kMaxCurvePoints) +
+                               " rows (the limit for a measured curve)");
+  }
+  const double seconds = sum / static_cast<double>(time_cols.size()) * time_scale_s;
+  if (!std::isfinite(seconds) || !(seconds > 0)) {
+    return Status::parse_error(where + ": time out of range");
+  }
   curve->bytes.push_back(size);
-  curve->seconds.push_back(sum / static_cast<double>(time_cols.size()) * time_scale_s);
+  curve->seconds.push_back(seconds);
   return Status();
 }
 
@@ -107,6 +130,10 @@ double CollectiveCurve::time_s(double x) const {
 
 Status validate(const CollectiveCurve& curve) {
   if (curve.bytes.empty()) return Status::invalid_argument("points: no points");
+  if (curve.bytes.size() > kMaxCurvePoints) {
+    return Status::invalid_argument("points: " + std::to_string(curve.bytes.size()) +
+                                    " points, more than " + std::to_string(kMaxCurvePoints));
+  }
   if (curve.bytes.size() != curve.seconds.size()) {
     return Status::invalid_argument("points: bytes and seconds differ in length");
   }
@@ -126,6 +153,16 @@ Status validate(const CollectiveCurve& curve) {
 }
 
 Status validate(const MeasuredCollectives& collectives) {
+  if (collectives.all_reduce.size() > kMaxInNodeCurves) {
+    return Status::invalid_argument("all_reduce: " + std::to_string(collectives.all_reduce.size()) +
+                                    " curves, more than " + std::to_string(kMaxInNodeCurves));
+  }
+  size_t points = 0;
+  for (const InNodeCurve& c : collectives.all_reduce) points += c.curve.bytes.size();
+  if (points > kMaxCurvePoints) {
+    return Status::invalid_argument("all_reduce: " + std::to_string(points) +
+                                    " points in all, more than " + std::to_string(kMaxCurvePoints));
+  }
   for (size_t i = 0; i < collectives.all_reduce.size(); ++i) {
     const InNodeCurve& c = collectives.all_reduce[i];
     const std::string at = "all_reduce[" + std::to_string(i) + "]";
@@ -158,6 +195,9 @@ Result<CollectiveCurve> parse_nccl_tests_text(std::string_view text, std::string
     ++line_no;
     const std::string where = source + ":" + std::to_string(line_no);
     if (line.empty()) continue;
+    if (has_control_character(line)) {
+      return Status::parse_error(where + ": control character in the line");
+    }
     if (layout == Layout::kUnknown && line.substr(0, 8) == "size(B),") {
       std::vector<std::string_view> cols = split(line, true);
       for (size_t c = 0; c < cols.size(); ++c) {
@@ -204,12 +244,8 @@ Result<CollectiveCurve> parse_nccl_tests_text(std::string_view text, std::string
 }
 
 Result<CollectiveCurve> read_nccl_tests_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Status::not_found(path + ": cannot open file");
-  std::ostringstream buf;
-  buf << in.rdbuf();
-  if (in.bad()) return Status::io_error(path + ": read error");
-  return parse_nccl_tests_text(buf.str(), path);
+  LLMPLAN_ASSIGN_OR_RETURN(std::string text, read_input_file(path));
+  return parse_nccl_tests_text(text, path);
 }
 
 }  // namespace llmplan::simulator

@@ -11,6 +11,7 @@
 #ifndef LLMPLAN_SIMULATOR_COLLECTIVE_CURVE_H_
 #define LLMPLAN_SIMULATOR_COLLECTIVE_CURVE_H_
 
+#include <cstddef>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -19,9 +20,17 @@
 
 namespace llmplan::simulator {
 
+// The most points one measured curve may have (vTrain's tables have 1,024;
+// nccl-tests at doubling sizes a few dozen), and the most points all curves
+// of one MeasuredCollectives may have together. Copies of the curves travel
+// with every cluster, so the caps bound memory.
+inline constexpr size_t kMaxCurvePoints = 100000;
+// The most in-node curves one MeasuredCollectives may have.
+inline constexpr size_t kMaxInNodeCurves = 1024;
+
 // Points (bytes[i], seconds[i]) of one measured curve, sorted by size.
-// Valid when validate() says so: at least one point, equal lengths, bytes
-// strictly increasing and > 0, seconds finite and > 0. Times need not be
+// Valid when validate() says so: one to kMaxCurvePoints points, equal
+// lengths, bytes strictly increasing, finite and > 0, seconds finite and > 0. Times need not be
 // monotone (measurements are noisy); interpolation keeps what was measured.
 //
 // A plain value: cheap to move, safe to read from many threads.
@@ -80,8 +89,9 @@ struct MeasuredCollectives {
   friend bool operator==(const MeasuredCollectives&, const MeasuredCollectives&) = default;
 };
 
-// OK when every curve is valid, group sizes are >= 2 and distinct;
-// otherwise InvalidArgument naming "all_reduce[i]".
+// OK when every curve is valid, group sizes are >= 2 and distinct, there are
+// at most kMaxInNodeCurves curves and kMaxCurvePoints points in all;
+// otherwise InvalidArgument naming "all_reduce[i]" (or "all_reduce").
 Status validate(const MeasuredCollectives& collectives);
 
 // Reads a measured curve written by nccl-tests. Two layouts are accepted:
@@ -96,9 +106,13 @@ Status validate(const MeasuredCollectives& collectives);
 // Each row's time is the mean of its out-of-place and in-place times. A UTF-8
 // byte-order mark and CRLF line endings are accepted.
 //
-// Errors: NotFound/IoError for the file; ParseError naming "path:line" for a
-// missing header, a malformed row, or sizes not strictly increasing; an
-// empty table is an error. Thread-safe (reads only its arguments).
+// Numbers are decimal (simulator/csv.h's parse_decimal: no hex, inf or nan).
+//
+// Errors: NotFound/IoError/InvalidArgument for the file (read with
+// simulator/input_file.h: at most 16 MiB); ParseError naming "path:line"
+// for a missing header, a malformed row, sizes not strictly increasing, or
+// more than kMaxCurvePoints rows; an empty table is an error. Thread-safe
+// (reads only its arguments).
 Result<CollectiveCurve> read_nccl_tests_file(const std::string& path);
 
 // The same, from text already in memory; `source_name` prefixes messages.

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <string>
+#include <tuple>
 #include <utility>
 
 namespace llmplan::simulator {
@@ -53,12 +55,26 @@ int64_t ProfileFallbacks::total() const {
 
 Status validate(const Profile& profile) {
   if (profile.gpu.name.empty()) return Status::invalid_argument("gpu.name: must not be empty");
-  struct Seen {
+  if (profile.kernels.size() > kMaxProfileKernels) {
+    return Status::invalid_argument("kernels: " + std::to_string(profile.kernels.size()) +
+                                    " entries, more than " + std::to_string(kMaxProfileKernels));
+  }
+  if (profile.collectives.size() > kMaxProfileCollectives) {
+    return Status::invalid_argument("collectives: " + std::to_string(profile.collectives.size()) +
+                                    " entries, more than " +
+                                    std::to_string(kMaxProfileCollectives));
+  }
+  // The lookup key of each kernel entry, for the duplicate check (sorted,
+  // so that large profiles are checked in n log n).
+  struct Key {
     int bucket;
-    GemmShape shape;
+    int64_t m, n, k, batch;
     double bytes;
+    size_t index;
+    auto tie() const { return std::tie(bucket, m, n, k, batch, bytes); }
   };
-  std::vector<Seen> seen;
+  std::vector<Key> keys;
+  keys.reserve(profile.kernels.size());
   for (size_t i = 0; i < profile.kernels.size(); ++i) {
     const ProfileKernel& k = profile.kernels[i];
     const std::string at = "kernels[" + std::to_string(i) + "]";
@@ -78,17 +94,28 @@ Status validate(const Profile& profile) {
       if (!valid_shape(k.gemm)) {
         return Status::invalid_argument(at + ": m, n, k and batch must be >= 1");
       }
+      keys.push_back({b, k.gemm.m, k.gemm.n, k.gemm.k, k.gemm.batch, 0.0, i});
     } else if (!std::isfinite(k.bytes) || k.bytes <= 0) {
       return Status::invalid_argument(at + ".bytes: must be > 0");
+    } else {
+      keys.push_back({b, 0, 0, 0, 0, k.bytes, i});
     }
-    for (const Seen& s : seen) {
-      if (s.bucket == b && (is_shape_keyed(k.kind) ? s.shape == k.gemm : s.bytes == k.bytes)) {
-        return Status::invalid_argument(at +
-                                        ": duplicate of an earlier entry with the same "
-                                        "kind, pass, precision and size");
-      }
+  }
+  std::sort(keys.begin(), keys.end(), [](const Key& a, const Key& b) {
+    return a.tie() < b.tie() || (a.tie() == b.tie() && a.index < b.index);
+  });
+  // Within a run of equal keys (sorted by index) each entry after the first
+  // repeats an earlier one; report the lowest such index.
+  size_t first_duplicate = std::numeric_limits<size_t>::max();
+  for (size_t i = 1; i < keys.size(); ++i) {
+    if (keys[i].tie() == keys[i - 1].tie()) {
+      first_duplicate = std::min(first_duplicate, keys[i].index);
     }
-    seen.push_back({b, k.gemm, k.bytes});
+  }
+  if (first_duplicate != std::numeric_limits<size_t>::max()) {
+    return Status::invalid_argument("kernels[" + std::to_string(first_duplicate) +
+                                    "]: duplicate of an earlier entry with the same "
+                                    "kind, pass, precision and size");
   }
   for (size_t i = 0; i < profile.collectives.size(); ++i) {
     const ProfileCollective& c = profile.collectives[i];

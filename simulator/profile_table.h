@@ -190,7 +190,15 @@ struct Profile {
 // false for the memory-bound kinds looked up by bytes.
 bool is_shape_keyed(KernelKind kind);
 
-// OK when the profile can back a ProfileTable: a GPU name; every kernel with
+// The most kernel and collective entries a profile may have (a full
+// llmplan-profile run writes a few thousand kernels); lookups scan a
+// kernel's bucket, so the caps bound time as well as memory.
+inline constexpr size_t kMaxProfileKernels = 100000;
+inline constexpr size_t kMaxProfileCollectives = 10000;
+
+// OK when the profile can back a ProfileTable: a GPU name; at most
+// kMaxProfileKernels kernels and kMaxProfileCollectives collectives; every
+// kernel with
 // a real kind, time_s > 0, m, n, k, batch >= 1 for shape-keyed kinds and
 // bytes > 0 for memory-bound ones, optimizer_step only under "fwd", no two
 // entries with the same key and size; every collective with group_size >= 2,

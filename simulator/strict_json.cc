@@ -1,9 +1,12 @@
 #include "simulator/strict_json.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
-#include <fstream>
+#include <cstdio>
 #include <sstream>
+
+#include "simulator/input_file.h"
 
 namespace llmplan::json {
 namespace {
@@ -86,6 +89,63 @@ void pretty_into(const boost::json::value& v, std::string* out, int indent) {
   }
 }
 
+// The first control character of `s`, or -1.
+int control_character(std::string_view s) {
+  for (char c : s) {
+    const auto u = static_cast<unsigned char>(c);
+    if (u < 0x20 || u == 0x7f) return u;
+  }
+  return -1;
+}
+
+std::string hex4(int c) {
+  char buf[8];
+  std::snprintf(buf, sizeof buf, "U+%04X", c);
+  return buf;
+}
+
+// A key for a message: JSON-escaped and cut short.
+std::string shown_key(std::string_view key) {
+  constexpr size_t kMaxShown = 40;
+  std::string out = boost::json::serialize(
+      boost::json::value(boost::json::string_view(key.data(), std::min(key.size(), kMaxShown))));
+  if (key.size() > kMaxShown) out.insert(out.size() - 1, "...");
+  return out;
+}
+
+// Refuses control characters in keys and strings anywhere in `v`, so that
+// messages quoting them stay on one line. `path` is where v is ("" at the
+// root, else "jobs[3].name").
+Status check_no_control_characters(const boost::json::value& v, const std::string& source,
+                                   const std::string& path) {
+  const std::string at = path.empty() ? source : source + ": " + path;
+  if (v.is_string()) {
+    const int c = control_character(v.get_string());
+    if (c >= 0) {
+      return Status::invalid_argument(at + ": a string holds a control character (" + hex4(c) +
+                                      ")");
+    }
+  } else if (v.is_array()) {
+    const boost::json::array& a = v.get_array();
+    for (size_t i = 0; i < a.size(); ++i) {
+      LLMPLAN_RETURN_IF_ERROR(
+          check_no_control_characters(a[i], source, path + "[" + std::to_string(i) + "]"));
+    }
+  } else if (v.is_object()) {
+    for (const auto& kv : v.get_object()) {
+      const int c = control_character(kv.key());
+      if (c >= 0) {
+        return Status::invalid_argument(at + ": key " + shown_key(kv.key()) +
+                                        " holds a control character (" + hex4(c) + ")");
+      }
+      const std::string child =
+          path.empty() ? std::string(kv.key()) : path + "." + std::string(kv.key());
+      LLMPLAN_RETURN_IF_ERROR(check_no_control_characters(kv.value(), source, child));
+    }
+  }
+  return Status();
+}
+
 }  // namespace
 
 Result<boost::json::value> parse(std::string_view text, std::string_view source_name) {
@@ -99,16 +159,14 @@ Result<boost::json::value> parse(std::string_view text, std::string_view source_
     return Status::parse_error(std::string(source_name) + ":" + std::to_string(line) + ":" +
                                std::to_string(col) + ": malformed JSON (" + ec.message() + ")");
   }
-  return parser.release();
+  boost::json::value v = parser.release();
+  LLMPLAN_RETURN_IF_ERROR(check_no_control_characters(v, std::string(source_name), ""));
+  return v;
 }
 
 Result<boost::json::value> parse_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Status::not_found(path + ": cannot open file");
-  std::ostringstream buf;
-  buf << in.rdbuf();
-  if (in.bad()) return Status::io_error(path + ": read error");
-  return parse(buf.str(), path);
+  LLMPLAN_ASSIGN_OR_RETURN(std::string text, read_input_file(path));
+  return parse(text, path);
 }
 
 std::string pretty(const boost::json::value& v) {
@@ -160,8 +218,8 @@ const boost::json::value* JsonObjectReader::number_field(std::string_view key, b
   for (const auto& kv : o) {
     if (kv.key() != "value" && kv.key() != "source" && kv.key() != "note" &&
         kv.key() != "date") {
-      fail(key, "unknown key \"" + std::string(kv.key()) +
-                    "\" (a number with provenance has only value, source, note, date)");
+      fail(key, "unknown key " + shown_key(kv.key()) +
+                    " (a number with provenance has only value, source, note, date)");
       return nullptr;
     }
   }
@@ -255,7 +313,7 @@ Status JsonObjectReader::finish() {
   if (!status_.ok()) return status_;
   for (const auto& kv : *object_) {
     if (seen_.find(std::string_view(kv.key())) == seen_.end()) {
-      return Status::invalid_argument(path_ + ": unknown key \"" + std::string(kv.key()) + "\"");
+      return Status::invalid_argument(path_ + ": unknown key " + shown_key(kv.key()));
     }
   }
   return Status();

@@ -29,10 +29,15 @@
 
 namespace llmplan::json {
 
-// Parses `text`; errors name `source_name` and the line:column of the fault.
+// Parses `text`; errors name `source_name` and the line:column of the fault
+// (ParseError). Keys and strings may not hold control characters (U+0000 to
+// U+001F, U+007F, e.g. an escaped "\n"), so that every message quoting one
+// stays on one line: InvalidArgument naming the JSON path. Nesting deeper
+// than 32 levels is a ParseError.
 Result<boost::json::value> parse(std::string_view text, std::string_view source_name);
 
-// Reads and parses a file. NotFound/IoError name the path.
+// Reads (simulator/input_file.h: at most 16 MiB) and parses a file.
+// NotFound/IoError/InvalidArgument name the path.
 Result<boost::json::value> parse_file(const std::string& path);
 
 // Writes `v` with two-space indentation (stable key order: insertion order).

@@ -3,6 +3,7 @@
 #include <boost/json.hpp>
 
 #include "simulator/cluster_json.h"
+#include "simulator/input_file.h"
 #include "simulator/strict_json.h"
 
 namespace llmplan::planner {
@@ -87,22 +88,35 @@ std::string constants_to_json(const std::string& gpu, const AccuracyConstants& c
   return json::pretty(o);
 }
 
-Status read_constants_file(const std::string& path, AccuracyConstants* constants) {
-  LLMPLAN_ASSIGN_OR_RETURN(boost::json::value v, json::parse_file(path));
-  if (!v.is_object()) return Status::invalid_argument(path + ": expected a JSON object");
+Status read_constants_text(std::string_view text, const std::string& source_name,
+                           AccuracyConstants* constants) {
+  LLMPLAN_ASSIGN_OR_RETURN(boost::json::value v, json::parse(text, source_name));
+  if (!v.is_object()) return Status::invalid_argument(source_name + ": expected a JSON object");
   AccuracyConstants out = *constants;
   for (const auto& [key, value] : v.as_object()) {
     if (key == "roofline") {
-      LLMPLAN_RETURN_IF_ERROR(simulator::apply_roofline_json(value, path + ": roofline", &out.roofline));
+      LLMPLAN_RETURN_IF_ERROR(
+          simulator::apply_roofline_json(value, source_name + ": roofline", &out.roofline));
     } else if (key == "network") {
-      LLMPLAN_RETURN_IF_ERROR(simulator::apply_network_json(value, path + ": network", &out.network));
-    } else if (key != "gpu" && key != "source" && key != "note" && key != "description") {
-      return Status::invalid_argument(path + ": unknown key \"" + std::string(key) +
+      LLMPLAN_RETURN_IF_ERROR(
+          simulator::apply_network_json(value, source_name + ": network", &out.network));
+    } else if (key == "gpu" || key == "source" || key == "note" || key == "description") {
+      if (!value.is_string()) {
+        return Status::invalid_argument(source_name + ": " + std::string(key) +
+                                        ": expected a string");
+      }
+    } else {
+      return Status::invalid_argument(source_name + ": unknown key \"" + std::string(key) +
                                       "\" (expected roofline, network, gpu)");
     }
   }
   *constants = out;
   return Status();
+}
+
+Status read_constants_file(const std::string& path, AccuracyConstants* constants) {
+  LLMPLAN_ASSIGN_OR_RETURN(std::string text, read_input_file(path));
+  return read_constants_text(text, path, constants);
 }
 
 }  // namespace llmplan::planner

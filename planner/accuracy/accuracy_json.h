@@ -5,6 +5,7 @@
 #define LLMPLAN_PLANNER_ACCURACY_ACCURACY_JSON_H_
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "planner/accuracy/accuracy.h"
@@ -25,9 +26,16 @@ std::string constants_to_json(const std::string& gpu, const AccuracyConstants& c
                               const std::string& network_source);
 
 // Reads a constants file as written above (or any object with optional
-// "roofline" and "network" objects of preset fields) onto *constants.
-// Errors name the file and JSON path.
+// "roofline" and "network" objects of preset fields, and optional "gpu",
+// "source", "note", "description" strings) onto *constants. Errors, one
+// line naming the file and JSON path: ParseError for malformed JSON,
+// InvalidArgument for an unknown key, a wrong type or a bad value (then
+// *constants is unchanged). The file is read with read_input_file
+// (simulator/input_file.h: at most 16 MiB). Thread-safe.
 Status read_constants_file(const std::string& path, AccuracyConstants* constants);
+// The same for text in memory; `source_name` names it in messages.
+Status read_constants_text(std::string_view text, const std::string& source_name,
+                           AccuracyConstants* constants);
 
 }  // namespace llmplan::planner
 

@@ -2,11 +2,9 @@
 
 #include <array>
 #include <cctype>
-#include <charconv>
-#include <cmath>
-#include <cstdlib>
 
-#include "presets/preset_json.h"
+#include "simulator/csv.h"
+#include "simulator/input_file.h"
 
 namespace llmplan::planner {
 namespace {
@@ -25,59 +23,20 @@ constexpr std::array<const char*, kNumColumns> kNames = {
 std::string normalise(std::string_view cell) {
   std::string out;
   for (char c : cell) {
-    if (c == ' ' || c == '#' || c == '_' || c == '\t' || c == '"') continue;
+    if (c == ' ' || c == '#' || c == '_' || c == '\t') continue;
     out.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
   }
   return out;
-}
-
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t' || s.front() == '"')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '"')) s.remove_suffix(1);
-  return s;
-}
-
-std::vector<std::string_view> split(std::string_view line) {
-  std::vector<std::string_view> cells;
-  size_t start = 0;
-  while (true) {
-    const size_t comma = line.find(',', start);
-    if (comma == std::string_view::npos) {
-      cells.push_back(trim(line.substr(start)));
-      return cells;
-    }
-    cells.push_back(trim(line.substr(start, comma - start)));
-    start = comma + 1;
-  }
-}
-
-bool parse_double(std::string_view s, double* out) {
-  if (s.empty()) return false;
-  const std::string copy(s);
-  char* end = nullptr;
-  *out = std::strtod(copy.c_str(), &end);
-  return end == copy.c_str() + copy.size() && std::isfinite(*out);
 }
 
 }  // namespace
 
 Result<std::vector<MeasuredRun>> read_measured_csv_text(std::string_view text,
                                                         const std::string& source_name) {
-  if (text.size() >= 3 && text.substr(0, 3) == "\xEF\xBB\xBF") text.remove_prefix(3);
-  std::vector<std::pair<int, std::string_view>> lines;
-  int number = 0;
-  while (!text.empty()) {
-    ++number;
-    size_t nl = text.find('\n');
-    std::string_view line = text.substr(0, nl);
-    text.remove_prefix(nl == std::string_view::npos ? text.size() : nl + 1);
-    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-    if (trim(line).empty()) continue;
-    lines.emplace_back(number, line);
-  }
-  if (lines.empty()) return Status::parse_error(source_name + ": empty: no header row");
-
-  const std::vector<std::string_view> header = split(lines[0].second);
+  csv::CsvReader reader(text, source_name, kMaxMeasuredRuns);
+  LLMPLAN_RETURN_IF_ERROR(reader.read_header());
+  const std::vector<std::string>& header = reader.header();
+  const std::string header_where = source_name + ":" + std::to_string(reader.header_line());
   std::array<int, kNumColumns> index;
   index.fill(-1);
   for (size_t i = 0; i < header.size(); ++i) {
@@ -86,8 +45,8 @@ Result<std::vector<MeasuredRun>> read_measured_csv_text(std::string_view text,
     for (int c = 0; c < kNumColumns; ++c) {
       if (key == kNames[c]) found = c;
     }
-    const std::string where = source_name + ":" + std::to_string(lines[0].first) + ": column " +
-                              std::to_string(i + 1) + " \"" + std::string(header[i]) + "\"";
+    const std::string where =
+        header_where + ": column " + std::to_string(i + 1) + " \"" + header[i] + "\"";
     if (found < 0) {
       return Status::invalid_argument(
           where + ": unknown column; expected the vTrain layout (optional Parameters (billion), "
@@ -99,36 +58,31 @@ Result<std::vector<MeasuredRun>> read_measured_csv_text(std::string_view text,
   }
   for (int c = kGpus; c < kNumColumns; ++c) {
     if (index[c] < 0) {
-      return Status::invalid_argument(source_name + ":" + std::to_string(lines[0].first) +
-                                      ": missing column \"" + kNames[c] + "\"");
+      return Status::invalid_argument(header_where + ": missing column \"" + kNames[c] + "\"");
     }
   }
 
   std::vector<MeasuredRun> runs;
-  for (size_t l = 1; l < lines.size(); ++l) {
-    const std::string where = source_name + ":" + std::to_string(lines[l].first);
-    const std::vector<std::string_view> cells = split(lines[l].second);
-    if (cells.size() != header.size()) {
-      return Status::parse_error(where + ": " + std::to_string(cells.size()) + " cells, header has " +
-                                 std::to_string(header.size()));
-    }
+  while (true) {
+    LLMPLAN_ASSIGN_OR_RETURN(bool more, reader.next());
+    if (!more) break;
     std::array<double, kNumColumns> v{};
     for (int c = 0; c < kNumColumns; ++c) {
       if (index[c] < 0) continue;
-      const std::string_view cell = cells[static_cast<size_t>(index[c])];
-      const std::string col = "column " + std::to_string(index[c] + 1) + " (" +
-                              std::string(header[static_cast<size_t>(index[c])]) + ")";
-      if (!parse_double(cell, &v[c]) || v[c] <= 0) {
-        return Status::parse_error(where + ": " + col + ": \"" + std::string(cell) +
-                                   "\" is not a positive number");
+      const size_t column = static_cast<size_t>(index[c]);
+      if (c == kParams || c == kTimeMs) {
+        LLMPLAN_ASSIGN_OR_RETURN(v[c], reader.number(column));
+      } else {
+        LLMPLAN_ASSIGN_OR_RETURN(int whole, reader.integer(column));
+        v[c] = whole;
       }
-      if (c != kParams && c != kTimeMs && (v[c] != std::floor(v[c]) || v[c] > 1e9)) {
-        return Status::parse_error(where + ": " + col + ": \"" + std::string(cell) +
-                                   "\" is not a whole number");
+      if (v[c] <= 0) {
+        return Status::parse_error(reader.where(column) + ": must be positive, got " +
+                                   reader.cell(column));
       }
     }
     MeasuredRun r;
-    r.line = lines[l].first;
+    r.line = reader.line();
     r.params_billion = index[kParams] >= 0 ? v[kParams] : 0;
     r.num_gpus = static_cast<int>(v[kGpus]);
     r.global_batch = static_cast<int>(v[kGlobalBatch]);
@@ -141,8 +95,9 @@ Result<std::vector<MeasuredRun>> read_measured_csv_text(std::string_view text,
     r.data = static_cast<int>(v[kData]);
     r.pipeline = static_cast<int>(v[kPipeline]);
     r.iteration_time_s = v[kTimeMs] * 1e-3;
-    if (static_cast<long long>(r.tensor) * r.data * r.pipeline != r.num_gpus) {
-      return Status::parse_error(where + ": # GPUs " + std::to_string(r.num_gpus) +
+    // In double: exact for any product that could equal an int, and no overflow.
+    if (static_cast<double>(r.tensor) * r.data * r.pipeline != r.num_gpus) {
+      return Status::parse_error(reader.where() + ": # GPUs " + std::to_string(r.num_gpus) +
                                  " != tensor x data x pipeline parallelism");
     }
     runs.push_back(r);
@@ -152,7 +107,7 @@ Result<std::vector<MeasuredRun>> read_measured_csv_text(std::string_view text,
 }
 
 Result<std::vector<MeasuredRun>> read_measured_csv_file(const std::string& path) {
-  LLMPLAN_ASSIGN_OR_RETURN(std::string text, presets::read_text_file(path));
+  LLMPLAN_ASSIGN_OR_RETURN(std::string text, read_input_file(path));
   return read_measured_csv_text(text, path);
 }
 

@@ -6,10 +6,13 @@
 // "Parameters (billion)", then "# GPUs, global batch, micro batch, hidden
 // size, attention heads, # layers, sequence length, tensor parallelism, data
 // parallelism, pipeline parallelism, iteration time (ms)" in any order.
-// A UTF-8 byte-order mark, CRLF line ends and blank lines are accepted.
+// The file is CSV as simulator/csv.h reads it (the rules every llmplan CSV
+// follows: RFC 4180 quoting on one line, decimal numbers only, a UTF-8
+// byte-order mark, CRLF line ends and blank lines accepted).
 #ifndef LLMPLAN_PLANNER_ACCURACY_MEASURED_CSV_H_
 #define LLMPLAN_PLANNER_ACCURACY_MEASURED_CSV_H_
 
+#include <cstddef>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -33,15 +36,23 @@ struct MeasuredRun {
   double iteration_time_s = 0;   // measured
 };
 
+// The most rows a measured-times file may hold (vTrain's two files hold
+// 1,441 and 108).
+// Each row becomes a simulation case, so the cap bounds memory and time.
+inline constexpr size_t kMaxMeasuredRuns = 20000;
+
 // Parses CSV text; `source_name` starts every message. Errors (one line
-// each): ParseError "FILE: empty" for no header; InvalidArgument naming the
-// column number and text of an unknown or duplicated header cell, or the
-// missing column; ParseError "FILE:LINE: ..." for a row with the wrong number
-// of cells, a non-numeric or non-positive cell (naming its column), or
-// # GPUs != t * d * p. No data rows is an error too.
+// each): ParseError "FILE: empty file (no header row)"; InvalidArgument
+// naming the column number and text of an unknown or duplicated header cell,
+// or the missing column; ParseError "FILE:LINE: ..." for bad quoting, a row
+// with the wrong number of cells, a cell that is not a decimal number, a
+// count that is not a whole number, a non-positive cell (naming its column),
+// or # GPUs != t * d * p; InvalidArgument past kMaxMeasuredRuns rows. No
+// data rows is an error too. Thread-safe.
 Result<std::vector<MeasuredRun>> read_measured_csv_text(std::string_view text,
                                                         const std::string& source_name);
-// Reads `path` and parses it as above (NotFound/IoError name the path).
+// Reads `path` (simulator/input_file.h: at most 16 MiB) and parses it as
+// above (NotFound/IoError/InvalidArgument name the path).
 Result<std::vector<MeasuredRun>> read_measured_csv_file(const std::string& path);
 
 }  // namespace llmplan::planner

@@ -10,7 +10,8 @@
 #include <map>
 #include <sstream>
 
-#include "presets/preset_json.h"
+#include "simulator/csv.h"
+#include "simulator/input_file.h"
 
 namespace llmplan::planner::schedule {
 namespace {
@@ -79,59 +80,10 @@ constexpr int kNumRequired = kMinGpus;  // the columns before min_gpus are requi
 constexpr const char* kColumnList =
     "name, model, tokens, arrival_h, deadline_h; optional min_gpus, max_gpus, gpus";
 
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
-  return s;
-}
-
 std::string lower(std::string_view s) {
   std::string out(s);
   for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   return out;
-}
-
-// Splits one CSV record. Cells are trimmed; a cell may be quoted ("a, b"),
-// with "" for a quote inside. Returns false on an unterminated quote or text
-// after a closing quote.
-bool split_csv(std::string_view line, std::vector<std::string>* cells) {
-  cells->clear();
-  size_t i = 0;
-  while (true) {
-    while (i < line.size() && (line[i] == ' ' || line[i] == '\t')) ++i;
-    std::string cell;
-    if (i < line.size() && line[i] == '"') {
-      ++i;
-      while (true) {
-        if (i >= line.size()) return false;
-        if (line[i] == '"') {
-          if (i + 1 < line.size() && line[i + 1] == '"') {
-            cell.push_back('"');
-            i += 2;
-            continue;
-          }
-          ++i;
-          break;
-        }
-        cell.push_back(line[i++]);
-      }
-      while (i < line.size() && (line[i] == ' ' || line[i] == '\t')) ++i;
-      if (i < line.size() && line[i] != ',') return false;
-    } else {
-      const size_t comma = std::min(line.find(',', i), line.size());
-      cell = std::string(trim(line.substr(i, comma - i)));
-      i = comma;
-    }
-    cells->push_back(std::move(cell));
-    if (i >= line.size()) return true;
-    ++i;  // the comma
-  }
-}
-
-bool parse_double(std::string_view s, double* out) {
-  if (s.empty()) return false;
-  const auto res = std::from_chars(s.data(), s.data() + s.size(), *out);
-  return res.ec == std::errc() && res.ptr == s.data() + s.size() && std::isfinite(*out);
 }
 
 std::string quote_cell(const std::string& s) {
@@ -247,29 +199,14 @@ Result<simulator::Model> resolve_model(std::string_view spec, const presets::Cat
   return preset;
 }
 
-Result<std::vector<Job>> read_jobs_csv(const std::string& text_in, const std::string& source,
+Result<std::vector<Job>> read_jobs_csv(const std::string& text, const std::string& source,
                                        const presets::Catalog& catalog) {
-  std::string_view text = text_in;
-  if (text.size() >= 3 && text.substr(0, 3) == "\xEF\xBB\xBF") text.remove_prefix(3);
-  std::vector<std::pair<int, std::string_view>> lines;
-  int number = 0;
-  while (!text.empty()) {
-    ++number;
-    const size_t nl = text.find('\n');
-    std::string_view line = text.substr(0, nl);
-    text.remove_prefix(nl == std::string_view::npos ? text.size() : nl + 1);
-    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-    if (trim(line).empty()) continue;
-    lines.emplace_back(number, line);
-  }
-  if (lines.empty()) return Status::parse_error(source + ": empty file: no header row");
+  csv::CsvReader reader(text, source, kMaxJobsPerFile);
+  LLMPLAN_RETURN_IF_ERROR(reader.read_header());
+  const std::vector<std::string>& header = reader.header();
 
   // Header.
-  const std::string header_where = source + ":" + std::to_string(lines[0].first);
-  std::vector<std::string> header;
-  if (!split_csv(lines[0].second, &header)) {
-    return Status::parse_error(header_where + ": unterminated quote in the header");
-  }
+  const std::string header_where = source + ":" + std::to_string(reader.header_line());
   std::array<int, kNumColumns> index;
   index.fill(-1);
   for (size_t i = 0; i < header.size(); ++i) {
@@ -294,49 +231,31 @@ Result<std::vector<Job>> read_jobs_csv(const std::string& text_in, const std::st
   // Rows.
   std::vector<Job> jobs;
   std::map<std::string, int, std::less<>> line_of_name;
-  std::vector<std::string> cells;
-  for (size_t l = 1; l < lines.size(); ++l) {
-    const std::string where = source + ":" + std::to_string(lines[l].first);
-    if (!split_csv(lines[l].second, &cells)) {
-      return Status::parse_error(where + ": unterminated quote or text after a closing quote");
-    }
-    if (cells.size() != header.size()) {
-      return Status::parse_error(where + ": " + std::to_string(cells.size()) +
-                                 " cells, the header has " + std::to_string(header.size()));
-    }
+  while (true) {
+    LLMPLAN_ASSIGN_OR_RETURN(bool more, reader.next());
+    if (!more) break;
+    const std::string where = reader.where();
     auto cell = [&](Column c) -> const std::string& {
       static const std::string kEmpty;
-      return index[c] < 0 ? kEmpty : cells[static_cast<size_t>(index[c])];
-    };
-    auto number_cell = [&](Column c, double* out) -> Status {
-      if (!parse_double(cell(c), out)) {
-        return Status::parse_error(where + ": " + kColumnNames[c] + ": \"" + cell(c) +
-                                   "\" is not a number");
-      }
-      return Status();
+      return index[c] < 0 ? kEmpty : reader.cell(static_cast<size_t>(index[c]));
     };
     auto int_cell = [&](Column c, int* out) -> Status {
       if (cell(c).empty()) return Status();  // unset
-      double x = 0;
-      if (!parse_double(cell(c), &x) || x != std::floor(x) || std::fabs(x) > 1e9) {
-        return Status::parse_error(where + ": " + kColumnNames[c] + ": \"" + cell(c) +
-                                   "\" is not a whole number");
-      }
-      *out = static_cast<int>(x);
+      LLMPLAN_ASSIGN_OR_RETURN(*out, reader.integer(static_cast<size_t>(index[c])));
       return Status();
     };
 
     Job job;
-    job.line = lines[l].first;
-    job.name = cell(kName).empty() ? "job" + std::to_string(l) : cell(kName);
+    job.line = reader.line();
+    job.name = cell(kName).empty() ? "job" + std::to_string(reader.records()) : cell(kName);
     job.model_name = cell(kModel);
     if (job.model_name.empty()) {
       return Status::invalid_argument(where + ": model: empty (give a preset name or LxHxA)");
     }
     double arrival_h = 0, deadline_h = 0;
-    LLMPLAN_RETURN_IF_ERROR(number_cell(kTokens, &job.tokens));
-    LLMPLAN_RETURN_IF_ERROR(number_cell(kArrival, &arrival_h));
-    LLMPLAN_RETURN_IF_ERROR(number_cell(kDeadline, &deadline_h));
+    LLMPLAN_ASSIGN_OR_RETURN(job.tokens, reader.number(static_cast<size_t>(index[kTokens])));
+    LLMPLAN_ASSIGN_OR_RETURN(arrival_h, reader.number(static_cast<size_t>(index[kArrival])));
+    LLMPLAN_ASSIGN_OR_RETURN(deadline_h, reader.number(static_cast<size_t>(index[kDeadline])));
     LLMPLAN_RETURN_IF_ERROR(int_cell(kMinGpus, &job.min_gpus));
     LLMPLAN_RETURN_IF_ERROR(int_cell(kMaxGpus, &job.max_gpus));
     LLMPLAN_RETURN_IF_ERROR(int_cell(kGpus, &job.gpus));
@@ -376,7 +295,7 @@ std::string jobs_to_csv(const std::vector<Job>& jobs) {
 }
 
 Result<std::vector<Job>> read_jobs_file(const std::string& path, const presets::Catalog& catalog) {
-  LLMPLAN_ASSIGN_OR_RETURN(std::string text, presets::read_text_file(path));
+  LLMPLAN_ASSIGN_OR_RETURN(std::string text, read_input_file(path));
   if (is_blank(text)) return Status::parse_error(path + ": empty file");
   const std::string lower_path = lower(path);
   auto ends_with = [&](std::string_view ext) {

@@ -15,13 +15,18 @@
 //     name, model, tokens, arrival_h, deadline_h   (required)
 //     min_gpus, max_gpus, gpus                     (optional; empty cell = unset)
 //     "model" is a preset name or a shape LxHxA (layers x hidden x heads,
-//     e.g. 24x2048x16). A UTF-8 BOM and CRLF line endings are accepted.
+//     e.g. 24x2048x16). The file is CSV as simulator/csv.h reads it (the
+//     rules every llmplan CSV follows: RFC 4180 quoting on one line, decimal
+//     numbers only, a UTF-8 BOM, CRLF line endings and blank lines accepted).
+//
+// A job file holds at most kMaxJobsPerFile jobs.
 //
 // A model given by shape is a GPT (GeLU 4h, learned positions, tied
 // embeddings) with sequence 2048 and vocabulary 51200.
 #ifndef LLMPLAN_PLANNER_SCHEDULE_JOB_H_
 #define LLMPLAN_PLANNER_SCHEDULE_JOB_H_
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -35,6 +40,8 @@ namespace llmplan::planner::schedule {
 
 constexpr int kShapeSeqLength = 2048;
 constexpr int kShapeVocabSize = 51200;
+// The most jobs a job file may hold.
+constexpr size_t kMaxJobsPerFile = 100000;
 // Job files give times in hours; a Job holds seconds = hours * kSecondsPerHour.
 constexpr double kSecondsPerHour = 3600.0;
 
@@ -86,9 +93,11 @@ Result<simulator::Model> resolve_model(std::string_view spec, const presets::Cat
 // and the line (CSV) or JSON path: malformed syntax, an unknown key or
 // column, a missing field, an unknown model (listing the known ones),
 // negative tokens, a deadline not after the arrival, duplicate names, or no
-// jobs at all. The jobs come back sorted by arrival (stable: file order
-// breaks ties).
+// jobs at all, more than kMaxJobsPerFile jobs. The jobs come back sorted by arrival
+// (stable: file order breaks ties). The file is read with
+// simulator/input_file.h (at most 16 MiB).
 Result<std::vector<Job>> read_jobs_file(const std::string& path, const presets::Catalog& catalog);
+// The two formats, from text in memory; `source` names it in messages.
 Result<std::vector<Job>> read_jobs_json(const std::string& text, const std::string& source,
                                         const presets::Catalog& catalog);
 Result<std::vector<Job>> read_jobs_csv(const std::string& text, const std::string& source,

@@ -110,6 +110,11 @@ Result<std::vector<Job>> read_jobs_json(const std::string& text_in, const std::s
   }
   const boost::json::array& array = it->value().get_array();
   if (array.empty()) return Status::invalid_argument(source + ": jobs: no jobs");
+  if (array.size() > kMaxJobsPerFile) {
+    return Status::invalid_argument(source + ": jobs: " + std::to_string(array.size()) +
+                                    " jobs, more than the " + std::to_string(kMaxJobsPerFile) +
+                                    " a job file may hold");
+  }
 
   std::vector<Job> jobs;
   std::map<std::string, size_t, std::less<>> index_of_name;

@@ -126,12 +126,14 @@ TEST(JobsCsv, ErrorsNameLineAndField) {
   expect(h + "a,gpt3-175b,1e9,4,2\n", "jobs.csv:2: deadline_h: 2 is not after arrival_h 4");
   expect(h + "a,gpt3-175b,1e9,4,4\n", "jobs.csv:2: deadline_h: 4 is not after arrival_h 4");
   expect(h + "a,gpt3-175b,1e9,-1,4\n", "jobs.csv:2: arrival_h: must be >= 0");
-  expect(h + "\na,gpt3-175b,1e9x,0,4\n", "jobs.csv:3: tokens: \"1e9x\" is not a number");
-  expect(h + "a,gpt3-175b,,0,4\n", "jobs.csv:2: tokens: \"\" is not a number");
-  expect(h + "a,gpt3-175b,1e9,0,nan\n", "jobs.csv:2: deadline_h: \"nan\" is not a number");
+  expect(h + "\na,gpt3-175b,1e9x,0,4\n",
+         "jobs.csv:3: column \"tokens\": \"1e9x\" is not a decimal number");
+  expect(h + "a,gpt3-175b,,0,4\n", "jobs.csv:2: column \"tokens\": \"\" is not a decimal number");
+  expect(h + "a,gpt3-175b,1e9,0,nan\n",
+         "jobs.csv:2: column \"deadline_h\": \"nan\" is not a decimal number");
   expect(h + "a,gpt3-175b,1e9,0,4\nb,gpt3-175b,1e9,0\n", "jobs.csv:3: 4 cells, the header has 5");
   expect(h + "a,,1e9,0,4\n", "jobs.csv:2: model: empty");
-  expect(h + "\"a,gpt3-175b,1e9,0,4\n", "jobs.csv:2: unterminated quote");
+  expect(h + "\"a,gpt3-175b,1e9,0,4\n", "jobs.csv:2: column \"name\": unterminated quote");
   expect("name,model,tokns,arrival_h,deadline_h\n",
          "jobs.csv:1: column 3 \"tokns\": unknown column");
   expect("name,model,tokens,tokens,arrival_h,deadline_h\n",
@@ -151,7 +153,8 @@ TEST(JobsCsv, ErrorsNameLineAndField) {
   expect(hg + "a,gpt3-175b,1e9,0,4,64,256,512\n",
          "jobs.csv:2: gpus: 512 is more than max_gpus 256");
   expect(hg + "a,gpt3-175b,1e9,0,4,-8,,\n", "jobs.csv:2: min_gpus: must be >= 0, got -8");
-  expect(hg + "a,gpt3-175b,1e9,0,4,,8.5,\n", "jobs.csv:2: max_gpus: \"8.5\" is not a whole number");
+  expect(hg + "a,gpt3-175b,1e9,0,4,,8.5,\n",
+         "jobs.csv:2: column \"max_gpus\": \"8.5\" is not a whole number");
 }
 
 TEST(JobsCsv, UnknownModelIsNotFound) {

@@ -38,15 +38,15 @@ TEST(MeasuredCsv, ReadsBomCrlfAndParamsColumn) {
 
 TEST(MeasuredCsv, ErrorsNameLineOrColumn) {
   const std::string h = std::string(kHeader) + "\n";
-  EXPECT_EQ(error_of(""), "runs.csv: empty: no header row");
-  EXPECT_EQ(error_of("\xEF\xBB\xBF\r\n"), "runs.csv: empty: no header row");
+  EXPECT_EQ(error_of(""), "runs.csv: empty file (no header row)");
+  EXPECT_EQ(error_of("\xEF\xBB\xBF\r\n"), "runs.csv: empty file (no header row)");
   EXPECT_EQ(error_of(h), "runs.csv: no data rows after the header");
   EXPECT_NE(error_of("# GPUs,colour\n1,2\n").find("runs.csv:1: column 2 \"colour\": unknown column"),
             std::string::npos);
   EXPECT_NE(error_of(h + "8,32,4,1024,16,24,1024,2,2,2\n").find("runs.csv:2: 10 cells"),
             std::string::npos);
   EXPECT_NE(error_of(h + "8,32,4,1024,16,24,1024,2,2,2,219.7\n8,32,x,1024,16,24,1024,2,2,2,1\n")
-                .find("runs.csv:3: column 3 (micro batch)"),
+                .find("runs.csv:3: column \"micro batch\": \"x\" is not a decimal number"),
             std::string::npos);
   EXPECT_NE(error_of(h + "8,32,4,1024,16,24,1024,2,2,1,219.7\n").find("runs.csv:2: # GPUs 8"),
             std::string::npos);
