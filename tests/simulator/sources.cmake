@@ -8,3 +8,4 @@ list(APPEND LLMPLAN_TEST_SOURCES
 list(APPEND LLMPLAN_TEST_SOURCES simulator/cluster_json_test.cc simulator/model_json_test.cc simulator/plan_json_test.cc)
 list(APPEND LLMPLAN_TEST_SOURCES simulator/collective_curve_test.cc simulator/profile_table_test.cc)
 list(APPEND LLMPLAN_TEST_SOURCES simulator/vtrain_case_study_test.cc)
+list(APPEND LLMPLAN_TEST_SOURCES simulator/limits_test.cc)
