@@ -18,6 +18,10 @@
 namespace llmplan::planner {
 namespace {
 
+// Most cross-validation folds: each fold is a whole calibration (about 26 s
+// on the vTrain single-node file), so 20 folds take about ten minutes.
+constexpr int kMaxFolds = 20;
+
 struct AccuracyOptions {
   std::vector<std::string> files;
   std::string format = "text";
@@ -112,7 +116,7 @@ Status run_validate(const AccuracyOptions& o, const GlobalOptions& global) {
   const std::string source = o.files.front();
   std::string out;
   if (o.format == "json") {
-    out = validation_to_json(source, cases, pred, notes);
+    LLMPLAN_ASSIGN_OR_RETURN(out, validation_to_json(source, cases, pred, notes));
   } else if (o.format == "csv") {
     reports::Table t({"line", "gpus", "global_batch", "micro_batch", "hidden", "heads", "layers",
                       "seq", "t", "d", "p", "measured_ms", "predicted_ms", "ape_percent"});
@@ -186,6 +190,11 @@ Status run_calibrate(const AccuracyOptions& o, const GlobalOptions& global) {
   for (const AccuracyCase& c : cases) copt.fit_network |= c.run.num_gpus > c.config.cluster.gpus_per_node;
   const AccuracyConstants initial = constants_of(cases.front());
 
+  if (o.folds > static_cast<int>(cases.size())) {
+    return Status::invalid_argument(
+        "--folds: " + std::to_string(o.folds) + " folds for " + std::to_string(cases.size()) +
+        " rows would leave folds empty; give at most " + std::to_string(cases.size()));
+  }
   if (o.folds > 1) {  // k-fold cross-validation: row i is in fold i mod k
     std::vector<double> held_pred(cases.size()), meas = measured_of(cases);
     for (int f = 0; f < o.folds; ++f) {
@@ -253,7 +262,8 @@ Status run_calibrate(const AccuracyOptions& o, const GlobalOptions& global) {
   const std::string net_src =
       copt.fit_network ? std::string(src) + "; nic_efficiency and nic_latency_s fitted"
                        : std::string("not fitted (single-node data only): ") + src;
-  const std::string text = constants_to_json(gpu_name, fit.constants, src, net_src);
+  LLMPLAN_ASSIGN_OR_RETURN(const std::string text,
+                           constants_to_json(gpu_name, fit.constants, src, net_src));
   LLMPLAN_RETURN_IF_ERROR(write_output_file(o.output, text, "--output"));
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   std::printf("wrote %s (%.1f s)\n", o.output.c_str(), wall);
@@ -284,13 +294,25 @@ void add_calibrate_command(CLI::App& app, const GlobalOptions& global, Action* a
   cmd->add_option("-o,--output", o->output, "Constants JSON to write")->required();
   cmd->add_option("--constants", o->constants, "Starting constants JSON");
   cmd->add_option("--evaluate", o->evaluate, "Also report the error on this held-out CSV");
-  cmd->add_option("--folds", o->folds, "Also run K-fold cross-validation (row i in fold i mod K)");
+  cmd->add_option("--folds", o->folds,
+                  "Also run K-fold cross-validation (row i in fold i mod K); 2 to " +
+                      std::to_string(kMaxFolds) + ", 0: none")
+      ->check(CLI::Validator(
+          [](std::string& text) -> std::string {
+            return text == "0" || int_in(2, kMaxFolds)(text).empty()
+                       ? std::string()
+                       : "must be 0 (no cross-validation) or from 2 to " +
+                             std::to_string(kMaxFolds) + ", got " + text;
+          },
+          "0 or in [2 - " + std::to_string(kMaxFolds) + "]", "FOLDS"));
   cmd->add_option("--max-iterations", o->max_iterations, "Solver iterations per start")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(int_in(1, kMaxCalibrationIterations));
   cmd->add_option("--starts", o->starts,
                   "How many of the " + std::to_string(kCalibrationScreenPoints) +
                       " screened starting points to polish with Ceres")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(int_in(1, kCalibrationScreenPoints));
   cmd->add_flag("--progress", o->progress,
                 "Progress lines (screen, start, iteration, cost) on stderr also when it is not a "
                 "terminal");

@@ -2,7 +2,10 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <limits>
 #include <memory>
+#include <utility>
+#include <vector>
 
 #include "planner/command.h"
 #include "planner/plan_report.h"
@@ -71,7 +74,8 @@ Status run_plan(const PlanOptions& o, const GlobalOptions& global) {
   LLMPLAN_ASSIGN_OR_RETURN(SearchResult result, search(cluster, s));
   PlanReportView view{cluster, s, result, s.law.name, notes};
   const std::string md = plan_report_markdown(view);
-  const std::string json_text = json::pretty(plan_report_to_json(view));
+  LLMPLAN_ASSIGN_OR_RETURN(const std::string json_text,
+                           json::pretty_finite(plan_report_to_json(view)));
   if (!o.out_dir.empty()) {
     LLMPLAN_RETURN_IF_ERROR(make_output_dir(o.out_dir, "--out"));
     const std::string d = o.out_dir + "/";
@@ -91,16 +95,21 @@ Status run_plan(const PlanOptions& o, const GlobalOptions& global) {
 
 void add_plan_options(CLI::App& app, const GlobalOptions& global, Action* action) {
   auto o = std::make_shared<PlanOptions>();
-  CLI::Option* gpus = app.add_option("--gpus", o->gpus, "Planner: GPUs available");
-  app.add_option("--days", o->days, "Planner: deadline in days");
+  const size_t before = app.get_options().size();
+  CLI::Option* gpus = app.add_option("--gpus", o->gpus, "Planner: GPUs available")
+                          ->check(int_in(1, simulator::Plan::kMaxGpus));
+  app.add_option("--days", o->days, "Planner: deadline in days")->check(finite_positive());
   app.add_option("--gpu", o->gpu, "Planner: GPU preset (a cluster built from it)");
   app.add_option("--cluster", o->cluster, "Planner: cluster preset (default dgx-a100-80gb)");
-  app.add_option("--budget-usd", o->budget_usd, "Planner: dollar budget (cluster's usd_per_gpu_hour)");
+  app.add_option("--budget-usd", o->budget_usd,
+                 "Planner: dollar budget (cluster's usd_per_gpu_hour)")
+      ->check(finite_in(0, std::numeric_limits<double>::max()));
   app.add_option("--objective", o->objective, "Planner: largest model or lowest predicted loss")
       ->check(CLI::IsMember({"largest", "loss"}));
   app.add_option("--law", o->law, "Planner: loss law preset (chinchilla, epoch) or JSON file");
   CLI::Option* r = app.add_option("--tokens-per-param", o->tokens_per_param,
-                                  "Planner: training tokens per parameter (default 20)");
+                                  "Planner: training tokens per parameter (default 20)")
+                       ->check(finite_in(0, kMaxTokensPerParam, true));
   app.add_option("--tokens-rule", o->tokens_rule, "Planner: chinchilla (20 tokens/param) or law")
       ->check(CLI::IsMember({"chinchilla", "law"}))
       ->excludes(r);
@@ -108,15 +117,43 @@ void add_plan_options(CLI::App& app, const GlobalOptions& global, Action* action
       ->check(CLI::ExistingFile);
   app.add_flag("--max-gpus-used", o->max_gpus_used,
                "Planner: only plans that use as many of the GPUs as the layout allows");
-  app.add_option("--threads", o->threads, "Planner: OpenMP threads (default: all cores)");
+  app.add_option("--threads", o->threads, "Planner: OpenMP threads (default: all cores)")
+      ->check(int_in(0, kMaxThreads));
   app.add_flag("--progress", o->progress,
                "Progress lines on stderr also when it is not a terminal (a log, a pipe)");
   app.add_option("--out", o->out_dir,
                  "Planner: write report.md, candidates.csv, plans.csv, result.json, SVGs to DIR");
   app.add_option("--format", o->format, "Planner: stdout format")->check(CLI::IsMember({"md", "csv", "json"}));
   add_cost_model_flags(&app, &o->cost);
-  app.final_callback([&app, o, &global, action, gpus] {
-    if (!app.get_subcommands().empty() || gpus->count() == 0) return;
+  // The planner's own options: every option added above.
+  std::vector<const CLI::Option*> planner_options;
+  const std::vector<const CLI::Option*> all = std::as_const(app).get_options();
+  planner_options.assign(all.begin() + static_cast<std::ptrdiff_t>(before), all.end());
+  app.final_callback([&app, o, &global, action, gpus, planner_options] {
+    const CLI::Option* first_given = nullptr;
+    for (const CLI::Option* opt : planner_options) {
+      if (opt->count() > 0) {
+        first_given = opt;
+        break;
+      }
+    }
+    const std::vector<CLI::App*> subcommands = app.get_subcommands();
+    if (!subcommands.empty()) {
+      if (first_given != nullptr) {  // e.g. `llmplan --gpus 8 fit runs.csv`
+        throw CLI::ValidationError(first_given->get_name() +
+                                   " is an option of the planner (llmplan --gpus G --days D), "
+                                   "not of '" +
+                                   subcommands.front()->get_name() + "'");
+      }
+      return;
+    }
+    if (gpus->count() == 0) {
+      if (first_given != nullptr) {  // e.g. `llmplan --days 20`
+        throw CLI::ValidationError("--gpus is required to plan (" + first_given->get_name() +
+                                   " was given without it)");
+      }
+      return;  // bare `llmplan`: main prints the help
+    }
     *action = [o, &global] { return run_plan(*o, global); };
   });
 }

@@ -2,6 +2,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <string>
@@ -13,6 +14,7 @@
 #include "scaling/loss_csv.h"
 #include "scaling/optimal.h"
 #include "scaling/results_json.h"
+#include "simulator/plan.h"
 
 namespace llmplan::planner {
 namespace {
@@ -156,14 +158,14 @@ void add_fit_command(CLI::App& app, const GlobalOptions& global, Action* action)
   cmd->add_option("--out-dir", args->out_dir, "Also write fit.md, fit.svg and fit.json here");
   cmd->add_option("--bootstrap", args->bootstrap,
                   "Bootstrap resamples for confidence intervals (0: none; 100-1000 typical)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(int_in(0, scaling::kMaxBootstrapSamples));
   cmd->add_flag("--progress", args->progress,
                 "Bootstrap progress on stderr also when it is not a terminal (a log, a pipe)");
   cmd->add_option("--seed", args->seed,
                   "Seed of the bootstrap resampling (results are "
                   "deterministic for a given seed)");
   cmd->add_option("--confidence", args->confidence, "Confidence level of the intervals")
-      ->check(CLI::Range(0.5, 0.999));
+      ->check(finite_in(0.5, 0.999));
   cmd->add_option("--params-column", args->csv.params_column, "Column of parameter counts N");
   cmd->add_option("--tokens-column", args->csv.tokens_column, "Column of training tokens D");
   cmd->add_option("--flops-column", args->csv.flops_column,
@@ -175,7 +177,7 @@ void add_fit_command(CLI::App& app, const GlobalOptions& global, Action* action)
                   "Name of that column (implies --use-excluded)");
   cmd->add_option("--drop-highest-loss", args->csv.drop_highest_loss,
                   "Leave out the K highest-loss rows (Besiroglu et al. 2024 dropped 5)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(int_in(0, std::numeric_limits<int>::max()));
   cmd->callback([args, action] { *action = [args] { return run_fit(*args); }; });
 }
 
@@ -186,25 +188,26 @@ void add_optimal_command(CLI::App& app, const GlobalOptions& global, Action* act
       "Compute-optimal model size N and tokens D for a compute budget (or the budget at which a "
       "given N or D is optimal), with the predicted loss");
   cmd->add_option("--flops", args->flops, "Compute budget in FLOPs (C = 6ND)")
-      ->check(CLI::PositiveNumber);
-  cmd->add_option("--gpus", args->gpus, "GPU budget: number of GPUs")->check(CLI::PositiveNumber);
-  cmd->add_option("--days", args->days, "GPU budget: days")->check(CLI::PositiveNumber);
+      ->check(finite_positive());
+  cmd->add_option("--gpus", args->gpus, "GPU budget: number of GPUs")
+      ->check(int_in(1, simulator::Plan::kMaxGpus));
+  cmd->add_option("--days", args->days, "GPU budget: days")->check(finite_positive());
   cmd->add_option("--gpu", args->gpu, "GPU budget: GPU preset (its dense bf16 peak is used)");
   cmd->add_option("--mfu", args->mfu,
                   "GPU budget: fraction of peak achieved (default 1: the naive budget)")
-      ->check(CLI::Range(0.001, 1.0));
+      ->check(finite_in(0.001, 1.0));
   cmd->add_option("--params", args->params,
                   "Instead of a budget: the model size N; prints the compute at which N is "
                   "optimal")
-      ->check(CLI::PositiveNumber);
+      ->check(finite_positive());
   cmd->add_option("--tokens", args->tokens,
                   "Instead of a budget: the token count D; prints the compute at which D is "
                   "optimal")
-      ->check(CLI::PositiveNumber);
+      ->check(finite_positive());
   cmd->add_option("--max-params", args->max_params, "Cap on N (e.g. the largest model that fits)")
-      ->check(CLI::PositiveNumber);
+      ->check(finite_positive());
   cmd->add_option("--max-tokens", args->max_tokens, "Cap on D (e.g. the data available)")
-      ->check(CLI::PositiveNumber);
+      ->check(finite_positive());
   cmd->add_option("--law", args->law, "Law preset name (chinchilla, epoch) or a JSON law file");
   cmd->add_option("--rule", args->rule, "Allocation rule")
       ->check(CLI::IsMember({"law", "chinchilla-20"}));

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <limits>
 #include <memory>
 
 #include "planner/command.h"
@@ -40,6 +41,10 @@ struct ScheduleOptions {
   bool progress = false;
 };
 
+// Largest --batch-tokens: 2^30 tokens per step (so the global batch in
+// sequences stays far inside an int).
+constexpr double kMaxBatchTokens = 1073741824.0;
+
 double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
@@ -49,15 +54,22 @@ Status check_options(const ScheduleOptions& o) {
   if (o.jobs_file.empty() == (o.generate == 0)) {
     return Status::invalid_argument("schedule: give exactly one of --jobs FILE and --generate N");
   }
-  if (o.gpus <= 0) return Status::invalid_argument("--gpus: must be > 0 (got " + std::to_string(o.gpus) + ")");
+  if (o.gpus <= 0 || o.gpus > simulator::Plan::kMaxGpus) {
+    return Status::invalid_argument("--gpus: must be from 1 to " +
+                                    std::to_string(simulator::Plan::kMaxGpus) + " (got " +
+                                    std::to_string(o.gpus) + ")");
+  }
   if (o.threads < 0) return Status::invalid_argument("--threads: must be >= 0");
   if (!(o.rescale_cost_s >= 0) || !std::isfinite(o.rescale_cost_s)) {
     return Status::invalid_argument("--rescale-cost-s: must be finite and >= 0");
   }
-  if (!(o.batch_tokens > 0) || !std::isfinite(o.batch_tokens)) {
-    return Status::invalid_argument("--batch-tokens: must be > 0");
+  if (!(o.batch_tokens > 0) || !(o.batch_tokens <= kMaxBatchTokens)) {
+    return Status::invalid_argument("--batch-tokens: must be > 0 and at most 2^30");
   }
-  if (o.generate < 0) return Status::invalid_argument("--generate: must be > 0");
+  if (o.generate < 0 || o.generate > schedule::kMaxJobs) {
+    return Status::invalid_argument("--generate: must be from 1 to " +
+                                    std::to_string(schedule::kMaxJobs));
+  }
   if (o.generate > 0) {  // the generator checks too, but names its own fields
     if (!(o.mean_interarrival_h > 0) || !std::isfinite(o.mean_interarrival_h)) {
       return Status::invalid_argument("--mean-interarrival-h: must be > 0");
@@ -103,6 +115,11 @@ Status run_schedule(const ScheduleOptions& o, const GlobalOptions& global) {
     study.trace = "generated: " + std::to_string(o.generate) + " jobs, seed " + std::to_string(o.seed);
   } else {
     LLMPLAN_ASSIGN_OR_RETURN(study.jobs, schedule::read_jobs_file(o.jobs_file, catalog));
+    if (study.jobs.size() > static_cast<size_t>(schedule::kMaxJobs)) {
+      return Status::invalid_argument(o.jobs_file + ": " + std::to_string(study.jobs.size()) +
+                                      " jobs, more than the limit of " +
+                                      std::to_string(schedule::kMaxJobs));
+    }
     study.trace = o.jobs_file;
   }
   if (!o.write_jobs.empty()) {
@@ -127,6 +144,14 @@ Status run_schedule(const ScheduleOptions& o, const GlobalOptions& global) {
     while (k < static_cast<int>(models.size()) && !(models[k] == j.model)) ++k;
     if (k == static_cast<int>(models.size())) models.push_back(j.model);
     study.curve_of_job.push_back(k);
+  }
+  const long curve_points = static_cast<long>(models.size()) * (o.gpus / cluster.gpus_per_node);
+  if (curve_points > schedule::kMaxCurvePoints) {
+    return Status::invalid_argument(
+        "schedule: " + std::to_string(models.size()) + " distinct models x " +
+        std::to_string(o.gpus / cluster.gpus_per_node) + " GPU counts = " +
+        std::to_string(curve_points) + " throughput-curve points, more than the limit of " +
+        std::to_string(schedule::kMaxCurvePoints) + "; use fewer --gpus or fewer distinct models");
   }
   schedule::CurveOptions copt;
   copt.max_gpus = o.gpus;
@@ -160,7 +185,7 @@ Status run_schedule(const ScheduleOptions& o, const GlobalOptions& global) {
 
   LLMPLAN_ASSIGN_OR_RETURN(std::string svg, schedule::allocation_svg(study));
   const std::string md = schedule::schedule_markdown(study, svg);
-  const std::string json_text = schedule::schedule_to_json(study);
+  LLMPLAN_ASSIGN_OR_RETURN(const std::string json_text, schedule::schedule_to_json(study));
   const std::string summary_csv = schedule::summary_table(study).csv();
   if (!o.out_dir.empty()) {
     LLMPLAN_RETURN_IF_ERROR(make_output_dir(o.out_dir, "--out"));
@@ -185,25 +210,41 @@ void add_schedule_command(CLI::App& app, const GlobalOptions& global, Action* ac
       "schedule", "Simulate a shared cluster running a trace of training jobs under scheduling "
                   "policies, with throughput from the simulator");
   CLI::Option* jobs = cmd->add_option("--jobs", o->jobs_file, "Job file (JSON or CSV)");
-  cmd->add_option("--generate", o->generate, "Generate a synthetic trace of N jobs")->excludes(jobs);
+  cmd->add_option("--generate", o->generate, "Generate a synthetic trace of N jobs")
+      ->excludes(jobs)
+      ->check(int_in(1, schedule::kMaxJobs));
   cmd->add_option("--seed", o->seed, "Generator seed (default 1)");
   cmd->add_option("--mean-interarrival-h", o->mean_interarrival_h,
-                  "Generator: mean hours between arrivals (default 0.5)");
-  cmd->add_option("--min-duration-h", o->min_duration_h, "Generator: shortest ideal run, hours (default 2)");
-  cmd->add_option("--max-duration-h", o->max_duration_h, "Generator: longest ideal run, hours (default 24)");
-  cmd->add_option("--min-slack", o->min_slack, "Generator: least deadline slack factor (default 1.5)");
-  cmd->add_option("--max-slack", o->max_slack, "Generator: most deadline slack factor (default 3)");
+                  "Generator: mean hours between arrivals (default 0.5)")
+      ->check(finite_positive());
+  cmd->add_option("--min-duration-h", o->min_duration_h,
+                  "Generator: shortest ideal run, hours (default 2)")
+      ->check(finite_positive());
+  cmd->add_option("--max-duration-h", o->max_duration_h,
+                  "Generator: longest ideal run, hours (default 24)")
+      ->check(finite_positive());
+  cmd->add_option("--min-slack", o->min_slack,
+                  "Generator: least deadline slack factor (default 1.5)")
+      ->check(finite_in(1, std::numeric_limits<double>::max()));
+  cmd->add_option("--max-slack", o->max_slack, "Generator: most deadline slack factor (default 3)")
+      ->check(finite_in(1, std::numeric_limits<double>::max()));
   cmd->add_option("--write-jobs", o->write_jobs, "Also write the trace as CSV to FILE");
-  cmd->add_option("--gpus", o->gpus, "GPUs in the cluster (a multiple of the node size)")->required();
+  cmd->add_option("--gpus", o->gpus, "GPUs in the cluster (a multiple of the node size)")
+      ->required()
+      ->check(int_in(1, simulator::Plan::kMaxGpus));
   cmd->add_option("--gpu", o->gpu, "GPU preset (a cluster built from it)");
   cmd->add_option("--cluster", o->cluster, "Cluster preset (default dgx-a100-80gb)");
   cmd->add_option("--policy", o->policy,
                   "fifo, edf, elasticflow-linear, elasticflow-simulated or all (default)");
   cmd->add_option("--format", o->format, "stdout format")->check(CLI::IsMember({"md", "csv", "json"}));
   cmd->add_option("--rescale-cost-s", o->rescale_cost_s,
-                  "Seconds a job pauses when its GPU count changes (default 120)");
-  cmd->add_option("--batch-tokens", o->batch_tokens, "Each job's global batch in tokens, about (default 2Mi)");
-  cmd->add_option("--threads", o->threads, "OpenMP threads for the curves (default: all cores)");
+                  "Seconds a job pauses when its GPU count changes (default 120)")
+      ->check(finite_in(0, std::numeric_limits<double>::max()));
+  cmd->add_option("--batch-tokens", o->batch_tokens,
+                  "Each job's global batch in tokens, about (default 2Mi)")
+      ->check(finite_in(0, kMaxBatchTokens, true));
+  cmd->add_option("--threads", o->threads, "OpenMP threads for the curves (default: all cores)")
+      ->check(int_in(0, kMaxThreads));
   cmd->add_flag("--progress", o->progress,
                 "Progress lines on stderr also when it is not a terminal (a log, a pipe)");
   cmd->add_option("--out", o->out_dir,

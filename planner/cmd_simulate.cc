@@ -14,6 +14,7 @@
 namespace llmplan::planner {
 namespace {
 
+using simulator::Model;
 using simulator::Plan;
 
 struct SimulateOptions {
@@ -132,7 +133,7 @@ Status run_simulate(const SimulateOptions& o, const GlobalOptions& global) {
   const reports::SimulationView view{config.model, config.plan, config.cluster, report, config.notes};
   std::string out;
   if (o.format == "json") {
-    out = json::pretty(reports::step_report_to_json(view));
+    LLMPLAN_ASSIGN_OR_RETURN(out, json::pretty_finite(reports::step_report_to_json(view)));
   } else if (o.format == "md") {
     out = reports::step_report_markdown(view);
   } else {
@@ -155,21 +156,28 @@ void add_simulate_command(CLI::App& app, const GlobalOptions& global, Action* ac
                 "With --vtrain-config: use t*d*p when num_gpus disagrees (vTrain's case-study "
                 "files all say 3360) instead of rejecting the file");
   cmd->add_option("--model", o->model_name, "Model preset (see 'llmplan presets')");
-  cmd->add_option("--layers", o->layers, "Transformer layers");
-  cmd->add_option("--hidden", o->hidden, "Hidden size");
-  cmd->add_option("--heads", o->heads, "Attention heads");
-  cmd->add_option("--kv-heads", o->kv_heads, "Key/value heads (GQA); default = heads");
-  cmd->add_option("--ffn-hidden", o->ffn_hidden, "FFN hidden size; default 4 x hidden");
-  cmd->add_option("--seq", o->seq, "Sequence length (default 2048 for a custom shape)");
-  cmd->add_option("--vocab", o->vocab, "Vocabulary size (default 50257 for a custom shape)");
-  cmd->add_option("--tp", o->tp, "Tensor-parallel degree");
-  cmd->add_option("--pp", o->pp, "Pipeline-parallel degree");
-  cmd->add_option("--dp", o->dp, "Data-parallel degree");
-  cmd->add_option("--micro-batch", o->micro_batch, "Sequences per micro-batch");
-  cmd->add_option("--global-batch", o->global_batch, "Sequences per optimizer step");
+  cmd->add_option("--layers", o->layers, "Transformer layers")->check(int_in(1, Model::kMaxLayers));
+  cmd->add_option("--hidden", o->hidden, "Hidden size")->check(int_in(1, Model::kMaxHidden));
+  cmd->add_option("--heads", o->heads, "Attention heads")->check(int_in(1, Model::kMaxHidden));
+  cmd->add_option("--kv-heads", o->kv_heads, "Key/value heads (GQA); default = heads")
+      ->check(int_in(0, Model::kMaxHidden));
+  cmd->add_option("--ffn-hidden", o->ffn_hidden, "FFN hidden size; default 4 x hidden")
+      ->check(int_in(0, Model::kMaxFfnHidden));
+  cmd->add_option("--seq", o->seq, "Sequence length (default 2048 for a custom shape)")
+      ->check(int_in(1, Model::kMaxSeqLength));
+  cmd->add_option("--vocab", o->vocab, "Vocabulary size (default 50257 for a custom shape)")
+      ->check(int_in(1, Model::kMaxVocab));
+  cmd->add_option("--tp", o->tp, "Tensor-parallel degree")->check(int_in(1, Plan::kMaxGpus));
+  cmd->add_option("--pp", o->pp, "Pipeline-parallel degree")->check(int_in(1, Plan::kMaxGpus));
+  cmd->add_option("--dp", o->dp, "Data-parallel degree")->check(int_in(1, Plan::kMaxGpus));
+  cmd->add_option("--micro-batch", o->micro_batch, "Sequences per micro-batch")
+      ->check(int_in(1, Plan::kMaxGlobalBatch));
+  cmd->add_option("--global-batch", o->global_batch, "Sequences per optimizer step")
+      ->check(int_in(1, Plan::kMaxGlobalBatch));
   cmd->add_option("--schedule", o->schedule, "Pipeline schedule")
       ->check(CLI::IsMember({"gpipe", "1f1b", "interleaved"}));
-  cmd->add_option("--virtual-stages", o->virtual_stages, "Model chunks per stage (interleaved)");
+  cmd->add_option("--virtual-stages", o->virtual_stages, "Model chunks per stage (interleaved)")
+      ->check(int_in(1, Model::kMaxLayers));
   cmd->add_option("--recompute", o->recompute, "Activation recomputation")
       ->check(CLI::IsMember({"none", "selective", "full"}));
   cmd->add_flag("--sequence-parallel", o->sequence_parallel, "Megatron sequence parallelism");
@@ -180,7 +188,8 @@ void add_simulate_command(CLI::App& app, const GlobalOptions& global, Action* ac
       ->check(CLI::IsMember({"bf16", "fp16"}));
   cmd->add_option("--gpu", o->gpu, "GPU preset");
   cmd->add_option("--cluster", o->cluster, "Cluster preset (default dgx-a100-80gb)");
-  cmd->add_option("--gpus-per-node", o->gpus_per_node, "GPUs per node");
+  cmd->add_option("--gpus-per-node", o->gpus_per_node, "GPUs per node")
+      ->check(int_in(1, simulator::Cluster::kMaxGpusPerNode));
   cmd->add_option("--format", o->format, "Output format")
       ->check(CLI::IsMember({"text", "json", "md"}));
   cmd->add_option("--trace", o->trace, "Write a Chrome-trace JSON of the iteration to FILE");

@@ -1,11 +1,13 @@
 // `llmplan sweep`: a grid of plans for one model (the vTrain paper's first
 // case study), with time, cost, MFU and the time-cost Pareto front.
+#include <fmt/format.h>
 #include <omp.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
-#include <fmt/format.h>
 #include <memory>
 
 #include "planner/command.h"
@@ -21,6 +23,10 @@
 
 namespace llmplan::planner {
 namespace {
+
+// Most plans one sweep simulates: one simulation each, a few milliseconds for
+// typical plans but up to about a second at the simulator's largest sizes.
+constexpr long kMaxSweepPlans = 16384;
 
 struct SweepOptions {
   std::string config, vtrain_config, gpu, cluster;
@@ -53,7 +59,9 @@ Status run_sweep(const SweepOptions& o, const GlobalOptions& global) {
       if (x < 1) return Status::invalid_argument("sweep: --tp/--pp/--dp/--micro-batch values must be >= 1");
     }
   }
-  if (o.tokens < 0) return Status::invalid_argument("sweep: --tokens must be positive");
+  if (o.tokens < 0 || !std::isfinite(o.tokens)) {
+    return Status::invalid_argument("sweep: --tokens must be positive");
+  }
   if (o.threads < 0) return Status::invalid_argument("sweep: --threads must be >= 0");
   const std::vector<int> tps = o.tp.empty() ? std::vector<int>{config.plan.tensor_parallel} : o.tp;
   const std::vector<int> pps = o.pp.empty() ? std::vector<int>{config.plan.pipeline_parallel} : o.pp;
@@ -85,7 +93,8 @@ Status run_sweep(const SweepOptions& o, const GlobalOptions& global) {
   for (long i = 0; i < n; ++i) {
     PlanResult& r = results[i];
     r.plan = plans[i];
-    r.gpus_used = plans[i].world_size();
+    // world_size() needs a valid plan (its product could overflow an int).
+    if (simulator::validate(plans[i]).ok()) r.gpus_used = plans[i].world_size();
     auto rep = simulator::simulate(config.model, plans[i], config.cluster, sim);
     if (rep.ok()) {
       record_simulation(rep.value(), &r);
@@ -123,7 +132,10 @@ Status run_sweep(const SweepOptions& o, const GlobalOptions& global) {
     const double d = good ? training_days(r, tokens) : 0;
     t.add_row({std::to_string(r.plan.tensor_parallel), std::to_string(r.plan.pipeline_parallel),
                std::to_string(r.plan.data_parallel), std::to_string(r.plan.micro_batch_size),
-               std::to_string(r.plan.global_batch_size), std::to_string(r.gpus_used),
+               std::to_string(r.plan.global_batch_size),
+               // Each degree is <= Plan::kMaxGpus (flags, config): 64 bits hold the product.
+               std::to_string(static_cast<int64_t>(r.plan.tensor_parallel) *
+                              r.plan.pipeline_parallel * r.plan.data_parallel),
                good ? fmt::format("{:.4f}", r.iteration_time_s) : "",
                good ? fmt::format("{:.2f}", d) : "", good ? fmt::format("{:.4f}", r.mfu) : "",
                good ? fmt::format("{:.0f}", d * 24 * r.gpus_used) : "",
@@ -177,21 +189,47 @@ void add_sweep_command(CLI::App& app, const GlobalOptions& global, Action* actio
   CLI::App* cmd = app.add_subcommand("sweep", "Simulate a grid of plans for one model: time, cost, MFU, Pareto front");
   cmd->add_option("--config", o->config, "JSON with model, plan, cluster (see 'llmplan simulate')");
   cmd->add_option("--vtrain-config", o->vtrain_config, "A vTrain config file");
-  cmd->add_option("--tp", o->tp, "Tensor-parallel degrees, comma-separated")->delimiter(',');
-  cmd->add_option("--pp", o->pp, "Pipeline-parallel degrees, comma-separated")->delimiter(',');
-  cmd->add_option("--dp", o->dp, "Data-parallel degrees, comma-separated")->delimiter(',');
-  cmd->add_option("--micro-batch", o->micro_batch, "Micro-batch sizes, comma-separated")->delimiter(',');
-  cmd->add_option("--global-batch", o->global_batch, "Global batch (sequences); default the config's");
-  cmd->add_option("--tokens", o->tokens, "Training tokens for days and cost (default 20 x params)");
+  using simulator::Plan;
+  cmd->add_option("--tp", o->tp, "Tensor-parallel degrees, comma-separated")
+      ->delimiter(',')
+      ->check(int_in(1, Plan::kMaxGpus));
+  cmd->add_option("--pp", o->pp, "Pipeline-parallel degrees, comma-separated")
+      ->delimiter(',')
+      ->check(int_in(1, Plan::kMaxGpus));
+  cmd->add_option("--dp", o->dp, "Data-parallel degrees, comma-separated")
+      ->delimiter(',')
+      ->check(int_in(1, Plan::kMaxGpus));
+  cmd->add_option("--micro-batch", o->micro_batch, "Micro-batch sizes, comma-separated")
+      ->delimiter(',')
+      ->check(int_in(1, Plan::kMaxGlobalBatch));
+  cmd->add_option("--global-batch", o->global_batch,
+                  "Global batch (sequences); default the config's")
+      ->check(int_in(1, Plan::kMaxGlobalBatch));
+  cmd->add_option("--tokens", o->tokens, "Training tokens for days and cost (default 20 x params)")
+      ->check(finite_positive());
   cmd->add_option("--gpu", o->gpu, "GPU preset");
   cmd->add_option("--cluster", o->cluster, "Cluster preset");
-  cmd->add_option("--threads", o->threads, "OpenMP threads (default: all cores)");
+  cmd->add_option("--threads", o->threads, "OpenMP threads (default: all cores)")
+      ->check(int_in(0, kMaxThreads));
   cmd->add_flag("--progress", o->progress,
                 "Progress lines on stderr also when it is not a terminal (a log, a pipe)");
   cmd->add_option("--format", o->format, "stdout format")->check(CLI::IsMember({"md", "csv"}));
   cmd->add_option("--out", o->out_dir, "Write sweep.md, sweep.csv, pareto.svg to DIR");
   add_cost_model_flags(cmd, &o->cost);
-  cmd->callback([o, &global, action] { *action = [o, &global] { return run_sweep(*o, global); }; });
+  cmd->callback([o, &global, action] {
+    // The grid is the product of the lists: bound it before anything runs.
+    double grid = 1;
+    for (const auto* list : {&o->tp, &o->pp, &o->dp, &o->micro_batch}) {
+      grid *= static_cast<double>(std::max<size_t>(list->size(), 1));
+    }
+    if (grid > kMaxSweepPlans) {
+      throw CLI::ValidationError("--tp/--pp/--dp/--micro-batch",
+                                 "the grid has " + fmt::format("{:.0f}", grid) +
+                                     " plans, more than the limit of " +
+                                     std::to_string(kMaxSweepPlans));
+    }
+    *action = [o, &global] { return run_sweep(*o, global); };
+  });
 }
 
 }  // namespace llmplan::planner

@@ -24,6 +24,28 @@ struct GlobalOptions {
 
 using Action = std::function<Status()>;
 
+// Registers --preset-file (repeatable; each use appends to
+// global->preset_files) on `app` and on every subcommand registered so far,
+// recursively, so that it may come before or after the command name. Call
+// after the add_* functions below.
+void add_preset_file_option(CLI::App& app, GlobalOptions* global);
+
+// Flag value checks, for CLI11's Option::check(). A value that fails is a
+// usage error (main exits 2) whose one-line message names the flag, e.g.
+// "--days: must be a finite number > 0, got inf". CLI11 applies them to
+// every value of a list flag.
+//
+// A real number in [min, max], or (min, max] when min_exclusive. NaN and
+// infinities never pass.
+CLI::Validator finite_in(double min, double max, bool min_exclusive = false);
+// A finite number > 0.
+CLI::Validator finite_positive();
+// An integer (decimal digits, optional sign) in [min, max].
+CLI::Validator int_in(int64_t min, int64_t max);
+
+// Most OpenMP threads --threads may ask for (each one is a real thread).
+inline constexpr int kMaxThreads = 1024;
+
 // Built-in presets plus the user's --preset-file entries.
 Result<presets::Catalog> load_catalog(const GlobalOptions& global);
 

@@ -2,22 +2,52 @@
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <string>
+#include <vector>
 
 #include "planner/command.h"
 #include "planner/version.h"
+#include "scaling/solver_log.h"
+
+namespace {
+
+// The message of a parse error. CLI11 lists unexpected arguments in reverse
+// ("...not expected: DIR --out"); say instead which command met them, in
+// command-line order ("simulate: unexpected arguments --out DIR").
+std::string usage_error_message(const CLI::App& app, const CLI::ParseError& e) {
+  if (dynamic_cast<const CLI::ExtrasError*>(&e) == nullptr) return e.what();
+  std::string command;
+  std::vector<std::string> extras = app.remaining();
+  for (const CLI::App* sub = &app;;) {
+    const std::vector<const CLI::App*> parsed =
+        sub->get_subcommands([](const CLI::App* s) { return s->parsed(); });
+    if (parsed.empty()) break;
+    sub = parsed.front();
+    command += (command.empty() ? "" : " ") + sub->get_name();
+    for (const std::string& arg : sub->remaining()) extras.push_back(arg);
+  }
+  std::string list;
+  for (const std::string& arg : extras) list += (list.empty() ? "" : " ") + arg;
+  if (list.empty()) return e.what();
+  const std::string where = command.empty() ? "llmplan" : "llmplan " + command;
+  return (command.empty() ? std::string() : command + ": ") + "unexpected argument" +
+         (extras.size() > 1 ? "s " : " ") + list + " (see '" + where + " --help')";
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   using llmplan::planner::Action;
+  llmplan::scaling::silence_solver_logging();  // llmplan reports solver outcomes itself
   CLI::App app{"llmplan: plan LLM training runs -- simulate iteration time, size models with "
                "scaling laws, and find the largest model a cluster can train by a deadline."};
   app.set_version_flag("--version", llmplan::version_line("llmplan"));
-  app.fallthrough();
+  // No fallthrough: an option after a subcommand belongs to that subcommand,
+  // so a planner flag there (`simulate ... --out DIR`) is an error instead of
+  // being silently taken by the root. --preset-file, the one option every
+  // command shares, is registered on each of them (add_preset_file_option).
   app.require_subcommand(0, 1);
 
   llmplan::planner::GlobalOptions global;
-  app.add_option("--preset-file", global.preset_files,
-                 "JSON file of extra presets (same format as presets/*.json); repeatable")
-      ->check(CLI::ExistingFile);
 
   Action action;
   // [presets commands]
@@ -35,16 +65,17 @@ int main(int argc, char** argv) {
   llmplan::planner::add_sweep_command(app, global, &action);
   // [schedule commands]
   llmplan::planner::add_schedule_command(app, global, &action);
+  llmplan::planner::add_preset_file_option(app, &global);
 
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
-    std::fprintf(stderr, "llmplan: error: %s\n", e.what());
-    std::fprintf(stderr, "Run 'llmplan --help' for usage.\n");
+    // A usage error: one line naming the flag, exit status 2.
+    std::fprintf(stderr, "llmplan: error: %s\n", usage_error_message(app, e).c_str());
     return 2;
   }
-  if (!action) {
+  if (!action) {  // bare `llmplan` (a planner flag without --gpus is a parse error)
     std::fputs(app.help().c_str(), stdout);
     return 0;
   }

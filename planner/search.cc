@@ -1,10 +1,11 @@
 #include "planner/search.h"
 
+#include <omp.h>
+
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <numeric>
-
-#include <omp.h>
 
 #include "scaling/optimal.h"
 #include "simulator/memory.h"
@@ -59,8 +60,16 @@ Model shape_for_params(double params, int seq_length, int vocab_size) {
 std::vector<Model> shape_grid(double min_params, double max_params, double step, int seq_length,
                               int vocab_size) {
   std::vector<Model> out;
-  if (!(step > 1.0) || !(min_params > 0) || !(max_params >= min_params)) return out;
-  for (double n = min_params; n <= max_params * 1.0000001; n *= step) {
+  if (!(step > 1.0) || !(min_params > 0) || !(max_params >= min_params) ||
+      !std::isfinite(max_params)) {
+    return out;
+  }
+  // Finite bounds and step > 1 end the loop; the counter makes it end within
+  // kMaxGridSizes sizes whatever the inputs (beyond the largest shape the
+  // grid has, every size maps to that shape anyway).
+  int sizes = 0;
+  for (double n = min_params; n <= max_params * 1.0000001 && sizes < kMaxGridSizes;
+       n *= step, ++sizes) {
     Model m = shape_for_params(n, seq_length, vocab_size);
     if (std::none_of(out.begin(), out.end(), [&](const Model& o) { return o == m; })) {
       out.push_back(m);
@@ -339,6 +348,10 @@ bool contains(const std::vector<Candidate>& cs, const Model& m) {
 
 Result<SearchResult> search(const Cluster& cluster, const SearchOptions& options) {
   if (options.gpus <= 0) return Status::invalid_argument("--gpus must be a positive GPU count");
+  if (options.gpus > Plan::kMaxGpus) {
+    return Status::invalid_argument("--gpus: must be at most " + std::to_string(Plan::kMaxGpus) +
+                                    ", got " + std::to_string(options.gpus));
+  }
   if (!(options.days > 0) || !std::isfinite(options.days)) {
     return Status::invalid_argument("--days must be a positive number of days");
   }
@@ -352,13 +365,17 @@ Result<SearchResult> search(const Cluster& cluster, const SearchOptions& options
                                     cluster.name + "'s " + std::to_string(cluster.max_gpus()) +
                                     " GPUs");
   }
-  if (options.budget_usd < 0) return Status::invalid_argument("--budget-usd must not be negative");
+  if (!(options.budget_usd >= 0) || !std::isfinite(options.budget_usd)) {
+    return Status::invalid_argument("--budget-usd must be a finite number >= 0");
+  }
   if (options.budget_usd > 0 && !(cluster.usd_per_gpu_hour > 0)) {
     return Status::invalid_argument("--budget-usd: cluster " + cluster.name +
                                     " has no usd_per_gpu_hour price");
   }
-  if (!(options.tokens.tokens_per_param > 0)) {
-    return Status::invalid_argument("--tokens-per-param must be positive");
+  if (!(options.tokens.tokens_per_param > 0) ||
+      !(options.tokens.tokens_per_param <= kMaxTokensPerParam)) {
+    return Status::invalid_argument("--tokens-per-param must be in (0, " +
+                                    std::to_string(static_cast<int>(kMaxTokensPerParam)) + "]");
   }
   LLMPLAN_RETURN_IF_ERROR(scaling::validate(options.law));
 
@@ -366,7 +383,15 @@ Result<SearchResult> search(const Cluster& cluster, const SearchOptions& options
   // Naive baseline.
   scaling::GpuBudget naive{cluster.gpu.name, static_cast<double>(options.gpus), options.days,
                            cluster.gpu.peak_bf16_flops, 1.0};
-  LLMPLAN_ASSIGN_OR_RETURN(result.naive_flops, scaling::budget_flops(naive));
+  Result<double> naive_flops = scaling::budget_flops(naive);
+  if (!naive_flops.ok()) {
+    char days[32];
+    std::snprintf(days, sizeof days, "%g", options.days);
+    return Status::invalid_argument("--days: the compute budget " + std::to_string(options.gpus) +
+                                    " GPUs x " + days +
+                                    " days x peak FLOP/s overflows (not a finite number)");
+  }
+  result.naive_flops = *naive_flops;
   if (options.tokens.use_law) {
     LLMPLAN_ASSIGN_OR_RETURN(auto a, scaling::optimal_for_compute(options.law, result.naive_flops,
                                                                   scaling::AllocationRule::kLaw));

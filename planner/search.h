@@ -94,8 +94,15 @@ struct SearchResult {
 // hidden/128 (clamped to [4, 160]).
 simulator::Model shape_for_params(double params, int seq_length, int vocab_size);
 
+// Most sizes shape_grid() visits (1.07^1000 spans 29 orders of magnitude).
+inline constexpr int kMaxGridSizes = 1000;
+// Largest --tokens-per-param: far above any run so far (Llama 3 8B had about
+// 1,900), and small enough that tokens = ratio x params stays finite.
+inline constexpr double kMaxTokensPerParam = 1e6;
+
 // Geometric size grid from min to max (ratio `step` > 1), deduplicated shapes,
-// ascending parameter count.
+// ascending parameter count; at most kMaxGridSizes sizes. Empty when the
+// bounds are not finite and positive or step <= 1.
 std::vector<simulator::Model> shape_grid(double min_params, double max_params, double step,
                                          int seq_length, int vocab_size);
 
@@ -134,7 +141,8 @@ void select(const simulator::Cluster& cluster, const SearchOptions& options,
             SearchResult* result);
 
 // The whole search: validates the options (one-line InvalidArgument naming
-// the flag), computes the naive baseline, evaluates a coarse size grid, then
+// the flag: gpus in [1, Plan::kMaxGpus], days and budget finite, a compute
+// budget that does not overflow), computes the naive baseline, evaluates a coarse size grid, then
 // refines between the largest feasible and the smallest infeasible size.
 Result<SearchResult> search(const simulator::Cluster& cluster, const SearchOptions& options);
 

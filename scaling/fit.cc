@@ -198,7 +198,10 @@ Status validate_options(const FitOptions& o) {
   if (!(o.function_tolerance >= 0 && o.gradient_tolerance >= 0 && o.parameter_tolerance >= 0)) {
     return bad("tolerances", "must be >= 0");
   }
-  if (o.bootstrap_samples < 0) return bad("bootstrap_samples", "must be >= 0");
+  if (o.bootstrap_samples < 0 || o.bootstrap_samples > kMaxBootstrapSamples) {
+    return bad("bootstrap_samples", "must be from 0 to " + std::to_string(kMaxBootstrapSamples) +
+                                        ", got " + std::to_string(o.bootstrap_samples));
+  }
   if (o.bootstrap_starts < 1) return bad("bootstrap_starts", "must be >= 1");
   if (!(o.confidence_level > 0 && o.confidence_level < 1)) {
     return bad("confidence_level", "must be in (0, 1)");

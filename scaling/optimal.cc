@@ -133,7 +133,15 @@ Result<double> budget_flops(const GpuBudget& budget) {
     return Status::invalid_argument(m.str());
   }
   constexpr double kSecondsPerDay = 86400;
-  return budget.gpus * budget.days * kSecondsPerDay * budget.peak_flops_per_s * budget.mfu;
+  const double flops =
+      budget.gpus * budget.days * kSecondsPerDay * budget.peak_flops_per_s * budget.mfu;
+  if (!std::isfinite(flops)) {
+    std::ostringstream m;
+    m << "days: " << budget.gpus << " GPUs x " << budget.days
+      << " days x peak is beyond the largest number representable (not a budget)";
+    return Status::invalid_argument(m.str());
+  }
+  return flops;
 }
 
 }  // namespace llmplan::scaling

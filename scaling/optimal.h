@@ -94,7 +94,8 @@ struct GpuBudget {
 };
 
 // gpus * days * 86400 * peak_flops_per_s * mfu. InvalidArgument naming the
-// field when one is not positive and finite or mfu > 1.
+// field when one is not positive and finite or mfu > 1, or when the product
+// overflows to infinity ("days: ...").
 Result<double> budget_flops(const GpuBudget& budget);
 
 }  // namespace llmplan::scaling

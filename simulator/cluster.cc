@@ -1,43 +1,75 @@
 #include "simulator/cluster.h"
 
+#include <cmath>
+
+#include "simulator/plan.h"
+
 namespace llmplan::simulator {
 
 Status validate(const Cluster& c) {
   auto bad = [](const std::string& field, const std::string& why) {
     return Status::invalid_argument("cluster." + field + ": " + why);
   };
-  if (c.gpus_per_node < 1) return bad("gpus_per_node", "must be >= 1");
-  if (c.num_nodes < 0) return bad("nodes", "must not be negative");
-  if (c.gpu.peak_bf16_flops <= 0) return bad("gpu.peak_bf16_flops", "must be positive");
-  if (c.gpu.peak_fp16_flops <= 0) return bad("gpu.peak_fp16_flops", "must be positive");
-  if (c.gpu.hbm_bytes <= 0) return bad("gpu.hbm_bytes", "must be positive");
-  if (c.gpu.hbm_bytes_per_s <= 0) return bad("gpu.hbm_bytes_per_s", "must be positive");
-  if (c.gpu.nvlink_bytes_per_s <= 0) return bad("gpu.nvlink_bytes_per_s", "must be positive");
-  if (c.gpu.num_sms <= 0) return bad("gpu.num_sms", "must be positive");
-  if (c.nic_bytes_per_s <= 0) return bad("nic_bytes_per_s", "must be positive");
-  const RooflineConstants& r = c.gpu.roofline;
-  if (r.gemm_efficiency <= 0 || r.gemm_efficiency > 1) {
-    return bad("gpu.roofline.gemm_efficiency", "must be in (0, 1]");
+  // NaN fails every comparison, so each test is written to reject it.
+  auto positive = [](double x) { return x > 0 && std::isfinite(x); };
+  auto fraction = [](double x) { return x > 0 && x <= 1; };
+  auto seconds = [](double x, double max) { return x >= 0 && x <= max; };
+  if (c.gpus_per_node < 1 || c.gpus_per_node > Cluster::kMaxGpusPerNode) {
+    return bad("gpus_per_node",
+               "must be between 1 and " + std::to_string(Cluster::kMaxGpusPerNode));
   }
-  if (r.memory_efficiency <= 0 || r.memory_efficiency > 1) {
+  if (c.num_nodes < 0) return bad("nodes", "must not be negative");
+  if (c.num_nodes > Plan::kMaxGpus / c.gpus_per_node) {
+    return bad("nodes",
+               "nodes * gpus_per_node must be at most " + std::to_string(Plan::kMaxGpus) + " GPUs");
+  }
+  if (!positive(c.gpu.peak_bf16_flops)) return bad("gpu.peak_bf16_flops", "must be positive");
+  if (!positive(c.gpu.peak_fp16_flops)) return bad("gpu.peak_fp16_flops", "must be positive");
+  if (!positive(c.gpu.hbm_bytes)) return bad("gpu.hbm_bytes", "must be positive");
+  if (!positive(c.gpu.hbm_bytes_per_s)) return bad("gpu.hbm_bytes_per_s", "must be positive");
+  if (!positive(c.gpu.nvlink_bytes_per_s)) return bad("gpu.nvlink_bytes_per_s", "must be positive");
+  if (c.gpu.num_sms <= 0) return bad("gpu.num_sms", "must be positive");
+  if (!positive(c.nic_bytes_per_s)) return bad("nic_bytes_per_s", "must be positive");
+  const RooflineConstants& r = c.gpu.roofline;
+  if (!fraction(r.gemm_efficiency)) return bad("gpu.roofline.gemm_efficiency", "must be in (0, 1]");
+  if (!fraction(r.memory_efficiency)) {
     return bad("gpu.roofline.memory_efficiency", "must be in (0, 1]");
   }
-  if (r.flash_attention_efficiency <= 0 || r.flash_attention_efficiency > 1) {
+  if (!fraction(r.flash_attention_efficiency)) {
     return bad("gpu.roofline.flash_attention_efficiency", "must be in (0, 1]");
   }
-  if (r.gemm_dim_half < 0 || r.gemm_tile < 1 || r.kernel_overhead_s < 0 ||
-      r.microbatch_overhead_s < 0 || r.iteration_overhead_s < 0 || !(r.host_run_ahead_s >= 0)) {
-    return bad("gpu.roofline", "constants must not be negative");
+  if (!(r.gemm_dim_half >= 0) || !std::isfinite(r.gemm_dim_half) || !(r.gemm_tile >= 1) ||
+      !std::isfinite(r.gemm_tile) || !(r.host_run_ahead_s >= 0)) {
+    return bad("gpu.roofline", "constants must not be negative or NaN");
+  }
+  // Host costs are per kernel, per micro-batch and per iteration: a second
+  // (an hour per iteration) is far beyond any real value and keeps every
+  // sum of them finite.
+  if (!seconds(r.kernel_overhead_s, 1.0)) {
+    return bad("gpu.roofline.kernel_overhead_s", "must be between 0 and 1 s");
+  }
+  if (!seconds(r.microbatch_overhead_s, 1.0)) {
+    return bad("gpu.roofline.microbatch_overhead_s", "must be between 0 and 1 s");
+  }
+  if (!seconds(r.iteration_overhead_s, 3600.0)) {
+    return bad("gpu.roofline.iteration_overhead_s", "must be between 0 and 3600 s");
   }
   const NetworkConstants& n = c.network;
-  if (n.nvlink_efficiency <= 0 || n.nvlink_efficiency > 1 || n.nic_efficiency <= 0 ||
-      n.nic_efficiency > 1) {
+  if (!fraction(n.nvlink_efficiency) || !fraction(n.nic_efficiency)) {
     return bad("network", "efficiencies must be in (0, 1]");
   }
-  if (n.nvlink_latency_s < 0 || n.nic_latency_s < 0) return bad("network", "latencies must not be negative");
+  // A per-hop latency of a second is a million times a real one.
+  if (!seconds(n.nvlink_latency_s, 1.0)) {
+    return bad("network.nvlink_latency_s", "must be between 0 and 1 s");
+  }
+  if (!seconds(n.nic_latency_s, 1.0)) {
+    return bad("network.nic_latency_s", "must be between 0 and 1 s");
+  }
   Status curves = validate(c.collectives);
   if (!curves.ok()) return curves.with_prefix("cluster.collectives");
-  if (c.usd_per_gpu_hour < 0) return bad("usd_per_gpu_hour", "must not be negative");
+  if (!(c.usd_per_gpu_hour >= 0) || !std::isfinite(c.usd_per_gpu_hour)) {
+    return bad("usd_per_gpu_hour", "must not be negative");
+  }
   return Status();
 }
 

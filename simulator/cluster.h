@@ -76,6 +76,11 @@ struct NetworkConstants {
 // measurements); they replace the alpha-beta formula for in-node all-reduce
 // of a group size they cover (collectives.h).
 struct Cluster {
+  // Most GPUs in one node (NVLink domain). Rack-scale NVLink domains have 72
+  // (GB200 NVL72); 1024 leaves room while keeping per-group-size work (e.g.
+  // looking up measured curves for every size up to a node) small.
+  static constexpr int kMaxGpusPerNode = 1024;
+
   std::string name;
   GpuSpec gpu;
   int gpus_per_node = 8;
@@ -89,9 +94,12 @@ struct Cluster {
   friend bool operator==(const Cluster&, const Cluster&) = default;
 };
 
-// OK when the figures are positive, gpus_per_node >= 1 and the measured
-// collectives are valid (curves for groups larger than a node are allowed
-// and unused).
+// OK when the figures are positive and finite, efficiencies are in (0, 1],
+// latencies and per-kernel/per-micro-batch host costs are at most 1 s (the
+// per-iteration cost at most an hour), 1 <= gpus_per_node <= kMaxGpusPerNode,
+// nodes * gpus_per_node <= Plan::kMaxGpus, and the measured collectives are
+// valid (curves for groups larger than a node are allowed and unused).
+// InvalidArgument names the field ("cluster.network.nic_latency_s: ...").
 Status validate(const Cluster& cluster);
 
 }  // namespace llmplan::simulator

@@ -50,13 +50,24 @@ Status validate(const Model& m) {
   auto bad = [](const char* field, const std::string& why) {
     return Status::invalid_argument(std::string("model.") + field + ": " + why);
   };
-  if (m.num_layers <= 0) return bad("layers", "must be positive, got " + std::to_string(m.num_layers));
-  if (m.hidden_size <= 0) return bad("hidden", "must be positive, got " + std::to_string(m.hidden_size));
-  if (m.num_heads <= 0) return bad("heads", "must be positive, got " + std::to_string(m.num_heads));
-  if (m.num_kv_heads < 0) return bad("kv_heads", "must not be negative");
-  if (m.ffn_hidden_size < 0) return bad("ffn_hidden", "must not be negative");
-  if (m.seq_length <= 0) return bad("seq", "must be positive, got " + std::to_string(m.seq_length));
-  if (m.vocab_size <= 0) return bad("vocab", "must be positive, got " + std::to_string(m.vocab_size));
+  // A count in [lo, hi]; the message names the field and the bound.
+  auto in_range = [&](const char* field, int v, int lo, int hi) {
+    if (v < lo) {
+      return bad(field, std::string(lo == 0 ? "must not be negative" : "must be positive") +
+                            ", got " + std::to_string(v));
+    }
+    if (v > hi) {
+      return bad(field, "must be at most " + std::to_string(hi) + ", got " + std::to_string(v));
+    }
+    return Status();
+  };
+  LLMPLAN_RETURN_IF_ERROR(in_range("layers", m.num_layers, 1, Model::kMaxLayers));
+  LLMPLAN_RETURN_IF_ERROR(in_range("hidden", m.hidden_size, 1, Model::kMaxHidden));
+  LLMPLAN_RETURN_IF_ERROR(in_range("heads", m.num_heads, 1, Model::kMaxHidden));
+  LLMPLAN_RETURN_IF_ERROR(in_range("kv_heads", m.num_kv_heads, 0, Model::kMaxHidden));
+  LLMPLAN_RETURN_IF_ERROR(in_range("ffn_hidden", m.ffn_hidden_size, 0, Model::kMaxFfnHidden));
+  LLMPLAN_RETURN_IF_ERROR(in_range("seq", m.seq_length, 1, Model::kMaxSeqLength));
+  LLMPLAN_RETURN_IF_ERROR(in_range("vocab", m.vocab_size, 1, Model::kMaxVocab));
   if (m.hidden_size % m.num_heads != 0) {
     return bad("heads", std::to_string(m.num_heads) + " heads do not divide hidden size " +
                             std::to_string(m.hidden_size));

@@ -20,6 +20,24 @@ enum class PositionEmbedding { kLearned, kRotary };
 // positions, LayerNorm with bias, biased linears) and Llama-style models
 // (rotary, RMSNorm, no biases, SwiGLU) are both described by the flags.
 struct Model {
+  // Largest sizes validate() accepts. They are far above any model trained
+  // so far (the largest have about 128 layers, hidden 25,600, 1 M tokens of
+  // context and vocabularies of 256 K) and are chosen so that nothing derived
+  // from a valid model can overflow or explode:
+  //  - every count below fits an int, and 4 * kMaxHidden (the default FFN
+  //    size) does too;
+  //  - parameter_count() stays below 2^54, far inside int64_t: a layer has at
+  //    most about 7 h^2 + 3 h f parameters (< 2^41 at the maxima), times
+  //    kMaxLayers (2^12), plus embeddings (V h < 2^43);
+  //  - the simulator lowers every layer of a pipeline chunk into about 45
+  //    kernels, so kMaxLayers bounds one chunk's kernel list (~200 K ops);
+  //  - per-token products (b s h, s^2 heads, V h) are formed in double.
+  static constexpr int kMaxLayers = 4096;
+  static constexpr int kMaxHidden = 262144;      // 2^18
+  static constexpr int kMaxFfnHidden = 1048576;  // 2^20 (4 x kMaxHidden)
+  static constexpr int kMaxSeqLength = 1048576;  // 2^20 tokens of context
+  static constexpr int kMaxVocab = 16777216;     // 2^24
+
   std::string name;
   int num_layers = 0;
   int hidden_size = 0;
@@ -37,6 +55,8 @@ struct Model {
   int ffn_hidden() const { return ffn_hidden_size > 0 ? ffn_hidden_size : 4 * hidden_size; }
   int head_dim() const { return num_heads > 0 ? hidden_size / num_heads : 0; }
 
+  // The counts below are exact in int64_t for any model that validate()
+  // accepts (REQUIRES: validate(*this).ok(); larger sizes could overflow).
   // Trainable parameters of one transformer layer.
   int64_t layer_parameters() const;
   // Input embedding (+ learned positions) parameters.
@@ -56,8 +76,9 @@ struct Model {
   friend bool operator==(const Model&, const Model&) = default;
 };
 
-// OK when every size is positive, heads divide hidden, kv heads divide
-// heads. Otherwise InvalidArgument naming the first field at fault.
+// OK when every size is positive and at most its Model::kMax* bound, heads
+// divide hidden, kv heads divide heads. Otherwise InvalidArgument naming the
+// first field at fault ("model.hidden: must be at most 262144, got ...").
 Status validate(const Model& model);
 
 }  // namespace llmplan::simulator

@@ -24,21 +24,40 @@ Status validate(const Plan& p) {
   auto bad = [](const char* field, const std::string& why) {
     return Status::invalid_argument(std::string("plan.") + field + ": " + why);
   };
-  auto positive = [&](const char* field, int64_t v) {
-    return v >= 1 ? Status() : bad(field, "must be >= 1, got " + std::to_string(v));
+  auto in_range = [&](const char* field, int64_t v, int64_t max) {
+    if (v < 1) return bad(field, "must be >= 1, got " + std::to_string(v));
+    if (v > max) {
+      return bad(field, "must be at most " + std::to_string(max) + ", got " + std::to_string(v));
+    }
+    return Status();
   };
-  LLMPLAN_RETURN_IF_ERROR(positive("tp", p.tensor_parallel));
-  LLMPLAN_RETURN_IF_ERROR(positive("pp", p.pipeline_parallel));
-  LLMPLAN_RETURN_IF_ERROR(positive("dp", p.data_parallel));
-  LLMPLAN_RETURN_IF_ERROR(positive("micro_batch", p.micro_batch_size));
-  LLMPLAN_RETURN_IF_ERROR(positive("global_batch", p.global_batch_size));
-  LLMPLAN_RETURN_IF_ERROR(positive("virtual_stages", p.virtual_stages));
+  LLMPLAN_RETURN_IF_ERROR(in_range("tp", p.tensor_parallel, Plan::kMaxGpus));
+  LLMPLAN_RETURN_IF_ERROR(in_range("pp", p.pipeline_parallel, Plan::kMaxGpus));
+  LLMPLAN_RETURN_IF_ERROR(in_range("dp", p.data_parallel, Plan::kMaxGpus));
+  LLMPLAN_RETURN_IF_ERROR(in_range("global_batch", p.global_batch_size, Plan::kMaxGlobalBatch));
+  LLMPLAN_RETURN_IF_ERROR(in_range("micro_batch", p.micro_batch_size, Plan::kMaxGlobalBatch));
+  LLMPLAN_RETURN_IF_ERROR(in_range("virtual_stages", p.virtual_stages, Model::kMaxLayers));
   if (p.grad_bucket_bytes < 0) return bad("grad_bucket_bytes", "must not be negative");
+  // Each factor is <= 2^20 here, so the products below fit in 64 bits.
+  const int64_t tp_pp = static_cast<int64_t>(p.tensor_parallel) * p.pipeline_parallel;
+  if (tp_pp > Plan::kMaxGpus || tp_pp * p.data_parallel > Plan::kMaxGpus) {
+    return bad("dp", "tp * pp * dp = " + std::to_string(tp_pp * p.data_parallel) +
+                         " GPUs is more than the limit of " + std::to_string(Plan::kMaxGpus));
+  }
   const int64_t per_step = static_cast<int64_t>(p.data_parallel) * p.micro_batch_size;
   if (p.global_batch_size % per_step != 0) {
     return bad("global_batch", "global batch " + std::to_string(p.global_batch_size) +
                                    " is not divisible by dp * micro_batch = " +
                                    std::to_string(per_step));
+  }
+  const int64_t passes = p.global_batch_size / per_step * p.pipeline_parallel * p.virtual_stages;
+  if (passes > Plan::kMaxMicroBatchPasses) {
+    return bad("global_batch", "global batch " + std::to_string(p.global_batch_size) + " makes " +
+                                   std::to_string(passes) +
+                                   " micro-batch passes per step (micro-batches per replica * pp * "
+                                   "virtual_stages), more than the limit of " +
+                                   std::to_string(Plan::kMaxMicroBatchPasses) +
+                                   "; use a larger micro batch or dp");
   }
   if (p.schedule != Schedule::kInterleaved && p.virtual_stages != 1) {
     return bad("virtual_stages", "virtual stages > 1 need the interleaved schedule");
@@ -74,7 +93,12 @@ Status validate(const Model& model, const Plan& plan) {
                                     " does not divide the FFN size " +
                                     std::to_string(model.ffn_hidden()));
   }
-  const int chunks = plan.pipeline_parallel * plan.virtual_stages;
+  if (model.vocab_size < t) {
+    return Status::invalid_argument(
+        "plan.tp: tensor parallelism " + std::to_string(t) + " is larger than the vocabulary of " +
+        std::to_string(model.vocab_size) + " (every rank holds a slice of the embedding)");
+  }
+  const int64_t chunks = static_cast<int64_t>(plan.pipeline_parallel) * plan.virtual_stages;
   if (model.num_layers < chunks) {
     return Status::invalid_argument("plan.pp: " + std::to_string(model.num_layers) +
                                     " layers cannot fill pp * virtual_stages = " +

@@ -24,6 +24,25 @@ const char* to_string(Precision p);
 //
 // A plain value: cheap to copy, comparable, safe to read from many threads.
 struct Plan {
+  // Largest values validate() accepts, chosen so that no count derived from
+  // a valid plan can overflow an int and the simulator's work stays bounded:
+  //  - kMaxGpus (2^20, about ten times the largest clusters built so far)
+  //    bounds t, p, d and the world size t * p * d, which validate() forms
+  //    in 64 bits before comparing; so world_size() fits an int.
+  //  - kMaxGlobalBatch (2^24 sequences, thousands of times today's batches)
+  //    bounds B, and with it d * b (which divides B) and the tokens per step
+  //    B * s (< 2^44 with Model::kMaxSeqLength).
+  //  - kMaxMicroBatchPasses (2^20) bounds m * p * v, the micro-batch passes
+  //    of one step over all pipeline chunks. The simulator keeps a few tasks
+  //    and schedule entries per pass (per stage, per chunk and micro-batch),
+  //    so this bounds its memory (~100 MB) and time (~1 s) per iteration;
+  //    Megatron-scale plans use a few thousand passes.
+  //  - virtual stages are bounded by the model's layers (p * v <= layers,
+  //    checked by validate(model, plan)); alone by Model::kMaxLayers.
+  static constexpr int kMaxGpus = 1048576;
+  static constexpr int kMaxGlobalBatch = 16777216;
+  static constexpr int64_t kMaxMicroBatchPasses = 1048576;
+
   int tensor_parallel = 1;    // t: divides the heads (and kv heads)
   int pipeline_parallel = 1;  // p: pipeline stages
   int data_parallel = 1;      // d: replicas
@@ -44,8 +63,9 @@ struct Plan {
   // activation and the receiver all-gathers it over NVLink.
   bool pipeline_scatter_gather = false;
 
+  // GPUs: t * p * d. REQUIRES: validate(*this).ok() (so it fits an int).
   int world_size() const { return tensor_parallel * pipeline_parallel * data_parallel; }
-  // Micro-batches per replica per step: B / (d * b).
+  // Micro-batches per replica per step: B / (d * b). REQUIRES: validate(*this).ok().
   int num_micro_batches() const {
     return global_batch_size / (data_parallel * micro_batch_size);
   }
@@ -56,14 +76,16 @@ struct Plan {
   friend bool operator==(const Plan&, const Plan&) = default;
 };
 
-// OK when every degree is >= 1 and the batch divides; the plan alone.
-// InvalidArgument names the first field at fault.
+// OK when every degree is >= 1 and within the Plan::kMax* bounds (world
+// size, global batch, micro-batch passes per step), and the batch divides;
+// the plan alone. InvalidArgument names the first field at fault.
 Status validate(const Plan& plan);
 
 // OK when `plan` can lay out `model`: t divides the heads, the kv heads and
-// the FFN size; every one of the p*v pipeline chunks gets at least one layer
-// (layers are split as evenly as possible, see layers_in_chunk); with
-// sequence parallelism t divides the sequence. InvalidArgument otherwise.
+// the FFN size, and is at most the vocabulary (each rank holds V/t rows);
+// every one of the p*v pipeline chunks gets at least one layer (layers are
+// split as evenly as possible, see layers_in_chunk); with sequence
+// parallelism t divides the sequence. InvalidArgument otherwise.
 Status validate(const Model& model, const Plan& plan);
 
 // Layers held by pipeline chunk `chunk` (0 .. p*v-1, in model order): l/(p*v)

@@ -1,6 +1,7 @@
 #include "simulator/simulate.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "simulator/engine.h"
 #include "simulator/lowering.h"
@@ -49,11 +50,41 @@ class GraphBuilder {
         options_(options), p_(plan.pipeline_parallel), v_(plan.virtual_stages),
         m_(plan.num_micro_batches()), graph_(plan.pipeline_parallel * kStreamsPerDevice) {}
 
+  // An upper bound on the tasks build() adds (computed in double, so it
+  // cannot overflow): per pass one task (or one per op at task level) and a
+  // pipeline send; per chunk the data-parallel buckets (at most one per
+  // backward op when they overlap, grad_bytes / bucket size otherwise); per
+  // stage the embedding all-reduce, optimizer and parameter all-gather.
+  double max_tasks() const {
+    const int chunks = p_ * v_;
+    double tasks = 3.0 * p_;
+    for (int j = 0; j < chunks; ++j) {
+      const ChunkProgram& prog = *programs_[j];
+      const double forward_ops = static_cast<double>(prog.forward.size());
+      const double backward_ops = static_cast<double>(prog.backward.size());
+      const double per_pass_f = options_.collapse_chains ? 1.0 : forward_ops;
+      const double per_pass_b = options_.collapse_chains ? 1.0 : backward_ops;
+      tasks += static_cast<double>(m_) * (per_pass_f + per_pass_b + 2.0);
+      tasks += 2.0 * backward_ops;  // overlapped buckets and the pieces they split
+      const double bucket = static_cast<double>(plan_.grad_bucket_bytes);
+      tasks += bucket > 0 ? std::ceil(prog.grad_bytes / bucket) : 1.0;
+    }
+    return tasks;
+  }
+
   Status build() {
     const int chunks = p_ * v_;
-    const size_t passes = static_cast<size_t>(2) * m_ * chunks;
-    graph_.reserve(options_.collapse_chains ? passes * 2 + 64 * p_ : passes * 64,
-                   options_.collapse_chains ? passes * 2 + 64 * p_ : passes * 80);
+    const double estimate = max_tasks();
+    const double limit = options_.keep_timeline ? kMaxTimelineTasks : kMaxSimulatedTasks;
+    if (!(estimate <= limit)) {
+      return Status::invalid_argument(
+          "simulate: this iteration would need up to " + std::to_string(std::llround(estimate)) +
+          " simulated tasks, more than the limit of " + std::to_string(std::llround(limit)) +
+          (options_.keep_timeline ? " with a trace" : "") +
+          " (fewer micro-batches, larger gradient buckets" +
+          (options_.collapse_chains ? std::string(")") : std::string(", or no --task-level)")));
+    }
+    graph_.reserve(static_cast<size_t>(estimate), static_cast<size_t>(estimate) * 2);
     send_fwd_.assign(static_cast<size_t>(chunks) * m_, -1);
     send_bwd_.assign(static_cast<size_t>(chunks) * m_, -1);
     stage_end_task_.assign(p_, -1);
@@ -97,6 +128,7 @@ class GraphBuilder {
       }
       if (!progress) return Status::internal("pipeline schedule deadlocked (schedule bug)");
     }
+    LLMPLAN_RETURN_IF_ERROR(duration_error_);
     for (int r = 0; r < p_; ++r) segments_[r] = std::move(stages_[r].segments);
     graph_.run(&start_);
     return Status();
@@ -128,7 +160,22 @@ class GraphBuilder {
     return stage * kStreamsPerDevice + static_cast<int>(s);
   }
 
+  // Adds a task. A duration the cost model got wrong (negative, NaN, or
+  // infinite, e.g. from a profile or constants file with absurd values) is
+  // recorded as the build's error and replaced by 0 so the build can finish.
   TaskId add(int stage, StreamKind s, double duration, const Label& label) {
+    if (!(duration >= 0) || !std::isfinite(duration)) {
+      if (duration_error_.ok()) {
+        const std::string value = std::isnan(duration)   ? "NaN"
+                                  : std::isinf(duration) ? "infinite"
+                                                         : std::to_string(duration) + " s";
+        duration_error_ = Status::invalid_argument(
+            "simulate: the cost model (" + cost_.describe() + ") gave a " + value +
+            " duration for \"" + label.str() + "\" on stage " + std::to_string(stage) +
+            "; check the profile or constants it was built from");
+      }
+      duration = 0;
+    }
     const TaskId t = graph_.add_task(stream_id(stage, s), duration);
     if (options_.keep_timeline) task_name_.push_back(label.str());
     return t;
@@ -341,15 +388,16 @@ class GraphBuilder {
     return cut;
   }
 
+  // `bytes` in buckets of the plan's size, the last one partial. (Counted,
+  // not subtracted in a loop: bytes - bucket == bytes for a tiny bucket.)
+  // max_tasks() bounds the count.
   std::vector<double> bucket_list(double bytes) const {
-    std::vector<double> out;
     const double bucket = static_cast<double>(plan_.grad_bucket_bytes);
-    if (bucket <= 0) return {bytes};
-    while (bytes > bucket) {
-      out.push_back(bucket);
-      bytes -= bucket;
-    }
-    if (bytes > 0) out.push_back(bytes);
+    if (bucket <= 0 || bytes <= bucket) return {bytes};
+    const size_t full = static_cast<size_t>(std::floor(bytes / bucket));
+    std::vector<double> out(full, bucket);
+    const double rest = bytes - static_cast<double>(full) * bucket;
+    if (rest > 0) out.push_back(rest);
     return out;
   }
 
@@ -394,6 +442,7 @@ class GraphBuilder {
   std::vector<double> send_fwd_s_, send_bwd_s_;  // per chunk
   std::vector<TaskId> stage_end_task_, optimizer_task_;
   std::vector<std::string> task_name_;
+  Status duration_error_;  // the first bad duration add() met
 };
 
 }  // namespace
@@ -430,6 +479,20 @@ Result<StepReport> simulate(const Model& model, const Plan& plan, const Cluster&
     }
   }
   for (int j = 0; j < p * v; ++j) programs[j] = &unique[unique_of[j]];
+  // A cost model fed absurd numbers (a profile or constants file) can give
+  // durations that are not finite: name the first such kernel.
+  for (const ChunkProgram& prog : unique) {
+    for (const auto* ops : {&prog.forward, &prog.backward}) {
+      for (const LoweredOp& op : *ops) {
+        if (op.duration_s >= 0 && std::isfinite(op.duration_s)) continue;
+        return Status::invalid_argument(
+            "simulate: the cost model (" + cost.describe() + ") gave a duration of " +
+            std::to_string(op.duration_s) + " s for " + op.name + " (" +
+            (ops == &prog.forward ? "forward" : "backward") + ", pipeline chunk " +
+            std::to_string(prog.chunk) + "); check the profile or constants it was built from");
+      }
+    }
+  }
 
   GraphBuilder builder(model, plan, placement, cost, programs, options);
   LLMPLAN_RETURN_IF_ERROR(builder.build());
@@ -497,6 +560,13 @@ Result<StepReport> simulate(const Model& model, const Plan& plan, const Cluster&
       report.fits_in_memory ? 0.0 : report.peak_memory_bytes - report.memory_capacity_bytes;
   report.breakdown = report.stages[report.critical_stage].time;
   report.iteration_time_s = report.breakdown.end_s + cost.iteration_overhead_s();
+  // Finite durations can still add up past the largest double.
+  if (!std::isfinite(report.iteration_time_s) || !(report.iteration_time_s > 0)) {
+    return Status::invalid_argument(
+        "simulate: the iteration time is " + std::to_string(report.iteration_time_s) +
+        " s: the cost model's (" + cost.describe() +
+        ") kernel and collective times are out of range; check the profile or constants");
+  }
 
   const double peak = plan.precision == Precision::kBf16 ? cluster.gpu.peak_bf16_flops
                                                         : cluster.gpu.peak_fp16_flops;

@@ -17,6 +17,14 @@
 
 namespace llmplan::simulator {
 
+// Most tasks one simulated iteration may have (kernels or collapsed passes,
+// transfers, collectives): about 30 bytes each in the task graph, so about
+// 250 MB at the limit. With a timeline kept (a name and times per task, and
+// later a trace file of ~150 bytes per task) the limit is kMaxTimelineTasks.
+// simulate() returns InvalidArgument instead of building a larger graph.
+inline constexpr double kMaxSimulatedTasks = 8388608;  // 2^23
+inline constexpr double kMaxTimelineTasks = 1048576;   // 2^20
+
 struct SimOptions {
   // Source of durations; null means Roofline on the cluster's GPU.
   std::shared_ptr<const CostModel> cost_model;
@@ -85,9 +93,12 @@ struct StepReport {
 // identical report.
 //
 // InvalidArgument if the plan does not divide the model, a field is out of
-// range, or the plan needs more GPUs than the cluster has (when its node
-// count is set). A plan that runs out of memory is a result, not an error:
-// fits_in_memory is false and memory_overflow_bytes says by how much.
+// range, the plan needs more GPUs than the cluster has (when its node count
+// is set), the iteration would need more than kMaxSimulatedTasks tasks, or
+// the cost model gives a duration that is negative or not finite (or the
+// iteration time overflows), naming the kernel or collective. A plan that
+// runs out of memory is a result, not an error: fits_in_memory is false and
+// memory_overflow_bytes says by how much.
 Result<StepReport> simulate(const Model& model, const Plan& plan, const Cluster& cluster,
                             const SimOptions& options = {});
 

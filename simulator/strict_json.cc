@@ -76,6 +76,8 @@ void pretty_into(const boost::json::value& v, std::string* out, int indent) {
       *out += i + 1 < a.size() ? ",\n" : "\n";
     }
     *out += pad + "]";
+  } else if (v.is_double() && !std::isfinite(v.get_double())) {
+    *out += "null";  // JSON has no NaN or infinity (pretty_finite refuses them)
   } else if (v.is_double()) {
     // Shortest round-trip form ("0.8", "2.5e+10"), not Boost's "8E-1".
     char buf[32];
@@ -146,7 +148,47 @@ Status check_no_control_characters(const boost::json::value& v, const std::strin
   return Status();
 }
 
+// The path of the first non-finite number in `v` ("best.mfu", "runs[3].ape"),
+// written to *path with its value; false when every number is finite.
+bool find_non_finite(const boost::json::value& v, const std::string& at, std::string* path,
+                     double* value) {
+  if (v.is_double()) {
+    if (std::isfinite(v.get_double())) return false;
+    *path = at.empty() ? "the document" : at;
+    *value = v.get_double();
+    return true;
+  }
+  if (v.is_object()) {
+    for (const auto& kv : v.get_object()) {
+      const std::string key(kv.key());
+      if (find_non_finite(kv.value(), at.empty() ? key : at + "." + key, path, value)) {
+        return true;
+      }
+    }
+  } else if (v.is_array()) {
+    const auto& a = v.get_array();
+    for (size_t i = 0; i < a.size(); ++i) {
+      if (find_non_finite(a[i], at + "[" + std::to_string(i) + "]", path, value)) return true;
+    }
+  }
+  return false;
+}
+
 }  // namespace
+
+Status check_finite(const boost::json::value& v, std::string_view what) {
+  std::string path;
+  double value = 0;
+  if (!find_non_finite(v, "", &path, &value)) return Status();
+  const char* text = std::isnan(value) ? "nan" : value > 0 ? "inf" : "-inf";
+  return Status::invalid_argument(std::string(what) + ": " + path + " is " + text +
+                                  ", which JSON cannot represent");
+}
+
+Result<std::string> pretty_finite(const boost::json::value& v, std::string_view what) {
+  LLMPLAN_RETURN_IF_ERROR(check_finite(v, what));
+  return pretty(v);
+}
 
 Result<boost::json::value> parse(std::string_view text, std::string_view source_name) {
   boost::json::stream_parser parser;

@@ -41,7 +41,20 @@ Result<boost::json::value> parse(std::string_view text, std::string_view source_
 Result<boost::json::value> parse_file(const std::string& path);
 
 // Writes `v` with two-space indentation (stable key order: insertion order).
+// JSON has no NaN or infinity: a non-finite number is written as null, so the
+// text is always valid JSON. Writers of results use pretty_finite() instead,
+// which refuses such a value with an error.
 std::string pretty(const boost::json::value& v);
+
+// OK when every number in `v` is finite. Otherwise InvalidArgument
+// "<what>: <JSON path> is <nan|inf|-inf>, which JSON cannot represent"
+// (e.g. "JSON output: best.mfu is inf, ...") for the first one met.
+Status check_finite(const boost::json::value& v, std::string_view what);
+
+// check_finite(v, what), then pretty(v): the writer for every JSON document
+// llmplan prints or saves from computed values.
+Result<std::string> pretty_finite(const boost::json::value& v,
+                                  std::string_view what = "JSON output");
 
 // Reads the fields of one JSON object. Construct with the value and its path;
 // read fields; call finish() once, which returns the first error met or an

@@ -86,6 +86,9 @@ std::vector<GroupError> group_errors(const std::vector<AccuracyCase>& cases,
 
 // Starting points the calibration screens (a fixed grid).
 inline constexpr int kCalibrationScreenPoints = 32;
+// Most solver iterations per polished start (each costs about nine
+// simulations per case).
+inline constexpr int kMaxCalibrationIterations = 10000;
 
 // Where a running calibration is, for a progress display.
 struct CalibrationProgress {
@@ -126,7 +129,10 @@ struct CalibrationResult {
 // values, only its fixed ones (gemm_tile, flash attention efficiency, NVLink
 // figures, and the NIC figures when fit_network is off). Deterministic: the
 // same cases give the same constants. Cost: about (kCalibrationScreenPoints
-// + starts x max_iterations x 9) simulations per case.
+// + starts x max_iterations x 9) simulations per case. InvalidArgument when
+// there are no cases, starts is outside [1, kCalibrationScreenPoints] or
+// max_iterations outside [1, kMaxCalibrationIterations]; FailedPrecondition
+// (one line) when no polished start reaches a usable solution.
 Result<CalibrationResult> calibrate(const std::vector<AccuracyCase>& cases,
                                     const AccuracyConstants& initial,
                                     const CalibrationOptions& options);

@@ -21,9 +21,10 @@ boost::json::object summary_json(const ErrorSummary& e) {
 
 }  // namespace
 
-std::string validation_to_json(const std::string& source, const std::vector<AccuracyCase>& cases,
-                               const std::vector<double>& predicted,
-                               const std::vector<std::string>& notes) {
+Result<std::string> validation_to_json(const std::string& source,
+                                       const std::vector<AccuracyCase>& cases,
+                                       const std::vector<double>& predicted,
+                                       const std::vector<std::string>& notes) {
   std::vector<double> measured;
   for (const AccuracyCase& c : cases) measured.push_back(c.run.iteration_time_s);
   boost::json::object o;
@@ -67,12 +68,12 @@ std::string validation_to_json(const std::string& source, const std::vector<Accu
   boost::json::array n;
   for (const std::string& s : notes) n.push_back(boost::json::string(s));
   o["notes"] = std::move(n);
-  return json::pretty(o);
+  return json::pretty_finite(o, "validation JSON");
 }
 
-std::string constants_to_json(const std::string& gpu, const AccuracyConstants& constants,
-                              const std::string& roofline_source,
-                              const std::string& network_source) {
+Result<std::string> constants_to_json(const std::string& gpu, const AccuracyConstants& constants,
+                                      const std::string& roofline_source,
+                                      const std::string& network_source) {
   boost::json::object o;
   o["gpu"] = gpu;
   boost::json::object r;
@@ -85,7 +86,7 @@ std::string constants_to_json(const std::string& gpu, const AccuracyConstants& c
   for (const auto& [k, v] : nj.as_object()) n[k] = v;
   o["roofline"] = std::move(r);
   o["network"] = std::move(n);
-  return json::pretty(o);
+  return json::pretty_finite(o, "constants JSON");
 }
 
 Status read_constants_text(std::string_view text, const std::string& source_name,

@@ -15,15 +15,19 @@ namespace llmplan::planner {
 
 // {"source": ..., "rows": N, "mape", "median_ape", "max_ape", "mean_signed_error",
 //  "groups": {name: [{key, rows, mape, ...}]}, "runs": [{line, ..., measured_s, predicted_s, ape}]}
-// Errors are fractions (0.05 = 5 %).
-std::string validation_to_json(const std::string& source, const std::vector<AccuracyCase>& cases,
-                               const std::vector<double>& predicted,
-                               const std::vector<std::string>& notes);
+// Errors are fractions (0.05 = 5 %). InvalidArgument naming the JSON path if
+// a number is not finite (JSON cannot hold it).
+Result<std::string> validation_to_json(const std::string& source,
+                                       const std::vector<AccuracyCase>& cases,
+                                       const std::vector<double>& predicted,
+                                       const std::vector<std::string>& notes);
 
 // {"gpu": NAME, "roofline": {"source": ..., fields}, "network": {"source": ..., fields}}.
-std::string constants_to_json(const std::string& gpu, const AccuracyConstants& constants,
-                              const std::string& roofline_source,
-                              const std::string& network_source);
+// InvalidArgument if a constant is not finite (an infinite host_run_ahead_s
+// is left out, meaning no limit).
+Result<std::string> constants_to_json(const std::string& gpu, const AccuracyConstants& constants,
+                                      const std::string& roofline_source,
+                                      const std::string& network_source);
 
 // Reads a constants file as written above (or any object with optional
 // "roofline" and "network" objects of preset fields, and optional "gpu",

@@ -130,7 +130,14 @@ Result<CalibrationResult> calibrate(const std::vector<AccuracyCase>& cases,
                                     const AccuracyConstants& initial,
                                     const CalibrationOptions& options) {
   if (cases.empty()) return Status::invalid_argument("calibrate: no measured runs");
-  if (options.starts < 1) return Status::invalid_argument("calibrate: starts must be >= 1");
+  if (options.starts < 1 || options.starts > kCalibrationScreenPoints) {
+    return Status::invalid_argument("calibrate: starts must be from 1 to " +
+                                    std::to_string(kCalibrationScreenPoints));
+  }
+  if (options.max_iterations < 1 || options.max_iterations > kMaxCalibrationIterations) {
+    return Status::invalid_argument("calibrate: max_iterations must be from 1 to " +
+                                    std::to_string(kMaxCalibrationIterations));
+  }
   CalibrationResult best;
   best.cost = std::numeric_limits<double>::infinity();
   const auto add_line = [&](const std::string& text) {

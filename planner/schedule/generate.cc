@@ -11,8 +11,6 @@
 namespace llmplan::planner::schedule {
 namespace {
 
-constexpr int kMaxJobs = 100000;
-
 // One size class of the mix: a GPT-3 style shape, its share of the jobs and
 // the range of GPU counts its jobs request (for 8-GPU nodes).
 struct SizeClass {

@@ -39,9 +39,19 @@ Status check_job(const Job& job, const std::function<std::string(std::string_vie
     return bad("deadline_h", num(job.deadline_s / kSecondsPerHour) + " is not after arrival_h " +
                                  num(job.arrival_s / kSecondsPerHour));
   }
-  if (job.min_gpus < 0) return bad("min_gpus", "must be >= 0, got " + std::to_string(job.min_gpus));
-  if (job.max_gpus < 0) return bad("max_gpus", "must be >= 0, got " + std::to_string(job.max_gpus));
-  if (job.gpus < 0) return bad("gpus", "must be >= 0, got " + std::to_string(job.gpus));
+  // GPU counts up to Plan::kMaxGpus: rounding them up to whole nodes stays
+  // inside an int.
+  auto count = [&](std::string_view name, int v) {
+    if (v < 0) return bad(name, "must be >= 0, got " + std::to_string(v));
+    if (v > simulator::Plan::kMaxGpus) {
+      return bad(name, "must be at most " + std::to_string(simulator::Plan::kMaxGpus) + ", got " +
+                           std::to_string(v));
+    }
+    return Status();
+  };
+  LLMPLAN_RETURN_IF_ERROR(count("min_gpus", job.min_gpus));
+  LLMPLAN_RETURN_IF_ERROR(count("max_gpus", job.max_gpus));
+  LLMPLAN_RETURN_IF_ERROR(count("gpus", job.gpus));
   if (job.min_gpus > 0 && job.max_gpus > 0 && job.min_gpus > job.max_gpus) {
     return bad("min_gpus", std::to_string(job.min_gpus) + " is more than max_gpus " +
                                std::to_string(job.max_gpus));

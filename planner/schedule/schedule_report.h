@@ -45,8 +45,9 @@ Result<std::string> allocation_svg(const ScheduleStudy& study);
 // counts and the per-job tables.
 std::string schedule_markdown(const ScheduleStudy& study, const std::string& svg);
 // JSON: {cluster, gpus, rescale_cost_s, trace, policies: [{name, metrics,
-// jobs: [...]}], curves: [...], plans_simulated, timings}.
-std::string schedule_to_json(const ScheduleStudy& study);
+// jobs: [...]}], curves: [...], plans_simulated, timings}. InvalidArgument
+// naming the JSON path if a number is not finite (JSON cannot hold it).
+Result<std::string> schedule_to_json(const ScheduleStudy& study);
 
 }  // namespace llmplan::planner::schedule
 

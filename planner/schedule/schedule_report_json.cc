@@ -6,7 +6,7 @@
 
 namespace llmplan::planner::schedule {
 
-std::string schedule_to_json(const ScheduleStudy& study) {
+Result<std::string> schedule_to_json(const ScheduleStudy& study) {
   boost::json::object o;
   o["cluster"] = study.cluster;
   o["gpus"] = study.total_gpus;
@@ -83,7 +83,7 @@ std::string schedule_to_json(const ScheduleStudy& study) {
   boost::json::array notes;
   for (const std::string& n : study.notes) notes.push_back(boost::json::string(n));
   o["notes"] = std::move(notes);
-  return json::pretty(o);
+  return json::pretty_finite(o, "schedule JSON");
 }
 
 }  // namespace llmplan::planner::schedule

@@ -437,7 +437,7 @@ TEST(GenerateJobs, RejectsBadOptions) {
   auto starts = [](const std::string& s, const std::string& prefix) {
     return s.rfind(prefix, 0) == 0;
   };
-  EXPECT_TRUE(starts(error({.num_jobs = -1}), "generate: num_jobs: must be between 1 and 100000"));
+  EXPECT_TRUE(starts(error({.num_jobs = -1}), "generate: num_jobs: must be between 1 and 10000"));
   EXPECT_TRUE(starts(error({.num_jobs = 100001}), "generate: num_jobs:"));
   EXPECT_TRUE(starts(error({.mean_interarrival_s = 0}), "generate: mean_interarrival_s:"));
   EXPECT_TRUE(starts(error({.min_duration_s = -1}), "generate: min_duration_s:"));

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <limits>
+
 #include "presets/catalog.h"
 
 namespace llmplan::planner {
@@ -178,6 +180,32 @@ TEST(Search, BadInputsAreOneLineErrors) {
   auto r = search(c, o);
   ASSERT_TRUE(r.ok());
   EXPECT_EQ(r.value().best, -1);
+}
+
+// Issue 17, defect 2: a deadline of 1e308 days overflowed the compute
+// budget to infinity and the shape grid never ended.
+TEST(Search, BudgetsThatOverflowAreErrorsAndTheGridIsFinite) {
+  const simulator::Cluster c = a100();
+  SearchOptions o = small_search(1);
+  o.gpus = 512;
+  o.days = 1e308;
+  EXPECT_NE(search(c, o).status().message().find("--days: the compute budget"), std::string::npos);
+  o = small_search(1);
+  o.budget_usd = std::numeric_limits<double>::quiet_NaN();
+  EXPECT_NE(search(c, o).status().message().find("--budget-usd"), std::string::npos);
+  o = small_search(1);
+  o.tokens.tokens_per_param = std::numeric_limits<double>::infinity();
+  EXPECT_NE(search(c, o).status().message().find("--tokens-per-param"), std::string::npos);
+  o = small_search(1);
+  o.gpus = simulator::Plan::kMaxGpus + 8;
+  EXPECT_NE(search(c, o).status().message().find("--gpus: must be at most"), std::string::npos);
+  // The grid: empty for non-finite bounds, at most kMaxGridSizes sizes for
+  // finite ones however far apart (the largest sizes share one shape).
+  EXPECT_TRUE(shape_grid(1e8, std::numeric_limits<double>::infinity(), 1.6, 2048, 51200).empty());
+  const auto grid = shape_grid(1e8, 1e300, 1.07, 2048, 51200);
+  EXPECT_FALSE(grid.empty());
+  EXPECT_LE(grid.size(), static_cast<size_t>(kMaxGridSizes));
+  for (const simulator::Model& m : grid) EXPECT_TRUE(simulator::validate(m).ok()) << m.name;
 }
 
 }  // namespace

@@ -166,6 +166,11 @@ TEST(Fit, BadInputsAreErrors) {
   options.confidence_level = 1;
   EXPECT_NE(fit_loss_law(points, options).status().message().find("confidence_level"),
             std::string::npos);
+  // Each replicate is a refit: the count is bounded (issue 17).
+  options = {};
+  options.bootstrap_samples = kMaxBootstrapSamples + 1;
+  EXPECT_EQ(fit_loss_law(points, options).status().message(),
+            "fit option bootstrap_samples: must be from 0 to 10000, got 10001");
 }
 
 TEST(Fit, ReproducesTheEpochRefitOnChinchillaData) {

@@ -173,6 +173,11 @@ TEST(Optimal, GpuBudget) {
   budget.days = 30;
   budget.gpus = 0;
   EXPECT_NE(budget_flops(budget).status().message().find("gpus"), std::string::npos);
+  // Every factor finite, the product not (issue 17: --days 1e308).
+  budget.gpus = 512;
+  budget.days = 1e308;
+  EXPECT_NE(budget_flops(budget).status().message().find("days: 512 GPUs x 1e+308 days"),
+            std::string::npos);
 }
 
 TEST(Optimal, DegenerateLawHasNoExponents) {

@@ -9,3 +9,4 @@ list(APPEND LLMPLAN_TEST_SOURCES simulator/cluster_json_test.cc simulator/model_
 list(APPEND LLMPLAN_TEST_SOURCES simulator/collective_curve_test.cc simulator/profile_table_test.cc)
 list(APPEND LLMPLAN_TEST_SOURCES simulator/vtrain_case_study_test.cc)
 list(APPEND LLMPLAN_TEST_SOURCES simulator/csv_test.cc simulator/input_file_test.cc)
+list(APPEND LLMPLAN_TEST_SOURCES simulator/limits_test.cc)
