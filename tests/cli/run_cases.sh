@@ -25,6 +25,11 @@
 #                   QUIET      stderr must be empty
 #                   TIMEOUT s  this case's time limit in seconds (default
 #                              $LLMPLAN_CASE_TIMEOUT, else 60)
+#                   STDOUT_FULL  stdout is /dev/full (a disk with no room):
+#                              every write to it fails
+#                   FULL_LINK p  @TMP@/p is made a symbolic link to /dev/full
+#                              before the run (an output file that cannot be
+#                              written, e.g. result.json inside --out DIR)
 #   STDERR_REGEX  an extended regular expression (grep -E) that stderr must
 #                 match somewhere; empty: no check. A literal | must be
 #                 written [|] (| separates the fields). The placeholders
@@ -108,6 +113,8 @@ for file in "${files[@]}"; do
     want_exit=""
     want_json=0
     want_quiet=0
+    stdout_full=0
+    full_links=()
     limit=$default_timeout
     read -r -a words <<< "$checks"
     i=0
@@ -117,6 +124,8 @@ for file in "${files[@]}"; do
         JSON) want_json=1; i=$((i + 1)) ;;
         QUIET) want_quiet=1; i=$((i + 1)) ;;
         TIMEOUT) limit=${words[$((i + 1))]:-}; i=$((i + 2)) ;;
+        STDOUT_FULL) stdout_full=1; i=$((i + 1)) ;;
+        FULL_LINK) full_links+=("${words[$((i + 1))]:-}"); i=$((i + 2)) ;;
         *) fail "$name" "$lineno" "unknown check '${words[$i]}'"; i=$((i + 1)) ;;
       esac
     done
@@ -134,6 +143,10 @@ for file in "${files[@]}"; do
 
     dir="$work/$name.$lineno"
     mkdir -p "$dir/tmp"
+    for link in "${full_links[@]}"; do
+      mkdir -p "$(dirname "$dir/tmp/$link")"
+      ln -s /dev/full "$dir/tmp/$link"
+    done
     argstr=${argstr//@FILES@/$cases_dir/files}
     argstr=${argstr//@TMP@/$dir/tmp}
     argstr=${argstr//@SRC@/$src_dir}
@@ -149,9 +162,11 @@ for file in "${files[@]}"; do
       fi
     fi
 
+    out_path=$dir/stdout
+    [[ $stdout_full -eq 1 ]] && out_path=/dev/full
     start=$(date +%s.%N)
     (cd "$dir/tmp" && timeout --kill-after=10 "$limit" "$llmplan" "${args[@]}" \
-      > "$dir/stdout" 2> "$dir/stderr")
+      > "$out_path" 2> "$dir/stderr")
     status=$?
     elapsed=$(awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')
 
