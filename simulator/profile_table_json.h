@@ -3,7 +3,10 @@
 //
 // Reading is strict: unknown keys, wrong types, missing required fields and
 // impossible values are errors whose message starts with the file name and
-// the JSON path, e.g. "h100.json: kernels[3].time_s: must be > 0".
+// the JSON path, e.g. "h100.json: kernels[3].time_s: must be > 0". Files
+// are read with read_input_file (simulator/input_file.h: at most 16 MiB);
+// a profile holds at most kMaxProfileKernels kernels and
+// kMaxProfileCollectives collectives (profile_table.h).
 // Thread safety: every function reads only its arguments.
 #ifndef LLMPLAN_SIMULATOR_PROFILE_TABLE_JSON_H_
 #define LLMPLAN_SIMULATOR_PROFILE_TABLE_JSON_H_

@@ -1,10 +1,12 @@
 #include "simulator/strict_json.h"
 
 #include <algorithm>
+#include <boost/json/basic_parser_impl.hpp>
 #include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <sstream>
+#include <vector>
 
 #include "simulator/input_file.h"
 
@@ -13,14 +15,20 @@ namespace {
 
 std::string kind_name(const boost::json::value& v) {
   switch (v.kind()) {
-    case boost::json::kind::null: return "null";
-    case boost::json::kind::bool_: return "a boolean";
+    case boost::json::kind::null:
+      return "null";
+    case boost::json::kind::bool_:
+      return "a boolean";
     case boost::json::kind::int64:
     case boost::json::kind::uint64:
-    case boost::json::kind::double_: return "a number";
-    case boost::json::kind::string: return "a string";
-    case boost::json::kind::array: return "an array";
-    case boost::json::kind::object: return "an object";
+    case boost::json::kind::double_:
+      return "a number";
+    case boost::json::kind::string:
+      return "a string";
+    case boost::json::kind::array:
+      return "an array";
+    case boost::json::kind::object:
+      return "an object";
   }
   return "?";
 }
@@ -174,6 +182,114 @@ bool find_non_finite(const boost::json::value& v, const std::string& at, std::st
   return false;
 }
 
+// Builds the document for boost::json::basic_parser, as boost::json::parser
+// does, with two differences: a number with a fraction or exponent is
+// converted from its text by std::from_chars, correctly rounded (Boost 1.81
+// can be an ulp off, so values written back shortest would not read back
+// equal); and a key repeated in one object is an error (`error` says which)
+// instead of one value silently winning.
+class DocumentBuilder {
+ public:
+  static constexpr std::size_t max_object_size = boost::json::object::max_size();
+  static constexpr std::size_t max_array_size = boost::json::array::max_size();
+  static constexpr std::size_t max_key_size = boost::json::string::max_size();
+  static constexpr std::size_t max_string_size = boost::json::string::max_size();
+
+  boost::json::value document;
+  std::string error;  // set when a handler refuses the input
+
+  bool on_document_begin(boost::system::error_code&) { return true; }
+  bool on_document_end(boost::system::error_code&) { return true; }
+  bool on_object_begin(boost::system::error_code&) {
+    stack_.push_back({boost::json::object(), {}});
+    return true;
+  }
+  bool on_object_end(std::size_t, boost::system::error_code&) { return close(); }
+  bool on_array_begin(boost::system::error_code&) {
+    stack_.push_back({boost::json::array(), {}});
+    return true;
+  }
+  bool on_array_end(std::size_t, boost::system::error_code&) { return close(); }
+  bool on_key_part(boost::json::string_view s, std::size_t, boost::system::error_code&) {
+    text_.append(s.data(), s.size());
+    return true;
+  }
+  bool on_key(boost::json::string_view s, std::size_t, boost::system::error_code& ec) {
+    text_.append(s.data(), s.size());
+    Frame& frame = stack_.back();
+    if (frame.value.get_object().contains(text_)) {
+      error = "duplicate key " + shown_key(text_) + " (each key may appear once in an object)";
+      ec = boost::json::error::syntax;
+      return false;
+    }
+    frame.key = std::move(text_);
+    text_.clear();
+    return true;
+  }
+  bool on_string_part(boost::json::string_view s, std::size_t, boost::system::error_code&) {
+    text_.append(s.data(), s.size());
+    return true;
+  }
+  bool on_string(boost::json::string_view s, std::size_t, boost::system::error_code&) {
+    text_.append(s.data(), s.size());
+    boost::json::value v(boost::json::string_view(text_.data(), text_.size()));
+    text_.clear();
+    return add(std::move(v));
+  }
+  bool on_number_part(boost::json::string_view s, boost::system::error_code&) {
+    number_.append(s.data(), s.size());
+    return true;
+  }
+  bool on_int64(int64_t i, boost::json::string_view, boost::system::error_code&) {
+    number_.clear();
+    return add(i);
+  }
+  bool on_uint64(uint64_t u, boost::json::string_view, boost::system::error_code&) {
+    number_.clear();
+    return add(u);
+  }
+  bool on_double(double d, boost::json::string_view s, boost::system::error_code&) {
+    number_.append(s.data(), s.size());
+    double exact = 0;
+    const auto [end, ec] = std::from_chars(number_.data(), number_.data() + number_.size(), exact);
+    // Out of a double's range: keep Boost's infinity or zero (readers
+    // refuse non-finite numbers).
+    if (ec == std::errc() && end == number_.data() + number_.size()) d = exact;
+    number_.clear();
+    return add(d);
+  }
+  bool on_bool(bool b, boost::system::error_code&) { return add(b); }
+  bool on_null(boost::system::error_code&) { return add(nullptr); }
+  bool on_comment_part(boost::json::string_view, boost::system::error_code&) { return true; }
+  bool on_comment(boost::json::string_view, boost::system::error_code&) { return true; }
+
+ private:
+  struct Frame {
+    boost::json::value value;  // the open array or object
+    std::string key;           // an object's key awaiting its value
+  };
+
+  bool add(boost::json::value v) {
+    if (stack_.empty()) {
+      document = std::move(v);
+    } else if (Frame& frame = stack_.back(); frame.value.is_array()) {
+      frame.value.get_array().push_back(std::move(v));
+    } else {
+      frame.value.get_object().emplace(frame.key, std::move(v));
+    }
+    return true;
+  }
+  bool close() {
+    boost::json::value v = std::move(stack_.back().value);
+    stack_.pop_back();
+    return add(std::move(v));
+  }
+
+  std::vector<Frame> stack_;
+  std::string text_;    // a key or string read in parts
+  std::string number_;  // a number read in parts
+};
+
 }  // namespace
 
 Status check_finite(const boost::json::value& v, std::string_view what) {
@@ -191,17 +307,19 @@ Result<std::string> pretty_finite(const boost::json::value& v, std::string_view 
 }
 
 Result<boost::json::value> parse(std::string_view text, std::string_view source_name) {
-  boost::json::stream_parser parser;
+  boost::json::basic_parser<DocumentBuilder> parser{boost::json::parse_options{}};
   boost::system::error_code ec;
-  size_t consumed = parser.write_some(text.data(), text.size(), ec);
-  if (!ec) parser.finish(ec);
+  const size_t consumed = parser.write_some(/*more=*/false, text.data(), text.size(), ec);
   if (ec) {
     int line = 0, col = 0;
     line_col(text, consumed, &line, &col);
+    const std::string what = parser.handler().error.empty()
+                                 ? "malformed JSON (" + ec.message() + ")"
+                                 : parser.handler().error;
     return Status::parse_error(std::string(source_name) + ":" + std::to_string(line) + ":" +
-                               std::to_string(col) + ": malformed JSON (" + ec.message() + ")");
+                               std::to_string(col) + ": " + what);
   }
-  boost::json::value v = parser.release();
+  boost::json::value v = std::move(parser.handler().document);
   LLMPLAN_RETURN_IF_ERROR(check_no_control_characters(v, std::string(source_name), ""));
   return v;
 }
@@ -258,8 +376,7 @@ const boost::json::value* JsonObjectReader::number_field(std::string_view key, b
   // {"value": X, "source": "..."} form.
   const auto& o = v->get_object();
   for (const auto& kv : o) {
-    if (kv.key() != "value" && kv.key() != "source" && kv.key() != "note" &&
-        kv.key() != "date") {
+    if (kv.key() != "value" && kv.key() != "source" && kv.key() != "note" && kv.key() != "date") {
       fail(key, "unknown key " + shown_key(kv.key()) +
                     " (a number with provenance has only value, source, note, date)");
       return nullptr;
@@ -273,8 +390,7 @@ const boost::json::value* JsonObjectReader::number_field(std::string_view key, b
   return &it->value();
 }
 
-void JsonObjectReader::read_int64(std::string_view key, int64_t* out, bool required,
-                                  int64_t min) {
+void JsonObjectReader::read_int64(std::string_view key, int64_t* out, bool required, int64_t min) {
   const boost::json::value* v = number_field(key, required);
   if (v == nullptr) return;
   int64_t x = 0;
@@ -309,8 +425,7 @@ void JsonObjectReader::read_int(std::string_view key, int* out, bool required, i
   *out = static_cast<int>(x);
 }
 
-void JsonObjectReader::read_double(std::string_view key, double* out, bool required,
-                                   double min) {
+void JsonObjectReader::read_double(std::string_view key, double* out, bool required, double min) {
   const boost::json::value* v = number_field(key, required);
   if (v == nullptr) return;
   if (!v->is_number()) {

@@ -30,10 +30,12 @@
 namespace llmplan::json {
 
 // Parses `text`; errors name `source_name` and the line:column of the fault
-// (ParseError). Keys and strings may not hold control characters (U+0000 to
-// U+001F, U+007F, e.g. an escaped "\n"), so that every message quoting one
-// stays on one line: InvalidArgument naming the JSON path. Nesting deeper
-// than 32 levels is a ParseError.
+// (ParseError): malformed JSON, nesting deeper than 32 levels, or a key
+// repeated within one object. Numbers with a fraction or exponent are
+// correctly rounded (so what pretty() writes reads back equal). Keys and
+// strings may not hold control characters (U+0000 to U+001F, U+007F, e.g.
+// an escaped "\n"), so that every message quoting one stays on one line:
+// InvalidArgument naming the JSON path.
 Result<boost::json::value> parse(std::string_view text, std::string_view source_name);
 
 // Reads (simulator/input_file.h: at most 16 MiB) and parses a file.

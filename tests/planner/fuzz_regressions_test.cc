@@ -5,9 +5,12 @@
 
 #include <string>
 
+#include "presets/catalog.h"
+#include "presets/sim_config.h"
 #include "scaling/law.h"
 #include "simulator/collective_curve.h"
 #include "simulator/status.h"
+#include "simulator/strict_json.h"
 
 namespace llmplan {
 namespace {
@@ -48,6 +51,45 @@ TEST(FuzzRegressions, NcclTestsRowWithCarriageReturn) {
           ",1,float,1,1,1,1\n",
       "lut");
   EXPECT_EQ(curve.status().message(), "lut:2: bad size \"" + std::string(40, 'g') + "...\"");
+}
+
+// fuzz_sim_config: a config with "peak_fp16_flops": 3.12e41 did not read
+// back equal from sim_config_to_json. Boost.JSON 1.81 parsed 3.12e41 one ulp
+// low, the writer printed that double exactly (3.1199999999999997e+41), and
+// Boost parsed that text to yet another double. Numbers are now converted
+// from their text by std::from_chars, correctly rounded.
+TEST(FuzzRegressions, SimConfigWithLargeExponentRoundTrips) {
+  const std::string text = R"({
+    "model": {"layers": 4, "hidden": 512, "heads": 8, "seq": 1024, "vocab": 32000},
+    "plan": {"tp": 2, "pp": 2, "dp": 2, "micro_batch": 2, "global_batch": 32},
+    "cluster": {"name": "lab", "gpus_per_node": 4, "nic_bytes_per_s": 2.5e10,
+                "gpu": {"peak_bf16_flops": 3.12e14, "peak_fp16_flops": 3.12e41,
+                        "hbm_bytes": 8e10, "hbm_bytes_per_s": 2.0e12,
+                        "nvlink_bytes_per_s": 6e11, "tdp_w": 400, "num_sms": 108}}})";
+  const presets::Catalog catalog = presets::Catalog::builtin().value();
+  Result<presets::SimConfig> config = presets::load_sim_config_text(text, "run.json", catalog);
+  ASSERT_TRUE(config.ok()) << config.status().message();
+  EXPECT_EQ(config->cluster.gpu.peak_fp16_flops, 3.12e41);  // the double nearest to the text
+  Result<presets::SimConfig> again =
+      presets::load_sim_config_text(presets::sim_config_to_json(*config), "again.json", catalog);
+  ASSERT_TRUE(again.ok()) << again.status().message();
+  EXPECT_EQ(again->cluster, config->cluster);
+  EXPECT_EQ(json::parse("[1.2345678901234567e-300, 9007199254740993.0]", "x")->as_array()[0],
+            1.2345678901234567e-300);
+}
+
+// Found while fixing the above: a key repeated in one object was accepted
+// (one of the values silently won). Strict readers refuse it, naming the
+// line and column.
+TEST(FuzzRegressions, DuplicateKeysAreRefused) {
+  Result<boost::json::value> v =
+      json::parse("{\n  \"model\": {\"layers\": 2,\n  \"layers\": 3}}", "x.json");
+  ASSERT_FALSE(v.ok());
+  EXPECT_EQ(v.status().code(), StatusCode::kParseError);
+  EXPECT_EQ(v.status().message(),
+            "x.json:3:10: duplicate key \"layers\" (each key may appear once in an object)");
+  // The same key in different objects is fine.
+  EXPECT_TRUE(json::parse(R"({"a": {"x": 1}, "b": {"x": 2}, "x": 3})", "x.json").ok());
 }
 
 }  // namespace
