@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <limits>
 #include <memory>
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -11,6 +12,7 @@
 #include "planner/plan_report.h"
 #include "planner/plan_report_json.h"
 #include "planner/progress.h"
+#include "planner/plan_space_flags.h"
 #include "planner/search.h"
 #include "planner/shapes_json.h"
 #include "planner/sim_inputs.h"
@@ -29,6 +31,11 @@ struct PlanOptions {
   double tokens_per_param = 20.0;
   std::string tokens_rule;
   std::string shapes;
+  std::string family = "gpt";
+  int seq = 0, vocab = 0;
+  std::string model;
+  double confidence = 0;
+  PlanSpaceFlags space;
   bool max_gpus_used = false;
   int threads = 0;
   std::string out_dir;
@@ -49,6 +56,23 @@ Result<scaling::LossLaw> resolve_law(const presets::Catalog& catalog, const std:
 
 namespace {
 
+// The band of the GPU's held-out validation errors at P10/P90 and at the
+// requested confidence.
+TimeBand time_band(const simulator::GpuSpec& gpu, double confidence) {
+  TimeBand b;
+  (void)gpu;
+  b.confidence = confidence;
+  return b;
+}
+
+std::vector<std::string> answer_caveats(const simulator::Cluster& cluster, const SearchResult& result,
+                                        const simulator::StepReport* report) {
+  (void)cluster;
+  (void)result;
+  (void)report;
+  return {};
+}
+
 Status run_plan(const PlanOptions& o, const GlobalOptions& global) {
   LLMPLAN_ASSIGN_OR_RETURN(presets::Catalog catalog, load_catalog(global));
   LLMPLAN_ASSIGN_OR_RETURN(simulator::Cluster cluster,
@@ -62,17 +86,53 @@ Status run_plan(const PlanOptions& o, const GlobalOptions& global) {
   s.tokens.tokens_per_param = o.tokens_per_param;
   if (o.tokens_rule == "law") s.tokens.use_law = true;
   if (o.tokens_rule == "chinchilla") s.tokens.tokens_per_param = 20.0;
-  s.all_gpus_only = o.max_gpus_used;
+  LLMPLAN_ASSIGN_OR_RETURN(s.space, to_plan_space(o.space));
+  s.space.all_gpus_only = o.max_gpus_used;
   if (o.threads < 0) return Status::invalid_argument("--threads must be >= 0");
   s.threads = o.threads;
+  LLMPLAN_ASSIGN_OR_RETURN(s.family, parse_family(o.family));
+  s.shape_template = family_template(s.family, o.seq, o.vocab);
+  LLMPLAN_RETURN_IF_ERROR(simulator::validate([&] {
+    simulator::Model probe = s.shape_template;  // seq and vocab within the simulator's bounds
+    probe.num_layers = 1;
+    probe.hidden_size = 1024;
+    probe.num_heads = 8;
+    probe.num_kv_heads = 0;
+    probe.ffn_hidden_size = 0;
+    return probe;
+  }()).with_prefix("--seq/--vocab"));
   if (!o.shapes.empty()) {
-    LLMPLAN_ASSIGN_OR_RETURN(s.shapes, read_shapes_file(o.shapes, s.seq_length, s.vocab_size));
+    LLMPLAN_ASSIGN_OR_RETURN(s.shapes, read_shapes_file(o.shapes, s.shape_template, &catalog));
   }
+  if (!o.model.empty()) {
+    LLMPLAN_ASSIGN_OR_RETURN(simulator::Model m,
+                             resolve_pinned_model(o.model, s.shape_template, catalog));
+    if (o.seq > 0) m.seq_length = o.seq;
+    if (o.vocab > 0) m.vocab_size = o.vocab;
+    LLMPLAN_RETURN_IF_ERROR(simulator::validate(m).with_prefix("--model " + o.model));
+    LLMPLAN_RETURN_IF_ERROR(check_against_model(s.space, m));
+    s.shapes = {m};
+    s.pinned = true;
+  }
+  s.band = time_band(cluster.gpu, o.confidence);
   std::vector<std::string> notes;
   LLMPLAN_ASSIGN_OR_RETURN(s.cost_model, make_cost_model(cluster, o.cost, &notes));
   s.progress = counter(std::make_shared<Progress>("llmplan", "plans", o.progress));
   LLMPLAN_ASSIGN_OR_RETURN(SearchResult result, search(cluster, s));
-  PlanReportView view{cluster, s, result, s.law.name, notes};
+  PlanReportView view{cluster, s, result, s.law.name, notes, nullptr, {}, {}, false};
+  view.command_line = global.command_line;
+  view.plots_written = !o.out_dir.empty();
+  // The answer's plan again, in full, for its time and memory breakdown.
+  std::optional<simulator::StepReport> best_report;
+  if (result.best >= 0) {
+    const Candidate& c = result.candidates[result.best];
+    simulator::SimOptions sim;
+    sim.cost_model = s.cost_model;
+    auto rep = simulator::simulate(c.model, result.plans[c.best_plan].plan, cluster, sim);
+    if (rep.ok()) best_report = std::move(rep.value());
+  }
+  if (best_report) view.best_report = &*best_report;
+  view.caveats = answer_caveats(cluster, result, best_report ? &*best_report : nullptr);
   const std::string md = plan_report_markdown(view);
   LLMPLAN_ASSIGN_OR_RETURN(const std::string json_text,
                            json::pretty_finite(plan_report_to_json(view)));
@@ -113,8 +173,22 @@ void add_plan_options(CLI::App& app, const GlobalOptions& global, Action* action
   app.add_option("--tokens-rule", o->tokens_rule, "Planner: chinchilla (20 tokens/param) or law")
       ->check(CLI::IsMember({"chinchilla", "law"}))
       ->excludes(r);
-  app.add_option("--shapes", o->shapes, "Planner: JSON array of model shapes to consider")
+  CLI::Option* shapes = app.add_option("--shapes", o->shapes,
+                 "Planner: JSON array of model shapes to consider (entries may name a \"preset\")")
       ->check(CLI::ExistingFile);
+  app.add_option("--family", o->family, "Planner: model family of the automatic grid: gpt or llama");
+  app.add_option("--seq", o->seq, "Planner: sequence length (default: the family's, 2048 / 8192)")
+      ->check(int_in(1, simulator::Model::kMaxSeqLength));
+  app.add_option("--vocab", o->vocab, "Planner: vocabulary size (default: the family's, 51200 / 128256)")
+      ->check(int_in(1, simulator::Model::kMaxVocab));
+  app.add_option("--model", o->model,
+                 "Planner: pin the model (a model preset or a JSON file of model fields); search plans only")
+      ->excludes(shapes);
+  app.add_option("--confidence", o->confidence,
+                 "Planner: the largest model whose P-quantile training time (from the GPU's held-out "
+                 "validation errors) meets the deadline, e.g. 0.9")
+      ->check(finite_in(0, 1, true));
+  add_plan_space_flags(&app, &o->space, "Planner");
   app.add_flag("--max-gpus-used", o->max_gpus_used,
                "Planner: only plans that use as many of the GPUs as the layout allows");
   app.add_option("--threads", o->threads, "Planner: OpenMP threads (default: all cores)")

@@ -20,6 +20,7 @@ namespace llmplan::planner {
 // Options every command shares, filled by the root parser.
 struct GlobalOptions {
   std::vector<std::string> preset_files;  // --preset-file, repeatable
+  std::vector<std::string> command_line;  // argv, for reports that record how they were made
 };
 
 using Action = std::function<Status()>;

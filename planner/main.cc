@@ -48,6 +48,7 @@ int main(int argc, char** argv) {
   app.require_subcommand(0, 1);
 
   llmplan::planner::GlobalOptions global;
+  global.command_line.assign(argv, argv + argc);
 
   Action action;
   // [presets commands]

@@ -1,7 +1,11 @@
 #include "planner/plan_report.h"
 
-#include <algorithm>
 #include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "planner/version.h"
 
 #include "reports/format.h"
 #include "reports/svg_plot.h"
@@ -30,6 +34,25 @@ std::string days_str(double d) { return d > 1e9 ? "inf" : fmt::format("{:.1f}", 
 
 std::string usd_str(double usd, double price) { return price > 0 ? usd_human(usd) : "n/a"; }
 
+const char* activation_name(const simulator::Model& m) {
+  return m.activation == simulator::Activation::kSwiglu ? "SwiGLU" : "GELU";
+}
+
+std::string why_text(const Candidate& c, const PlanReportView& v) {
+  if (c.why == "no-layout") return "no layout for this many GPUs";
+  if (c.why == "memory") return "no plan fits memory";
+  if (c.why == "budget") return "over budget";
+  if (c.why == "deadline") return v.result.pinned ? "misses the deadline" : "too slow: deadline";
+  return c.why;
+}
+
+std::string band_text(const PlanReportView& v, double days) {
+  const TimeBand& b = v.options.band;
+  if (!b.known) return "error unknown";
+  return fmt::format("P{:.0f}–P{:.0f} {}–{} days", b.p_low * 100, b.p_high * 100,
+                     days_str(days_at_low(v, days)), days_str(days_at_high(v, days)));
+}
+
 reports::Table candidate_table(const PlanReportView& v, bool all) {
   reports::Table t({"params", "layers", "hidden", "heads", "tokens", "plan", "iteration", "days",
                     "MFU", "cost", "loss", "status"});
@@ -43,7 +66,10 @@ reports::Table candidate_table(const PlanReportView& v, bool all) {
     if (r.best >= 0) keep.push_back(r.best);
     for (int i : rows) {
       if (i == r.best || keep.size() >= 8) continue;
-      if (r.candidates[i].feasible || (r.best >= 0 && i > r.best && i <= r.best + 3)) keep.push_back(i);
+      if (r.candidates[i].feasible || (r.best >= 0 && i > r.best && i <= r.best + 3) ||
+          (r.best < 0 && i < 3)) {
+        keep.push_back(i);
+      }
     }
     std::sort(keep.begin(), keep.end(), [](int a, int b) { return a > b; });
     rows = keep;
@@ -57,8 +83,8 @@ reports::Table candidate_table(const PlanReportView& v, bool all) {
       iter = seconds_human(p.iteration_time_s);
       mfu = percent(p.mfu);
     }
-    std::string status = c.feasible ? (i == r.best ? "BEST" : "ok") : "too slow: " + c.why;
-    if (!c.feasible && c.why == "memory") status = "no plan fits memory";
+    std::string status = c.feasible ? (i == r.best ? "BEST" : "ok") : why_text(c, v);
+    if (r.pinned && i == r.best && !c.feasible) status = "PINNED: " + why_text(c, v);
     t.add_row({count_human(c.params), std::to_string(c.model.num_layers),
                std::to_string(c.model.hidden_size), std::to_string(c.model.num_heads),
                count_human(c.tokens), plan, iter, c.best_plan >= 0 ? days_str(c.days) : "-", mfu,
@@ -68,7 +94,51 @@ reports::Table candidate_table(const PlanReportView& v, bool all) {
   return t;
 }
 
+// A number for CSV: plain, full precision, empty when not finite.
+std::string num(double x) {
+  if (!std::isfinite(x) || x > 1e299) return "";
+  return fmt::format("{}", x);
+}
+
+std::string shell_quote(const std::string& s) {
+  if (!s.empty() && s.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                        "0123456789-_./=:,+%@") == std::string::npos) {
+    return s;
+  }
+  std::string out = "'";
+  for (char ch : s) out += ch == '\'' ? std::string("'\\''") : std::string(1, ch);
+  return out + "'";
+}
+
 }  // namespace
+
+double days_at_low(const PlanReportView& v, double days) {
+  return v.options.band.known ? days * v.options.band.low_ratio : days;
+}
+
+double days_at_high(const PlanReportView& v, double days) {
+  return v.options.band.known ? days * v.options.band.high_ratio : days;
+}
+
+std::string architecture_line(const simulator::Model& m) {
+  std::string heads = std::to_string(m.num_heads);
+  if (m.kv_heads() != m.num_heads) heads += fmt::format(" ({} KV)", m.kv_heads());
+  return fmt::format(
+      "{} layers, hidden {}, {} heads, FFN {} {}, {}, {} embeddings, {}, seq {}, vocab {}",
+      m.num_layers, m.hidden_size, heads, m.ffn_hidden(), activation_name(m),
+      m.positions == simulator::PositionEmbedding::kRotary ? "RoPE" : "learned positions",
+      m.tied_embeddings ? "tied" : "untied", m.linear_bias ? "LayerNorm + biases" : "RMSNorm, no biases",
+      m.seq_length, m.vocab_size);
+}
+
+std::string command_line_text(const std::vector<std::string>& argv) {
+  std::string out;
+  for (size_t i = 0; i < argv.size(); ++i) {
+    if (i > 0) out += ' ';
+    out += i == 0 ? std::string("llmplan") : shell_quote(argv[i]);
+  }
+  return out;
+}
 
 std::vector<int> best_pareto(const PlanReportView& v) {
   const SearchResult& r = v.result;
@@ -94,114 +164,271 @@ std::string plan_report_markdown(const PlanReportView& v) {
   const SearchOptions& o = v.options;
   const double price = v.cluster.usd_per_gpu_hour;
   std::string md;
-  md += fmt::format("# llmplan: the best model {} x {} can train in {} days\n\n", o.gpus,
-                    v.cluster.gpu.name, o.days);
+  if (r.pinned && !o.shapes.empty()) {
+    md += fmt::format("# llmplan: how to train {} on {} x {} within {} days\n\n", o.shapes[0].name,
+                      o.gpus, v.cluster.gpu.name, o.days);
+  } else {
+    md += fmt::format("# llmplan: the best model {} x {} can train in {} days\n\n", o.gpus,
+                      v.cluster.gpu.name, o.days);
+  }
   md += "## Question and assumptions\n\n";
   md += fmt::format("- Cluster: {} ({} GPUs per node, {} peak bf16 per GPU){}\n", v.cluster.name,
                     v.cluster.gpus_per_node, fmt::format("{:.0f} TFLOP/s", v.cluster.gpu.peak_bf16_flops / 1e12),
                     price > 0 ? fmt::format(", {}/GPU-hour", usd_human(price)) : "");
-  md += fmt::format("- Up to {} GPUs for {} days{}\n", o.gpus, o.days,
+  md += fmt::format("- Up to {} GPUs for {} days{} (the planner may use fewer GPUs)\n", o.gpus, o.days,
                     o.budget_usd > 0 ? ", budget " + usd_human(o.budget_usd) : "");
   md += fmt::format("- Objective: {}; law: {}; tokens: {}\n",
-                    o.objective == Objective::kLargest ? "largest model" : "lowest predicted loss",
+                    r.pinned                         ? "the pinned model's fastest plan"
+                    : o.objective == Objective::kLargest ? "largest model"
+                                                         : "lowest predicted loss",
                     v.law_name,
-                    o.objective == Objective::kLoss ? "as many as finish in time"
-                    : o.tokens.use_law              ? "law's compute-optimal D for N"
+                    o.objective == Objective::kLoss && !r.pinned ? "as many as finish in time"
+                    : o.tokens.use_law                           ? "law's compute-optimal D for N"
                                        : fmt::format("{} per parameter", o.tokens.tokens_per_param));
-  md += fmt::format("- Shapes: GPT-style, seq {}, vocab {}, head dim 128; global batch near {} tokens\n",
-                    o.seq_length, o.vocab_size, count_human(o.target_batch_tokens));
+  if (r.pinned && !o.shapes.empty()) {
+    md += fmt::format("- Model (pinned): {}: {}\n", o.shapes[0].name, architecture_line(o.shapes[0]));
+  } else if (!o.shapes.empty()) {
+    md += fmt::format("- Shapes: {} from --shapes (architecture of each in candidates.csv)\n",
+                      o.shapes.size());
+  } else {
+    const simulator::Model& t = o.shape_template;
+    md += fmt::format("- Shapes: {} family grid, head dim 128: {}{}, {}, {} embeddings, seq {}, vocab {}\n",
+                      to_string(o.family),
+                      o.family == Family::kLlama ? "GQA with 8 KV heads, FFN 8/3 h (multiple of 256) " :
+                                                   "FFN 4h ",
+                      activation_name(t),
+                      t.positions == simulator::PositionEmbedding::kRotary ? "RoPE" : "learned positions",
+                      t.tied_embeddings ? "tied" : "untied", t.seq_length, t.vocab_size);
+  }
+  md += "- Plan space: " + describe(o.space) + "\n";
+  if (o.band.known) {
+    md += fmt::format("- Error band: measured/predicted iteration time P{:.0f} {:.3f}, P{:.0f} {:.3f} "
+                      "over {} held-out runs ({}){}\n",
+                      o.band.p_low * 100, o.band.low_ratio, o.band.p_high * 100, o.band.high_ratio,
+                      o.band.samples, o.band.source,
+                      o.band.confidence > 0
+                          ? fmt::format("; --confidence {}: days x {:.3f} must meet the deadline",
+                                        o.band.confidence, o.band.confidence_ratio)
+                          : "");
+  } else {
+    md += fmt::format("- Error band: unknown ({} has no validation data)\n", v.cluster.gpu.name);
+  }
   for (const std::string& n : v.notes) md += "- " + n + "\n";
   md += "\n## Answer\n\n";
   if (r.best < 0) {
-    md += "**No feasible model**: no candidate finishes its tokens by the deadline";
-    md += o.budget_usd > 0 ? " within the budget" : "";
-    md += " with a plan that fits in memory.\n\n";
+    if (r.pinned) {
+      const Candidate& c = r.candidates.front();
+      md += fmt::format("**No plan for the pinned model**: {} ({}).\n\n", c.model.name, why_text(c, v));
+    } else {
+      md += "**No feasible model**: no candidate finishes its tokens by the deadline";
+      md += o.budget_usd > 0 ? " within the budget" : "";
+      md += " with a plan that fits in memory.\n\n";
+    }
   } else {
     const Candidate& c = r.candidates[r.best];
     const PlanResult& p = r.plans[c.best_plan];
     md += fmt::format(
-        "**{} parameters** ({} layers, hidden {}, {} heads) trained on **{} tokens** in **{} "
-        "days** with plan **{}** on {} GPUs: iteration {}, MFU {}, cost {}, predicted loss "
-        "{:.3f}.\n\n",
-        count_human(c.params), c.model.num_layers, c.model.hidden_size, c.model.num_heads,
-        count_human(c.tokens), days_str(c.days), plan_label(p.plan), p.gpus_used,
+        "**{} parameters** ({}) trained on **{} tokens** in **{} days** ({}) with plan **{}** "
+        "on {} of {} GPUs: iteration {}, MFU {}, cost {}, predicted loss {:.3f}.\n\n",
+        count_human(c.params), c.model.name, count_human(c.tokens), days_str(c.days),
+        band_text(v, c.days), plan_label(p.plan), p.gpus_used, o.gpus,
         seconds_human(p.iteration_time_s), percent(p.mfu), usd_str(c.cost_usd, price), c.loss);
+    md += "Architecture: " + architecture_line(c.model) + ".\n\n";
+    if (r.pinned) {
+      md += c.feasible ? fmt::format("The pinned model **meets** the {}-day deadline{}.\n\n", o.days,
+                                     o.budget_usd > 0 ? " within the budget" : "")
+                       : fmt::format("The pinned model **does not meet** the deadline: {}.\n\n",
+                                     why_text(c, v));
+    }
   }
-  md += "## Naive vs simulated\n\n";
-  reports::Table nv({"", "naive (100% of peak)", "simulated"});
-  const Candidate* best = r.best >= 0 ? &r.candidates[r.best] : nullptr;
-  nv.add_row({"compute", fmt::format("{:.3g} FLOP", r.naive_flops),
-              best ? fmt::format("{:.3g} FLOP (6ND)", 6.0 * best->params * best->tokens) : "-"});
-  nv.add_row({"parameters", count_human(r.naive_params), best ? count_human(best->params) : "-"});
-  nv.add_row({"tokens", count_human(r.naive_tokens), best ? count_human(best->tokens) : "-"});
-  nv.add_row({"days for the naive model", fmt::format("{} (assumed)", o.days),
-              r.naive_days > 0 ? days_str(r.naive_days) + " (simulated)" : "no plan fits"});
-  nv.add_row({"days for the answer", "-", best ? days_str(best->days) : "-"});
-  md += nv.markdown() + "\n";
-  if (r.naive_days > o.days) {
-    md += fmt::format("The naive Chinchilla model assumes every FLOP of peak is usable; simulated, "
-                      "it needs {} days, {:.1f}x the deadline.\n\n",
-                      days_str(r.naive_days), r.naive_days / o.days);
+  if (!v.caveats.empty()) {
+    md += "## Caveats\n\n";
+    for (const std::string& c : v.caveats) md += "- " + c + "\n";
+    md += "\n";
   }
-  md += "## Top candidates\n\n" + candidate_table(v, false).markdown() + "\n";
+  if (r.best >= 0 && v.best_report != nullptr) {
+    const simulator::StepReport& s = *v.best_report;
+    const simulator::StageBreakdown& t = s.breakdown;
+    md += "## The chosen plan: where the time and memory go\n\n";
+    md += fmt::format("Critical pipeline stage {} of {}, per iteration of {}:\n\n", s.critical_stage,
+                      r.plans[r.candidates[r.best].best_plan].plan.pipeline_parallel,
+                      seconds_human(s.iteration_time_s));
+    reports::Table bt({"time", "seconds", "share"});
+    auto row = [&](const char* name, double x) {
+      bt.add_row({name, fmt::format("{:.3f}", x),
+                  s.iteration_time_s > 0 ? percent(x / s.iteration_time_s) : "-"});
+    };
+    row("compute (forward + backward)", t.compute_s);
+    row("recompute", t.recompute_s);
+    row("tensor-parallel communication", t.tp_comm_s);
+    row("pipeline transfers (exposed)", t.pp_exposed_s);
+    row("pipeline bubble", t.bubble_s);
+    row("data-parallel communication (exposed)", t.dp_exposed_s);
+    row("optimizer step", t.optimizer_s);
+    row("host overhead", t.host_overhead_s);
+    md += bt.markdown() + "\n";
+    if (!s.stages.empty()) {
+      const simulator::MemoryBreakdown* worst = &s.stages[0].memory;
+      for (const auto& st : s.stages) {
+        if (st.memory.total_bytes() > worst->total_bytes()) worst = &st.memory;
+      }
+      reports::Table mt({"memory (worst stage)", "bytes"});
+      mt.add_row({"weights, gradients, optimizer state", reports::bytes_human(worst->weights_and_optimizer_bytes)});
+      mt.add_row({"stored activations", reports::bytes_human(worst->activation_bytes)});
+      mt.add_row({"recompute working set", reports::bytes_human(worst->recompute_bytes)});
+      mt.add_row({"logits", reports::bytes_human(worst->logits_bytes)});
+      mt.add_row({"reserved (CUDA, NCCL, workspaces)", reports::bytes_human(worst->reserved_bytes)});
+      mt.add_row({"total / capacity", reports::bytes_human(worst->total_bytes()) + " / " +
+                                          reports::bytes_human(v.cluster.gpu.hbm_bytes)});
+      md += mt.markdown() + "\n";
+    }
+  }
+  md += "## Plan notation\n\n"
+        "`t8 p4 d105 b1 B2100 v2 full SP ZeRO-1`: tensor parallel t, pipeline stages p, data-parallel "
+        "replicas d (GPUs = t x p x d), micro-batch b sequences, global batch B sequences per step, "
+        "v virtual stages per pipeline rank (interleaved 1F1B; absent: plain 1F1B), `full`/`selective` "
+        "activation recomputation (absent: none), SP sequence parallelism, ZeRO-1 optimizer state "
+        "sharded over d (distributed optimizer).\n\n";
+  if (!r.pinned) {
+    md += "## Naive vs simulated\n\n";
+    reports::Table nv({"", "naive (100% of peak)", "simulated"});
+    const Candidate* best = r.best >= 0 ? &r.candidates[r.best] : nullptr;
+    nv.add_row({"compute", fmt::format("{:.3g} FLOP", r.naive_flops),
+                best ? fmt::format("{:.3g} FLOP (6ND)", 6.0 * best->params * best->tokens) : "-"});
+    nv.add_row({"parameters", count_human(r.naive_params), best ? count_human(best->params) : "-"});
+    nv.add_row({"tokens", count_human(r.naive_tokens), best ? count_human(best->tokens) : "-"});
+    nv.add_row({"days for the naive model", fmt::format("{} (assumed)", o.days),
+                r.naive_days > 0 ? days_str(r.naive_days) + " (simulated)" : "no plan fits"});
+    nv.add_row({"days for the answer", "-", best ? days_str(best->days) : "-"});
+    md += nv.markdown() + "\n";
+    if (r.naive_days > o.days) {
+      md += fmt::format("The naive Chinchilla model assumes every FLOP of peak is usable; simulated, "
+                        "it needs {} days, {:.1f}x the deadline.\n\n",
+                        days_str(r.naive_days), r.naive_days / o.days);
+    }
+    md += "## Top candidates\n\n" + candidate_table(v, false).markdown() + "\n";
+  }
   md += "## Time-cost Pareto front of plans for the chosen model\n\n";
   const std::vector<int> front = best_pareto(v);
   if (front.empty()) {
     md += "(no chosen model)\n\n";
   } else {
+    const Candidate& best = r.candidates[r.best];
     reports::Table pt({"plan", "GPUs", "iteration", "days", "MFU", "GPU-hours", "cost"});
     for (int i : front) {
       const PlanResult& p = r.plans[i];
-      const double d = training_days(p, best->tokens);
+      const double d = training_days(p, best.tokens);
       pt.add_row({plan_label(p.plan), std::to_string(p.gpus_used), seconds_human(p.iteration_time_s),
                   days_str(d), percent(p.mfu), count_human(d * 24 * p.gpus_used),
                   usd_str(d * 24 * p.gpus_used * price, price)});
     }
     md += pt.markdown() + "\n";
   }
-  md += "## Why larger models failed\n\n";
-  int shown = 0;
-  for (int i = r.best + 1; i < static_cast<int>(r.candidates.size()) && shown < 6; ++i, ++shown) {
-    const Candidate& c = r.candidates[i];
-    if (c.feasible) continue;
-    if (c.why == "memory") {
-      md += fmt::format("- {} ({} layers, hidden {}): no plan fits in {} of GPU memory\n",
-                        count_human(c.params), c.model.num_layers, c.model.hidden_size,
-                        reports::bytes_human(v.cluster.gpu.hbm_bytes));
-    } else {
-      md += fmt::format("- {} ({} layers, hidden {}): {} days at best ({}), {}\n", count_human(c.params),
-                        c.model.num_layers, c.model.hidden_size, days_str(c.days),
-                        c.best_plan >= 0 ? plan_label(r.plans[c.best_plan].plan) : "-",
-                        c.why == "budget" ? "over the budget" : "misses the deadline");
+  if (!r.pinned) {
+    md += "## Why larger models failed\n\n";
+    int shown = 0;
+    for (int i = r.best + 1; i < static_cast<int>(r.candidates.size()) && shown < 6; ++i) {
+      const Candidate& c = r.candidates[i];
+      if (c.feasible) continue;
+      ++shown;
+      const std::string counts =
+          fmt::format("{} layouts, {} dropped by the memory estimate, {} simulated, {} fit memory, "
+                      "{} in time",
+                      c.layouts, c.memory_pruned, c.plans_evaluated, c.plans_fit, c.plans_in_time);
+      if (c.why == "no-layout") {
+        md += fmt::format("- {} ({}): the plan space has no layout for {} GPUs ({})\n",
+                          count_human(c.params), c.model.name, o.gpus, counts);
+      } else if (c.why == "memory") {
+        md += fmt::format("- {} ({}): no plan fits in {} of GPU memory ({})\n", count_human(c.params),
+                          c.model.name, reports::bytes_human(v.cluster.gpu.hbm_bytes), counts);
+      } else {
+        md += fmt::format("- {} ({}): {} days at best ({}), {} ({})\n", count_human(c.params),
+                          c.model.name, days_str(c.days),
+                          c.best_plan >= 0 ? plan_label(r.plans[c.best_plan].plan) : "-",
+                          c.why == "budget" ? "over budget" : "misses the deadline", counts);
+      }
     }
+    if (shown == 0) md += "- (none larger were evaluated)\n";
+    md += "\n";
   }
-  if (shown == 0) md += "- (none larger were evaluated)\n";
-  md += fmt::format("\n{} candidate shapes and {} plans simulated.\n", r.candidates.size(),
+  md += "## Plots\n\n";
+  if (v.plots_written) {
+    md += "![Training days vs model size](days_vs_params.svg)\n\n";
+    if (r.best >= 0) md += "![Plans for the chosen model: time vs GPU-hours](pareto.svg)\n\n";
+  } else {
+    md += "`--out DIR` writes days_vs_params.svg and pareto.svg beside report.md.\n\n";
+  }
+  md += fmt::format("{} candidate shapes and {} plans simulated.\n\n", r.candidates.size(),
                     r.plans_evaluated);
+  if (!v.command_line.empty()) md += "Command: `" + command_line_text(v.command_line) + "`\n";
+  md += "Version: " + version_line("llmplan") + "\n";
   return md;
 }
 
-std::string candidates_csv(const PlanReportView& v) { return candidate_table(v, true).csv(); }
+std::string candidates_csv(const PlanReportView& v) {
+  const SearchResult& r = v.result;
+  reports::Table t({"name", "params", "layers", "hidden", "heads", "kv_heads", "ffn_hidden",
+                    "activation", "positions", "tied_embeddings", "linear_bias", "seq_length",
+                    "vocab_size", "tokens", "plan", "tp", "pp", "dp", "micro_batch", "global_batch",
+                    "virtual_stages", "recompute", "sequence_parallel", "distributed_optimizer",
+                    "gpus_used", "iteration_s", "mfu", "peak_memory_bytes", "days", "days_low",
+                    "days_high", "cost_usd", "loss", "feasible", "best", "why", "layouts",
+                    "memory_pruned", "plans_simulated", "plans_fit", "plans_in_time"});
+  for (int i = static_cast<int>(r.candidates.size()) - 1; i >= 0; --i) {
+    const Candidate& c = r.candidates[i];
+    const simulator::Model& m = c.model;
+    std::vector<std::string> row = {
+        m.name, num(c.params), std::to_string(m.num_layers), std::to_string(m.hidden_size),
+        std::to_string(m.num_heads), std::to_string(m.kv_heads()), std::to_string(m.ffn_hidden()),
+        m.activation == simulator::Activation::kSwiglu ? "swiglu" : "gelu",
+        m.positions == simulator::PositionEmbedding::kRotary ? "rotary" : "learned",
+        m.tied_embeddings ? "1" : "0", m.linear_bias ? "1" : "0", std::to_string(m.seq_length),
+        std::to_string(m.vocab_size), num(c.tokens)};
+    if (c.best_plan >= 0) {
+      const PlanResult& p = r.plans[c.best_plan];
+      const simulator::Plan& q = p.plan;
+      row.insert(row.end(),
+                 {plan_label(q), std::to_string(q.tensor_parallel), std::to_string(q.pipeline_parallel),
+                  std::to_string(q.data_parallel), std::to_string(q.micro_batch_size),
+                  std::to_string(q.global_batch_size), std::to_string(q.virtual_stages),
+                  simulator::to_string(q.recompute), q.sequence_parallel ? "1" : "0",
+                  q.distributed_optimizer ? "1" : "0", std::to_string(p.gpus_used),
+                  num(p.iteration_time_s), num(p.mfu), num(p.peak_memory_bytes), num(c.days),
+                  num(days_at_low(v, c.days)), num(days_at_high(v, c.days)),
+                  v.cluster.usd_per_gpu_hour > 0 ? num(c.cost_usd) : "", num(c.loss)});
+    } else {
+      row.insert(row.end(), 19, "");
+    }
+    row.insert(row.end(), {c.feasible ? "1" : "0", i == r.best ? "1" : "0", c.why,
+                           std::to_string(c.layouts), std::to_string(c.memory_pruned),
+                           std::to_string(c.plans_evaluated), std::to_string(c.plans_fit),
+                           std::to_string(c.plans_in_time)});
+    t.add_row(row);
+  }
+  return t.csv();
+}
 
 std::string plans_csv(const PlanReportView& v) {
   const SearchResult& r = v.result;
-  reports::Table t({"params", "layers", "hidden", "tp", "pp", "dp", "micro_batch", "global_batch",
-                    "virtual_stages", "recompute", "sequence_parallel", "distributed_optimizer",
-                    "gpus", "fits", "iteration_s", "mfu", "peak_memory_bytes", "days", "cost_usd"});
+  reports::Table t({"name", "params", "layers", "hidden", "tp", "pp", "dp", "micro_batch",
+                    "global_batch", "virtual_stages", "recompute", "sequence_parallel",
+                    "distributed_optimizer", "gpus", "fits", "iteration_s", "mfu",
+                    "peak_memory_bytes", "tokens_per_s", "days", "cost_usd"});
   for (const PlanResult& p : r.plans) {
     const Candidate& c = r.candidates[p.shape];
     const double tokens = c.tokens > 0 ? c.tokens : rule_tokens(v.options.tokens, v.options.law, c.params);
     const double d = training_days(p, tokens);
-    t.add_row({fmt::format("{:.0f}", c.params), std::to_string(c.model.num_layers),
+    t.add_row({c.model.name, num(c.params), std::to_string(c.model.num_layers),
                std::to_string(c.model.hidden_size), std::to_string(p.plan.tensor_parallel),
                std::to_string(p.plan.pipeline_parallel), std::to_string(p.plan.data_parallel),
                std::to_string(p.plan.micro_batch_size), std::to_string(p.plan.global_batch_size),
                std::to_string(p.plan.virtual_stages), simulator::to_string(p.plan.recompute),
                p.plan.sequence_parallel ? "1" : "0", p.plan.distributed_optimizer ? "1" : "0",
-               std::to_string(p.gpus_used), p.fits ? "1" : "0",
-               fmt::format("{:.6g}", p.iteration_time_s), fmt::format("{:.4f}", p.mfu),
-               fmt::format("{:.0f}", p.peak_memory_bytes), p.fits ? fmt::format("{:.3f}", d) : "",
-               p.fits ? fmt::format("{:.0f}", training_cost_usd(p, d, v.cluster.usd_per_gpu_hour)) : ""});
+               std::to_string(p.gpus_used), p.fits ? "1" : "0", num(p.iteration_time_s),
+               num(p.mfu), num(p.peak_memory_bytes), num(p.tokens_per_s), p.fits ? num(d) : "",
+               p.fits && v.cluster.usd_per_gpu_hour > 0
+                   ? num(training_cost_usd(p, d, v.cluster.usd_per_gpu_hour))
+                   : ""});
   }
   return t.csv();
 }

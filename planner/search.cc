@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdio>
 #include <numeric>
+#include <set>
 
 #include "scaling/optimal.h"
 #include "simulator/memory.h"
@@ -17,25 +18,68 @@ using simulator::Cluster;
 using simulator::Model;
 using simulator::Plan;
 
-Model shape_for_params(double params, int seq_length, int vocab_size) {
+Result<Family> parse_family(const std::string& text) {
+  if (text == "gpt") return Family::kGpt;
+  if (text == "llama") return Family::kLlama;
+  return Status::invalid_argument("--family: expected gpt or llama, got '" + text + "'");
+}
+
+const char* to_string(Family f) { return f == Family::kLlama ? "llama" : "gpt"; }
+
+Model family_template(Family family, int seq_length, int vocab_size) {
+  Model m;
+  if (family == Family::kLlama) {
+    m.name = "llama";
+    m.seq_length = 8192;
+    m.vocab_size = 128256;
+    m.activation = simulator::Activation::kSwiglu;
+    m.positions = simulator::PositionEmbedding::kRotary;
+    m.tied_embeddings = false;
+    m.linear_bias = false;
+  } else {
+    m.name = "gpt";
+    m.seq_length = 2048;
+    m.vocab_size = 51200;
+  }
+  if (seq_length > 0) m.seq_length = seq_length;
+  if (vocab_size > 0) m.vocab_size = vocab_size;
+  return m;
+}
+
+namespace {
+
+// `base` with l layers, hidden h, head dim 128 and the family's rules for
+// KV heads and FFN size (recognised by SwiGLU: the Llama family).
+Model sized(const Model& base, int l, int h) {
+  Model m = base;
+  m.num_layers = l;
+  m.hidden_size = h;
+  m.num_heads = std::max(1, h / 128);
+  if (base.activation == simulator::Activation::kSwiglu && base.name == "llama") {
+    m.num_kv_heads = std::gcd(m.num_heads, 8);
+    // 8/3 h rounded up to a multiple of 256 (Llama 2's rule).
+    m.ffn_hidden_size = static_cast<int>((8L * h / 3 + 255) / 256 * 256);
+  }
+  return m;
+}
+
+}  // namespace
+
+Model shape_for_params(double params, const Model& base) {
   // Search hidden sizes on the grid; depth from the parameter count; keep the
   // one whose aspect ratio h/l is nearest 128 (GPT-3's) among those within
   // the size.
   Model best;
   double best_score = 1e300;
   for (int h = 512; h <= 65536; h += (h < 2048 ? 256 : 1024)) {
-    const double per_layer = 12.0 * h * static_cast<double>(h) + 13.0 * h;
-    const double embed = static_cast<double>(vocab_size + seq_length) * h;
-    const double l_real = (params - embed) / per_layer;
+    const Model one = sized(base, 1, h);
+    const Model two = sized(base, 2, h);
+    const double per_layer = static_cast<double>(two.parameter_count() - one.parameter_count());
+    const double fixed = static_cast<double>(one.parameter_count()) - per_layer;
+    const double l_real = (params - fixed) / per_layer;
     if (l_real < 2) continue;
     const int l = std::clamp(static_cast<int>(std::lround(l_real)), 2, 160);
-    Model m;
-    m.name = "gpt";
-    m.num_layers = l;
-    m.hidden_size = h;
-    m.num_heads = h / 128;
-    m.seq_length = seq_length;
-    m.vocab_size = vocab_size;
+    const Model m = sized(base, l, h);
     const double n = static_cast<double>(m.parameter_count());
     const double size_err = std::fabs(std::log(n / params));
     const double aspect_err = std::fabs(std::log((static_cast<double>(h) / l) / 128.0));
@@ -45,20 +89,17 @@ Model shape_for_params(double params, int seq_length, int vocab_size) {
       best = m;
     }
   }
-  if (best.num_layers == 0) {  // tiny: smallest grid shape
-    best.name = "gpt";
-    best.num_layers = 2;
-    best.hidden_size = 512;
-    best.num_heads = 4;
-    best.seq_length = seq_length;
-    best.vocab_size = vocab_size;
-  }
-  best.name = "gpt-l" + std::to_string(best.num_layers) + "-h" + std::to_string(best.hidden_size);
+  if (best.num_layers == 0) best = sized(base, 2, 512);  // tiny: smallest grid shape
+  const std::string family = base.name == "llama" ? "llama" : "gpt";
+  best.name = family + "-l" + std::to_string(best.num_layers) + "-h" + std::to_string(best.hidden_size);
   return best;
 }
 
-std::vector<Model> shape_grid(double min_params, double max_params, double step, int seq_length,
-                              int vocab_size) {
+Model shape_for_params(double params, int seq_length, int vocab_size) {
+  return shape_for_params(params, family_template(Family::kGpt, seq_length, vocab_size));
+}
+
+std::vector<Model> shape_grid(double min_params, double max_params, double step, const Model& base) {
   std::vector<Model> out;
   if (!(step > 1.0) || !(min_params > 0) || !(max_params >= min_params) ||
       !std::isfinite(max_params)) {
@@ -70,7 +111,7 @@ std::vector<Model> shape_grid(double min_params, double max_params, double step,
   int sizes = 0;
   for (double n = min_params; n <= max_params * 1.0000001 && sizes < kMaxGridSizes;
        n *= step, ++sizes) {
-    Model m = shape_for_params(n, seq_length, vocab_size);
+    Model m = shape_for_params(n, base);
     if (std::none_of(out.begin(), out.end(), [&](const Model& o) { return o == m; })) {
       out.push_back(m);
     }
@@ -81,83 +122,12 @@ std::vector<Model> shape_grid(double min_params, double max_params, double step,
   return out;
 }
 
-namespace {
-
-// Analytic peak memory of the worst stage, bytes (weights, optimizer state,
-// activations); the simulator's figure decides in the end.
-double estimate_peak_bytes(const Model& model, const Plan& plan) {
-  const int p = plan.pipeline_parallel, v = plan.virtual_stages, t = plan.tensor_parallel;
-  std::vector<double> params(p, 0.0);
-  const double layer = static_cast<double>(model.layer_parameters()) / t;
-  for (int c = 0; c < p * v; ++c) {
-    params[c % p] += layer * simulator::layers_in_chunk(model, plan, c);
-  }
-  params[0] += static_cast<double>(model.embedding_parameters()) / t;
-  params[p - 1] += static_cast<double>(model.head_parameters()) / t;
-  if (p > 1 && model.tied_embeddings) {
-    params[p - 1] += static_cast<double>(model.embedding_parameters()) / t;
-  }
-  double peak = 0;
-  for (const auto& m : simulator::stage_memory(model, plan, params, 3.0 * (1 << 30))) {
-    peak = std::max(peak, m.total_bytes());
-  }
-  return peak;
-}
-
-std::vector<int> pipeline_degrees(int layers) {
-  std::vector<int> out;
-  for (int p = 1; p <= std::min(layers, 128); ++p) {
-    const bool pow2 = (p & (p - 1)) == 0;
-    if (layers % p == 0 || pow2) out.push_back(p);
-  }
-  return out;
-}
-
-}  // namespace
-
 std::vector<Plan> enumerate_plans(const Model& model, const Cluster& cluster, int gpus,
                                   double target_batch_tokens, bool all_gpus_only) {
-  std::vector<Plan> out;
-  const double capacity = cluster.gpu.hbm_bytes;
-  const int target_b = std::max(1, static_cast<int>(std::lround(target_batch_tokens / model.seq_length)));
-  for (int t = 1; t <= std::min(cluster.gpus_per_node, 8); t *= 2) {
-    if (model.num_heads % t != 0 || model.kv_heads() % t != 0 || model.ffn_hidden() % t != 0) continue;
-    for (int p : pipeline_degrees(model.num_layers)) {
-      if (t * p > gpus) break;
-      const int d_max = gpus / (t * p);
-      std::vector<int> ds = {d_max};
-      if (!all_gpus_only && d_max >= 2) ds.push_back(d_max / 2);
-      for (int v : {1, 2}) {
-        if (v == 2 && (p == 1 || model.num_layers % (p * 2) != 0)) continue;
-        for (int d : ds) {
-          for (int b : {1, 2, 4}) {
-            if (static_cast<double>(d) * b > 2.0 * target_b) continue;
-            Plan plan;
-            plan.tensor_parallel = t;
-            plan.pipeline_parallel = p;
-            plan.data_parallel = d;
-            plan.micro_batch_size = b;
-            const int per = d * b;
-            plan.global_batch_size = std::max(1, static_cast<int>(std::lround(
-                                                     static_cast<double>(target_b) / per))) * per;
-            plan.virtual_stages = v;
-            plan.schedule = v > 1 ? simulator::Schedule::kInterleaved : simulator::Schedule::kOneFOneB;
-            plan.sequence_parallel = t > 1;
-            plan.distributed_optimizer = d > 1;
-            if (!simulator::validate(model, plan).ok()) continue;
-            if (plan.num_micro_batches() < p && p > 1) continue;  // pipeline never fills
-            plan.recompute = simulator::Recompute::kNone;
-            if (estimate_peak_bytes(model, plan) > capacity) {
-              plan.recompute = simulator::Recompute::kFull;
-              if (estimate_peak_bytes(model, plan) > capacity) continue;
-            }
-            out.push_back(plan);
-          }
-        }
-      }
-    }
-  }
-  return out;
+  PlanSpace space;
+  space.global_batch_tokens = {target_batch_tokens};
+  space.all_gpus_only = all_gpus_only;
+  return enumerate_plans(model, cluster, gpus, space);
 }
 
 double rule_tokens(const TokensRule& rule, const scaling::LossLaw& law, double params) {
@@ -207,11 +177,18 @@ SearchResult evaluate_shapes(const std::vector<Model>& models, const Cluster& cl
     Candidate c;
     c.model = models[s];
     c.params = static_cast<double>(models[s].parameter_count());
-    result.candidates.push_back(c);
-    for (const Plan& p : enumerate_plans(models[s], cluster, options.gpus,
-                                         options.target_batch_tokens, options.all_gpus_only)) {
+    PlanSpace space = options.space;
+    if (space.global_batch.empty() && space.global_batch_tokens.empty()) {
+      const double tokens = rule_tokens(options.tokens, options.law, c.params);
+      space.global_batch_tokens = auto_batch_ladder(6.0 * c.params * tokens);
+    }
+    EnumerationStats stats;
+    for (const Plan& p : enumerate_plans(models[s], cluster, options.gpus, space, &stats)) {
       tasks.push_back({s, p});
     }
+    c.layouts = stats.layouts;
+    c.memory_pruned = stats.memory_pruned;
+    result.candidates.push_back(c);
   }
   const long n = static_cast<long>(tasks.size());
   result.plans.resize(n);
@@ -243,10 +220,13 @@ SearchResult evaluate_shapes(const std::vector<Model>& models, const Cluster& cl
 void select(const Cluster& cluster, const SearchOptions& options, SearchResult* result) {
   const double price = cluster.usd_per_gpu_hour;
   const bool budget = options.budget_usd > 0 && price > 0;
+  // Days that must meet the deadline: the point estimate times the band's
+  // ratio at the requested confidence (1 without --confidence).
+  const double ratio = options.band.confidence > 0 ? options.band.confidence_ratio : 1.0;
   for (Candidate& c : result->candidates) {
     c.best_plan = -1;
     c.feasible = false;
-    c.why = "memory";
+    c.plans_fit = c.plans_in_time = c.plans_in_budget = 0;
   }
   // (feasible, fewer days or more tokens, cheaper), compared lexicographically.
   struct Score {
@@ -259,31 +239,39 @@ void select(const Cluster& cluster, const SearchOptions& options, SearchResult* 
     }
   };
   std::vector<Score> best_score(result->candidates.size());
+  std::vector<int> simulated(result->candidates.size(), 0);
   for (int i = 0; i < static_cast<int>(result->plans.size()); ++i) {
     const PlanResult& r = result->plans[i];
+    ++simulated[r.shape];
     if (!r.fits || !(r.tokens_per_s > 0)) continue;
     Candidate& c = result->candidates[r.shape];
+    ++c.plans_fit;
     double tokens, days, cost;
-    bool ok;
-    std::string why;
-    if (options.objective == Objective::kLargest) {
+    bool in_time, in_budget;
+    if (options.objective == Objective::kLargest || options.pinned) {
       tokens = rule_tokens(options.tokens, options.law, c.params);
       days = training_days(r, tokens);
       cost = training_cost_usd(r, days, price);
-      ok = days <= options.days && (!budget || cost <= options.budget_usd);
-      why = days > options.days ? "deadline" : (ok ? "" : "budget");
+      in_time = days * ratio <= options.days;
+      in_budget = !budget || cost * ratio <= options.budget_usd;
     } else {
-      double seconds = options.days * 86400.0;
-      if (budget) seconds = std::min(seconds, options.budget_usd / (price * r.gpus_used) * 3600.0);
+      double seconds = options.days * 86400.0 / ratio;
+      if (budget) {
+        seconds = std::min(seconds, options.budget_usd / ratio / (price * r.gpus_used) * 3600.0);
+      }
       tokens = seconds * r.tokens_per_s;
       days = training_days(r, tokens);
       cost = training_cost_usd(r, days, price);
-      ok = tokens >= c.params;  // at least one token per parameter to count
-      why = ok ? "" : "deadline";
+      in_time = tokens >= c.params;  // at least one token per parameter to count
+      in_budget = true;
     }
+    const bool ok = in_time && in_budget;
+    c.plans_in_time += in_time ? 1 : 0;
+    c.plans_in_budget += ok ? 1 : 0;
     // Score: feasible first, then fewest days (largest) / most tokens (loss),
     // then cheapest; ties keep the earlier plan.
-    const double primary = options.objective == Objective::kLargest ? -days : tokens;
+    const double primary =
+        options.objective == Objective::kLargest || options.pinned ? -days : tokens;
     const Score score{ok ? 1 : 0, primary, -cost};
     if (c.best_plan < 0 || best_score[r.shape] < score) {
       best_score[r.shape] = score;
@@ -293,10 +281,28 @@ void select(const Cluster& cluster, const SearchOptions& options, SearchResult* 
       c.cost_usd = cost;
       c.loss = options.law.loss(c.params, std::max(tokens, 1.0));
       c.feasible = ok;
-      c.why = why;
     }
   }
+  for (size_t s = 0; s < result->candidates.size(); ++s) {
+    Candidate& c = result->candidates[s];
+    if (c.feasible) {
+      c.why = "";
+    } else if (simulated[s] == 0 && c.memory_pruned == 0) {
+      c.why = "no-layout";
+    } else if (c.plans_fit == 0) {
+      c.why = "memory";
+    } else if (c.plans_in_time == 0) {
+      c.why = "deadline";
+    } else {
+      c.why = "budget";
+    }
+  }
+  result->pinned = options.pinned;
   result->best = -1;
+  if (options.pinned) {
+    if (!result->candidates.empty() && result->candidates[0].best_plan >= 0) result->best = 0;
+    return;
+  }
   for (int s = 0; s < static_cast<int>(result->candidates.size()); ++s) {
     const Candidate& c = result->candidates[s];
     if (!c.feasible) continue;
@@ -378,6 +384,15 @@ Result<SearchResult> search(const Cluster& cluster, const SearchOptions& options
                                     std::to_string(static_cast<int>(kMaxTokensPerParam)) + "]");
   }
   LLMPLAN_RETURN_IF_ERROR(scaling::validate(options.law));
+  LLMPLAN_RETURN_IF_ERROR(validate(options.space));
+  if (options.band.confidence > 0 && !options.band.known) {
+    return Status::invalid_argument("--confidence: " + cluster.gpu.name +
+                                    " has no validation data (error unknown), so no quantile of "
+                                    "its training time can be given");
+  }
+  if (options.pinned && options.shapes.size() != 1) {
+    return Status::invalid_argument("--model: exactly one model is pinned");
+  }
 
   SearchResult result;
   // Naive baseline.
@@ -402,24 +417,39 @@ Result<SearchResult> search(const Cluster& cluster, const SearchOptions& options
     result.naive_params = std::sqrt(result.naive_flops / (6.0 * r));
     result.naive_tokens = r * result.naive_params;
   }
-  const Model naive_model = shape_for_params(result.naive_params, options.seq_length, options.vocab_size);
+  const Model naive_model = shape_for_params(result.naive_params, options.shape_template);
 
   std::vector<Model> coarse;
   if (!options.shapes.empty()) {
     coarse = options.shapes;
   } else {
     const double top = std::max(result.naive_params, 2e8);
-    coarse = shape_grid(1e8, top, 1.6, options.seq_length, options.vocab_size);
+    coarse = shape_grid(1e8, top, 1.6, options.shape_template);
   }
-  if (std::none_of(coarse.begin(), coarse.end(), [&](const Model& m) { return m == naive_model; })) {
+  // The naive model is the baseline's row (simulated for its days); a pinned
+  // model is searched alone.
+  if (!options.pinned &&
+      std::none_of(coarse.begin(), coarse.end(), [&](const Model& m) { return m == naive_model; })) {
     coarse.push_back(naive_model);
+  }
+  // A list flag that contradicts every shape is a usage error, not a table
+  // of "no layout" rows.
+  {
+    Status first;
+    int usable = 0;
+    for (const Model& m : coarse) {
+      Status st = check_against_model(options.space, m);
+      if (st.ok()) ++usable;
+      if (!st.ok() && first.ok()) first = st;
+    }
+    if (usable == 0 && !first.ok()) return first;
   }
   result = [&] {
     SearchResult r = evaluate_shapes(coarse, cluster, options);
     r.naive_flops = result.naive_flops;
     r.naive_params = result.naive_params;
     r.naive_tokens = result.naive_tokens;
-    r.naive_candidate = static_cast<int>(coarse.size()) - 1;
+    r.naive_candidate = -1;
     for (int i = 0; i < static_cast<int>(coarse.size()); ++i) {
       if (coarse[i] == naive_model) r.naive_candidate = i;
     }
@@ -429,14 +459,14 @@ Result<SearchResult> search(const Cluster& cluster, const SearchOptions& options
   select(cluster, options, &result);
 
   // Refine between the best and its larger neighbour (and smaller one for loss).
-  if (options.shapes.empty() && result.best >= 0) {
+  if (options.shapes.empty() && !options.pinned && result.best >= 0) {
     const int b = result.best;
     const int n = static_cast<int>(result.candidates.size());
     std::vector<Model> fine;
     auto add_between = [&](int lo, int hi) {
       if (lo < 0 || hi >= n) return;
       for (const Model& m : shape_grid(result.candidates[lo].params, result.candidates[hi].params,
-                                       1.07, options.seq_length, options.vocab_size)) {
+                                       1.07, options.shape_template)) {
         if (!contains(result.candidates, m) &&
             std::none_of(fine.begin(), fine.end(), [&](const Model& o) { return o == m; })) {
           fine.push_back(m);

@@ -9,11 +9,13 @@
 #ifndef LLMPLAN_PLANNER_SEARCH_H_
 #define LLMPLAN_PLANNER_SEARCH_H_
 
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "planner/plan_space.h"
 #include "scaling/law.h"
 #include "simulator/cluster.h"
 #include "simulator/cost_model.h"
@@ -32,6 +34,34 @@ struct TokensRule {
   double tokens_per_param = 20.0; // otherwise D = tokens_per_param * N
 };
 
+// The automatic model grid's architecture family.
+enum class Family { kGpt, kLlama };
+
+// "gpt" or "llama"; InvalidArgument naming --family otherwise.
+Result<Family> parse_family(const std::string& text);
+const char* to_string(Family f);
+
+// The family's template (everything but layers, hidden and heads): gpt
+// (GPT-3: learned positions, GELU, 4h FFN, tied embeddings, biases, seq
+// 2048, vocab 51,200) or llama (Llama 3: rotary, SwiGLU with FFN 8/3 h
+// rounded up to a multiple of 256, GQA with 8 KV heads, untied embeddings,
+// RMSNorm without biases, seq 8,192, vocab 128,256). seq/vocab > 0 override.
+simulator::Model family_template(Family family, int seq_length = 0, int vocab_size = 0);
+
+// The training-time band from a GPU preset's held-out validation errors:
+// measured/predicted iteration-time ratios at two probabilities, and the
+// ratio at the requested confidence (the feasibility test uses days x
+// confidence_ratio). Unknown: no validation data ("error unknown").
+struct TimeBand {
+  bool known = false;
+  double p_low = 0.1, p_high = 0.9;
+  double low_ratio = 1.0, high_ratio = 1.0;
+  double confidence = 0;           // 0: the point estimate decides
+  double confidence_ratio = 1.0;   // ratio at `confidence`
+  int samples = 0;
+  std::string source;
+};
+
 struct SearchOptions {
   int gpus = 0;                 // G available
   double days = 0;              // deadline
@@ -39,13 +69,18 @@ struct SearchOptions {
   Objective objective = Objective::kLargest;
   TokensRule tokens;
   scaling::LossLaw law;
-  int seq_length = 2048;
-  int vocab_size = 51200;
-  double target_batch_tokens = 4.0 * 1024 * 1024;  // global batch near this
-  bool all_gpus_only = false;   // --max-gpus-used: only plans using the most GPUs
+  // The automatic grid's template (family_template); its seq and vocab are
+  // also the defaults of --shapes entries.
+  Family family = Family::kGpt;
+  simulator::Model shape_template = family_template(Family::kGpt);
+  PlanSpace space;              // the plans tried for every shape
+  TimeBand band;                // error band; confidence_ratio scales days for feasibility
   int threads = 0;              // 0: OpenMP default
   std::shared_ptr<const simulator::CostModel> cost_model;
-  std::vector<simulator::Model> shapes;  // user family (--shapes); empty: the grid
+  std::vector<simulator::Model> shapes;  // user family (--shapes, --model); empty: the grid
+  // --model: one pinned model; the answer is its best plan whether or not
+  // it meets the deadline (Candidate::feasible says whether it does).
+  bool pinned = false;
   // Called (from one thread at a time) after each batch of plans: done, total.
   std::function<void(long done, long total)> progress;
 };
@@ -60,6 +95,7 @@ struct PlanResult {
   bool fits = false;
   double tokens_per_s = 0;
   int gpus_used = 0;
+  uint32_t caveats = 0;         // simulator caveat bits (StepReport)
 };
 
 // Copies what the search keeps of a simulation into `result`.
@@ -75,8 +111,15 @@ struct Candidate {
   double cost_usd = 0;
   double loss = 0;
   bool feasible = false;       // finishes by the deadline within the budget
-  std::string why;             // "", "memory", "deadline", "budget"
-  int plans_evaluated = 0;
+  // "" (feasible), "no-layout" (the plan space has no layout for this many
+  // GPUs), "memory" (no layout fits in GPU memory), "deadline", "budget".
+  std::string why;
+  int plans_evaluated = 0;     // simulated
+  long layouts = 0;            // layouts the plan space has for this shape
+  long memory_pruned = 0;      // layouts dropped by the analytic memory estimate
+  int plans_fit = 0;           // simulated plans that fit in memory
+  int plans_in_time = 0;       // of those, finishing by the deadline (at the confidence)
+  int plans_in_budget = 0;     // of those, also within the budget
 };
 
 struct SearchResult {
@@ -87,11 +130,15 @@ struct SearchResult {
   // Naive baseline: G x days x peak, compute-optimal N, its simulated time.
   double naive_flops = 0, naive_params = 0, naive_tokens = 0, naive_days = 0;
   int naive_candidate = -1;            // index into candidates
+  bool pinned = false;                 // SearchOptions::pinned: best is the pinned model if any plan fits
 };
 
-// A GPT-style shape of about `params` parameters: head dim 128, hidden a
-// multiple of 1024 (so t up to 8 divides heads; 256 below 2048), depth near
-// hidden/128 (clamped to [4, 160]).
+// A shape of `family` (template `base`: family_template) of about `params`
+// parameters: head dim 128, hidden a multiple of 1024 (so t up to 8 divides
+// the heads; 256 below 2048), depth near hidden/128 (clamped to [2, 160]).
+// Named "gpt-l96-h12288" / "llama-l80-h8192".
+simulator::Model shape_for_params(double params, const simulator::Model& base);
+// The GPT family with this seq and vocab.
 simulator::Model shape_for_params(double params, int seq_length, int vocab_size);
 
 // Most sizes shape_grid() visits (1.07^1000 spans 29 orders of magnitude).
@@ -104,15 +151,10 @@ inline constexpr double kMaxTokensPerParam = 1e6;
 // ascending parameter count; at most kMaxGridSizes sizes. Empty when the
 // bounds are not finite and positive or step <= 1.
 std::vector<simulator::Model> shape_grid(double min_params, double max_params, double step,
-                                         int seq_length, int vocab_size);
+                                         const simulator::Model& base);
 
-// The plans worth simulating for `model` on at most `gpus` GPUs of `cluster`:
-// t | heads, t <= GPUs per node; p with every stage getting layers; d the most
-// that fits (and half of it unless all_gpus_only); b in {1,2,4}; global batch
-// the multiple of d*b nearest target_batch_tokens/seq; interleaving (v=2);
-// SP with t > 1; distributed optimizer; recompute none, or full when the
-// analytic memory estimate says none does not fit. Plans whose weights and
-// optimizer state alone overflow memory are dropped.
+// enumerate_plans (plan_space.h) with the automatic space and one global
+// batch near `target_batch_tokens` (for `schedule`).
 std::vector<simulator::Plan> enumerate_plans(const simulator::Model& model,
                                              const simulator::Cluster& cluster, int gpus,
                                              double target_batch_tokens, bool all_gpus_only);

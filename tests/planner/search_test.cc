@@ -140,9 +140,8 @@ SearchOptions small_search(int threads) {
   o.days = 1.0;
   o.law = law();
   o.threads = threads;
-  o.seq_length = 1024;
-  o.vocab_size = 32000;
-  o.target_batch_tokens = 256 * 1024;
+  o.shape_template = family_template(Family::kGpt, 1024, 32000);
+  o.space.global_batch_tokens = {256 * 1024};
   o.shapes = {small(4, 512), small(8, 1024), small(12, 2048)};
   return o;
 }
@@ -201,8 +200,8 @@ TEST(Search, BudgetsThatOverflowAreErrorsAndTheGridIsFinite) {
   EXPECT_NE(search(c, o).status().message().find("--gpus: must be at most"), std::string::npos);
   // The grid: empty for non-finite bounds, at most kMaxGridSizes sizes for
   // finite ones however far apart (the largest sizes share one shape).
-  EXPECT_TRUE(shape_grid(1e8, std::numeric_limits<double>::infinity(), 1.6, 2048, 51200).empty());
-  const auto grid = shape_grid(1e8, 1e300, 1.07, 2048, 51200);
+  EXPECT_TRUE(shape_grid(1e8, std::numeric_limits<double>::infinity(), 1.6, family_template(Family::kGpt)).empty());
+  const auto grid = shape_grid(1e8, 1e300, 1.07, family_template(Family::kGpt));
   EXPECT_FALSE(grid.empty());
   EXPECT_LE(grid.size(), static_cast<size_t>(kMaxGridSizes));
   for (const simulator::Model& m : grid) EXPECT_TRUE(simulator::validate(m).ok()) << m.name;

@@ -1,0 +1,279 @@
+#include "planner/plan_space.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <set>
+#include <tuple>
+
+#include "reports/format.h"
+#include "simulator/memory.h"
+
+namespace llmplan::planner {
+
+using simulator::Model;
+using simulator::Plan;
+using simulator::Recompute;
+
+Result<Choice> parse_choice(const std::string& text, const std::string& flag) {
+  if (text == "on") return Choice::kOn;
+  if (text == "off") return Choice::kOff;
+  if (text == "both") return Choice::kBoth;
+  return Status::invalid_argument(flag + ": expected on, off or both, got '" + text + "'");
+}
+
+const char* to_string(Choice c) {
+  switch (c) {
+    case Choice::kAuto: return "auto";
+    case Choice::kOn: return "on";
+    case Choice::kOff: return "off";
+    case Choice::kBoth: return "both";
+  }
+  return "auto";
+}
+
+std::vector<double> default_batch_ladder_tokens() {
+  std::vector<double> out;
+  for (int k = 20; k <= 24; ++k) out.push_back(std::ldexp(1.0, k));
+  return out;
+}
+
+double compute_optimal_batch_tokens(double flops) {
+  if (!(flops > 0) || !std::isfinite(flops)) return 0;
+  return 0.2920 * std::pow(flops, 0.3271);
+}
+
+std::vector<double> auto_batch_ladder(double flops) {
+  const std::vector<double> ladder = default_batch_ladder_tokens();
+  const double best = compute_optimal_batch_tokens(flops);
+  size_t top = 0;
+  while (top + 1 < ladder.size() && ladder[top] < best) ++top;
+  return {ladder[top]};
+}
+
+Status validate(const PlanSpace& s) {
+  auto sizes = [](const std::vector<int>& list, const char* flag, int max) -> Status {
+    for (int x : list) {
+      if (x < 1 || x > max) {
+        return Status::invalid_argument(fmt::format("{}: {} is not a size in [1, {}]", flag, x, max));
+      }
+    }
+    return Status();
+  };
+  LLMPLAN_RETURN_IF_ERROR(sizes(s.tp, "--tp", Plan::kMaxGpus));
+  LLMPLAN_RETURN_IF_ERROR(sizes(s.pp, "--pp", Plan::kMaxGpus));
+  LLMPLAN_RETURN_IF_ERROR(sizes(s.micro_batch, "--micro-batch", Plan::kMaxGlobalBatch));
+  LLMPLAN_RETURN_IF_ERROR(sizes(s.virtual_stages, "--virtual-stages", Model::kMaxLayers));
+  LLMPLAN_RETURN_IF_ERROR(sizes(s.global_batch, "--global-batch", Plan::kMaxGlobalBatch));
+  for (double x : s.global_batch_tokens) {
+    // Bound: the most sequences times the longest context.
+    if (!(x >= 1) || !(x <= static_cast<double>(Plan::kMaxGlobalBatch) * Model::kMaxSeqLength)) {
+      return Status::invalid_argument(
+          fmt::format("--global-batch-tokens: {} is not a positive token count (at most 2^44)", x));
+    }
+  }
+  if (!s.global_batch.empty() && !s.global_batch_tokens.empty()) {
+    return Status::invalid_argument(
+        "--global-batch and --global-batch-tokens: give one of them (sequences or tokens)");
+  }
+  if (s.max_model_parallel < 0) {
+    return Status::invalid_argument("--max-model-parallel: must be >= 0 (0: no limit)");
+  }
+  return Status();
+}
+
+Status check_against_model(const PlanSpace& s, const Model& m) {
+  if (!s.tp.empty() &&
+      std::none_of(s.tp.begin(), s.tp.end(), [&](int t) {
+        return m.num_heads % t == 0 && m.kv_heads() % t == 0 && m.ffn_hidden() % t == 0;
+      })) {
+    return Status::invalid_argument(fmt::format(
+        "--tp {}: no value divides {}'s {} heads, {} KV heads and FFN size {}",
+        fmt::join(s.tp, ","), m.name, m.num_heads, m.kv_heads(), m.ffn_hidden()));
+  }
+  if (!s.pp.empty() &&
+      std::none_of(s.pp.begin(), s.pp.end(), [&](int p) { return p <= m.num_layers; })) {
+    return Status::invalid_argument(fmt::format("--pp {}: every value exceeds {}'s {} layers",
+                                                fmt::join(s.pp, ","), m.name, m.num_layers));
+  }
+  if (s.max_model_parallel > 0 && !s.tp.empty() && !s.pp.empty()) {
+    const int tmin = *std::min_element(s.tp.begin(), s.tp.end());
+    const int pmin = *std::min_element(s.pp.begin(), s.pp.end());
+    if (static_cast<long>(tmin) * pmin > s.max_model_parallel) {
+      return Status::invalid_argument(fmt::format(
+          "--max-model-parallel {}: smaller than the smallest --tp x --pp ({} x {})",
+          s.max_model_parallel, tmin, pmin));
+    }
+  }
+  return Status();
+}
+
+namespace {
+
+// Analytic peak memory of the worst stage, bytes (weights, optimizer state,
+// activations); the simulator's figure decides in the end.
+double estimate_peak_bytes(const Model& model, const Plan& plan) {
+  const int p = plan.pipeline_parallel, v = plan.virtual_stages, t = plan.tensor_parallel;
+  std::vector<double> params(p, 0.0);
+  const double layer = static_cast<double>(model.layer_parameters()) / t;
+  for (int c = 0; c < p * v; ++c) {
+    params[c % p] += layer * simulator::layers_in_chunk(model, plan, c);
+  }
+  params[0] += static_cast<double>(model.embedding_parameters()) / t;
+  params[p - 1] += static_cast<double>(model.head_parameters()) / t;
+  if (p > 1 && model.tied_embeddings) {
+    params[p - 1] += static_cast<double>(model.embedding_parameters()) / t;
+  }
+  double peak = 0;
+  for (const auto& m : simulator::stage_memory(model, plan, params, 3.0 * (1 << 30))) {
+    peak = std::max(peak, m.total_bytes());
+  }
+  return peak;
+}
+
+std::vector<int> auto_pipeline_degrees(int layers) {
+  std::vector<int> out;
+  for (int p = 1; p <= std::min(layers, 128); ++p) {
+    const bool pow2 = (p & (p - 1)) == 0;
+    if (layers % p == 0 || pow2) out.push_back(p);
+  }
+  return out;
+}
+
+std::vector<bool> choice_values(Choice c, bool auto_value, bool meaningful) {
+  if (!meaningful) return {false};
+  switch (c) {
+    case Choice::kAuto: return {auto_value};
+    case Choice::kOn: return {true};
+    case Choice::kOff: return {false};
+    case Choice::kBoth: return {false, true};
+  }
+  return {auto_value};
+}
+
+}  // namespace
+
+std::vector<Plan> enumerate_plans(const Model& model, const simulator::Cluster& cluster, int gpus,
+                                  const PlanSpace& space, EnumerationStats* stats) {
+  EnumerationStats local;
+  EnumerationStats& st = stats ? *stats : local;
+  std::vector<Plan> out;
+  const double capacity = cluster.gpu.hbm_bytes;
+  std::vector<int> tps = space.tp;
+  if (tps.empty()) {
+    for (int t = 1; t <= std::min(cluster.gpus_per_node, 8); t *= 2) tps.push_back(t);
+  }
+  const std::vector<int> pps = space.pp.empty() ? auto_pipeline_degrees(model.num_layers) : space.pp;
+  const std::vector<int> bs = space.micro_batch.empty() ? std::vector<int>{1, 2, 4} : space.micro_batch;
+  const std::vector<int> vs = space.virtual_stages.empty() ? std::vector<int>{1, 2} : space.virtual_stages;
+  // Global batches in sequences.
+  std::vector<int> batches;
+  if (!space.global_batch.empty()) {
+    batches = space.global_batch;
+  } else {
+    const std::vector<double> tokens =
+        space.global_batch_tokens.empty() ? default_batch_ladder_tokens() : space.global_batch_tokens;
+    for (double t : tokens) {
+      const double seqs = std::round(t / model.seq_length);
+      batches.push_back(static_cast<int>(std::clamp(seqs, 1.0, double{Plan::kMaxGlobalBatch})));
+    }
+  }
+  std::sort(batches.begin(), batches.end());
+  batches.erase(std::unique(batches.begin(), batches.end()), batches.end());
+  std::set<std::tuple<int, int, int, int, int, int, int, bool, bool>> seen;
+  for (int t : tps) {
+    if (model.num_heads % t != 0 || model.kv_heads() % t != 0 || model.ffn_hidden() % t != 0) continue;
+    if (t > cluster.gpus_per_node || t > gpus) continue;
+    for (int p : pps) {
+      if (static_cast<long>(t) * p > gpus) continue;
+      if (space.max_model_parallel > 0 && static_cast<long>(t) * p > space.max_model_parallel) continue;
+      if (p > model.num_layers) continue;
+      const int d_max = gpus / (t * p);
+      for (int v : vs) {
+        if (v > 1 && (p == 1 || model.num_layers % (p * v) != 0)) continue;
+        for (int b : bs) {
+          for (int target : batches) {
+            if (target < b) continue;
+            const int d_top = std::min(d_max, target / b);
+            std::vector<int> ds = {d_top};
+            if (!space.all_gpus_only && d_top >= 2) ds.push_back(d_top / 2);
+            for (int d : ds) {
+              const long per = static_cast<long>(d) * b;
+              const long global = std::max(1L, std::lround(static_cast<double>(target) / per)) * per;
+              if (global > Plan::kMaxGlobalBatch) continue;
+              for (bool sp : choice_values(space.sequence_parallel, t > 1, t > 1)) {
+                for (bool zero : choice_values(space.distributed_optimizer, d > 1, d > 1)) {
+                  Plan plan;
+                  plan.tensor_parallel = t;
+                  plan.pipeline_parallel = p;
+                  plan.data_parallel = d;
+                  plan.micro_batch_size = b;
+                  plan.global_batch_size = static_cast<int>(global);
+                  plan.virtual_stages = v;
+                  plan.schedule = v > 1 ? simulator::Schedule::kInterleaved
+                                        : simulator::Schedule::kOneFOneB;
+                  plan.sequence_parallel = sp;
+                  plan.distributed_optimizer = zero;
+                  if (!simulator::validate(plan).ok() || !simulator::validate(model, plan).ok()) continue;
+                  if (p > 1 && plan.num_micro_batches() < p) continue;  // pipeline never fills
+                  if (static_cast<long>(plan.num_micro_batches()) * p * v >
+                      Plan::kMaxMicroBatchPasses) {
+                    continue;
+                  }
+                  if (!seen.emplace(t, p, d, b, static_cast<int>(global), v, 0, sp, zero).second) {
+                    continue;
+                  }
+                  ++st.layouts;
+                  std::vector<Recompute> rcs = space.recompute;
+                  const bool auto_rc = rcs.empty();
+                  if (auto_rc) rcs = {Recompute::kNone, Recompute::kFull};
+                  bool kept_one = false;
+                  for (Recompute rc : rcs) {
+                    plan.recompute = rc;
+                    if (estimate_peak_bytes(model, plan) > capacity) continue;
+                    out.push_back(plan);
+                    ++st.kept;
+                    kept_one = true;
+                    if (auto_rc) break;  // full only when none does not fit
+                  }
+                  if (!kept_one) ++st.memory_pruned;
+                }
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+  return out;
+}
+
+std::string describe(const PlanSpace& s) {
+  auto list = [](const std::vector<int>& v) {
+    return v.empty() ? std::string("auto") : fmt::format("{}", fmt::join(v, ","));
+  };
+  std::string batch;
+  if (!s.global_batch.empty()) {
+    batch = fmt::format("{} sequences", fmt::join(s.global_batch, ","));
+  } else if (!s.global_batch_tokens.empty()) {
+    std::vector<std::string> parts;
+    for (double t : s.global_batch_tokens) parts.push_back(reports::count_human(t));
+    batch = fmt::format("{} tokens", fmt::join(parts, ","));
+  } else {
+    batch = "ladder 1M..16M tokens, per model up to the compute-optimal batch (DeepSeek LLM: "
+            "0.292 C^0.3271, rounded up to a rung)";
+  }
+  std::vector<std::string> rc;
+  for (Recompute r : s.recompute) rc.push_back(simulator::to_string(r));
+  return fmt::format(
+      "global batch {}; tp {}; pp {}; micro-batch {}; virtual stages {}; recompute {}; "
+      "sequence parallel {}; distributed optimizer {}; max model parallel {}{}",
+      batch, list(s.tp), list(s.pp), list(s.micro_batch), list(s.virtual_stages),
+      rc.empty() ? std::string("auto (none, full if none does not fit)") : fmt::format("{}", fmt::join(rc, ",")),
+      to_string(s.sequence_parallel), to_string(s.distributed_optimizer),
+      s.max_model_parallel > 0 ? std::to_string(s.max_model_parallel) : std::string("none"),
+      s.all_gpus_only ? "; all GPUs only" : "");
+}
+
+}  // namespace llmplan::planner

@@ -1,0 +1,110 @@
+// The space of parallel plans the planner, `sweep` and `schedule` search: one
+// value with a list per axis. An empty list means "the planner chooses" (its
+// automatic rule, documented per field); a non-empty list is exactly the
+// values tried. New axes (ZeRO stage, context parallelism, FP8, experts) are
+// new fields here, read by enumerate_plans().
+#ifndef LLMPLAN_PLANNER_PLAN_SPACE_H_
+#define LLMPLAN_PLANNER_PLAN_SPACE_H_
+
+#include <string>
+#include <vector>
+
+#include "simulator/cluster.h"
+#include "simulator/model.h"
+#include "simulator/plan.h"
+#include "simulator/status.h"
+
+namespace llmplan::planner {
+
+// A yes/no axis: fixed, or both values tried.
+enum class Choice { kAuto, kOn, kOff, kBoth };
+
+// "on", "off", "both" (flags) ; InvalidArgument naming `flag` otherwise.
+Result<Choice> parse_choice(const std::string& text, const std::string& flag);
+const char* to_string(Choice c);
+
+// The default global-batch ladder in tokens: 1 Mi, 2 Mi, 4 Mi, 8 Mi, 16 Mi.
+std::vector<double> default_batch_ladder_tokens();
+
+// The compute-optimal global batch in tokens for a training run of `flops`
+// model FLOPs: DeepSeek LLM (arXiv 2401.02954, section 3.1) fit
+// B_opt = 0.2920 * C^0.3271. The planner's automatic ladder stops at the
+// first rung at or above it, so small models are not given batches far
+// beyond what they train well with.
+double compute_optimal_batch_tokens(double flops);
+
+struct PlanSpace {
+  // Global batch per optimizer step. In sequences when `global_batch` is
+  // non-empty; otherwise in tokens (`global_batch_tokens`, divided by the
+  // model's sequence length and rounded); both empty: the default ladder
+  // (enumerate_plans tries all of it; the planner narrows it per model with
+  // auto_batch_ladder). Each value is rounded to the nearest multiple of
+  // d*b (at least one micro-batch per replica).
+  std::vector<double> global_batch_tokens;
+  std::vector<int> global_batch;
+  // Tensor-parallel sizes; empty: powers of two up to the GPUs per node (and 8).
+  std::vector<int> tp;
+  // Pipeline sizes; empty: the divisors of the layer count and the powers of
+  // two, up to min(layers, 128).
+  std::vector<int> pp;
+  // Micro-batch sizes; empty: 1, 2, 4.
+  std::vector<int> micro_batch;
+  // Interleaving (virtual stages per pipeline rank); empty: 1 and 2.
+  std::vector<int> virtual_stages;
+  // Activation recomputation; empty: none, or full where the analytic
+  // memory estimate says none does not fit.
+  std::vector<simulator::Recompute> recompute;
+  Choice sequence_parallel = Choice::kAuto;      // auto: on when t > 1
+  Choice distributed_optimizer = Choice::kAuto;  // auto: on when d > 1
+  int max_model_parallel = 0;  // t * p at most this; 0: no limit
+  // Only plans that use as many of the GPUs as the layout allows (d the
+  // most that fits); otherwise also half that data-parallel width.
+  bool all_gpus_only = false;
+};
+
+// OK when every list value is in its domain (t, p, b, v >= 1 and within the
+// simulator's bounds, batch tokens finite and positive, sequences within
+// Plan::kMaxGlobalBatch, max_model_parallel >= 0). InvalidArgument naming the
+// flag ("--tp: 0 is not a positive size") otherwise.
+Status validate(const PlanSpace& space);
+
+// Contradictions between a space and a model: OK when at least one listed
+// t divides the heads, KV heads and FFN size, and one listed p is at most
+// the layers. InvalidArgument naming the flag and the model otherwise
+// ("--tp 3: divides none of llama3-70b's 64 heads").
+Status check_against_model(const PlanSpace& space, const simulator::Model& model);
+
+// Why enumerate_plans() kept or dropped layouts.
+struct EnumerationStats {
+  long layouts = 0;        // (t, p, v, d, b, B) combinations valid for the model
+  long memory_pruned = 0;  // of those, dropped: weights/activations overflow memory
+  long kept = 0;
+};
+
+// The plans worth simulating for `model` on at most `gpus` GPUs of
+// `cluster` within `space`: t | heads, kv heads and FFN; t <= GPUs per node;
+// p with every chunk getting layers; d = min(G/(t p), B/b) and half of it
+// (unless all_gpus_only); the global batch rounded to a multiple of d*b;
+// v > 1 only with p > 1 and p*v dividing the layers; pipelines that never
+// fill (fewer micro-batches than stages) dropped; plans whose analytic peak
+// memory overflows the GPU dropped. Deterministic order; no duplicates.
+// The plans for G GPUs include those for G/2 (the same t, p, b, B and d).
+std::vector<simulator::Plan> enumerate_plans(const simulator::Model& model,
+                                             const simulator::Cluster& cluster, int gpus,
+                                             const PlanSpace& space,
+                                             EnumerationStats* stats = nullptr);
+
+// The automatic batch for a run of `flops` model FLOPs: the first rung of
+// the default ladder at or above compute_optimal_batch_tokens(flops) (the
+// top rung when none is). One rung: a larger batch of the same layout is
+// never slower per token, so lower rungs would only add smaller
+// data-parallel widths, which the half-width layouts already cover.
+std::vector<double> auto_batch_ladder(double flops);
+
+// Human-readable summary of the space for reports ("tp auto, pp auto, batch
+// ladder 1M..16M tokens (capped per model), ...").
+std::string describe(const PlanSpace& space);
+
+}  // namespace llmplan::planner
+
+#endif  // LLMPLAN_PLANNER_PLAN_SPACE_H_

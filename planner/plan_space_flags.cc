@@ -1,0 +1,162 @@
+#include "planner/plan_space_flags.h"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <utility>
+
+#include "planner/command.h"
+
+namespace llmplan::planner {
+namespace {
+
+std::vector<std::string> split(const std::string& text) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (true) {
+    const size_t comma = text.find(',', start);
+    out.push_back(text.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return out;
+}
+
+Status empty_list(const std::string& flag) {
+  return Status::invalid_argument(flag + ": empty list (give comma-separated values)");
+}
+
+}  // namespace
+
+Result<std::vector<int>> parse_int_list(const std::string& text, const std::string& flag, int max) {
+  if (text.empty()) return empty_list(flag);
+  std::vector<int> out;
+  for (const std::string& item : split(text)) {
+    if (item.empty()) return Status::invalid_argument(flag + ": empty item in '" + text + "'");
+    long value = 0;
+    const auto [end, ec] = std::from_chars(item.data(), item.data() + item.size(), value);
+    if (ec != std::errc() || end != item.data() + item.size()) {
+      return Status::invalid_argument(flag + ": '" + item + "' is not an integer");
+    }
+    if (value < 1 || value > max) {
+      return Status::invalid_argument(flag + ": " + item + " is not in [1, " + std::to_string(max) + "]");
+    }
+    if (std::find(out.begin(), out.end(), static_cast<int>(value)) != out.end()) {
+      return Status::invalid_argument(flag + ": " + item + " is listed twice");
+    }
+    out.push_back(static_cast<int>(value));
+  }
+  return out;
+}
+
+Result<std::vector<double>> parse_tokens_list(const std::string& text, const std::string& flag) {
+  if (text.empty()) return empty_list(flag);
+  std::vector<double> out;
+  for (std::string item : split(text)) {
+    if (item.empty()) return Status::invalid_argument(flag + ": empty item in '" + text + "'");
+    double scale = 1;
+    const char last = item.back();
+    if (last == 'K' || last == 'k') scale = 1024.0;
+    if (last == 'M' || last == 'm') scale = 1024.0 * 1024.0;
+    if (last == 'G' || last == 'g') scale = 1024.0 * 1024.0 * 1024.0;
+    if (scale != 1) item.pop_back();
+    double value = 0;
+    const auto [end, ec] = std::from_chars(item.data(), item.data() + item.size(), value);
+    if (item.empty() || ec != std::errc() || end != item.data() + item.size() ||
+        !std::isfinite(value) || !(value > 0)) {
+      return Status::invalid_argument(flag + ": '" + item + "' is not a positive token count "
+                                      "(e.g. 4194304 or 4M)");
+    }
+    out.push_back(value * scale);
+  }
+  return out;
+}
+
+void add_plan_space_flags(CLI::App* cmd, PlanSpaceFlags* f, const std::string& what) {
+  const size_t before = cmd->get_options().size();
+  cmd->add_option("--global-batch-tokens", f->global_batch_tokens,
+                  what + ": global batch sizes in tokens, e.g. 2M,4M,8M (default: a ladder 1M..16M)");
+  cmd->add_option("--global-batch", f->global_batch,
+                  what + ": global batch sizes in sequences, e.g. 1024,2048");
+  cmd->add_option("--tp", f->tp, what + ": tensor-parallel sizes, e.g. 4,8");
+  cmd->add_option("--pp", f->pp, what + ": pipeline-parallel sizes, e.g. 1,2,4,8");
+  cmd->add_option("--micro-batch", f->micro_batch, what + ": micro-batch sizes (sequences), e.g. 1,2");
+  cmd->add_option("--virtual-stages", f->virtual_stages,
+                  what + ": interleaved virtual stages per pipeline rank, e.g. 1,2,4");
+  cmd->add_option("--recompute", f->recompute,
+                  what + ": activation recomputation, a list of none, selective, full");
+  cmd->add_option("--sequence-parallel", f->sequence_parallel, what + ": on, off or both")
+      ->check(CLI::IsMember({"on", "off", "both"}));
+  cmd->add_option("--distributed-optimizer", f->distributed_optimizer,
+                  what + ": ZeRO-1 optimizer sharding: on, off or both")
+      ->check(CLI::IsMember({"on", "off", "both"}));
+  cmd->add_option("--max-model-parallel", f->max_model_parallel,
+                  what + ": most GPUs per model replica (t x p); 0: no limit")
+      ->check(int_in(0, simulator::Plan::kMaxGpus));
+  const std::vector<const CLI::Option*> all = std::as_const(*cmd).get_options();
+  for (size_t i = before; i < all.size(); ++i) f->options[all[i]->get_name()] = all[i];
+}
+
+Result<PlanSpace> to_plan_space(const PlanSpaceFlags& f) {
+  PlanSpace s;
+  using simulator::Plan;
+  // A flag given as "" is an empty list (an error), not an absent flag.
+  const auto given = [&](const char* name, const std::string& value) {
+    const auto it = f.options.find(name);
+    return !value.empty() || (it != f.options.end() && it->second->count() > 0);
+  };
+  if (given("--global-batch-tokens", f.global_batch_tokens)) {
+    LLMPLAN_ASSIGN_OR_RETURN(s.global_batch_tokens,
+                             parse_tokens_list(f.global_batch_tokens, "--global-batch-tokens"));
+  }
+  if (given("--global-batch", f.global_batch)) {
+    LLMPLAN_ASSIGN_OR_RETURN(s.global_batch,
+                             parse_int_list(f.global_batch, "--global-batch", Plan::kMaxGlobalBatch));
+  }
+  if (given("--tp", f.tp)) {
+    LLMPLAN_ASSIGN_OR_RETURN(s.tp, parse_int_list(f.tp, "--tp", Plan::kMaxGpus));
+  }
+  if (given("--pp", f.pp)) {
+    LLMPLAN_ASSIGN_OR_RETURN(s.pp, parse_int_list(f.pp, "--pp", Plan::kMaxGpus));
+  }
+  if (given("--micro-batch", f.micro_batch)) {
+    LLMPLAN_ASSIGN_OR_RETURN(s.micro_batch,
+                             parse_int_list(f.micro_batch, "--micro-batch", Plan::kMaxGlobalBatch));
+  }
+  if (given("--virtual-stages", f.virtual_stages)) {
+    LLMPLAN_ASSIGN_OR_RETURN(s.virtual_stages, parse_int_list(f.virtual_stages, "--virtual-stages",
+                                                              simulator::Model::kMaxLayers));
+  }
+  if (given("--recompute", f.recompute)) {
+    if (f.recompute.empty()) return empty_list("--recompute");
+    for (const std::string& item : split(f.recompute)) {
+      simulator::Recompute r;
+      if (item == "none") {
+        r = simulator::Recompute::kNone;
+      } else if (item == "selective") {
+        r = simulator::Recompute::kSelective;
+      } else if (item == "full") {
+        r = simulator::Recompute::kFull;
+      } else {
+        return Status::invalid_argument("--recompute: '" + item +
+                                        "' is not one of none, selective, full");
+      }
+      if (std::find(s.recompute.begin(), s.recompute.end(), r) != s.recompute.end()) {
+        return Status::invalid_argument("--recompute: " + item + " is listed twice");
+      }
+      s.recompute.push_back(r);
+    }
+  }
+  if (!f.sequence_parallel.empty()) {
+    LLMPLAN_ASSIGN_OR_RETURN(s.sequence_parallel, parse_choice(f.sequence_parallel, "--sequence-parallel"));
+  }
+  if (!f.distributed_optimizer.empty()) {
+    LLMPLAN_ASSIGN_OR_RETURN(s.distributed_optimizer,
+                             parse_choice(f.distributed_optimizer, "--distributed-optimizer"));
+  }
+  s.max_model_parallel = f.max_model_parallel;
+  LLMPLAN_RETURN_IF_ERROR(validate(s));
+  return s;
+}
+
+}  // namespace llmplan::planner

@@ -1,0 +1,47 @@
+// The plan-space flags shared by the planner and `sweep`: comma-separated
+// lists per axis (--tp 4,8 --pp 1,2,4 --recompute none,full ...), parsed into
+// a PlanSpace with one-line errors naming the flag.
+#ifndef LLMPLAN_PLANNER_PLAN_SPACE_FLAGS_H_
+#define LLMPLAN_PLANNER_PLAN_SPACE_FLAGS_H_
+
+#include <CLI/CLI.hpp>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "planner/plan_space.h"
+#include "simulator/status.h"
+
+namespace llmplan::planner {
+
+// The flags as given (empty string: not given).
+struct PlanSpaceFlags {
+  std::string global_batch_tokens, global_batch, tp, pp, micro_batch, virtual_stages, recompute;
+  std::string sequence_parallel, distributed_optimizer;
+  int max_model_parallel = 0;
+  // The registered options by name (add_plan_space_flags), to tell a flag
+  // given an empty value ("--tp ''": an error) from one not given.
+  std::map<std::string, const CLI::Option*> options;
+};
+
+// Registers --global-batch-tokens, --global-batch, --tp, --pp, --micro-batch,
+// --virtual-stages, --recompute, --sequence-parallel, --distributed-optimizer
+// and --max-model-parallel on `cmd`; `what` prefixes the help texts.
+void add_plan_space_flags(CLI::App* cmd, PlanSpaceFlags* flags, const std::string& what);
+
+// A comma-separated list of positive integers ("1,2,4"). InvalidArgument
+// "<flag>: ..." for an empty list, an empty item, a non-number, a value
+// outside [1, max] or a repeated value.
+Result<std::vector<int>> parse_int_list(const std::string& text, const std::string& flag, int max);
+
+// A comma-separated list of token counts; each a positive number with an
+// optional K/M/G suffix (binary: 4M = 4 x 2^20) or plain digits/exponent.
+Result<std::vector<double>> parse_tokens_list(const std::string& text, const std::string& flag);
+
+// The space the flags describe (validate()d). Flags not given stay
+// automatic.
+Result<PlanSpace> to_plan_space(const PlanSpaceFlags& flags);
+
+}  // namespace llmplan::planner
+
+#endif  // LLMPLAN_PLANNER_PLAN_SPACE_FLAGS_H_
