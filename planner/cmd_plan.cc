@@ -86,11 +86,19 @@ Status run_plan(const PlanOptions& o, const GlobalOptions& global) {
   s.tokens.tokens_per_param = o.tokens_per_param;
   if (o.tokens_rule == "law") s.tokens.use_law = true;
   if (o.tokens_rule == "chinchilla") s.tokens.tokens_per_param = 20.0;
-  LLMPLAN_ASSIGN_OR_RETURN(s.space, to_plan_space(o.space));
+  {
+    auto space = to_plan_space(o.space);
+    if (!space.ok()) return space.status().as_usage();
+    s.space = space.value();
+  }
   s.space.all_gpus_only = o.max_gpus_used;
   if (o.threads < 0) return Status::invalid_argument("--threads must be >= 0");
   s.threads = o.threads;
-  LLMPLAN_ASSIGN_OR_RETURN(s.family, parse_family(o.family));
+  {
+    auto family = parse_family(o.family);
+    if (!family.ok()) return family.status().as_usage();
+    s.family = family.value();
+  }
   s.shape_template = family_template(s.family, o.seq, o.vocab);
   LLMPLAN_RETURN_IF_ERROR(simulator::validate([&] {
     simulator::Model probe = s.shape_template;  // seq and vocab within the simulator's bounds
@@ -105,12 +113,16 @@ Status run_plan(const PlanOptions& o, const GlobalOptions& global) {
     LLMPLAN_ASSIGN_OR_RETURN(s.shapes, read_shapes_file(o.shapes, s.shape_template, &catalog));
   }
   if (!o.model.empty()) {
-    LLMPLAN_ASSIGN_OR_RETURN(simulator::Model m,
-                             resolve_pinned_model(o.model, s.shape_template, catalog));
+    auto pinned = resolve_pinned_model(o.model, s.shape_template, catalog);
+    if (!pinned.ok()) {
+      const bool usage = pinned.status().message().rfind("--model: '", 0) == 0;  // neither preset nor file
+      return usage ? pinned.status().as_usage() : pinned.status();
+    }
+    simulator::Model m = pinned.value();
     if (o.seq > 0) m.seq_length = o.seq;
     if (o.vocab > 0) m.vocab_size = o.vocab;
-    LLMPLAN_RETURN_IF_ERROR(simulator::validate(m).with_prefix("--model " + o.model));
-    LLMPLAN_RETURN_IF_ERROR(check_against_model(s.space, m));
+    LLMPLAN_RETURN_IF_ERROR(simulator::validate(m).with_prefix("--model " + o.model).as_usage());
+    LLMPLAN_RETURN_IF_ERROR(check_against_model(s.space, m).as_usage());
     s.shapes = {m};
     s.pinned = true;
   }

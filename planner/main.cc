@@ -88,7 +88,8 @@ int main(int argc, char** argv) {
   }
   if (!status.ok()) {
     std::fprintf(stderr, "llmplan: error: %s\n", status.message().c_str());
-    return 1;
+    // A command line that contradicts itself or its inputs is a usage error.
+    return status.code() == llmplan::StatusCode::kUsage ? 2 : 1;
   }
   return 0;
 }

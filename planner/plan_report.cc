@@ -121,10 +121,10 @@ double days_at_high(const PlanReportView& v, double days) {
 }
 
 std::string architecture_line(const simulator::Model& m) {
-  std::string heads = std::to_string(m.num_heads);
+  std::string heads = std::to_string(m.num_heads) + " heads";
   if (m.kv_heads() != m.num_heads) heads += fmt::format(" ({} KV)", m.kv_heads());
   return fmt::format(
-      "{} layers, hidden {}, {} heads, FFN {} {}, {}, {} embeddings, {}, seq {}, vocab {}",
+      "{} layers, hidden {}, {}, FFN {} {}, {}, {} embeddings, {}, seq {}, vocab {}",
       m.num_layers, m.hidden_size, heads, m.ffn_hidden(), activation_name(m),
       m.positions == simulator::PositionEmbedding::kRotary ? "RoPE" : "learned positions",
       m.tied_embeddings ? "tied" : "untied", m.linear_bias ? "LayerNorm + biases" : "RMSNorm, no biases",

@@ -88,7 +88,6 @@ struct EnumerationStats {
 // v > 1 only with p > 1 and p*v dividing the layers; pipelines that never
 // fill (fewer micro-batches than stages) dropped; plans whose analytic peak
 // memory overflows the GPU dropped. Deterministic order; no duplicates.
-// The plans for G GPUs include those for G/2 (the same t, p, b, B and d).
 std::vector<simulator::Plan> enumerate_plans(const simulator::Model& model,
                                              const simulator::Cluster& cluster, int gpus,
                                              const PlanSpace& space,

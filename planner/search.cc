@@ -384,9 +384,9 @@ Result<SearchResult> search(const Cluster& cluster, const SearchOptions& options
                                     std::to_string(static_cast<int>(kMaxTokensPerParam)) + "]");
   }
   LLMPLAN_RETURN_IF_ERROR(scaling::validate(options.law));
-  LLMPLAN_RETURN_IF_ERROR(validate(options.space));
+  LLMPLAN_RETURN_IF_ERROR(validate(options.space).as_usage());
   if (options.band.confidence > 0 && !options.band.known) {
-    return Status::invalid_argument("--confidence: " + cluster.gpu.name +
+    return Status::usage("--confidence: " + cluster.gpu.name +
                                     " has no validation data (error unknown), so no quantile of "
                                     "its training time can be given");
   }
@@ -426,12 +426,6 @@ Result<SearchResult> search(const Cluster& cluster, const SearchOptions& options
     const double top = std::max(result.naive_params, 2e8);
     coarse = shape_grid(1e8, top, 1.6, options.shape_template);
   }
-  // The naive model is the baseline's row (simulated for its days); a pinned
-  // model is searched alone.
-  if (!options.pinned &&
-      std::none_of(coarse.begin(), coarse.end(), [&](const Model& m) { return m == naive_model; })) {
-    coarse.push_back(naive_model);
-  }
   // A list flag that contradicts every shape is a usage error, not a table
   // of "no layout" rows.
   {
@@ -442,7 +436,13 @@ Result<SearchResult> search(const Cluster& cluster, const SearchOptions& options
       if (st.ok()) ++usable;
       if (!st.ok() && first.ok()) first = st;
     }
-    if (usable == 0 && !first.ok()) return first;
+    if (usable == 0 && !first.ok()) return first.as_usage();
+  }
+  // The naive model is the baseline's row (simulated for its days); a pinned
+  // model is searched alone.
+  if (!options.pinned &&
+      std::none_of(coarse.begin(), coarse.end(), [&](const Model& m) { return m == naive_model; })) {
+    coarse.push_back(naive_model);
   }
   result = [&] {
     SearchResult r = evaluate_shapes(coarse, cluster, options);

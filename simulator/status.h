@@ -23,6 +23,7 @@ enum class StatusCode {
   kParseError,       // malformed JSON or CSV
   kFailedPrecondition,  // the request is well formed but cannot be served here
   kInternal,         // a bug that was caught instead of crashing
+  kUsage,            // a command line that contradicts itself or its inputs (exit status 2)
 };
 
 // The outcome of an operation that returns no value: OK, or a code plus a
@@ -41,6 +42,9 @@ class Status {
     return {StatusCode::kFailedPrecondition, std::move(m)};
   }
   static Status internal(std::string m) { return {StatusCode::kInternal, std::move(m)}; }
+  static Status usage(std::string m) { return {StatusCode::kUsage, std::move(m)}; }
+  // The same message as a usage error (OK stays OK).
+  Status as_usage() const { return ok() ? *this : Status(StatusCode::kUsage, message_); }
 
   bool ok() const { return code_ == StatusCode::kOk; }
   StatusCode code() const { return code_; }

@@ -1,0 +1,321 @@
+// Issue 12: the plan space (lists per axis, the batch ladder), model
+// families, pinned models and the planner's monotone answers.
+#include "planner/plan_space.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <set>
+
+#include "planner/plan_space_flags.h"
+#include "planner/search.h"
+#include "planner/shapes_json.h"
+#include "presets/catalog.h"
+
+namespace llmplan::planner {
+namespace {
+
+presets::Catalog catalog() {
+  auto c = presets::Catalog::builtin();
+  EXPECT_TRUE(c.ok());
+  return c.value();
+}
+
+simulator::Cluster a100() {
+  auto c = catalog().cluster("dgx-a100-80gb");
+  EXPECT_TRUE(c.ok());
+  return c.value();
+}
+
+scaling::LossLaw law() {
+  auto l = catalog().law("chinchilla");
+  EXPECT_TRUE(l.ok());
+  return l.value();
+}
+
+std::string error_of(const Status& s) { return s.ok() ? "" : s.message(); }
+
+TEST(PlanSpaceFlags, ListsParseAndBadListsNameTheFlag) {
+  EXPECT_EQ(parse_int_list("1,2,8", "--tp", 8).value(), (std::vector<int>{1, 2, 8}));
+  EXPECT_EQ(error_of(parse_int_list("", "--tp", 8).status()), "--tp: empty list (give comma-separated values)");
+  EXPECT_EQ(error_of(parse_int_list("1,,2", "--pp", 8).status()), "--pp: empty item in '1,,2'");
+  EXPECT_EQ(error_of(parse_int_list("x", "--pp", 8).status()), "--pp: 'x' is not an integer");
+  EXPECT_EQ(error_of(parse_int_list("0", "--tp", 8).status()), "--tp: 0 is not in [1, 8]");
+  EXPECT_EQ(error_of(parse_int_list("9", "--tp", 8).status()), "--tp: 9 is not in [1, 8]");
+  EXPECT_EQ(error_of(parse_int_list("2,2", "--tp", 8).status()), "--tp: 2 is listed twice");
+  EXPECT_EQ(parse_tokens_list("4M,1048576,2k", "--global-batch-tokens").value(),
+            (std::vector<double>{4194304, 1048576, 2048}));
+  EXPECT_NE(error_of(parse_tokens_list("-1", "--global-batch-tokens").status())
+                .find("--global-batch-tokens: '-1' is not a positive token count"),
+            std::string::npos);
+  EXPECT_NE(error_of(parse_tokens_list("nan", "--global-batch-tokens").status()), "");
+  PlanSpaceFlags f;
+  f.recompute = "none,sometimes";
+  EXPECT_EQ(error_of(to_plan_space(f).status()),
+            "--recompute: 'sometimes' is not one of none, selective, full");
+  f = {};
+  f.global_batch = "1024";
+  f.global_batch_tokens = "4M";
+  EXPECT_NE(error_of(to_plan_space(f).status()).find("give one of them"), std::string::npos);
+  f = {};
+  f.sequence_parallel = "maybe";
+  EXPECT_EQ(error_of(to_plan_space(f).status()), "--sequence-parallel: expected on, off or both, got 'maybe'");
+}
+
+TEST(PlanSpace, ContradictionsWithTheModelNameTheFlag) {
+  const simulator::Model llama = catalog().model("llama3-70b").value();
+  PlanSpace s;
+  s.tp = {3, 5};
+  EXPECT_EQ(error_of(check_against_model(s, llama)),
+            "--tp 3,5: no value divides llama3-70b's 64 heads, 8 KV heads and FFN size 28672");
+  s = {};
+  s.pp = {200};
+  EXPECT_EQ(error_of(check_against_model(s, llama)), "--pp 200: every value exceeds llama3-70b's 80 layers");
+  s = {};
+  s.tp = {8};
+  s.pp = {4};
+  s.max_model_parallel = 16;
+  EXPECT_NE(error_of(check_against_model(s, llama)).find("--max-model-parallel 16"), std::string::npos);
+  s.max_model_parallel = 32;
+  EXPECT_TRUE(check_against_model(s, llama).ok());
+}
+
+TEST(PlanSpace, ListedValuesAreExactlyTheOnesTried) {
+  const simulator::Model llama = catalog().model("llama3-70b").value();
+  PlanSpace s;
+  s.tp = {8};
+  s.pp = {4, 8};
+  s.micro_batch = {1};
+  s.virtual_stages = {1, 2};
+  s.global_batch = {1024};
+  s.recompute = {simulator::Recompute::kFull, simulator::Recompute::kSelective};
+  s.sequence_parallel = Choice::kBoth;
+  s.distributed_optimizer = Choice::kOn;
+  EnumerationStats st;
+  const auto plans = enumerate_plans(llama, a100(), 1024, s, &st);
+  ASSERT_FALSE(plans.empty());
+  std::set<std::pair<bool, simulator::Recompute>> sp_rc;
+  std::set<int> vs, ds;
+  for (const simulator::Plan& p : plans) {
+    EXPECT_EQ(p.tensor_parallel, 8);
+    EXPECT_TRUE(p.pipeline_parallel == 4 || p.pipeline_parallel == 8);
+    EXPECT_EQ(p.micro_batch_size, 1);
+    EXPECT_EQ(p.global_batch_size % (p.data_parallel * p.micro_batch_size), 0);
+    EXPECT_NEAR(p.global_batch_size, 1024, p.data_parallel / 2.0 + 1);
+    EXPECT_TRUE(p.distributed_optimizer);
+    EXPECT_LE(p.world_size(), 1024);
+    sp_rc.insert({p.sequence_parallel, p.recompute});
+    vs.insert(p.virtual_stages);
+    ds.insert(p.data_parallel);
+  }
+  // Both SP values and both recompute values (some pairs may not fit).
+  EXPECT_EQ(std::count_if(sp_rc.begin(), sp_rc.end(), [](const auto& x) { return x.first; }) > 0, true);
+  EXPECT_EQ(std::count_if(sp_rc.begin(), sp_rc.end(), [](const auto& x) { return !x.first; }) > 0, true);
+  EXPECT_EQ(std::count_if(sp_rc.begin(), sp_rc.end(),
+                          [](const auto& x) { return x.second == simulator::Recompute::kSelective; }) > 0,
+            true);
+  EXPECT_EQ(std::count_if(sp_rc.begin(), sp_rc.end(),
+                          [](const auto& x) { return x.second == simulator::Recompute::kFull; }) > 0,
+            true);
+  EXPECT_EQ(vs, (std::set<int>{1, 2}));
+  EXPECT_EQ(ds, (std::set<int>{8, 16, 32}));  // d = G/(t p) and half of it: p 4 {32, 16}, p 8 {16, 8}
+  EXPECT_EQ(st.kept, static_cast<long>(plans.size()));
+  // A model-parallel cap removes the t x p = 64 layouts.
+  s.max_model_parallel = 32;
+  for (const simulator::Plan& p : enumerate_plans(llama, a100(), 1024, s)) {
+    EXPECT_LE(p.tensor_parallel * p.pipeline_parallel, 32);
+  }
+  // A data-parallel width the batch cannot feed is never laid out: 64
+  // sequences on 1,024 GPUs use at most 64 replicas.
+  s = {};
+  s.global_batch = {64};
+  for (const simulator::Plan& p : enumerate_plans(llama, a100(), 1024, s)) {
+    EXPECT_LE(p.data_parallel * p.micro_batch_size, 64);
+  }
+}
+
+TEST(PlanSpace, BatchLadderFollowsComputeAndStaysOnTheLadder) {
+  // DeepSeek LLM's B_opt = 0.292 C^0.3271: about 4.6M tokens at 1e22 FLOPs.
+  EXPECT_NEAR(compute_optimal_batch_tokens(1e22) / 1e6, 0.292 * std::pow(1e22, 0.3271) / 1e6, 1e-9);
+  double last = 0;
+  for (double c = 1e18; c < 1e28; c *= 10) {
+    const std::vector<double> rung = auto_batch_ladder(c);
+    ASSERT_EQ(rung.size(), 1u);
+    EXPECT_GE(rung[0], last);  // never smaller for more compute
+    EXPECT_GE(rung[0], 1024.0 * 1024);
+    EXPECT_LE(rung[0], 16.0 * 1024 * 1024);
+    last = rung[0];
+  }
+  EXPECT_EQ(auto_batch_ladder(1e18)[0], 1024.0 * 1024);        // tiny runs: the lowest rung
+  EXPECT_EQ(auto_batch_ladder(1e27)[0], 16.0 * 1024 * 1024);   // huge runs: the top rung
+}
+
+TEST(Families, LlamaShapesFollowTheRecipe) {
+  const simulator::Model base = family_template(Family::kLlama);
+  EXPECT_EQ(base.seq_length, 8192);
+  EXPECT_EQ(base.vocab_size, 128256);
+  for (double n : {8e9, 70e9, 400e9}) {
+    const simulator::Model m = shape_for_params(n, base);
+    EXPECT_TRUE(simulator::validate(m).ok()) << m.name;
+    EXPECT_EQ(m.head_dim(), 128);
+    EXPECT_EQ(m.kv_heads(), 8) << m.name;
+    EXPECT_EQ(m.ffn_hidden() % 256, 0);
+    EXPECT_GE(m.ffn_hidden(), 8 * m.hidden_size / 3);
+    EXPECT_LT(m.ffn_hidden(), 8 * m.hidden_size / 3 + 256);
+    EXPECT_EQ(m.activation, simulator::Activation::kSwiglu);
+    EXPECT_EQ(m.positions, simulator::PositionEmbedding::kRotary);
+    EXPECT_FALSE(m.tied_embeddings);
+    EXPECT_FALSE(m.linear_bias);
+    EXPECT_NEAR(static_cast<double>(m.parameter_count()) / n, 1.0, 0.2) << m.name;
+    EXPECT_EQ(m.name.rfind("llama-l", 0), 0u);
+  }
+  EXPECT_EQ(family_template(Family::kGpt, 4096, 32000).seq_length, 4096);
+  EXPECT_EQ(error_of(parse_family("mamba").status()), "--family: expected gpt or llama, got 'mamba'");
+}
+
+TEST(Shapes, PresetEntriesWithOverridesAndUnknownKeys) {
+  const presets::Catalog cat = catalog();
+  const simulator::Model base = family_template(Family::kGpt);
+  auto shapes = parse_shapes_text(R"([{"preset": "llama3-70b"}, {"preset": "llama3-70b", "layers": 40},
+                                      {"layers": 4, "hidden": 512, "heads": 4}])",
+                                  "s.json", base, &cat);
+  ASSERT_TRUE(shapes.ok()) << shapes.status().message();
+  EXPECT_EQ(shapes.value()[0], cat.model("llama3-70b").value());
+  EXPECT_EQ(shapes.value()[1].num_layers, 40);
+  EXPECT_EQ(shapes.value()[1].num_kv_heads, 8);
+  EXPECT_EQ(shapes.value()[2].seq_length, 2048);  // the family template's
+  EXPECT_EQ(shapes.value()[2].name, "shape2");
+  EXPECT_EQ(error_of(parse_shapes_text(R"([{"preset": "llama9"}])", "s.json", base, &cat).status()),
+            "s.json[0].preset: unknown model preset 'llama9' (see llmplan presets --kind model)");
+  EXPECT_NE(error_of(parse_shapes_text(R"([{"preset": "llama3-8b", "colour": 1}])", "s.json", base, &cat)
+                         .status())
+                .find("s.json[0]"),
+            std::string::npos);
+  EXPECT_EQ(error_of(resolve_pinned_model("llama9", base, cat).status()),
+            "--model: 'llama9' is neither a model preset (llmplan presets --kind model) nor a file");
+}
+
+SearchOptions small_options(int gpus, double days) {
+  SearchOptions o;
+  o.gpus = gpus;
+  o.days = days;
+  o.law = law();
+  o.threads = 2;
+  o.shape_template = family_template(Family::kGpt, 1024, 32000);
+  return o;
+}
+
+// The answer never shrinks when GPUs or days grow (issue 12: 65,536 GPUs
+// once gave a smaller model than 32,768). A ladder of GPU counts (x2 and
+// not) and deadlines.
+TEST(Search, AnswerIsMonotoneInGpusAndDays) {
+  const simulator::Cluster c = a100();
+  const std::vector<int> gpus = {8, 16, 24, 32};
+  const std::vector<double> days = {0.25, 0.5, 1.0};
+  std::vector<std::vector<double>> answer(gpus.size(), std::vector<double>(days.size()));
+  for (size_t i = 0; i < gpus.size(); ++i) {
+    for (size_t j = 0; j < days.size(); ++j) {
+      auto r = search(c, small_options(gpus[i], days[j]));
+      ASSERT_TRUE(r.ok()) << r.status().message();
+      ASSERT_GE(r.value().best, 0) << gpus[i] << " GPUs " << days[j] << " days";
+      answer[i][j] = r.value().candidates[r.value().best].params;
+      const PlanResult& p = r.value().plans[r.value().candidates[r.value().best].best_plan];
+      EXPECT_LE(p.gpus_used, gpus[i]);
+      EXPECT_LE(r.value().candidates[r.value().best].days, days[j]);
+    }
+  }
+  for (size_t i = 0; i < gpus.size(); ++i) {
+    for (size_t j = 0; j < days.size(); ++j) {
+      if (i > 0) {
+        EXPECT_GE(answer[i][j], answer[i - 1][j]) << gpus[i] << " GPUs, " << days[j] << " days";
+      }
+      if (j > 0) {
+        EXPECT_GE(answer[i][j], answer[i][j - 1]) << gpus[i] << " GPUs, " << days[j] << " days";
+      }
+    }
+  }
+}
+
+TEST(Search, PinnedModelGetsItsBestPlanAndWhetherItMeetsTheDeadline) {
+  const simulator::Cluster c = a100();
+  SearchOptions o = small_options(64, 1.0);
+  simulator::Model m = shape_for_params(1e9, o.shape_template);
+  o.shapes = {m};
+  o.pinned = true;
+  auto r = search(c, o);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  ASSERT_EQ(r.value().best, 0);
+  EXPECT_TRUE(r.value().candidates[0].feasible);
+  o.days = 1e-4;  // far too short: still the best plan, marked as missing the deadline
+  r = search(c, o);
+  ASSERT_TRUE(r.ok());
+  ASSERT_EQ(r.value().best, 0);
+  EXPECT_FALSE(r.value().candidates[0].feasible);
+  EXPECT_EQ(r.value().candidates[0].why, "deadline");
+  EXPECT_GT(r.value().candidates[0].days, 1e-4);
+}
+
+TEST(Search, ReasonsPerShapeWithCounts) {
+  const simulator::Cluster c = a100();
+  SearchOptions o = small_options(16, 5.0);
+  simulator::Model huge = shape_for_params(500e9, o.shape_template);  // weights alone overflow 16 GPUs
+  simulator::Model small = shape_for_params(1e9, o.shape_template);
+  ASSERT_EQ(small.num_heads % 8, 0);
+  simulator::Model odd = o.shape_template;  // 12 heads: t = 8 cannot split them
+  odd.name = "odd";
+  odd.num_layers = 4;
+  odd.hidden_size = 1536;
+  odd.num_heads = 12;
+  o.shapes = {small, odd, huge};
+  o.space.tp = {8};
+  o.space.pp = {1};
+  o.space.max_model_parallel = 8;
+  auto r = search(c, o);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  // Candidates come sorted by size (with the naive baseline's shape among them).
+  const Candidate& h = r.value().candidates.back();
+  ASSERT_EQ(h.model, huge);
+  EXPECT_EQ(h.why, "memory");
+  EXPECT_GT(h.layouts, 0);
+  EXPECT_EQ(h.memory_pruned, h.layouts);
+  for (const Candidate& cand : r.value().candidates) {
+    if (cand.model == small) {
+      EXPECT_EQ(cand.why, "");
+    }
+    if (cand.model == odd) {
+      EXPECT_EQ(cand.why, "no-layout");
+      EXPECT_EQ(cand.layouts, 0);
+    }
+  }
+  // A tp list no shape admits is a usage error naming the flag.
+  int t = 3;
+  while (small.num_heads % t == 0 || huge.num_heads % t == 0 || odd.num_heads % t == 0) ++t;
+  o.space.tp = {t};
+  auto bad = search(c, o);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().code(), StatusCode::kUsage);
+  EXPECT_EQ(bad.status().message().rfind("--tp " + std::to_string(t) + ": no value divides", 0), 0u);
+}
+
+TEST(Search, ConfidenceNeverGivesALargerModel) {
+  const simulator::Cluster c = a100();
+  SearchOptions o = small_options(32, 0.5);
+  auto point = search(c, o);
+  ASSERT_TRUE(point.ok());
+  o.band.known = true;
+  o.band.confidence = 0.9;
+  o.band.confidence_ratio = 1.3;  // measured runs 30 % slower at P90
+  auto careful = search(c, o);
+  ASSERT_TRUE(careful.ok());
+  ASSERT_GE(careful.value().best, 0);
+  const Candidate& a = point.value().candidates[point.value().best];
+  const Candidate& b = careful.value().candidates[careful.value().best];
+  EXPECT_LT(b.params, a.params);
+  EXPECT_LE(b.days * 1.3, 0.5);
+  // Without validation data no quantile can be asked for.
+  o.band.known = false;
+  EXPECT_EQ(search(c, o).status().code(), StatusCode::kUsage);
+}
+
+}  // namespace
+}  // namespace llmplan::planner
