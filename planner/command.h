@@ -43,6 +43,12 @@ CLI::Validator finite_positive();
 // An integer (decimal digits, optional sign) in [min, max].
 CLI::Validator int_in(int64_t min, int64_t max);
 
+// The name in `names` closest to `word` by edit distance (insertions,
+// deletions, substitutions and swaps of neighbours each count 1), for a
+// "did you mean" hint; empty when none is within max(2, size/3) edits of
+// `word`. Ties go to the earlier name. Pure, thread-safe.
+std::string closest_name(const std::string& word, const std::vector<std::string>& names);
+
 // Most OpenMP threads --threads may ask for (each one is a real thread).
 inline constexpr int kMaxThreads = 1024;
 
