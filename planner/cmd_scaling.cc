@@ -24,6 +24,7 @@ struct FitArgs {
   std::string law = "chinchilla-form";
   std::string format = "text";
   std::string out_dir;
+  std::string out_flag = "--out";  // the spelling given: --out or --out-dir
   int bootstrap = 0;
   uint64_t seed = 1;
   double confidence = 0.95;
@@ -47,14 +48,14 @@ Status run_fit(const FitArgs& args) {
   reports::FitReport report{fit, data.points, args.file, scaling::describe(data)};
   if (!args.out_dir.empty()) {
     const std::filesystem::path dir(args.out_dir);
-    LLMPLAN_RETURN_IF_ERROR(make_output_dir(args.out_dir, "--out-dir"));
+    const std::string& flag = args.out_flag;
+    LLMPLAN_RETURN_IF_ERROR(make_output_dir(args.out_dir, flag));
     LLMPLAN_ASSIGN_OR_RETURN(std::string svg, reports::fit_plot_svg(report));
     LLMPLAN_ASSIGN_OR_RETURN(std::string md, reports::fit_markdown(report, "fit.svg"));
-    LLMPLAN_RETURN_IF_ERROR(write_output_file((dir / "fit.svg").string(), svg, "--out-dir"));
-    LLMPLAN_RETURN_IF_ERROR(write_output_file((dir / "fit.md").string(), md, "--out-dir"));
-    LLMPLAN_RETURN_IF_ERROR(
-        write_output_file((dir / "fit.json").string(),
-                          scaling::fit_to_json(fit, report.data_description), "--out-dir"));
+    LLMPLAN_RETURN_IF_ERROR(write_output_file((dir / "fit.svg").string(), svg, flag));
+    LLMPLAN_RETURN_IF_ERROR(write_output_file((dir / "fit.md").string(), md, flag));
+    LLMPLAN_RETURN_IF_ERROR(write_output_file(
+        (dir / "fit.json").string(), scaling::fit_to_json(fit, report.data_description), flag));
   }
   if (args.format == "json") return write_stdout(scaling::fit_to_json(fit, report.data_description));
   if (args.format == "md") {
@@ -155,7 +156,17 @@ void add_fit_command(CLI::App& app, const GlobalOptions& global, Action* action)
       ->check(CLI::IsMember({"chinchilla-form"}));
   cmd->add_option("--format", args->format, "Output format")
       ->check(CLI::IsMember({"text", "json", "md"}));
-  cmd->add_option("--out-dir", args->out_dir, "Also write fit.md, fit.svg and fit.json here");
+  CLI::Option* out = cmd->add_option(
+      "--out", args->out_dir,
+      "Also write fit.md, fit.svg and fit.json to DIR (fit.json is a law file for --law)");
+  cmd->add_option_function<std::string>(
+         "--out-dir",
+         [args](const std::string& dir) {
+           args->out_dir = dir;
+           args->out_flag = "--out-dir";
+         },
+         "The same as --out")
+      ->excludes(out);
   cmd->add_option("--bootstrap", args->bootstrap,
                   "Bootstrap resamples for confidence intervals (0: none; 100-1000 typical)")
       ->check(int_in(0, scaling::kMaxBootstrapSamples));

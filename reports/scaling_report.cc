@@ -153,8 +153,7 @@ Result<std::string> fit_markdown(const FitReport& report, const std::string& svg
   for (const std::string& fact : fit_facts(fit)) out += "- " + fact + "\n";
   out += "\n## Loss vs compute\n\n";
   if (svg_link.empty()) {
-    LLMPLAN_ASSIGN_OR_RETURN(std::string svg, fit_plot_svg(report));
-    out += svg;
+    out += "The plot, fit.svg, is written beside fit.md by `llmplan fit ... --out DIR`.\n";
   } else {
     out += fmt::format("![Loss vs training compute with the fitted frontier]({})\n", svg_link);
   }

@@ -410,7 +410,9 @@ Result<std::string> render_svg(const Plot& plot) {
       if (!r.axis_label.empty()) {
         labels += fmt::format("<line x1=\"{0}\" y1=\"{2}\" x2=\"{1}\" y2=\"{2}\" stroke=\"#555\"/>\n",
                               px(right), px(right + 5), px(y));
-        labels += halo_text(right - 4, y - 4, "end", r.axis_label, " fill=\"#444\" font-size=\"11\"");
+        // Above the line, or below it when the frame's top edge is too close.
+        labels += halo_text(right - 4, y - 14 < top ? y + 13 : y - 4, "end", r.axis_label,
+                            " fill=\"#444\" font-size=\"11\"");
       }
     } else if (r.kind == ReferenceKind::kVertical) {
       const double x = sx.to_pixel(r.value);
