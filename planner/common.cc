@@ -108,6 +108,21 @@ std::string closest_name(const std::string& word, const std::vector<std::string>
   return best;
 }
 
+Result<scaling::LossLaw> load_law(const presets::Catalog& catalog, const std::string& name_or_file) {
+  const bool file_like = name_or_file.find('/') != std::string::npos || name_or_file.ends_with(".json");
+  if (!file_like) {
+    Result<scaling::LossLaw> law = catalog.law(name_or_file);
+    if (law.ok()) return law;
+    std::error_code ec;
+    if (!std::filesystem::is_regular_file(name_or_file, ec)) {
+      return Status::invalid_argument("--law: '" + name_or_file +
+                                      "' is neither a law preset nor a file: " +
+                                      law.status().message());
+    }
+  }
+  return scaling::read_law_file(name_or_file);
+}
+
 Status make_output_dir(const std::string& dir, const std::string& flag) {
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);

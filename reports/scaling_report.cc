@@ -199,6 +199,7 @@ std::string optimal_text(const OptimalReport& report) {
   t.add_row({"D_opt", d});
   t.add_row({"tokens/param", fmt::format("{:.1f}", a.tokens_per_param())});
   t.add_row({"predicted loss", fmt::format("{:.4f}", a.loss)});
+  for (const std::string& line : report.assumptions) t.add_row({"assumption", line});
   // Drop the (empty) header line of the two-column table.
   std::string text = t.text();
   return text.substr(text.find('\n') + 1);

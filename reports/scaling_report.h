@@ -49,10 +49,13 @@ struct OptimalReport {
   scaling::Allocation allocation;
   scaling::LossLaw law;
   std::optional<scaling::GpuBudget> budget;  // when the budget came from GPUs x days
+  std::string cluster;                       // the budget's cluster preset, if any
   scaling::AllocationLimits limits;
+  std::vector<std::string> assumptions;      // defaults and choices, one line each
 };
 
-// "key: value" lines: budget, law, rule, N, D, tokens per parameter, loss.
+// "key: value" lines: budget, law, rule, N, D, tokens per parameter, loss,
+// then one "assumption" line per entry of report.assumptions.
 std::string optimal_text(const OptimalReport& report);
 
 }  // namespace llmplan::reports
