@@ -325,7 +325,8 @@ Result<std::string> render_svg(const Plot& plot) {
   std::vector<LineStyle> asked_styles;
   std::vector<MarkerShape> asked_markers;
   for (const PlotSeries& s : plot.series) {
-    if (s.kind == SeriesKind::kLine) asked_styles.push_back(s.dashed ? LineStyle::kDashed : s.style);
+    if (s.kind == SeriesKind::kLine)
+      asked_styles.push_back(s.dashed ? LineStyle::kDashed : s.style);
     if (s.kind == SeriesKind::kScatter) asked_markers.push_back(s.marker);
   }
   const std::vector<LineStyle> styles = resolve_auto(asked_styles, kLineCycle, LineStyle::kAuto);
@@ -408,8 +409,9 @@ Result<std::string> render_svg(const Plot& plot) {
       const double y = sy.to_pixel(r.value);
       points = px(left) + "," + px(y) + " " + px(right) + "," + px(y);
       if (!r.axis_label.empty()) {
-        labels += fmt::format("<line x1=\"{0}\" y1=\"{2}\" x2=\"{1}\" y2=\"{2}\" stroke=\"#555\"/>\n",
-                              px(right), px(right + 5), px(y));
+        labels +=
+            fmt::format("<line x1=\"{0}\" y1=\"{2}\" x2=\"{1}\" y2=\"{2}\" stroke=\"#555\"/>\n",
+                        px(right), px(right + 5), px(y));
         // Above the line, or below it when the frame's top edge is too close.
         labels += halo_text(right - 4, y - 14 < top ? y + 13 : y - 4, "end", r.axis_label,
                             " fill=\"#444\" font-size=\"11\"");
@@ -418,8 +420,9 @@ Result<std::string> render_svg(const Plot& plot) {
       const double x = sx.to_pixel(r.value);
       points = px(x) + "," + px(top) + " " + px(x) + "," + px(bottom);
       if (!r.axis_label.empty()) {
-        labels += fmt::format("<line x1=\"{0}\" y1=\"{1}\" x2=\"{0}\" y2=\"{2}\" stroke=\"#555\"/>\n",
-                              px(x), px(top - 5), px(top));
+        labels +=
+            fmt::format("<line x1=\"{0}\" y1=\"{1}\" x2=\"{0}\" y2=\"{2}\" stroke=\"#555\"/>\n",
+                        px(x), px(top - 5), px(top));
         const double half = 0.5 * kCharPx * static_cast<double>(r.axis_label.size());
         const char* anchor = x + half > w - 4 ? "end" : x - half < 4 ? "start" : "middle";
         labels += halo_text(x, top - 8, anchor, r.axis_label, " fill=\"#444\" font-size=\"11\"");

@@ -39,10 +39,10 @@ struct PlotSeries {
   std::string label;  // legend text; empty: not in the legend
   SeriesKind kind = SeriesKind::kLine;
   std::vector<double> x, y;
-  std::string color;    // any SVG colour; empty: the next palette colour
-  bool dashed = false;  // lines only; the same as style = kDashed (older spelling)
-  LineStyle style = LineStyle::kAuto;        // lines only; `dashed` wins when set
-  MarkerShape marker = MarkerShape::kAuto;   // scatter only
+  std::string color;                   // any SVG colour; empty: the next palette colour
+  bool dashed = false;                 // lines only; the same as style = kDashed (older spelling)
+  LineStyle style = LineStyle::kAuto;  // lines only; `dashed` wins when set
+  MarkerShape marker = MarkerShape::kAuto;  // scatter only
 };
 
 enum class ReferenceKind {

@@ -132,8 +132,8 @@ TEST(CliConvention, FitOutputIsALawFileForOptimalAndThePlanner) {
   }
   // The fitted law predicts the loss of its own data's generator closely.
   const double n = number_at(o, {"n_params"}), d = number_at(o, {"n_tokens"});
-  EXPECT_NEAR(number_at(o, {"loss"}),
-              1.7 + 450 / std::pow(n, 0.32) + 1200 / std::pow(d, 0.35), 0.02);
+  EXPECT_NEAR(number_at(o, {"loss"}), 1.7 + 450 / std::pow(n, 0.32) + 1200 / std::pow(d, 0.35),
+              0.02);
 
   CliRun plan = run({"--gpus", "64", "--days", "2", "--shapes", kShapes, "--law", fit_json,
                      "--objective", "loss"});
@@ -150,8 +150,8 @@ TEST(CliConvention, FitOutputIsALawFileForOptimalAndThePlanner) {
   std::string text = read_text(fit_json);
   const size_t at = text.find("\"converged\": true");
   ASSERT_NE(at, std::string::npos);
-  std::ofstream(dir + "/unconverged.json") << text.substr(0, at) << "\"converged\": false"
-                                           << text.substr(at + 17);
+  std::ofstream(dir + "/unconverged.json")
+      << text.substr(0, at) << "\"converged\": false" << text.substr(at + 17);
   const Status bad = run({"optimal", "--flops", "1e22", "--law", dir + "/unconverged.json"}).status;
   EXPECT_NE(bad.message().find("unconverged.json.converged: the fit did not converge"),
             std::string::npos)
@@ -186,9 +186,9 @@ TEST(CliConvention, ValidateOutLinksItsPlot) {
 }
 
 TEST(CliConvention, SweepJsonHasTheCsvRowsAsNumbers) {
-  CliRun r = run({"sweep", "--vtrain-config", std::string(LLMPLAN_SOURCE_DIR) +
-                  "/data/vtrain/config_example.json", "--tp", "1,2", "--pp", "1", "--dp",
-                  "1,7", "--format", "json"});
+  CliRun r = run({"sweep", "--vtrain-config",
+                  std::string(LLMPLAN_SOURCE_DIR) + "/data/vtrain/config_example.json", "--tp",
+                  "1,2", "--pp", "1", "--dp", "1,7", "--format", "json"});
   ASSERT_TRUE(r.status.ok()) << r.status.message();
   const boost::json::value v = json::parse(r.out, "sweep").value();
   const boost::json::array& plans = v.at("plans").as_array();
