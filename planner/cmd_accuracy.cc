@@ -26,6 +26,7 @@ struct AccuracyOptions {
   std::vector<std::string> files;
   std::string format = "text";
   std::string gpu, cluster, constants, output, evaluate;
+  std::string out_dir;  // validate --out
   int folds = 0;
   int max_iterations = CalibrationOptions().max_iterations;
   int starts = CalibrationOptions().starts;
@@ -106,59 +107,99 @@ constexpr Grouping kGroupings[] = {Grouping::kGpus,  Grouping::kModel,  Grouping
                                    Grouping::kMicroBatch, Grouping::kHidden, Grouping::kTensor,
                                    Grouping::kData,  Grouping::kPipeline};
 
+// The file name of validate's plot, written beside report.md by --out.
+constexpr const char* kValidatePlot = "predicted_vs_measured.svg";
+
+Result<std::string> validate_csv(const std::vector<AccuracyCase>& cases,
+                                 const std::vector<double>& pred) {
+  reports::Table t({"line", "gpus", "global_batch", "micro_batch", "hidden", "heads", "layers",
+                    "seq", "t", "d", "p", "measured_ms", "predicted_ms", "ape_percent"});
+  for (size_t i = 0; i < cases.size(); ++i) {
+    const MeasuredRun& r = cases[i].run;
+    char m[32], p[32], e[32];
+    std::snprintf(m, sizeof m, "%.3f", r.iteration_time_s * 1e3);
+    std::snprintf(p, sizeof p, "%.3f", pred[i] * 1e3);
+    std::snprintf(e, sizeof e, "%.3f",
+                  100 * std::abs(pred[i] - r.iteration_time_s) / r.iteration_time_s);
+    t.add_row({std::to_string(r.line), std::to_string(r.num_gpus), std::to_string(r.global_batch),
+               std::to_string(r.micro_batch), std::to_string(r.hidden_size),
+               std::to_string(r.num_heads), std::to_string(r.num_layers),
+               std::to_string(r.seq_length), std::to_string(r.tensor), std::to_string(r.data),
+               std::to_string(r.pipeline), m, p, e});
+  }
+  return t.csv();
+}
+
+Result<std::string> validate_plot_svg(const std::vector<double>& meas,
+                                      const std::vector<double>& pred) {
+  reports::Plot plot;
+  plot.title = "Predicted vs measured iteration time";
+  plot.x = {"measured (s)", true};
+  plot.y = {"predicted (s)", true};
+  plot.series.push_back({"runs", reports::SeriesKind::kScatter, meas, pred, "", false});
+  plot.references.push_back({reports::ReferenceKind::kIdentity, 0, "y = x"});
+  return reports::render_svg(plot);
+}
+
+// The text or Markdown report. Markdown links the plot when `plot_link` is
+// set (the file beside it), else says that --out writes it.
+std::string validate_report(const std::string& source, const std::string& gpu_name,
+                            const std::vector<AccuracyCase>& cases,
+                            const std::vector<double>& pred, const std::vector<std::string>& notes,
+                            bool md, const std::string& plot_link) {
+  const ErrorSummary s = summarise(pred, measured_of(cases));
+  std::string out = md ? "# Validation: " + source + "\n\n" : "validation: " + source + "\n";
+  const std::string item = md ? "- " : "  ";
+  out += item + "GPU: " + gpu_name + "\n";
+  out += item + "rows: " + std::to_string(s.rows) + "\n";
+  out += item + "MAPE: " + pct(s.mape) + "\n";
+  out += item + "median APE: " + pct(s.median_ape) + "\n";
+  out += item + "max APE: " + pct(s.max_ape) + "\n";
+  out += item + "mean signed error: " + pct(s.mean_signed) + "\n\n";
+  if (md) {
+    out += plot_link.empty()
+               ? std::string("The plot of predicted vs measured times, ") + kValidatePlot +
+                     ", is written beside report.md by `llmplan validate ... --out DIR`.\n\n"
+               : "![Predicted vs measured iteration time](" + plot_link + ")\n\n";
+  }
+  for (Grouping g : kGroupings) {
+    const reports::Table t = group_table(cases, pred, g);
+    out += md ? "## Error by " + std::string(to_string(g)) + "\n\n" + t.markdown() + "\n"
+              : "error by " + std::string(to_string(g)) + ":\n" + t.text() + "\n";
+  }
+  for (const std::string& n : notes) out += (md ? "- note: " : "note: ") + n + "\n";
+  return out;
+}
+
 Status run_validate(const AccuracyOptions& o, const GlobalOptions& global) {
   std::vector<std::string> notes;
   std::string gpu_name;
   LLMPLAN_ASSIGN_OR_RETURN(std::vector<AccuracyCase> cases, load_cases(o, global, &notes, &gpu_name));
   LLMPLAN_ASSIGN_OR_RETURN(std::vector<double> pred, predict_iteration_times(cases, nullptr));
-  const std::vector<double> meas = measured_of(cases);
-  const ErrorSummary s = summarise(pred, meas);
   const std::string source = o.files.front();
+  const bool out_dir = !o.out_dir.empty();
+  if (out_dir) {
+    LLMPLAN_ASSIGN_OR_RETURN(const std::string svg, validate_plot_svg(measured_of(cases), pred));
+    LLMPLAN_ASSIGN_OR_RETURN(const std::string json_text,
+                             validation_to_json(source, cases, pred, notes));
+    LLMPLAN_ASSIGN_OR_RETURN(const std::string csv, validate_csv(cases, pred));
+    LLMPLAN_RETURN_IF_ERROR(make_output_dir(o.out_dir, "--out"));
+    const std::string d = o.out_dir + "/";
+    LLMPLAN_RETURN_IF_ERROR(write_output_file(
+        d + "report.md", validate_report(source, gpu_name, cases, pred, notes, true, kValidatePlot),
+        "--out"));
+    LLMPLAN_RETURN_IF_ERROR(write_output_file(d + kValidatePlot, svg, "--out"));
+    LLMPLAN_RETURN_IF_ERROR(write_output_file(d + "validation.csv", csv, "--out"));
+    LLMPLAN_RETURN_IF_ERROR(write_output_file(d + "validation.json", json_text, "--out"));
+  }
   std::string out;
   if (o.format == "json") {
     LLMPLAN_ASSIGN_OR_RETURN(out, validation_to_json(source, cases, pred, notes));
   } else if (o.format == "csv") {
-    reports::Table t({"line", "gpus", "global_batch", "micro_batch", "hidden", "heads", "layers",
-                      "seq", "t", "d", "p", "measured_ms", "predicted_ms", "ape_percent"});
-    for (size_t i = 0; i < cases.size(); ++i) {
-      const MeasuredRun& r = cases[i].run;
-      char m[32], p[32], e[32];
-      std::snprintf(m, sizeof m, "%.3f", r.iteration_time_s * 1e3);
-      std::snprintf(p, sizeof p, "%.3f", pred[i] * 1e3);
-      std::snprintf(e, sizeof e, "%.3f", 100 * std::abs(pred[i] - meas[i]) / meas[i]);
-      t.add_row({std::to_string(r.line), std::to_string(r.num_gpus),
-                 std::to_string(r.global_batch), std::to_string(r.micro_batch),
-                 std::to_string(r.hidden_size), std::to_string(r.num_heads),
-                 std::to_string(r.num_layers), std::to_string(r.seq_length),
-                 std::to_string(r.tensor), std::to_string(r.data), std::to_string(r.pipeline), m,
-                 p, e});
-    }
-    out = t.csv();
+    LLMPLAN_ASSIGN_OR_RETURN(out, validate_csv(cases, pred));
   } else {
-    const bool md = o.format == "md";
-    out += md ? "# Validation: " + source + "\n\n" : "validation: " + source + "\n";
-    out += (md ? "- " : "  ") + std::string("GPU: ") + gpu_name + "\n";
-    out += (md ? "- " : "  ") + std::string("rows: ") + std::to_string(s.rows) + "\n";
-    out += (md ? "- " : "  ") + std::string("MAPE: ") + pct(s.mape) + "\n";
-    out += (md ? "- " : "  ") + std::string("median APE: ") + pct(s.median_ape) + "\n";
-    out += (md ? "- " : "  ") + std::string("max APE: ") + pct(s.max_ape) + "\n";
-    out += (md ? "- " : "  ") + std::string("mean signed error: ") + pct(s.mean_signed) + "\n\n";
-    if (md) {
-      reports::Plot plot;
-      plot.title = "Predicted vs measured iteration time";
-      plot.x = {"measured (s)", true};
-      plot.y = {"predicted (s)", true};
-      plot.series.push_back({"runs", reports::SeriesKind::kScatter, meas, pred, "", false});
-      plot.references.push_back({reports::ReferenceKind::kIdentity, 0, "y = x"});
-      LLMPLAN_ASSIGN_OR_RETURN(std::string svg, reports::render_svg(plot));
-      out += svg + "\n\n";
-    }
-    for (Grouping g : kGroupings) {
-      const reports::Table t = group_table(cases, pred, g);
-      out += md ? "## Error by " + std::string(to_string(g)) + "\n\n" + t.markdown() + "\n"
-                : "error by " + std::string(to_string(g)) + ":\n" + t.text() + "\n";
-    }
-    for (const std::string& n : notes) out += (md ? "- note: " : "note: ") + n + "\n";
+    out = validate_report(source, gpu_name, cases, pred, notes, o.format == "md",
+                          out_dir ? o.out_dir + "/" + kValidatePlot : "");
   }
   return write_stdout(out);
 }
@@ -282,6 +323,9 @@ void add_validate_command(CLI::App& app, const GlobalOptions& global, Action* ac
   cmd->add_option("--gpu", o->gpu, "GPU preset (default: vTrain's A100 mapping)");
   cmd->add_option("--cluster", o->cluster, "Cluster preset whose GPU to use");
   cmd->add_option("--constants", o->constants, "Calibrated constants JSON (llmplan calibrate -o)");
+  cmd->add_option("--out", o->out_dir,
+                  "Also write report.md, predicted_vs_measured.svg, validation.csv and "
+                  "validation.json to DIR");
   cmd->callback([o, &global, action] { *action = [o, &global] { return run_validate(*o, global); }; });
 }
 

@@ -1,4 +1,6 @@
 // `llmplan fit` and `llmplan optimal`: the scaling-law commands.
+#include <fmt/format.h>
+
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -14,7 +16,9 @@
 #include "scaling/loss_csv.h"
 #include "scaling/optimal.h"
 #include "scaling/results_json.h"
+#include "planner/sim_inputs.h"
 #include "simulator/plan.h"
+#include "simulator/strict_json.h"
 
 namespace llmplan::planner {
 namespace {
@@ -24,6 +28,7 @@ struct FitArgs {
   std::string law = "chinchilla-form";
   std::string format = "text";
   std::string out_dir;
+  std::string out_flag = "--out";  // the spelling given: --out or --out-dir
   int bootstrap = 0;
   uint64_t seed = 1;
   double confidence = 0.95;
@@ -47,14 +52,14 @@ Status run_fit(const FitArgs& args) {
   reports::FitReport report{fit, data.points, args.file, scaling::describe(data)};
   if (!args.out_dir.empty()) {
     const std::filesystem::path dir(args.out_dir);
-    LLMPLAN_RETURN_IF_ERROR(make_output_dir(args.out_dir, "--out-dir"));
+    const std::string& flag = args.out_flag;
+    LLMPLAN_RETURN_IF_ERROR(make_output_dir(args.out_dir, flag));
     LLMPLAN_ASSIGN_OR_RETURN(std::string svg, reports::fit_plot_svg(report));
     LLMPLAN_ASSIGN_OR_RETURN(std::string md, reports::fit_markdown(report, "fit.svg"));
-    LLMPLAN_RETURN_IF_ERROR(write_output_file((dir / "fit.svg").string(), svg, "--out-dir"));
-    LLMPLAN_RETURN_IF_ERROR(write_output_file((dir / "fit.md").string(), md, "--out-dir"));
-    LLMPLAN_RETURN_IF_ERROR(
-        write_output_file((dir / "fit.json").string(),
-                          scaling::fit_to_json(fit, report.data_description), "--out-dir"));
+    LLMPLAN_RETURN_IF_ERROR(write_output_file((dir / "fit.svg").string(), svg, flag));
+    LLMPLAN_RETURN_IF_ERROR(write_output_file((dir / "fit.md").string(), md, flag));
+    LLMPLAN_RETURN_IF_ERROR(write_output_file(
+        (dir / "fit.json").string(), scaling::fit_to_json(fit, report.data_description), flag));
   }
   if (args.format == "json") return write_stdout(scaling::fit_to_json(fit, report.data_description));
   if (args.format == "md") {
@@ -69,47 +74,56 @@ struct OptimalArgs {
   double flops = 0;
   int gpus = 0;
   double days = 0;
-  std::string gpu;
+  std::string gpu, cluster;
   double mfu = 1.0;
   double params = 0;
   double tokens = 0;
   double max_params = 0;
   double max_tokens = 0;
-  std::string law = "chinchilla";
-  std::string rule = "law";
+  std::string law = kDefaultLaw;
+  std::string rule;         // --rule; empty: the planner's (chinchilla-20)
+  std::string tokens_rule;  // --tokens-rule, the planner's spelling
   std::string format = "text";
 };
 
-// True when --law names a JSON file rather than a preset.
-bool is_law_file(const std::string& name_or_file) {
-  std::error_code ec;
-  return std::filesystem::is_regular_file(name_or_file, ec) || name_or_file.ends_with(".json");
+// The allocation rule from --rule or --tokens-rule (the planner's flag:
+// chinchilla = 20 tokens per parameter, law = the law's optimum); neither:
+// the planner's default, chinchilla-20.
+Result<scaling::AllocationRule> optimal_rule(const OptimalArgs& args) {
+  if (!args.rule.empty()) return scaling::parse_allocation_rule(args.rule);
+  if (args.tokens_rule == "law") return scaling::AllocationRule::kLaw;
+  return scaling::AllocationRule::kTokensPerParam20;
 }
 
 Status run_optimal(const OptimalArgs& args, const GlobalOptions& global) {
-  const int budgets = (args.flops > 0) + (args.gpus > 0 || args.days > 0 || !args.gpu.empty()) +
-                      (args.params > 0) + (args.tokens > 0);
+  const bool gpu_budget = args.gpus > 0 || args.days > 0;
+  const int budgets = (args.flops > 0) + gpu_budget + (args.params > 0) + (args.tokens > 0);
   if (budgets != 1) {
     return Status::invalid_argument(
-        "give exactly one of --flops C, --gpus G --days D --gpu NAME, --params N, --tokens D");
+        "give exactly one of --flops C, --gpus G --days D, --params N, --tokens D");
+  }
+  if (!gpu_budget && (!args.gpu.empty() || !args.cluster.empty())) {
+    return Status::invalid_argument("--gpu/--cluster apply to a GPU budget (--gpus G --days D)");
   }
   if ((args.max_params > 0 || args.max_tokens > 0) && (args.params > 0 || args.tokens > 0)) {
     return Status::invalid_argument("--max-params/--max-tokens apply to a compute budget only");
   }
-  LLMPLAN_ASSIGN_OR_RETURN(scaling::AllocationRule rule, scaling::parse_allocation_rule(args.rule));
-  // Presets are loaded only when a preset is named (a law or a GPU).
-  const bool law_from_file = is_law_file(args.law);
-  std::optional<presets::Catalog> catalog;
-  if (!law_from_file || !args.gpu.empty()) {
-    LLMPLAN_ASSIGN_OR_RETURN(presets::Catalog loaded, load_catalog(global));
-    catalog = std::move(loaded);
-  }
-  LLMPLAN_ASSIGN_OR_RETURN(scaling::LossLaw law, law_from_file ? scaling::read_law_file(args.law)
-                                                               : catalog->law(args.law));
+  LLMPLAN_ASSIGN_OR_RETURN(const scaling::AllocationRule rule, optimal_rule(args));
+  LLMPLAN_ASSIGN_OR_RETURN(const presets::Catalog catalog, load_catalog(global));
+  LLMPLAN_ASSIGN_OR_RETURN(scaling::LossLaw law, load_law(catalog, args.law));
 
   reports::OptimalReport report;
   report.law = law;
   report.limits = {args.max_params, args.max_tokens};
+  report.assumptions.push_back(
+      "law " + law.name + (args.law == kDefaultLaw ? " (the default, as the planner's)" : "") +
+      " from " + (std::filesystem::is_regular_file(args.law) ? args.law : "the presets"));
+  report.assumptions.push_back(
+      rule == scaling::AllocationRule::kLaw
+          ? std::string("tokens rule: law (the law's compute-optimal split; the planner's "
+                        "--tokens-rule law)")
+          : std::string("tokens rule: chinchilla-20 (D = 20 N, the planner's default; --rule law "
+                        "for the law's optimum)"));
   if (args.params > 0) {
     report.query = reports::OptimalQuery::kParams;
     LLMPLAN_ASSIGN_OR_RETURN(report.allocation,
@@ -120,23 +134,43 @@ Status run_optimal(const OptimalArgs& args, const GlobalOptions& global) {
                              scaling::optimal_for_tokens(law, args.tokens, rule));
   } else {
     double flops = args.flops;
-    if (flops <= 0) {
-      if (args.gpus <= 0 || args.days <= 0 || args.gpu.empty()) {
-        return Status::invalid_argument(
-            "a GPU budget needs --gpus G (> 0), --days D (> 0) and --gpu NAME");
+    if (gpu_budget) {
+      if (args.gpus <= 0 || args.days <= 0) {
+        return Status::invalid_argument("a GPU budget needs --gpus G (> 0) and --days D (> 0)");
       }
-      LLMPLAN_ASSIGN_OR_RETURN(simulator::GpuSpec gpu, catalog->gpu(args.gpu));
-      scaling::GpuBudget budget{args.gpu, static_cast<double>(args.gpus), args.days,
-                                gpu.peak_bf16_flops, args.mfu};
+      LLMPLAN_ASSIGN_OR_RETURN(
+          const simulator::Cluster cluster,
+          resolve_cluster(catalog, args.cluster, args.gpu, 0, kDefaultCluster));
+      scaling::GpuBudget budget{cluster.gpu.name, static_cast<double>(args.gpus), args.days,
+                                cluster.gpu.peak_bf16_flops, args.mfu};
       LLMPLAN_ASSIGN_OR_RETURN(flops, scaling::budget_flops(budget));
       report.budget = budget;
+      report.cluster = cluster.name;
+      report.assumptions.push_back(
+          "cluster " + cluster.name +
+          (args.cluster.empty() && args.gpu.empty() ? " (the planner's default; --cluster or --gpu "
+                                                      "picks another)"
+                                                    : "") +
+          ", GPU " + cluster.gpu.name + " at its dense bf16 peak");
+      report.assumptions.push_back(
+          args.mfu == 1.0 ? std::string("MFU 1 (the naive budget: every GPU at peak all the "
+                                        "time; the planner simulates the real MFU)")
+                          : fmt::format("MFU {:g} (--mfu)", args.mfu));
     }
     LLMPLAN_ASSIGN_OR_RETURN(report.allocation,
                              scaling::optimal_for_compute(law, flops, rule, report.limits));
   }
   if (args.format == "json") {
-    return write_stdout(scaling::allocation_to_json(report.allocation, law,
-                                             report.budget ? &*report.budget : nullptr));
+    // allocation_to_json's document, with the cluster and the assumptions.
+    LLMPLAN_ASSIGN_OR_RETURN(
+        boost::json::value doc,
+        json::parse(scaling::allocation_to_json(report.allocation, law,
+                                                report.budget ? &*report.budget : nullptr),
+                    "optimal"));
+    boost::json::object& o = doc.as_object();
+    if (report.budget) o["budget"].as_object()["cluster"] = report.cluster;
+    o["assumptions"] = boost::json::value_from(report.assumptions);
+    return write_stdout(json::pretty(doc));
   }
   return write_stdout(reports::optimal_text(report));
 }
@@ -155,7 +189,17 @@ void add_fit_command(CLI::App& app, const GlobalOptions& global, Action* action)
       ->check(CLI::IsMember({"chinchilla-form"}));
   cmd->add_option("--format", args->format, "Output format")
       ->check(CLI::IsMember({"text", "json", "md"}));
-  cmd->add_option("--out-dir", args->out_dir, "Also write fit.md, fit.svg and fit.json here");
+  CLI::Option* out = cmd->add_option(
+      "--out", args->out_dir,
+      "Also write fit.md, fit.svg and fit.json to DIR (fit.json is a law file for --law)");
+  cmd->add_option_function<std::string>(
+         "--out-dir",
+         [args](const std::string& dir) {
+           args->out_dir = dir;
+           args->out_flag = "--out-dir";
+         },
+         "The same as --out")
+      ->excludes(out);
   cmd->add_option("--bootstrap", args->bootstrap,
                   "Bootstrap resamples for confidence intervals (0: none; 100-1000 typical)")
       ->check(int_in(0, scaling::kMaxBootstrapSamples));
@@ -192,7 +236,11 @@ void add_optimal_command(CLI::App& app, const GlobalOptions& global, Action* act
   cmd->add_option("--gpus", args->gpus, "GPU budget: number of GPUs")
       ->check(int_in(1, simulator::Plan::kMaxGpus));
   cmd->add_option("--days", args->days, "GPU budget: days")->check(finite_positive());
-  cmd->add_option("--gpu", args->gpu, "GPU budget: GPU preset (its dense bf16 peak is used)");
+  cmd->add_option("--gpu", args->gpu,
+                  "GPU budget: GPU preset (its dense bf16 peak is used; default: the "
+                  "cluster's)");
+  cmd->add_option("--cluster", args->cluster,
+                  "GPU budget: cluster preset (default dgx-a100-80gb, as the planner)");
   cmd->add_option("--mfu", args->mfu,
                   "GPU budget: fraction of peak achieved (default 1: the naive budget)")
       ->check(finite_in(0.001, 1.0));
@@ -208,9 +256,17 @@ void add_optimal_command(CLI::App& app, const GlobalOptions& global, Action* act
       ->check(finite_positive());
   cmd->add_option("--max-tokens", args->max_tokens, "Cap on D (e.g. the data available)")
       ->check(finite_positive());
-  cmd->add_option("--law", args->law, "Law preset name (chinchilla, epoch) or a JSON law file");
-  cmd->add_option("--rule", args->rule, "Allocation rule")
-      ->check(CLI::IsMember({"law", "chinchilla-20"}));
+  cmd->add_option("--law", args->law,
+                  "Law preset (chinchilla, the default; epoch) or a JSON file: a law, or the "
+                  "fit.json of 'llmplan fit'");
+  CLI::Option* rule =
+      cmd->add_option("--rule", args->rule,
+                      "Allocation rule (default chinchilla-20: D = 20 N, as the planner)")
+          ->check(CLI::IsMember({"law", "chinchilla-20"}));
+  cmd->add_option("--tokens-rule", args->tokens_rule,
+                  "The planner's spelling: chinchilla (= --rule chinchilla-20) or law")
+      ->check(CLI::IsMember({"chinchilla", "law"}))
+      ->excludes(rule);
   cmd->add_option("--format", args->format, "Output format")
       ->check(CLI::IsMember({"text", "json"}));
   cmd->callback([args, action, &global] {

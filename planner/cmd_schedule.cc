@@ -184,13 +184,15 @@ Status run_schedule(const ScheduleOptions& o, const GlobalOptions& global) {
       "utilisation is GPUs held (re-scale pauses included) over GPUs x makespan");
 
   LLMPLAN_ASSIGN_OR_RETURN(std::string svg, schedule::allocation_svg(study));
-  const std::string md = schedule::schedule_markdown(study, svg);
+  const std::string md = schedule::schedule_markdown(
+      study, o.out_dir.empty() ? "" : o.out_dir + "/allocation.svg");
   LLMPLAN_ASSIGN_OR_RETURN(const std::string json_text, schedule::schedule_to_json(study));
   const std::string summary_csv = schedule::summary_table(study).csv();
   if (!o.out_dir.empty()) {
     LLMPLAN_RETURN_IF_ERROR(make_output_dir(o.out_dir, "--out"));
     const std::string d = o.out_dir + "/";
-    LLMPLAN_RETURN_IF_ERROR(write_output_file(d + "report.md", md, "--out"));
+    LLMPLAN_RETURN_IF_ERROR(write_output_file(
+        d + "report.md", schedule::schedule_markdown(study, "allocation.svg"), "--out"));
     LLMPLAN_RETURN_IF_ERROR(write_output_file(d + "summary.csv", summary_csv, "--out"));
     LLMPLAN_RETURN_IF_ERROR(write_output_file(d + "jobs.csv", schedule::jobs_table(study).csv(), "--out"));
     LLMPLAN_RETURN_IF_ERROR(write_output_file(d + "curves.csv", schedule::curves_table(study).csv(), "--out"));

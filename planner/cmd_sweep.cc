@@ -20,6 +20,7 @@
 #include "reports/svg_plot.h"
 #include "reports/table.h"
 #include "simulator/simulate.h"
+#include "simulator/strict_json.h"
 
 namespace llmplan::planner {
 namespace {
@@ -126,10 +127,32 @@ Status run_sweep(const SweepOptions& o, const GlobalOptions& global) {
   }
   reports::Table t({"tp", "pp", "dp", "micro_batch", "global_batch", "gpus", "iteration_s", "days",
                     "mfu", "gpu_hours", "cost_usd", "fits", "pareto", "error"});
+  // --format json: the same rows, numbers as numbers (null where the CSV is empty).
+  boost::json::array rows;
   for (long i = 0; i < n; ++i) {
     const PlanResult& r = results[i];
     const bool good = errors[i].empty();
     const double d = good ? training_days(r, tokens) : 0;
+    const auto number_or_null = [good](double x) {
+      return good ? boost::json::value(x) : boost::json::value(nullptr);
+    };
+    rows.push_back(boost::json::object{
+        {"tp", r.plan.tensor_parallel},
+        {"pp", r.plan.pipeline_parallel},
+        {"dp", r.plan.data_parallel},
+        {"micro_batch", r.plan.micro_batch_size},
+        {"global_batch", r.plan.global_batch_size},
+        {"gpus", static_cast<int64_t>(r.plan.tensor_parallel) * r.plan.pipeline_parallel *
+                     r.plan.data_parallel},
+        {"iteration_s", number_or_null(r.iteration_time_s)},
+        {"days", number_or_null(d)},
+        {"mfu", number_or_null(r.mfu)},
+        {"gpu_hours", number_or_null(d * 24 * r.gpus_used)},
+        {"cost_usd", good && price > 0 ? boost::json::value(d * 24 * r.gpus_used * price)
+                                       : boost::json::value(nullptr)},
+        {"fits", good ? boost::json::value(r.fits) : boost::json::value(nullptr)},
+        {"pareto", static_cast<bool>(on_front[i])},
+        {"error", errors[i]}});
     t.add_row({std::to_string(r.plan.tensor_parallel), std::to_string(r.plan.pipeline_parallel),
                std::to_string(r.plan.data_parallel), std::to_string(r.plan.micro_batch_size),
                std::to_string(r.plan.global_batch_size),
@@ -158,8 +181,19 @@ Status run_sweep(const SweepOptions& o, const GlobalOptions& global) {
                 price > 0 ? reports::usd_human(d * 24 * r.gpus_used * price) : "n/a"});
   }
   md += pt.markdown() + "\n## All plans\n\n" + t.markdown();
+  const boost::json::object doc{{"model", config.model.name},
+                                {"params", params},
+                                {"tokens", tokens},
+                                {"cluster", config.cluster.name},
+                                {"usd_per_gpu_hour", price},
+                                {"plans_simulated", n},
+                                {"plans_fit", ok_idx.size()},
+                                {"notes", boost::json::value_from(notes)},
+                                {"plans", std::move(rows)}};
+  LLMPLAN_ASSIGN_OR_RETURN(const std::string json_text, json::pretty_finite(doc, "sweep"));
   if (!o.out_dir.empty()) {
     LLMPLAN_RETURN_IF_ERROR(make_output_dir(o.out_dir, "--out"));
+    LLMPLAN_RETURN_IF_ERROR(write_output_file(o.out_dir + "/sweep.json", json_text, "--out"));
     LLMPLAN_RETURN_IF_ERROR(write_output_file(o.out_dir + "/sweep.md", md, "--out"));
     LLMPLAN_RETURN_IF_ERROR(write_output_file(o.out_dir + "/sweep.csv", t.csv(), "--out"));
     if (!days.empty()) {
@@ -179,7 +213,7 @@ Status run_sweep(const SweepOptions& o, const GlobalOptions& global) {
       LLMPLAN_RETURN_IF_ERROR(write_output_file(o.out_dir + "/pareto.svg", svg, "--out"));
     }
   }
-  return write_stdout(o.format == "csv" ? t.csv() : md);
+  return write_stdout(o.format == "json" ? json_text : o.format == "csv" ? t.csv() : md);
 }
 
 }  // namespace
@@ -213,8 +247,8 @@ void add_sweep_command(CLI::App& app, const GlobalOptions& global, Action* actio
       ->check(int_in(0, kMaxThreads));
   cmd->add_flag("--progress", o->progress,
                 "Progress lines on stderr also when it is not a terminal (a log, a pipe)");
-  cmd->add_option("--format", o->format, "stdout format")->check(CLI::IsMember({"md", "csv"}));
-  cmd->add_option("--out", o->out_dir, "Write sweep.md, sweep.csv, pareto.svg to DIR");
+  cmd->add_option("--format", o->format, "stdout format")->check(CLI::IsMember({"md", "csv", "json"}));
+  cmd->add_option("--out", o->out_dir, "Write sweep.md, sweep.csv, sweep.json, pareto.svg to DIR");
   add_cost_model_flags(cmd, &o->cost);
   cmd->callback([o, &global, action] {
     // The grid is the product of the lists: bound it before anything runs.

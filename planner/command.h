@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "presets/catalog.h"
+#include "scaling/law.h"
 #include "simulator/status.h"
 
 namespace llmplan::planner {
@@ -44,11 +45,30 @@ CLI::Validator finite_positive();
 // An integer (decimal digits, optional sign) in [min, max].
 CLI::Validator int_in(int64_t min, int64_t max);
 
+// The name in `names` closest to `word` by edit distance (insertions,
+// deletions, substitutions and swaps of neighbours each count 1), for a
+// "did you mean" hint; empty when none is within max(2, size/3) edits of
+// `word`. Ties go to the earlier name. Pure, thread-safe.
+std::string closest_name(const std::string& word, const std::vector<std::string>& names);
+
 // Most OpenMP threads --threads may ask for (each one is a real thread).
 inline constexpr int kMaxThreads = 1024;
 
 // Built-in presets plus the user's --preset-file entries.
 Result<presets::Catalog> load_catalog(const GlobalOptions& global);
+
+// The loss law `--law` names, the same way in every command: a law preset
+// (chinchilla, epoch, or one from --preset-file), else a JSON file, which may
+// be a law object (scaling/law_json.h) or a result of `llmplan fit` (fit.json
+// or fit --format json) as written. A value with a '/' or ending in .json is
+// always read as a file. Errors: the file's (NotFound "PATH: cannot open
+// file", field errors naming PATH.field), or InvalidArgument "--law: 'X' is
+// neither a law preset nor a file: <the catalog's message listing presets>".
+Result<scaling::LossLaw> load_law(const presets::Catalog& catalog, const std::string& name_or_file);
+
+// The defaults the planner and `optimal` share (one CLI convention).
+inline constexpr const char* kDefaultCluster = "dgx-a100-80gb";
+inline constexpr const char* kDefaultLaw = "chinchilla";
 
 // Creates `dir` and its parents. IoError "<flag>: cannot create <dir>: <why>".
 Status make_output_dir(const std::string& dir, const std::string& flag);
@@ -73,9 +93,12 @@ void add_simulate_command(CLI::App& app, const GlobalOptions& global, Action* ac
 // `llmplan fit FILE.csv [--format text|json|md] [--bootstrap K] ...` fits a
 // Chinchilla-form law to the user's runs.
 void add_fit_command(CLI::App& app, const GlobalOptions& global, Action* action);
-// `llmplan optimal --flops C | --gpus G --days D --gpu NAME [--mfu X] |
-// --params N | --tokens D [--law NAME|FILE] [--rule law|chinchilla-20]`
-// prints the compute-optimal N, D and predicted loss.
+// `llmplan optimal --flops C | --gpus G --days D [--gpu NAME | --cluster
+// NAME] [--mfu X] | --params N | --tokens D [--law NAME|FILE]
+// [--rule law|chinchilla-20 | --tokens-rule chinchilla|law]` prints the
+// compute-optimal N, D and predicted loss, and the assumptions it used. Its
+// defaults are the planner's: cluster dgx-a100-80gb, law chinchilla, 20
+// tokens per parameter (chinchilla-20).
 void add_optimal_command(CLI::App& app, const GlobalOptions& global, Action* action);
 // [accuracy commands]
 // `llmplan validate FILE.csv [--format text|json|md|csv] [--gpu NAME --cluster NAME]

@@ -1,5 +1,6 @@
 #include "planner/command.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <charconv>
 #include <cmath>
@@ -75,6 +76,51 @@ CLI::Validator int_in(int64_t min, int64_t max) {
         return ok ? std::string() : "must be " + want + ", got " + text;
       },
       "in [" + std::to_string(min) + " - " + std::to_string(max) + "]", "INT_RANGE");
+}
+
+std::string closest_name(const std::string& word, const std::vector<std::string>& names) {
+  // Optimal string alignment distance, row by row.
+  const auto distance = [](const std::string& a, const std::string& b) {
+    std::vector<std::vector<size_t>> d(a.size() + 1, std::vector<size_t>(b.size() + 1));
+    for (size_t i = 0; i <= a.size(); ++i) d[i][0] = i;
+    for (size_t j = 0; j <= b.size(); ++j) d[0][j] = j;
+    for (size_t i = 1; i <= a.size(); ++i) {
+      for (size_t j = 1; j <= b.size(); ++j) {
+        const size_t cost = a[i - 1] == b[j - 1] ? 0 : 1;
+        d[i][j] = std::min({d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + cost});
+        if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1]) {
+          d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
+        }
+      }
+    }
+    return d[a.size()][b.size()];
+  };
+  const size_t limit = std::max<size_t>(2, word.size() / 3);
+  std::string best;
+  size_t best_distance = limit + 1;
+  for (const std::string& name : names) {
+    const size_t dist = distance(word, name);
+    if (dist < best_distance) {
+      best = name;
+      best_distance = dist;
+    }
+  }
+  return best;
+}
+
+Result<scaling::LossLaw> load_law(const presets::Catalog& catalog, const std::string& name_or_file) {
+  const bool file_like = name_or_file.find('/') != std::string::npos || name_or_file.ends_with(".json");
+  if (!file_like) {
+    Result<scaling::LossLaw> law = catalog.law(name_or_file);
+    if (law.ok()) return law;
+    std::error_code ec;
+    if (!std::filesystem::is_regular_file(name_or_file, ec)) {
+      return Status::invalid_argument("--law: '" + name_or_file +
+                                      "' is neither a law preset nor a file: " +
+                                      law.status().message());
+    }
+  }
+  return scaling::read_law_file(name_or_file);
 }
 
 Status make_output_dir(const std::string& dir, const std::string& flag) {

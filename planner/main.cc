@@ -10,18 +10,41 @@
 
 namespace {
 
+// Every spelling of the flags of `app` ("--flops", "-o", "--output").
+std::vector<std::string> flag_names(const CLI::App& app) {
+  std::vector<std::string> names;
+  for (const CLI::Option* opt : app.get_options()) {
+    for (const std::string& l : opt->get_lnames()) names.push_back("--" + l);
+    for (const std::string& s : opt->get_snames()) names.push_back("-" + s);
+  }
+  return names;
+}
+
+// The names of the subcommands of `app`.
+std::vector<std::string> command_names(const CLI::App& app) {
+  std::vector<std::string> names;
+  for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; })) {
+    names.push_back(sub->get_name());
+  }
+  return names;
+}
+
 // The message of a parse error. CLI11 lists unexpected arguments in reverse
 // ("...not expected: DIR --out"); say instead which command met them, in
-// command-line order ("simulate: unexpected arguments --out DIR").
+// command-line order ("simulate: unexpected arguments --out DIR"), and add
+// a did-you-mean for the first unknown flag (against that command's own
+// flags) or, at the root, for an unknown command name.
 std::string usage_error_message(const CLI::App& app, const CLI::ParseError& e) {
   if (dynamic_cast<const CLI::ExtrasError*>(&e) == nullptr) return e.what();
   std::string command;
   std::vector<std::string> extras = app.remaining();
+  const CLI::App* innermost = &app;
   for (const CLI::App* sub = &app;;) {
     const std::vector<const CLI::App*> parsed =
         sub->get_subcommands([](const CLI::App* s) { return s->parsed(); });
     if (parsed.empty()) break;
     sub = parsed.front();
+    innermost = sub;
     command += (command.empty() ? "" : " ") + sub->get_name();
     for (const std::string& arg : sub->remaining()) extras.push_back(arg);
   }
@@ -29,8 +52,22 @@ std::string usage_error_message(const CLI::App& app, const CLI::ParseError& e) {
   for (const std::string& arg : extras) list += (list.empty() ? "" : " ") + arg;
   if (list.empty()) return e.what();
   const std::string where = command.empty() ? "llmplan" : "llmplan " + command;
+  const std::string see = "see '" + where + " --help'";
+  std::string hint;
+  for (const std::string& arg : extras) {
+    if (!arg.starts_with('-') || arg.size() < 2) continue;
+    const std::string flag = arg.substr(0, arg.find('='));
+    const std::string guess = llmplan::planner::closest_name(flag, flag_names(*innermost));
+    if (!guess.empty()) hint = "; did you mean " + guess + "?";
+    break;
+  }
+  if (command.empty() && !extras.front().starts_with('-')) {  // `llmplan fitt data.csv`
+    const std::string guess = llmplan::planner::closest_name(extras.front(), command_names(app));
+    return "unknown command '" + extras.front() + "'" +
+           (guess.empty() ? "" : "; did you mean '" + guess + "'?") + " (" + see + ")";
+  }
   return (command.empty() ? std::string() : command + ": ") + "unexpected argument" +
-         (extras.size() > 1 ? "s " : " ") + list + " (see '" + where + " --help')";
+         (extras.size() > 1 ? "s " : " ") + list + hint + " (" + see + ")";
 }
 
 }  // namespace

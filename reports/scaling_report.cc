@@ -153,8 +153,7 @@ Result<std::string> fit_markdown(const FitReport& report, const std::string& svg
   for (const std::string& fact : fit_facts(fit)) out += "- " + fact + "\n";
   out += "\n## Loss vs compute\n\n";
   if (svg_link.empty()) {
-    LLMPLAN_ASSIGN_OR_RETURN(std::string svg, fit_plot_svg(report));
-    out += svg;
+    out += "The plot, fit.svg, is written beside fit.md by `llmplan fit ... --out DIR`.\n";
   } else {
     out += fmt::format("![Loss vs training compute with the fitted frontier]({})\n", svg_link);
   }
@@ -200,6 +199,7 @@ std::string optimal_text(const OptimalReport& report) {
   t.add_row({"D_opt", d});
   t.add_row({"tokens/param", fmt::format("{:.1f}", a.tokens_per_param())});
   t.add_row({"predicted loss", fmt::format("{:.4f}", a.loss)});
+  for (const std::string& line : report.assumptions) t.add_row({"assumption", line});
   // Drop the (empty) header line of the two-column table.
   std::string text = t.text();
   return text.substr(text.find('\n') + 1);

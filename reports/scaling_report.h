@@ -27,9 +27,10 @@ struct FitReport {
 // present), objective, convergence, frontier exponents, starts and time.
 std::string fit_text(const FitReport& report);
 
-// The same as Markdown, followed by the loss-vs-compute plot: inline SVG when
-// `svg_link` is empty, else an image link to `svg_link`. Errors only if the
-// plot cannot be drawn (see fit_plot_svg).
+// The same as Markdown, followed by an image link to the loss-vs-compute plot
+// `svg_link` (written beside the Markdown), or, when `svg_link` is empty, a
+// line saying that --out DIR writes it. Never inline SVG. Errors: none today
+// (a Result so that a future check need not change callers).
 Result<std::string> fit_markdown(const FitReport& report, const std::string& svg_link);
 
 // Loss vs training compute C = 6ND on log-log axes: the data points, the
@@ -48,10 +49,13 @@ struct OptimalReport {
   scaling::Allocation allocation;
   scaling::LossLaw law;
   std::optional<scaling::GpuBudget> budget;  // when the budget came from GPUs x days
+  std::string cluster;                       // the budget's cluster preset, if any
   scaling::AllocationLimits limits;
+  std::vector<std::string> assumptions;      // defaults and choices, one line each
 };
 
-// "key: value" lines: budget, law, rule, N, D, tokens per parameter, loss.
+// "key: value" lines: budget, law, rule, N, D, tokens per parameter, loss,
+// then one "assumption" line per entry of report.assumptions.
 std::string optimal_text(const OptimalReport& report);
 
 }  // namespace llmplan::reports

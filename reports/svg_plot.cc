@@ -187,6 +187,90 @@ uint64_t fnv1a(const std::string& text) {
   return h;
 }
 
+constexpr LineStyle kLineCycle[] = {LineStyle::kSolid, LineStyle::kDashed, LineStyle::kDotted,
+                                    LineStyle::kDashDot, LineStyle::kLongDash};
+constexpr MarkerShape kMarkerCycle[] = {MarkerShape::kCircle, MarkerShape::kSquare,
+                                        MarkerShape::kTriangle, MarkerShape::kDiamond,
+                                        MarkerShape::kCross};
+
+// The stroke-dasharray of a style ("" for solid).
+const char* dash_pattern(LineStyle style) {
+  switch (style) {
+    case LineStyle::kDashed:
+      return "6 4";
+    case LineStyle::kDotted:
+      return "2 3";
+    case LineStyle::kDashDot:
+      return "8 3 2 3";
+    case LineStyle::kLongDash:
+      return "14 4";
+    default:
+      return "";
+  }
+}
+
+std::string dash_attribute(LineStyle style) {
+  const std::string dash = dash_pattern(style);
+  return dash.empty() ? std::string() : " stroke-dasharray=\"" + dash + "\"";
+}
+
+// Resolves kAuto entries: the k-th automatic one takes the k-th entry of
+// `cycle` not asked for explicitly (all of `cycle` when every one is taken).
+template <typename T, size_t N>
+std::vector<T> resolve_auto(const std::vector<T>& asked, const T (&cycle)[N], T auto_value) {
+  std::vector<T> free;
+  for (T c : cycle) {
+    if (std::find(asked.begin(), asked.end(), c) == asked.end()) free.push_back(c);
+  }
+  if (free.empty()) free.assign(std::begin(cycle), std::end(cycle));
+  std::vector<T> out;
+  size_t k = 0;
+  for (T a : asked) out.push_back(a == auto_value ? free[k++ % free.size()] : a);
+  return out;
+}
+
+// One marker of `shape` centred at (cx, cy), radius about r.
+std::string marker_svg(MarkerShape shape, double cx, double cy, double r, const std::string& color,
+                       const char* extra) {
+  switch (shape) {
+    case MarkerShape::kSquare:
+      return fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"{}\"{}/>\n",
+                         px(cx - r * 0.9), px(cy - r * 0.9), px(1.8 * r), px(1.8 * r), color,
+                         extra);
+    case MarkerShape::kTriangle:
+      return fmt::format("<polygon points=\"{},{} {},{} {},{}\" fill=\"{}\"{}/>\n", px(cx),
+                         px(cy - 1.2 * r), px(cx - 1.1 * r), px(cy + 0.8 * r), px(cx + 1.1 * r),
+                         px(cy + 0.8 * r), color, extra);
+    case MarkerShape::kDiamond:
+      return fmt::format("<polygon points=\"{},{} {},{} {},{} {},{}\" fill=\"{}\"{}/>\n", px(cx),
+                         px(cy - 1.3 * r), px(cx + 1.3 * r), px(cy), px(cx), px(cy + 1.3 * r),
+                         px(cx - 1.3 * r), px(cy), color, extra);
+    case MarkerShape::kCross:
+      return fmt::format(
+          "<path d=\"M{0},{1} L{2},{3} M{0},{3} L{2},{1}\" stroke=\"{4}\" stroke-width=\"2\" "
+          "fill=\"none\"{5}/>\n",
+          px(cx - r), px(cy - r), px(cx + r), px(cy + r), color, extra);
+    default:
+      return fmt::format("<circle cx=\"{}\" cy=\"{}\" r=\"{}\" fill=\"{}\"{}/>\n", px(cx), px(cy),
+                         r == 3 ? "3" : px(r), color, extra);
+  }
+}
+
+// Text with a white halo, readable over grid lines and data.
+std::string halo_text(double x, double y, const char* anchor, const std::string& text,
+                      const std::string& style) {
+  return fmt::format(
+      "<text x=\"{}\" y=\"{}\" text-anchor=\"{}\" stroke=\"white\" stroke-width=\"3\" "
+      "paint-order=\"stroke\"{}>{}</text>\n",
+      px(x), px(y), anchor, style, escape(text));
+}
+
+// Cuts `label` to at most `chars` characters, ending in "...".
+std::string fit_label(const std::string& label, size_t chars) {
+  if (label.size() <= chars || chars < 4) return label;
+  return label.substr(0, chars - 3) + "...";
+}
+
 }  // namespace
 
 Result<std::string> render_svg(const Plot& plot) {
@@ -224,14 +308,75 @@ Result<std::string> render_svg(const Plot& plot) {
       xs.push_back(r.value);
     }
   }
+  for (size_t i = 0; i < plot.highlights.size(); ++i) {
+    const PlotHighlight& p = plot.highlights[i];
+    const std::string where = fmt::format("highlight {} (\"{}\")", i, p.label);
+    LLMPLAN_RETURN_IF_ERROR(check_value(p.x, plot.x.log_scale, where + " x"));
+    LLMPLAN_RETURN_IF_ERROR(check_value(p.y, plot.y.log_scale, where + " y"));
+    xs.push_back(p.x);
+    ys.push_back(p.y);
+  }
   if ((xs.empty() && (std::isnan(plot.x.min) || std::isnan(plot.x.max))) ||
       (ys.empty() && (std::isnan(plot.y.min) || std::isnan(plot.y.max)))) {
     return Status::invalid_argument("plot \"" + plot.title + "\" has no data to draw");
   }
 
+  // Styles of the series.
+  std::vector<LineStyle> asked_styles;
+  std::vector<MarkerShape> asked_markers;
+  for (const PlotSeries& s : plot.series) {
+    if (s.kind == SeriesKind::kLine)
+      asked_styles.push_back(s.dashed ? LineStyle::kDashed : s.style);
+    if (s.kind == SeriesKind::kScatter) asked_markers.push_back(s.marker);
+  }
+  const std::vector<LineStyle> styles = resolve_auto(asked_styles, kLineCycle, LineStyle::kAuto);
+  const std::vector<MarkerShape> markers =
+      resolve_auto(asked_markers, kMarkerCycle, MarkerShape::kAuto);
+
+  // The legend, in drawing order: labelled references, then labelled series.
+  struct LegendEntry {
+    std::string label, color;
+    bool marker = false, reference = false;
+    LineStyle style = LineStyle::kSolid;
+    MarkerShape shape = MarkerShape::kCircle;
+  };
+  std::vector<LegendEntry> legend;
+  for (const ReferenceLine& r : plot.references) {
+    if (!r.label.empty()) {
+      legend.push_back({r.label, "#888", false, true, LineStyle::kDashed, MarkerShape::kCircle});
+    }
+  }
+  std::vector<std::string> colors;
+  {
+    int palette_index = 0;
+    size_t line_k = 0, scatter_k = 0;
+    for (const PlotSeries& s : plot.series) {
+      colors.push_back(s.color.empty() ? kPalette[palette_index++ % kPaletteSize] : s.color);
+      const bool line = s.kind == SeriesKind::kLine;
+      const LineStyle style = line ? styles[line_k++] : LineStyle::kSolid;
+      const MarkerShape shape = line ? MarkerShape::kCircle : markers[scatter_k++];
+      if (!s.label.empty()) legend.push_back({s.label, colors.back(), !line, false, style, shape});
+    }
+  }
+
   const double w = plot.width_px, h = plot.height_px;
-  const double left = kMarginLeft, right = w - kMarginRight;
-  const double top = kMarginTop, bottom = h - kMarginBottom;
+  // The legend sits right of the frame; it takes at most 40 % of the width.
+  constexpr double kCharPx = 6.6, kLegendGap = 12;
+  double legend_w = 0;
+  size_t legend_chars = 0;
+  if (!legend.empty()) {
+    for (const LegendEntry& e : legend) legend_chars = std::max(legend_chars, e.label.size());
+    const size_t max_chars = static_cast<size_t>(std::max(4.0, (0.4 * w - 44) / kCharPx));
+    legend_chars = std::min(legend_chars, max_chars);
+    legend_w = 44 + kCharPx * static_cast<double>(legend_chars);
+  }
+  bool top_labels = false;
+  for (const ReferenceLine& r : plot.references) {
+    top_labels |= r.kind == ReferenceKind::kVertical && !r.axis_label.empty();
+  }
+  const double left = kMarginLeft;
+  const double right = w - kMarginRight - (legend.empty() ? 0 : legend_w + kLegendGap - 8);
+  const double top = kMarginTop + (top_labels ? 14 : 0), bottom = h - kMarginBottom;
   const Scale sx = make_scale(plot.x, xs, left, right);
   const Scale sy = make_scale(plot.y, ys, bottom, top);
 
@@ -257,20 +402,31 @@ Result<std::string> render_svg(const Plot& plot) {
       px(left), px(top), px(right - left), px(bottom - top));
 
   // Plot contents, clipped to the frame.
-  std::string contents;
-  struct LegendEntry {
-    std::string label, color;
-    bool marker = false, dashed = false, reference = false;
-  };
-  std::vector<LegendEntry> legend;
+  std::string contents, labels;
   for (const ReferenceLine& r : plot.references) {
     std::string points;
     if (r.kind == ReferenceKind::kHorizontal) {
-      const std::string y = px(sy.to_pixel(r.value));
-      points = px(left) + "," + y + " " + px(right) + "," + y;
+      const double y = sy.to_pixel(r.value);
+      points = px(left) + "," + px(y) + " " + px(right) + "," + px(y);
+      if (!r.axis_label.empty()) {
+        labels +=
+            fmt::format("<line x1=\"{0}\" y1=\"{2}\" x2=\"{1}\" y2=\"{2}\" stroke=\"#555\"/>\n",
+                        px(right), px(right + 5), px(y));
+        // Above the line, or below it when the frame's top edge is too close.
+        labels += halo_text(right - 4, y - 14 < top ? y + 13 : y - 4, "end", r.axis_label,
+                            " fill=\"#444\" font-size=\"11\"");
+      }
     } else if (r.kind == ReferenceKind::kVertical) {
-      const std::string x = px(sx.to_pixel(r.value));
-      points = x + "," + px(top) + " " + x + "," + px(bottom);
+      const double x = sx.to_pixel(r.value);
+      points = px(x) + "," + px(top) + " " + px(x) + "," + px(bottom);
+      if (!r.axis_label.empty()) {
+        labels +=
+            fmt::format("<line x1=\"{0}\" y1=\"{1}\" x2=\"{0}\" y2=\"{2}\" stroke=\"#555\"/>\n",
+                        px(x), px(top - 5), px(top));
+        const double half = 0.5 * kCharPx * static_cast<double>(r.axis_label.size());
+        const char* anchor = x + half > w - 4 ? "end" : x - half < 4 ? "start" : "middle";
+        labels += halo_text(x, top - 8, anchor, r.axis_label, " fill=\"#444\" font-size=\"11\"");
+      }
     } else {  // y = x, sampled so it is right on mixed log/linear axes
       constexpr int kSamples = 64;
       for (int i = 0; i <= kSamples; ++i) {
@@ -288,60 +444,72 @@ Result<std::string> render_svg(const Plot& plot) {
         "<polyline points=\"{}\" fill=\"none\" stroke=\"#888\" stroke-width=\"1\" "
         "stroke-dasharray=\"4 3\"/>\n",
         points);
-    if (!r.label.empty()) legend.push_back({r.label, "#888", false, true, true});
   }
-  int palette_index = 0;
-  for (const PlotSeries& s : plot.series) {
-    const std::string color = s.color.empty() ? kPalette[palette_index++ % kPaletteSize] : s.color;
-    if (s.kind == SeriesKind::kLine) {
-      std::string points;
-      for (size_t j = 0; j < s.x.size(); ++j) {
-        if (j > 0) points += ' ';
-        points += px(sx.to_pixel(s.x[j])) + "," + px(sy.to_pixel(s.y[j]));
+  {
+    size_t line_k = 0, scatter_k = 0;
+    for (size_t i = 0; i < plot.series.size(); ++i) {
+      const PlotSeries& s = plot.series[i];
+      const std::string color = escape(colors[i]);
+      if (s.kind == SeriesKind::kLine) {
+        std::string points;
+        for (size_t j = 0; j < s.x.size(); ++j) {
+          if (j > 0) points += ' ';
+          points += px(sx.to_pixel(s.x[j])) + "," + px(sy.to_pixel(s.y[j]));
+        }
+        contents += fmt::format(
+            "<polyline points=\"{}\" fill=\"none\" stroke=\"{}\" stroke-width=\"2\"{}/>\n", points,
+            color, dash_attribute(styles[line_k++]));
+      } else {
+        const MarkerShape shape = markers[scatter_k++];
+        for (size_t j = 0; j < s.x.size(); ++j) {
+          contents += marker_svg(shape, sx.to_pixel(s.x[j]), sy.to_pixel(s.y[j]), 3, color,
+                                 " fill-opacity=\"0.75\"");
+        }
       }
-      contents += fmt::format(
-          "<polyline points=\"{}\" fill=\"none\" stroke=\"{}\" stroke-width=\"2\"{}/>\n", points,
-          escape(color), s.dashed ? " stroke-dasharray=\"6 4\"" : "");
-    } else {
-      for (size_t j = 0; j < s.x.size(); ++j) {
-        contents +=
-            fmt::format("<circle cx=\"{}\" cy=\"{}\" r=\"3\" fill=\"{}\" fill-opacity=\"0.75\"/>\n",
-                        px(sx.to_pixel(s.x[j])), px(sy.to_pixel(s.y[j])), escape(color));
-      }
-    }
-    if (!s.label.empty()) {
-      legend.push_back({s.label, color, s.kind == SeriesKind::kScatter, s.dashed, false});
     }
   }
   const std::string clip_id = fmt::format("llmplan-clip-{:016x}", fnv1a(body + contents));
   body += fmt::format("<g clip-path=\"url(#{})\">\n{}</g>\n", clip_id, contents);
+  body += labels;
 
-  // Legend, top right inside the frame.
-  if (!legend.empty()) {
-    size_t longest = 0;
-    for (const LegendEntry& e : legend) longest = std::max(longest, e.label.size());
-    const double entry_h = 18, box_w = 40 + 6.6 * static_cast<double>(longest);
-    const double box_h = 8 + entry_h * static_cast<double>(legend.size());
-    const double bx = right - box_w - 8, by = top + 8;
+  // Highlighted points, over everything, with their labels kept in the frame.
+  for (const PlotHighlight& p : plot.highlights) {
+    const std::string color = escape(p.color.empty() ? "#d62728" : p.color);
+    const double x = sx.to_pixel(p.x), y = sy.to_pixel(p.y);
     body += fmt::format(
-        "<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"white\" fill-opacity=\"0.85\" "
-        "stroke=\"#bbb\"/>\n",
-        px(bx), px(by), px(box_w), px(box_h));
+        "<circle cx=\"{0}\" cy=\"{1}\" r=\"7\" fill=\"none\" stroke=\"{2}\" stroke-width=\"2\"/>\n"
+        "<circle cx=\"{0}\" cy=\"{1}\" r=\"3.5\" fill=\"{2}\"/>\n",
+        px(x), px(y), color);
+    if (p.label.empty()) continue;
+    const double text_w = kCharPx * static_cast<double>(p.label.size());
+    const bool to_left = x + 10 + text_w > right && x - 10 - text_w >= left;
+    const double ty = y - 10 < top + 12 ? y + 18 : y - 10;
+    body += halo_text(to_left ? x - 10 : x + 10, ty, to_left ? "end" : "start", p.label,
+                      " font-weight=\"bold\" fill=\"" + color + "\"");
+  }
+
+  // Legend, right of the frame.
+  if (!legend.empty()) {
+    const double entry_h = 18;
+    const double box_h = 8 + entry_h * static_cast<double>(legend.size());
+    const double bx = right + kLegendGap, by = top;
+    body += fmt::format(
+        "<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"white\" stroke=\"#bbb\"/>\n",
+        px(bx), px(by), px(legend_w), px(box_h));
     for (size_t i = 0; i < legend.size(); ++i) {
       const LegendEntry& e = legend[i];
       const double cy = by + 4 + entry_h * (static_cast<double>(i) + 0.5);
       if (e.marker) {
-        body += fmt::format("<circle cx=\"{}\" cy=\"{}\" r=\"3.5\" fill=\"{}\"/>\n", px(bx + 16),
-                            px(cy), escape(e.color));
+        body += marker_svg(e.shape, bx + 16, cy, 3.5, escape(e.color), "");
       } else {
         body += fmt::format(
             "<line x1=\"{0}\" y1=\"{2}\" x2=\"{1}\" y2=\"{2}\" stroke=\"{3}\" "
             "stroke-width=\"{4}\"{5}/>\n",
-            px(bx + 6), px(bx + 26), px(cy), escape(e.color), e.reference ? 1 : 2,
-            e.dashed ? " stroke-dasharray=\"4 3\"" : "");
+            px(bx + 4), px(bx + 30), px(cy), escape(e.color), e.reference ? 1 : 2,
+            e.reference ? std::string(" stroke-dasharray=\"4 3\"") : dash_attribute(e.style));
       }
       body += fmt::format("<text x=\"{}\" y=\"{}\" dominant-baseline=\"middle\">{}</text>\n",
-                          px(bx + 32), px(cy), escape(e.label));
+                          px(bx + 36), px(cy), escape(fit_label(e.label, legend_chars)));
     }
   }
   // Titles.

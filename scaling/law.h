@@ -44,7 +44,8 @@ struct LossPoint {
 Status validate(const LossLaw& law);
 
 // Reads a JSON file holding one law object (the format of scaling/law_json.h,
-// e.g. one entry of presets/laws.json). NotFound/IoError/ParseError name the
+// e.g. one entry of presets/laws.json), or a result of `llmplan fit`
+// (fit.json: see law_from_fit_json). NotFound/IoError/ParseError name the
 // file; field errors name the file and field. The file is read with
 // read_input_file (simulator/input_file.h: at most 16 MiB). Implemented in
 // law_json.cc. Thread-safe.

@@ -23,8 +23,44 @@ Result<LossLaw> law_from_json(const boost::json::value& v, const std::string& pa
   return law;
 }
 
+Result<LossLaw> law_from_fit_json(const boost::json::value& v, const std::string& path) {
+  json::JsonObjectReader reader(v, path);
+  LossLaw law;
+  reader.read_double("E", &law.E, /*required=*/true);
+  reader.read_double("A", &law.A, /*required=*/true);
+  reader.read_double("B", &law.B, /*required=*/true);
+  reader.read_double("alpha", &law.alpha, /*required=*/true);
+  reader.read_double("beta", &law.beta, /*required=*/true);
+  bool converged = false;
+  reader.read_bool("converged", &converged, /*required=*/true);
+  std::string data;
+  reader.read_string("data", &data);
+  // The rest of fit_to_json's keys describe the solver run, not the law.
+  for (const char* key : {"a", "b", "objective", "huber_delta", "solver_report", "iterations",
+                          "n_points", "starts", "starts_polished", "polished_converged",
+                          "polished_at_best", "seconds", "bootstrap", "ci"}) {
+    reader.ignore(key);
+  }
+  if (reader.status().ok() && !converged) {
+    reader.fail("converged",
+                "the fit did not converge, so its constants are not a law to plan with; "
+                "refit (more data, other columns) or write a law file by hand");
+  }
+  LLMPLAN_RETURN_IF_ERROR(reader.finish());
+  law.name = "fit";
+  LLMPLAN_RETURN_IF_ERROR(validate(law).with_prefix(path));
+  law.source = "llmplan fit, read from " + path;
+  law.description = data.empty() ? "fitted law" : "fitted law (" + data + ")";
+  return law;
+}
+
 Result<LossLaw> parse_law_text(std::string_view text, const std::string& source_name) {
   LLMPLAN_ASSIGN_OR_RETURN(boost::json::value v, json::parse(text, source_name));
+  // A result of `llmplan fit` (fit.json, or its --format json) is a law file
+  // too: it is recognised by its solver keys.
+  if (v.is_object() && v.as_object().contains("huber_delta") && !v.as_object().contains("name")) {
+    return law_from_fit_json(v, source_name);
+  }
   return law_from_json(v, source_name);
 }
 

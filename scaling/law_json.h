@@ -1,5 +1,5 @@
 // JSON form of a LossLaw, as stored in presets/laws.json and in users' law
-// files:
+// files (a result of `llmplan fit` is accepted too: law_from_fit_json):
 //
 //   {"name": "chinchilla", "description": "...", "source": "...",
 //    "E": 1.69, "A": {"value": 406.4, "source": "..."}, "B": ..., "alpha": ...,
@@ -24,6 +24,13 @@ namespace llmplan::scaling {
 // mistyped field, an unknown key, or constants that fail validate().
 // Thread-safe.
 Result<LossLaw> law_from_json(const boost::json::value& v, const std::string& path);
+
+// The law in a result of `llmplan fit` (scaling::fit_to_json: E, A, B,
+// alpha, beta and the solver's keys), named "fit" with the file as its
+// source. Errors (InvalidArgument naming path.field): a missing constant, a
+// key fit_to_json does not write, "converged": false (an unconverged fit is
+// not a law to plan with), or constants that fail validate(). Thread-safe.
+Result<LossLaw> law_from_fit_json(const boost::json::value& v, const std::string& path);
 
 // The inverse of law_from_json, with bare numbers (round-trips exactly);
 // empty source/description are left out. Thread-safe.

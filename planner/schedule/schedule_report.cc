@@ -119,7 +119,8 @@ Result<std::string> allocation_svg(const ScheduleStudy& study) {
     if (s.x.empty()) continue;
     plot.series.push_back(std::move(s));
     plot.references.push_back(
-        {reports::ReferenceKind::kHorizontal, static_cast<double>(study.total_gpus), ""});
+        {reports::ReferenceKind::kHorizontal, static_cast<double>(study.total_gpus), "",
+         "capacity " + std::to_string(study.total_gpus)});
     LLMPLAN_ASSIGN_OR_RETURN(std::string svg, reports::render_svg(plot));
     // Nest the panel: an <svg> inside an <svg> is positioned by x/y.
     const size_t open = svg.find("<svg");
@@ -133,7 +134,7 @@ Result<std::string> allocation_svg(const ScheduleStudy& study) {
          std::to_string(y) + "\">\n" + panels + "</svg>\n";
 }
 
-std::string schedule_markdown(const ScheduleStudy& study, const std::string& svg) {
+std::string schedule_markdown(const ScheduleStudy& study, const std::string& svg_link) {
   std::string md = "# Cluster schedule: " + std::to_string(study.jobs.size()) + " jobs on " +
                    std::to_string(study.total_gpus) + " GPUs (" + study.cluster + ")\n\n";
   md += "- trace: " + study.trace + "\n";
@@ -161,7 +162,10 @@ std::string schedule_markdown(const ScheduleStudy& study, const std::string& svg
     }
     md += ".\n\n";
   }
-  if (!svg.empty()) md += svg + "\n\n";
+  md += svg_link.empty()
+            ? std::string("The plot of GPUs allocated over time, allocation.svg, is written beside "
+                          "report.md by `llmplan schedule ... --out DIR`.\n\n")
+            : "![GPUs allocated over time, per policy](" + svg_link + ")\n\n";
   md += "## Throughput curves (best plan per GPU count, selected counts)\n\n";
   reports::Table c({"model", "params", "min GPUs", "tokens/s at min", "GPUs", "tokens/s",
                     "scaling vs linear"});

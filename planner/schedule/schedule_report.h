@@ -41,9 +41,11 @@ reports::Table curves_table(const ScheduleStudy& study);
 // if there is nothing to plot.
 Result<std::string> allocation_svg(const ScheduleStudy& study);
 // A Markdown report: the question, the summary, the comparison of the two
-// ElasticFlow variants when both ran, the SVG (inline), the curves at a few
-// counts and the per-job tables.
-std::string schedule_markdown(const ScheduleStudy& study, const std::string& svg);
+// ElasticFlow variants when both ran, an image link to the allocation plot
+// `svg_link` (the file written beside the report; when empty, a line saying
+// that --out DIR writes allocation.svg; never inline SVG), the curves at a
+// few counts and the per-job tables.
+std::string schedule_markdown(const ScheduleStudy& study, const std::string& svg_link);
 // JSON: {cluster, gpus, rescale_cost_s, trace, policies: [{name, metrics,
 // jobs: [...]}], curves: [...], plans_simulated, timings}. InvalidArgument
 // naming the JSON path if a number is not finite (JSON cannot hold it).

@@ -63,7 +63,7 @@ TEST(ScalingCli, OptimalFromFlopsWithALawFile) {
   const std::string law = temp_path("law.json");
   std::ofstream(law) << R"({"name": "mine", "E": 1.69, "A": 406.4, "B": 410.7, "alpha": 0.34,
                            "beta": 0.28})";
-  CliRun r = run_cli("optimal --flops 5.76e23 --law " + law + " --format json");
+  CliRun r = run_cli("optimal --flops 5.76e23 --rule law --law " + law + " --format json");
   ASSERT_TRUE(r.status.ok()) << r.status.message();
   EXPECT_NE(r.out.find("\"rule\": \"law\""), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("\"name\": \"mine\""), std::string::npos) << r.out;
@@ -74,11 +74,12 @@ TEST(ScalingCli, OptimalFromFlopsWithALawFile) {
 }
 
 TEST(ScalingCli, OptimalFromAGpuBudgetUsesThePresets) {
-  CliRun r = run_cli("optimal --gpus 3360 --days 30 --gpu a100-80gb --law chinchilla");
+  CliRun r = run_cli("optimal --gpus 3360 --days 30 --gpu a100-80gb --law chinchilla --rule law");
   ASSERT_TRUE(r.status.ok()) << r.status.message();
   EXPECT_NE(r.out.find("2.717e+24 FLOP = 3360 x a100-80gb"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("(64.9 B)"), std::string::npos) << r.out;
-  r = run_cli("optimal --gpus 8 --days 1 --gpu a100-80gb --mfu 0.4 --law epoch --format json");
+  r = run_cli("optimal --gpus 8 --days 1 --gpu a100-80gb --mfu 0.4 --law epoch --tokens-rule law "
+              "--format json");
   ASSERT_TRUE(r.status.ok()) << r.status.message();
   EXPECT_DOUBLE_EQ(json_number(r.out, "mfu"), 0.4) << r.out;
   EXPECT_DOUBLE_EQ(json_number(r.out, "flops"), 8 * 86400 * 312e12 * 0.4) << r.out;
@@ -87,9 +88,11 @@ TEST(ScalingCli, OptimalFromAGpuBudgetUsesThePresets) {
 
 TEST(ScalingCli, OptimalBadInputs) {
   EXPECT_EQ(run_cli("optimal --flops 1e24 --params 1e9").status.message(),
-            "give exactly one of --flops C, --gpus G --days D --gpu NAME, --params N, --tokens D");
-  EXPECT_EQ(run_cli("optimal --gpus 8 --days 3").status.message(),
-            "a GPU budget needs --gpus G (> 0), --days D (> 0) and --gpu NAME");
+            "give exactly one of --flops C, --gpus G --days D, --params N, --tokens D");
+  EXPECT_EQ(run_cli("optimal --gpus 8").status.message(),
+            "a GPU budget needs --gpus G (> 0) and --days D (> 0)");
+  EXPECT_EQ(run_cli("optimal --flops 1e24 --cluster dgx-h100").status.message(),
+            "--gpu/--cluster apply to a GPU budget (--gpus G --days D)");
   EXPECT_NE(
       run_cli("optimal --gpus 8 --days 3 --gpu no-such-gpu").status.message().find("no-such-gpu"),
       std::string::npos);

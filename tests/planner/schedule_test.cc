@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <sstream>
 
 #include "planner/command.h"
@@ -390,6 +391,12 @@ TEST(ScheduleCli, GeneratedTraceRunsEveryPolicy) {
                         "allocation.svg"}) {
     EXPECT_TRUE(std::filesystem::file_size(dir + "/" + f) > 0) << f;
   }
+  // report.md links the plot written beside it; it never inlines SVG.
+  std::ifstream report_in(dir + "/report.md");
+  const std::string report((std::istreambuf_iterator<char>(report_in)),
+                           std::istreambuf_iterator<char>());
+  EXPECT_NE(report.find("](allocation.svg)"), std::string::npos) << report;
+  EXPECT_EQ(report.find("<svg"), std::string::npos);
   // The written trace reads back and schedules the same way.
   const std::string dir2 = temp_dir("schedule_cli_trace");
   ASSERT_TRUE(run_cli({"schedule", "--jobs", dir + "/trace.csv", "--gpus", "64", "--threads", "2",
