@@ -27,7 +27,7 @@ struct PlanOptions {
   std::string gpu, cluster;
   double budget_usd = 0;
   std::string objective = "largest";
-  std::string law = "chinchilla";
+  std::string law = kDefaultLaw;
   double tokens_per_param = 20.0;
   std::string tokens_rule;
   std::string shapes;
@@ -43,18 +43,6 @@ struct PlanOptions {
   CostModelOptions cost;
   bool progress = false;
 };
-
-
-}  // namespace
-
-Result<scaling::LossLaw> resolve_law(const presets::Catalog& catalog, const std::string& name) {
-  auto law = catalog.law(name);
-  if (law.ok()) return law;
-  if (std::filesystem::exists(name)) return scaling::read_law_file(name);
-  return Status::invalid_argument("--law: '" + name + "' is neither a law preset (chinchilla, epoch) nor a file");
-}
-
-namespace {
 
 // The band of the GPU's held-out validation errors at P10/P90 and at the
 // requested confidence.
@@ -76,13 +64,13 @@ std::vector<std::string> answer_caveats(const simulator::Cluster& cluster, const
 Status run_plan(const PlanOptions& o, const GlobalOptions& global) {
   LLMPLAN_ASSIGN_OR_RETURN(presets::Catalog catalog, load_catalog(global));
   LLMPLAN_ASSIGN_OR_RETURN(simulator::Cluster cluster,
-                           resolve_cluster(catalog, o.cluster, o.gpu, 0, "dgx-a100-80gb"));
+                           resolve_cluster(catalog, o.cluster, o.gpu, 0, kDefaultCluster));
   SearchOptions s;
   s.gpus = o.gpus;
   s.days = o.days;
   s.budget_usd = o.budget_usd;
   s.objective = o.objective == "loss" ? Objective::kLoss : Objective::kLargest;
-  LLMPLAN_ASSIGN_OR_RETURN(s.law, resolve_law(catalog, o.law));
+  LLMPLAN_ASSIGN_OR_RETURN(s.law, load_law(catalog, o.law));
   s.tokens.tokens_per_param = o.tokens_per_param;
   if (o.tokens_rule == "law") s.tokens.use_law = true;
   if (o.tokens_rule == "chinchilla") s.tokens.tokens_per_param = 20.0;

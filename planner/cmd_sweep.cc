@@ -13,6 +13,7 @@
 #include "planner/command.h"
 #include "planner/progress.h"
 #include "planner/plan_report.h"
+#include "planner/plan_space_flags.h"
 #include "planner/search.h"
 #include "planner/sim_inputs.h"
 #include "presets/sim_config.h"
@@ -31,8 +32,10 @@ constexpr long kMaxSweepPlans = 16384;
 
 struct SweepOptions {
   std::string config, vtrain_config, gpu, cluster;
-  std::vector<int> tp, pp, dp, micro_batch;
-  int global_batch = 0;
+  PlanSpaceFlags space_flags;  // --tp, --pp, --micro-batch, --global-batch, ... (plan_space_flags.h)
+  std::string dp;              // --dp LIST
+  PlanSpace space;             // parsed from space_flags (the callback)
+  std::vector<int> dps;        // parsed from dp
   double tokens = 0;
   int threads = 0;
   std::string format = "md";
@@ -40,6 +43,65 @@ struct SweepOptions {
   CostModelOptions cost;
   bool progress = false;
 };
+
+// The grid: every combination of the listed values, the config's plan for
+// axes not listed. Global batches given in tokens become sequences of the
+// model's length. With a model-parallel cap, layouts above it are left out.
+std::vector<simulator::Plan> sweep_plans(const simulator::Plan& base, const simulator::Model& model,
+                                         const PlanSpace& s, const std::vector<int>& dps_in) {
+  using simulator::Plan;
+  auto or_base = [](const std::vector<int>& v, int b) { return v.empty() ? std::vector<int>{b} : v; };
+  const std::vector<int> tps = or_base(s.tp, base.tensor_parallel);
+  const std::vector<int> pps = or_base(s.pp, base.pipeline_parallel);
+  const std::vector<int> dps = or_base(dps_in, base.data_parallel);
+  const std::vector<int> bs = or_base(s.micro_batch, base.micro_batch_size);
+  const std::vector<int> vs = or_base(s.virtual_stages, base.virtual_stages);
+  std::vector<int> gbs = or_base(s.global_batch, base.global_batch_size);
+  if (!s.global_batch_tokens.empty()) {
+    gbs.clear();
+    for (double t : s.global_batch_tokens) {
+      gbs.push_back(static_cast<int>(
+          std::clamp(std::round(t / model.seq_length), 1.0, double{Plan::kMaxGlobalBatch})));
+    }
+  }
+  const std::vector<simulator::Recompute> rcs =
+      s.recompute.empty() ? std::vector<simulator::Recompute>{base.recompute} : s.recompute;
+  auto choice = [](Choice c, bool b) {
+    switch (c) {
+      case Choice::kOn: return std::vector<bool>{true};
+      case Choice::kOff: return std::vector<bool>{false};
+      case Choice::kBoth: return std::vector<bool>{false, true};
+      case Choice::kAuto: break;
+    }
+    return std::vector<bool>{b};
+  };
+  std::vector<Plan> plans;
+  for (int t : tps)
+    for (int p : pps) {
+      if (s.max_model_parallel > 0 && static_cast<long>(t) * p > s.max_model_parallel) continue;
+      for (int d : dps)
+        for (int b : bs)
+          for (int v : vs)
+            for (int gb : gbs)
+              for (simulator::Recompute rc : rcs)
+                for (bool sp : choice(s.sequence_parallel, base.sequence_parallel))
+                  for (bool zero : choice(s.distributed_optimizer, base.distributed_optimizer)) {
+                    Plan plan = base;
+                    plan.tensor_parallel = t;
+                    plan.pipeline_parallel = p;
+                    plan.data_parallel = d;
+                    plan.micro_batch_size = b;
+                    plan.virtual_stages = v;
+                    if (v > 1) plan.schedule = simulator::Schedule::kInterleaved;
+                    plan.global_batch_size = gb;
+                    plan.recompute = rc;
+                    plan.sequence_parallel = sp;
+                    plan.distributed_optimizer = zero;
+                    plans.push_back(plan);
+                  }
+    }
+  return plans;
+}
 
 Status run_sweep(const SweepOptions& o, const GlobalOptions& global) {
   LLMPLAN_ASSIGN_OR_RETURN(presets::Catalog catalog, load_catalog(global));
@@ -55,32 +117,11 @@ Status run_sweep(const SweepOptions& o, const GlobalOptions& global) {
   if (!o.cluster.empty() || !o.gpu.empty()) {
     LLMPLAN_ASSIGN_OR_RETURN(config.cluster, resolve_cluster(catalog, o.cluster, o.gpu, 0, "dgx-a100-80gb"));
   }
-  for (const auto* list : {&o.tp, &o.pp, &o.dp, &o.micro_batch}) {
-    for (int x : *list) {
-      if (x < 1) return Status::invalid_argument("sweep: --tp/--pp/--dp/--micro-batch values must be >= 1");
-    }
-  }
   if (o.tokens < 0 || !std::isfinite(o.tokens)) {
     return Status::invalid_argument("sweep: --tokens must be positive");
   }
   if (o.threads < 0) return Status::invalid_argument("sweep: --threads must be >= 0");
-  const std::vector<int> tps = o.tp.empty() ? std::vector<int>{config.plan.tensor_parallel} : o.tp;
-  const std::vector<int> pps = o.pp.empty() ? std::vector<int>{config.plan.pipeline_parallel} : o.pp;
-  const std::vector<int> dps = o.dp.empty() ? std::vector<int>{config.plan.data_parallel} : o.dp;
-  const std::vector<int> bs = o.micro_batch.empty() ? std::vector<int>{config.plan.micro_batch_size} : o.micro_batch;
-  std::vector<simulator::Plan> plans;
-  for (int t : tps)
-    for (int p : pps)
-      for (int d : dps)
-        for (int b : bs) {
-          simulator::Plan plan = config.plan;
-          plan.tensor_parallel = t;
-          plan.pipeline_parallel = p;
-          plan.data_parallel = d;
-          plan.micro_batch_size = b;
-          if (o.global_batch > 0) plan.global_batch_size = o.global_batch;
-          plans.push_back(plan);
-        }
+  std::vector<simulator::Plan> plans = sweep_plans(config.plan, config.model, o.space, o.dps);
   std::vector<std::string> notes;
   simulator::SimOptions sim;
   LLMPLAN_ASSIGN_OR_RETURN(sim.cost_model, make_cost_model(config.cluster, o.cost, &notes));
@@ -126,7 +167,8 @@ Status run_sweep(const SweepOptions& o, const GlobalOptions& global) {
     front.push_back(ok_idx[k]);
   }
   reports::Table t({"tp", "pp", "dp", "micro_batch", "global_batch", "gpus", "iteration_s", "days",
-                    "mfu", "gpu_hours", "cost_usd", "fits", "pareto", "error"});
+                    "mfu", "gpu_hours", "cost_usd", "fits", "pareto", "error", "virtual_stages",
+                    "recompute", "sequence_parallel", "distributed_optimizer"});
   // --format json: the same rows, numbers as numbers (null where the CSV is empty).
   boost::json::array rows;
   for (long i = 0; i < n; ++i) {
@@ -152,7 +194,11 @@ Status run_sweep(const SweepOptions& o, const GlobalOptions& global) {
                                        : boost::json::value(nullptr)},
         {"fits", good ? boost::json::value(r.fits) : boost::json::value(nullptr)},
         {"pareto", static_cast<bool>(on_front[i])},
-        {"error", errors[i]}});
+        {"error", errors[i]},
+        {"virtual_stages", r.plan.virtual_stages},
+        {"recompute", simulator::to_string(r.plan.recompute)},
+        {"sequence_parallel", r.plan.sequence_parallel},
+        {"distributed_optimizer", r.plan.distributed_optimizer}});
     t.add_row({std::to_string(r.plan.tensor_parallel), std::to_string(r.plan.pipeline_parallel),
                std::to_string(r.plan.data_parallel), std::to_string(r.plan.micro_batch_size),
                std::to_string(r.plan.global_batch_size),
@@ -163,7 +209,9 @@ Status run_sweep(const SweepOptions& o, const GlobalOptions& global) {
                good ? fmt::format("{:.2f}", d) : "", good ? fmt::format("{:.4f}", r.mfu) : "",
                good ? fmt::format("{:.0f}", d * 24 * r.gpus_used) : "",
                good && price > 0 ? fmt::format("{:.0f}", d * 24 * r.gpus_used * price) : "",
-               good ? (r.fits ? "1" : "0") : "", on_front[i] ? "1" : "0", errors[i]});
+               good ? (r.fits ? "1" : "0") : "", on_front[i] ? "1" : "0", errors[i],
+               std::to_string(r.plan.virtual_stages), simulator::to_string(r.plan.recompute),
+               r.plan.sequence_parallel ? "1" : "0", r.plan.distributed_optimizer ? "1" : "0"});
   }
   std::string md = fmt::format("# llmplan sweep: {} ({} parameters, {} tokens) on {}\n\n",
                                config.model.name, reports::count_human(params),
@@ -224,21 +272,8 @@ void add_sweep_command(CLI::App& app, const GlobalOptions& global, Action* actio
   cmd->add_option("--config", o->config, "JSON with model, plan, cluster (see 'llmplan simulate')");
   cmd->add_option("--vtrain-config", o->vtrain_config, "A vTrain config file");
   using simulator::Plan;
-  cmd->add_option("--tp", o->tp, "Tensor-parallel degrees, comma-separated")
-      ->delimiter(',')
-      ->check(int_in(1, Plan::kMaxGpus));
-  cmd->add_option("--pp", o->pp, "Pipeline-parallel degrees, comma-separated")
-      ->delimiter(',')
-      ->check(int_in(1, Plan::kMaxGpus));
-  cmd->add_option("--dp", o->dp, "Data-parallel degrees, comma-separated")
-      ->delimiter(',')
-      ->check(int_in(1, Plan::kMaxGpus));
-  cmd->add_option("--micro-batch", o->micro_batch, "Micro-batch sizes, comma-separated")
-      ->delimiter(',')
-      ->check(int_in(1, Plan::kMaxGlobalBatch));
-  cmd->add_option("--global-batch", o->global_batch,
-                  "Global batch (sequences); default the config's")
-      ->check(int_in(1, Plan::kMaxGlobalBatch));
+  add_plan_space_flags(cmd, &o->space_flags, "Sweep (default: the config's value)");
+  cmd->add_option("--dp", o->dp, "Sweep: data-parallel degrees, comma-separated");
   cmd->add_option("--tokens", o->tokens, "Training tokens for days and cost (default 20 x params)")
       ->check(finite_positive());
   cmd->add_option("--gpu", o->gpu, "GPU preset");
@@ -250,14 +285,28 @@ void add_sweep_command(CLI::App& app, const GlobalOptions& global, Action* actio
   cmd->add_option("--format", o->format, "stdout format")->check(CLI::IsMember({"md", "csv", "json"}));
   cmd->add_option("--out", o->out_dir, "Write sweep.md, sweep.csv, sweep.json, pareto.svg to DIR");
   add_cost_model_flags(cmd, &o->cost);
-  cmd->callback([o, &global, action] {
-    // The grid is the product of the lists: bound it before anything runs.
-    double grid = 1;
-    for (const auto* list : {&o->tp, &o->pp, &o->dp, &o->micro_batch}) {
-      grid *= static_cast<double>(std::max<size_t>(list->size(), 1));
+  cmd->callback([o, &global, action, cmd] {
+    // The lists are usage errors when malformed; the grid is their product:
+    // bound it before anything runs.
+    auto space = to_plan_space(o->space_flags);
+    if (!space.ok()) throw CLI::ValidationError(space.status().message());
+    o->space = space.value();
+    if (!o->dp.empty() || cmd->count("--dp") > 0) {
+      auto dps = parse_int_list(o->dp, "--dp", simulator::Plan::kMaxGpus);
+      if (!dps.ok()) throw CLI::ValidationError(dps.status().message());
+      o->dps = dps.value();
     }
+    const PlanSpace& sp = o->space;
+    double grid = 1;
+    for (size_t n : {sp.tp.size(), sp.pp.size(), o->dps.size(), sp.micro_batch.size(),
+                     sp.virtual_stages.size(), sp.global_batch.size(), sp.global_batch_tokens.size(),
+                     sp.recompute.size()}) {
+      grid *= static_cast<double>(std::max<size_t>(n, 1));
+    }
+    grid *= sp.sequence_parallel == Choice::kBoth ? 2 : 1;
+    grid *= sp.distributed_optimizer == Choice::kBoth ? 2 : 1;
     if (grid > kMaxSweepPlans) {
-      throw CLI::ValidationError("--tp/--pp/--dp/--micro-batch",
+      throw CLI::ValidationError("--tp/--pp/--dp/--micro-batch/...",
                                  "the grid has " + fmt::format("{:.0f}", grid) +
                                      " plans, more than the limit of " +
                                      std::to_string(kMaxSweepPlans));

@@ -35,11 +35,9 @@ Result<std::vector<int>> parse_int_list(const std::string& text, const std::stri
     if (item.empty()) return Status::invalid_argument(flag + ": empty item in '" + text + "'");
     long value = 0;
     const auto [end, ec] = std::from_chars(item.data(), item.data() + item.size(), value);
-    if (ec != std::errc() || end != item.data() + item.size()) {
-      return Status::invalid_argument(flag + ": '" + item + "' is not an integer");
-    }
-    if (value < 1 || value > max) {
-      return Status::invalid_argument(flag + ": " + item + " is not in [1, " + std::to_string(max) + "]");
+    if (ec != std::errc() || end != item.data() + item.size() || value < 1 || value > max) {
+      return Status::invalid_argument(flag + ": must be an integer from 1 to " + std::to_string(max) +
+                                      ", got " + item);
     }
     if (std::find(out.begin(), out.end(), static_cast<int>(value)) != out.end()) {
       return Status::invalid_argument(flag + ": " + item + " is listed twice");

@@ -30,8 +30,9 @@ struct PlanSpaceFlags {
 void add_plan_space_flags(CLI::App* cmd, PlanSpaceFlags* flags, const std::string& what);
 
 // A comma-separated list of positive integers ("1,2,4"). InvalidArgument
-// "<flag>: ..." for an empty list, an empty item, a non-number, a value
-// outside [1, max] or a repeated value.
+// "<flag>: ..." for an empty list, an empty item, a repeated value, or an
+// item that is not an integer in [1, max] ("--tp: must be an integer from 1
+// to 1048576, got 0", the wording of the other integer flags).
 Result<std::vector<int>> parse_int_list(const std::string& text, const std::string& flag, int max);
 
 // A comma-separated list of token counts; each a positive number with an

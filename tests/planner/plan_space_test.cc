@@ -39,9 +39,9 @@ TEST(PlanSpaceFlags, ListsParseAndBadListsNameTheFlag) {
   EXPECT_EQ(parse_int_list("1,2,8", "--tp", 8).value(), (std::vector<int>{1, 2, 8}));
   EXPECT_EQ(error_of(parse_int_list("", "--tp", 8).status()), "--tp: empty list (give comma-separated values)");
   EXPECT_EQ(error_of(parse_int_list("1,,2", "--pp", 8).status()), "--pp: empty item in '1,,2'");
-  EXPECT_EQ(error_of(parse_int_list("x", "--pp", 8).status()), "--pp: 'x' is not an integer");
-  EXPECT_EQ(error_of(parse_int_list("0", "--tp", 8).status()), "--tp: 0 is not in [1, 8]");
-  EXPECT_EQ(error_of(parse_int_list("9", "--tp", 8).status()), "--tp: 9 is not in [1, 8]");
+  EXPECT_EQ(error_of(parse_int_list("x", "--pp", 8).status()), "--pp: must be an integer from 1 to 8, got x");
+  EXPECT_EQ(error_of(parse_int_list("0", "--tp", 8).status()), "--tp: must be an integer from 1 to 8, got 0");
+  EXPECT_EQ(error_of(parse_int_list("9", "--tp", 8).status()), "--tp: must be an integer from 1 to 8, got 9");
   EXPECT_EQ(error_of(parse_int_list("2,2", "--tp", 8).status()), "--tp: 2 is listed twice");
   EXPECT_EQ(parse_tokens_list("4M,1048576,2k", "--global-batch-tokens").value(),
             (std::vector<double>{4194304, 1048576, 2048}));
