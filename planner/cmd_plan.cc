@@ -143,7 +143,10 @@ Status run_plan(const PlanOptions& o, const GlobalOptions& global) {
     LLMPLAN_RETURN_IF_ERROR(write_output_file(d + "candidates.csv", candidates_csv(view), "--out"));
     LLMPLAN_RETURN_IF_ERROR(write_output_file(d + "plans.csv", plans_csv(view), "--out"));
     LLMPLAN_RETURN_IF_ERROR(write_output_file(d + "result.json", json_text, "--out"));
-    LLMPLAN_RETURN_IF_ERROR(write_output_file(d + "days_vs_params.svg", days_vs_params_svg(view), "--out"));
+    const std::string days_svg = days_vs_params_svg(view);
+    if (!days_svg.empty()) {
+      LLMPLAN_RETURN_IF_ERROR(write_output_file(d + "days_vs_params.svg", days_svg, "--out"));
+    }
     const std::string pareto = pareto_svg(view);
     if (!pareto.empty()) LLMPLAN_RETURN_IF_ERROR(write_output_file(d + "pareto.svg", pareto, "--out"));
   }

@@ -353,8 +353,8 @@ std::string plan_report_markdown(const PlanReportView& v) {
   }
   md += "## Plots\n\n";
   if (v.plots_written) {
-    md += "![Training days vs model size](days_vs_params.svg)\n\n";
-    if (r.best >= 0) md += "![Plans for the chosen model: time vs GPU-hours](pareto.svg)\n\n";
+    if (!days_vs_params_svg(v).empty()) md += "![Training days vs model size](days_vs_params.svg)\n\n";
+    if (!pareto_svg(v).empty()) md += "![Plans for the chosen model: time vs GPU-hours](pareto.svg)\n\n";
   } else {
     md += "`--out DIR` writes days_vs_params.svg and pareto.svg beside report.md.\n\n";
   }
@@ -434,23 +434,40 @@ std::string plans_csv(const PlanReportView& v) {
 }
 
 std::string days_vs_params_svg(const PlanReportView& v) {
+  const SearchResult& r = v.result;
   reports::Plot plot;
   plot.title = "Training days vs model size";
   plot.x = {"parameters", true};
   plot.y = {"days (best plan)", true};
-  reports::PlotSeries ok{"finishes in time", reports::SeriesKind::kScatter, {}, {}, "#2a7", false};
-  reports::PlotSeries late{"misses deadline/budget", reports::SeriesKind::kScatter, {}, {}, "#c33", false};
-  for (const Candidate& c : v.result.candidates) {
+  using reports::MarkerShape;
+  using reports::SeriesKind;
+  reports::PlotSeries ok{"finishes in time", SeriesKind::kScatter, {}, {}, "#2a7"};
+  ok.marker = MarkerShape::kCircle;
+  reports::PlotSeries late{"misses the deadline", SeriesKind::kScatter, {}, {}, "#c33"};
+  late.marker = MarkerShape::kCross;
+  reports::PlotSeries dear{"over budget", SeriesKind::kScatter, {}, {}, "#e80"};
+  dear.marker = MarkerShape::kTriangle;
+  for (const Candidate& c : r.candidates) {
     if (c.best_plan < 0 || !(c.days > 0) || c.days > 1e9) continue;
-    auto& s = c.feasible ? ok : late;
+    auto& s = c.feasible ? ok : c.why == "budget" ? dear : late;
     s.x.push_back(c.params);
     s.y.push_back(c.days);
   }
-  if (!ok.x.empty()) plot.series.push_back(ok);
-  if (!late.x.empty()) plot.series.push_back(late);
-  plot.references.push_back({reports::ReferenceKind::kHorizontal, v.options.days, "deadline"});
-  if (v.result.naive_params > 0) {
-    plot.references.push_back({reports::ReferenceKind::kVertical, v.result.naive_params, "naive Chinchilla N"});
+  for (auto* s : {&ok, &late, &dear}) {
+    if (!s->x.empty()) plot.series.push_back(*s);
+  }
+  if (plot.series.empty()) return "";
+  plot.references.push_back({reports::ReferenceKind::kHorizontal, v.options.days, "deadline",
+                             fmt::format("deadline {:g} d", v.options.days)});
+  if (r.naive_params > 0 && !r.pinned) {
+    plot.references.push_back({reports::ReferenceKind::kVertical, r.naive_params, "naive Chinchilla N",
+                               "naive N " + count_human(r.naive_params)});
+  }
+  if (r.best >= 0) {
+    const Candidate& c = r.candidates[r.best];
+    plot.highlights.push_back({c.params, c.days,
+                               fmt::format("answer: {}, {} d", count_human(c.params), days_str(c.days)),
+                               ""});
   }
   auto svg = reports::render_svg(plot);
   return svg.ok() ? svg.value() : "";
@@ -464,14 +481,14 @@ std::string pareto_svg(const PlanReportView& v) {
   plot.title = "Plans for the chosen model: time vs GPU-hours";
   plot.x = {"days", true};
   plot.y = {"GPU-hours", true};
-  reports::PlotSeries all{"plans", reports::SeriesKind::kScatter, {}, {}, "#999", false};
+  reports::PlotSeries all{"plans", reports::SeriesKind::kScatter, {}, {}, "#999"};
   for (const PlanResult& p : r.plans) {
     if (p.shape != r.best || !p.fits || !(p.tokens_per_s > 0)) continue;
     const double d = training_days(p, c.tokens);
     all.x.push_back(d);
     all.y.push_back(d * 24 * p.gpus_used);
   }
-  reports::PlotSeries front{"Pareto front", reports::SeriesKind::kLine, {}, {}, "#36c", false};
+  reports::PlotSeries front{"Pareto front", reports::SeriesKind::kLine, {}, {}, "#36c"};
   for (int i : best_pareto(v)) {
     const double d = training_days(r.plans[i], c.tokens);
     front.x.push_back(d);
@@ -479,7 +496,11 @@ std::string pareto_svg(const PlanReportView& v) {
   }
   if (all.x.empty()) return "";
   plot.series = {all, front};
-  plot.references.push_back({reports::ReferenceKind::kVertical, v.options.days, "deadline"});
+  plot.references.push_back({reports::ReferenceKind::kVertical, v.options.days, "deadline",
+                             fmt::format("deadline {:g} d", v.options.days)});
+  const PlanResult& chosen = r.plans[c.best_plan];
+  plot.highlights.push_back({c.days, c.days * 24 * chosen.gpus_used,
+                             "chosen: " + plan_label(chosen.plan), ""});
   auto svg = reports::render_svg(plot);
   return svg.ok() ? svg.value() : "";
 }

@@ -26,6 +26,21 @@ boost::json::object plan_json(const PlanResult& p) {
   return plan;
 }
 
+boost::json::object plan_json(const PlanResult& p, const simulator::Model& m) {
+  boost::json::object plan = plan_json(p);
+  plan["global_batch_tokens"] = static_cast<double>(p.plan.global_batch_size) * m.seq_length;
+  return plan;
+}
+
+// Every field of the model with the defaults resolved (kv_heads and
+// ffn_hidden as used, never 0).
+boost::json::value architecture_json(const simulator::Model& m) {
+  boost::json::value v = simulator::model_to_json(m);
+  v.as_object()["kv_heads"] = m.kv_heads();
+  v.as_object()["ffn_hidden"] = m.ffn_hidden();
+  return v;
+}
+
 // A number, or null when it is not finite (training that never ends).
 boost::json::value number(double x) {
   if (!std::isfinite(x) || x > 1e299) return nullptr;
@@ -41,7 +56,7 @@ boost::json::object candidate_json(const PlanReportView& v, int i) {
   o["layers"] = c.model.num_layers;
   o["hidden"] = c.model.hidden_size;
   o["heads"] = c.model.num_heads;
-  o["architecture"] = simulator::model_to_json(c.model);
+  o["architecture"] = architecture_json(c.model);
   o["feasible"] = c.feasible;
   o["why"] = c.why;
   boost::json::object counts;
@@ -54,7 +69,7 @@ boost::json::object candidate_json(const PlanReportView& v, int i) {
   o["plan_counts"] = counts;
   if (c.best_plan >= 0) {
     const PlanResult& p = r.plans[c.best_plan];
-    o["plan"] = plan_json(p);
+    o["plan"] = plan_json(p, c.model);
     o["days"] = number(c.days);
     o["days_low"] = number(days_at_low(v, c.days));
     o["days_high"] = number(days_at_high(v, c.days));
@@ -111,6 +126,13 @@ boost::json::object plan_report_to_json(const PlanReportView& v) {
   as["budget_usd"] = opt.budget_usd;
   as["family"] = opt.shapes.empty() ? to_string(opt.family) : "shapes";
   as["shape_template"] = simulator::model_to_json(opt.shape_template);
+  boost::json::array default_ladder;
+  for (double t : default_batch_ladder_tokens()) default_ladder.emplace_back(t);
+  as["default_batch_ladder_tokens"] = default_ladder;
+  as["batch_rule"] = opt.space.global_batch.empty() && opt.space.global_batch_tokens.empty()
+                         ? "auto: per model the first ladder rung at or above the compute-optimal "
+                           "batch 0.292 C^0.3271 tokens (DeepSeek LLM, arXiv 2401.02954)"
+                         : "given";
   as["seq_length"] = opt.shape_template.seq_length;
   as["vocab_size"] = opt.shape_template.vocab_size;
   as["plan_space"] = describe(opt.space);
@@ -159,7 +181,7 @@ boost::json::object plan_report_to_json(const PlanReportView& v) {
   boost::json::array front;
   for (int i : best_pareto(v)) {
     const PlanResult& p = r.plans[i];
-    boost::json::object f = plan_json(p);
+    boost::json::object f = plan_json(p, r.candidates[r.best].model);
     const double d = training_days(p, r.candidates[r.best].tokens);
     f["days"] = number(d);
     f["gpu_hours"] = number(d * 24 * p.gpus_used);
