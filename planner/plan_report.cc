@@ -298,7 +298,9 @@ std::string plan_report_markdown(const PlanReportView& v) {
     nv.add_row({"parameters", count_human(r.naive_params), best ? count_human(best->params) : "-"});
     nv.add_row({"tokens", count_human(r.naive_tokens), best ? count_human(best->tokens) : "-"});
     nv.add_row({"days for the naive model", fmt::format("{} (assumed)", o.days),
-                r.naive_days > 0 ? days_str(r.naive_days) + " (simulated)" : "no plan fits"});
+                r.naive_candidate < 0 ? "not simulated (--shapes)"
+                : r.naive_days > 0    ? days_str(r.naive_days) + " (simulated)"
+                                      : "no plan fits"});
     nv.add_row({"days for the answer", "-", best ? days_str(best->days) : "-"});
     md += nv.markdown() + "\n";
     if (r.naive_days > o.days) {

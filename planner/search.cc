@@ -438,9 +438,9 @@ Result<SearchResult> search(const Cluster& cluster, const SearchOptions& options
     }
     if (usable == 0 && !first.ok()) return first.as_usage();
   }
-  // The naive model is the baseline's row (simulated for its days); a pinned
-  // model is searched alone.
-  if (!options.pinned &&
+  // The naive model is the baseline's row (simulated for its days) in the
+  // automatic grid; user shapes and a pinned model are searched alone.
+  if (options.shapes.empty() &&
       std::none_of(coarse.begin(), coarse.end(), [&](const Model& m) { return m == naive_model; })) {
     coarse.push_back(naive_model);
   }
