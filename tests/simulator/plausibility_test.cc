@@ -191,6 +191,11 @@ TEST(Caveats, BuiltinPresetsSayWhatIsCalibrated) {
     ASSERT_TRUE(band.known);
     EXPECT_LT(band.ratio_at(0.1), 1.0);
     EXPECT_GT(band.ratio_at(0.9), 1.0);
+    // Fitted within the cited physical ceiling (gemm_efficiency was pinned
+    // at a bound of 0.90 before the ceiling existed).
+    EXPECT_LE(g->roofline.gemm_efficiency, g->ceilings.gemm_efficiency) << name;
+    EXPECT_LT(g->ceilings.gemm_efficiency, 0.9) << name;
+    EXPECT_FALSE(g->ceilings.source.empty()) << name;
   }
   for (const char* name : {"h100-sxm", "h200-sxm", "b200"}) {
     Result<GpuSpec> g = catalog->gpu(name);
