@@ -261,6 +261,12 @@ Status apply_gpu_json(const boost::json::value& v, const std::string& path, GpuS
   if (validation != nullptr) {
     LLMPLAN_RETURN_IF_ERROR(
         apply_validation_json(*validation, r.field_path("validation"), &g.validation));
+  } else if (roofline != nullptr && g.validation.calibrated) {
+    // Constants changed without a validation of their own: the preset's
+    // accuracy claim no longer holds for them.
+    g.validation = GpuValidation{};
+    g.validation.source = "Roofline constants overridden at " + r.field_path("roofline") +
+                          " without a validation: uncalibrated";
   }
   *out = std::move(g);
   return Status();

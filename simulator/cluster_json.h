@@ -15,7 +15,8 @@
 //   (object: samples (integer >= 1, required), source, quantiles (required,
 //   1 to 99 objects {"p": in (0, 1), "ratio": > 0}, p strictly increasing,
 //   ratio non-decreasing)); only a calibrated GPU may carry held_out_error).
-//   A GPU without validation is uncalibrated.
+//   A GPU without validation is uncalibrated; so is a calibrated GPU whose
+//   roofline is overridden by an object that brings no validation of its own.
 // Network fields: nvlink_latency_s, nic_latency_s (>= 0), nvlink_efficiency,
 //   nic_efficiency (in (0, 1]).
 // Cluster fields: name, gpu (a GPU preset name, or an object of GPU fields

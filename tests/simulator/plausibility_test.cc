@@ -91,6 +91,18 @@ TEST(GpuValidationJson, RefusesBadInputWithThePath) {
   EXPECT_NE(s.message().find("p.ceilings.gemm_efficiency"), std::string::npos) << s.message();
 }
 
+TEST(GpuValidationJson, OverridingTheRooflineDropsTheClaim) {
+  GpuSpec g = testing::a100_cluster().gpu;
+  ASSERT_TRUE(apply_validation(kValidation, &g).ok());
+  GpuSpec tdp = g;
+  ASSERT_TRUE(apply_gpu_json(parse(R"({"tdp_w": 350})"), "p", &tdp).ok());
+  EXPECT_TRUE(tdp.validation.calibrated) << "other fields keep it";
+  ASSERT_TRUE(apply_gpu_json(parse(R"({"roofline": {"gemm_efficiency": 0.5}})"), "p", &g).ok());
+  EXPECT_FALSE(g.validation.calibrated);
+  EXPECT_TRUE(g.validation.quantiles.empty());
+  EXPECT_NE(g.validation.source.find("p.roofline"), std::string::npos) << g.validation.source;
+}
+
 TEST(ErrorBand, InterpolatesBetweenQuantilesAndClamps) {
   GpuSpec g = testing::a100_cluster().gpu;
   ASSERT_TRUE(apply_validation(kValidation, &g).ok());
