@@ -8,6 +8,7 @@
 
 #include "planner/accuracy/accuracy.h"
 #include "planner/accuracy/accuracy_json.h"
+#include "planner/accuracy/held_out.h"
 #include "planner/command.h"
 #include "planner/progress.h"
 #include "planner/sim_inputs.h"
@@ -270,6 +271,7 @@ Status run_calibrate(const AccuracyOptions& o, const GlobalOptions& global) {
     stream_line(std::to_string(o.folds) + "-fold held-out MAPE: all " + group(held_pred, meas) +
                 ", single-node " + group(ps, ms) + " (" + std::to_string(ps.size()) +
                 " rows), multi-node " + group(pm, mm) + " (" + std::to_string(pm.size()) + " rows)\n");
+    stream_line(held_out_report(cases, held_pred, o.folds));
   }
 
   *stage = o.folds > 1 ? "final fit on all rows: " : "";

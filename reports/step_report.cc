@@ -4,6 +4,8 @@
 
 #include "reports/format.h"
 #include "reports/table.h"
+#include "simulator/caveats.h"
+#include "simulator/error_band.h"
 
 namespace llmplan::reports {
 namespace {
@@ -78,6 +80,16 @@ std::string header_lines(const SimulationView& v, const char* bullet) {
   return out;
 }
 
+// Caveats as bullet lines, or "" when there are none.
+std::string caveat_lines(const SimulationView& v, const char* bullet) {
+  std::string out;
+  for (const simulator::Caveat& c :
+       simulator::caveat_list(v.report.caveats, v.cluster.gpu, v.report.mfu)) {
+    out += fmt::format("{}{}: {}\n", bullet, c.code, c.text);
+  }
+  return out;
+}
+
 }  // namespace
 
 std::string describe_plan(const simulator::Plan& p) {
@@ -103,6 +115,8 @@ std::string step_report_text(const SimulationView& v) {
   out += fmt::format("MFU              {} (model FLOPs; HFU {} counts recomputation)\n",
                      percent(r.mfu), percent(r.hfu));
   out += fmt::format("peak memory      {}\n", memory_line(r));
+  const std::string caveats = caveat_lines(v, "  - ");
+  if (!caveats.empty()) out += "\ncaveats:\n" + caveats;
   out += fmt::format("\nbreakdown of the critical stage ({}):\n", r.critical_stage);
   out += breakdown_table(r).text();
   out += "\nper stage:\n";
@@ -121,6 +135,8 @@ std::string step_report_markdown(const SimulationView& v) {
   out += "\n| iteration time | tokens/s | MFU | HFU | peak memory |\n|---:|---:|---:|---:|---|\n";
   out += fmt::format("| {} | {:.0f} | {} | {} | {} |\n\n", seconds_human(r.iteration_time_s),
                      r.tokens_per_s, percent(r.mfu), percent(r.hfu), memory_line(r));
+  const std::string caveats = caveat_lines(v, "- ");
+  if (!caveats.empty()) out += "## Caveats\n\n" + caveats + "\n";
   out += fmt::format("## Where the time goes (critical stage {})\n\n", r.critical_stage);
   out += breakdown_table(r).markdown();
   out += "\n## Per stage\n\n";

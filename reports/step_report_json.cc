@@ -1,5 +1,6 @@
 #include "reports/step_report_json.h"
 
+#include "simulator/caveats.h"
 #include "simulator/cluster_json.h"
 #include "simulator/model_json.h"
 #include "simulator/plan_json.h"
@@ -36,6 +37,11 @@ boost::json::object step_report_to_json(const SimulationView& v) {
   o["num_gpus"] = r.num_gpus;
   o["critical_stage"] = r.critical_stage;
   o["cost_model"] = r.cost_model;
+  boost::json::array caveats;
+  for (const simulator::Caveat& c : simulator::caveat_list(r.caveats, v.cluster.gpu, r.mfu)) {
+    caveats.push_back(boost::json::object{{"code", c.code}, {"text", c.text}});
+  }
+  o["caveats"] = std::move(caveats);
   o["breakdown"] = breakdown_to_json(r.breakdown);
   boost::json::array stages;
   for (const simulator::StageReport& s : r.stages) {

@@ -54,6 +54,13 @@ Status validate(const Cluster& c) {
   if (!seconds(r.iteration_overhead_s, 3600.0)) {
     return bad("gpu.roofline.iteration_overhead_s", "must be between 0 and 3600 s");
   }
+  const RooflineCeilings& ceil = c.gpu.ceilings;
+  if (!fraction(ceil.gemm_efficiency) || !fraction(ceil.memory_efficiency) ||
+      !fraction(ceil.flash_attention_efficiency)) {
+    return bad("gpu.ceilings", "efficiency ceilings must be in (0, 1]");
+  }
+  Status valid = validate(c.gpu.validation);
+  if (!valid.ok()) return valid.with_prefix("cluster.gpu");
   const NetworkConstants& n = c.network;
   if (!fraction(n.nvlink_efficiency) || !fraction(n.nic_efficiency)) {
     return bad("network", "efficiencies must be in (0, 1]");
@@ -69,6 +76,36 @@ Status validate(const Cluster& c) {
   if (!curves.ok()) return curves.with_prefix("cluster.collectives");
   if (!(c.usd_per_gpu_hour >= 0) || !std::isfinite(c.usd_per_gpu_hour)) {
     return bad("usd_per_gpu_hour", "must not be negative");
+  }
+  return Status();
+}
+
+Status validate(const GpuValidation& v) {
+  auto bad = [](const std::string& field, const std::string& why) {
+    return Status::invalid_argument("validation." + field + ": " + why);
+  };
+  if (!(v.min_mfu >= 0 && v.min_mfu <= 1)) return bad("min_mfu", "must be in [0, 1]");
+  if (!(v.max_mfu >= 0 && v.max_mfu <= 1)) return bad("max_mfu", "must be in [0, 1]");
+  if (v.min_mfu > v.max_mfu) return bad("min_mfu", "must not exceed max_mfu");
+  if (v.quantiles.size() > kMaxValidationQuantiles) {
+    return bad("quantiles", "at most " + std::to_string(kMaxValidationQuantiles) + " entries");
+  }
+  if (!v.quantiles.empty() && !v.calibrated) {
+    return bad("quantiles", "an uncalibrated GPU has no error distribution");
+  }
+  if (!v.quantiles.empty() && v.samples < 1) return bad("samples", "must be at least 1");
+  if (v.samples < 0) return bad("samples", "must not be negative");
+  for (size_t i = 0; i < v.quantiles.size(); ++i) {
+    const auto [p, ratio] = v.quantiles[i];
+    const std::string at = "quantiles[" + std::to_string(i) + "]";
+    if (!(p > 0 && p < 1)) return bad(at + ".p", "must be in (0, 1)");
+    if (!(ratio > 0) || !std::isfinite(ratio)) return bad(at + ".ratio", "must be positive");
+    if (i > 0 && !(p > v.quantiles[i - 1].first)) {
+      return bad(at + ".p", "probabilities must be strictly increasing");
+    }
+    if (i > 0 && ratio < v.quantiles[i - 1].second) {
+      return bad(at + ".ratio", "ratios must not decrease as the probability grows");
+    }
   }
   return Status();
 }

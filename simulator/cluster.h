@@ -2,8 +2,11 @@
 #ifndef LLMPLAN_SIMULATOR_CLUSTER_H_
 #define LLMPLAN_SIMULATOR_CLUSTER_H_
 
+#include <cstddef>
 #include <limits>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "simulator/collective_curve.h"
 #include "simulator/status.h"
@@ -42,8 +45,53 @@ struct RooflineConstants {
   friend bool operator==(const RooflineConstants&, const RooflineConstants&) = default;
 };
 
+// Physical ceilings of the Roofline efficiencies: what the hardware's
+// libraries reach at best (e.g. cuBLAS on a large, well-shaped GEMM).
+// `llmplan calibrate` never fits an efficiency above its ceiling, so a fit
+// cannot absorb other errors into an impossible kernel speed. 1 means "no
+// ceiling known". Presets cite where each ceiling comes from.
+struct RooflineCeilings {
+  double gemm_efficiency = 1.0;
+  double memory_efficiency = 1.0;
+  double flash_attention_efficiency = 1.0;
+  std::string source;  // the citations, for reports
+
+  friend bool operator==(const RooflineCeilings&, const RooflineCeilings&) = default;
+};
+
+// Most quantiles one GPU's validation may store.
+inline constexpr size_t kMaxValidationQuantiles = 99;
+
+// What is known about the accuracy of this GPU's constants: whether they
+// were fitted to measured iteration times, the range of utilisation that
+// data covered, and the distribution of held-out errors of k-fold
+// cross-validation (measured / predicted iteration time). An uncalibrated
+// GPU (the default, and any user GPU without a "validation" object) has no
+// error distribution: its error is unknown. See simulator/error_band.h for
+// the band the planner reports and simulator/caveats.h for the flags a
+// simulated result carries.
+struct GpuValidation {
+  bool calibrated = false;
+  // Model FLOPs utilisation of the measured runs the constants were fitted
+  // on (model FLOPs / (time * GPUs * peak)); 0 when not calibrated.
+  double min_mfu = 0;
+  double max_mfu = 0;
+  // Whether the measured runs used fused flash attention (if not, the
+  // flash_attention_efficiency constant was never fitted).
+  bool flash_attention = false;
+  // (probability, measured / predicted iteration time) over the held-out
+  // rows of cross-validation, probabilities strictly increasing in (0, 1)
+  // and ratios non-decreasing and positive; empty when not calibrated.
+  std::vector<std::pair<double, double>> quantiles;
+  int samples = 0;              // held-out rows behind the quantiles
+  std::string source;           // the measured data and how the MFU range was computed
+  std::string held_out_source;  // the command that computed the quantiles
+
+  friend bool operator==(const GpuValidation&, const GpuValidation&) = default;
+};
+
 // One GPU type's datasheet figures (dense, no sparsity), plus its Roofline
-// constants.
+// constants, their physical ceilings and what is known of their accuracy.
 struct GpuSpec {
   std::string name;
   double peak_bf16_flops = 0;     // dense bf16 tensor-core FLOP/s
@@ -54,6 +102,8 @@ struct GpuSpec {
   double tdp_w = 0;
   int num_sms = 0;
   RooflineConstants roofline;
+  RooflineCeilings ceilings;
+  GpuValidation validation;
 
   friend bool operator==(const GpuSpec&, const GpuSpec&) = default;
 };
@@ -97,10 +147,17 @@ struct Cluster {
 // OK when the figures are positive and finite, efficiencies are in (0, 1],
 // latencies and per-kernel/per-micro-batch host costs are at most 1 s (the
 // per-iteration cost at most an hour), 1 <= gpus_per_node <= kMaxGpusPerNode,
-// nodes * gpus_per_node <= Plan::kMaxGpus, and the measured collectives are
-// valid (curves for groups larger than a node are allowed and unused).
+// nodes * gpus_per_node <= Plan::kMaxGpus, the measured collectives are
+// valid (curves for groups larger than a node are allowed and unused), the
+// ceilings are in (0, 1] and the validation is consistent (validate below).
 // InvalidArgument names the field ("cluster.network.nic_latency_s: ...").
 Status validate(const Cluster& cluster);
+
+// OK when the MFU range is within [0, 1] with min <= max, the quantiles
+// are as GpuValidation describes (at most 99) with samples >= 1 when there
+// are any, and an uncalibrated GPU has no quantiles. InvalidArgument names
+// the field ("validation.quantiles[2]: ...").
+Status validate(const GpuValidation& validation);
 
 }  // namespace llmplan::simulator
 

@@ -168,6 +168,74 @@ Status apply_network_json(const boost::json::value& v, const std::string& path,
   return Status();
 }
 
+Status apply_ceilings_json(const boost::json::value& v, const std::string& path,
+                           RooflineCeilings* out) {
+  RooflineCeilings c = *out;
+  json::JsonObjectReader r(v, path);
+  read_fraction(&r, "gemm_efficiency", &c.gemm_efficiency);
+  read_fraction(&r, "memory_efficiency", &c.memory_efficiency);
+  read_fraction(&r, "flash_attention_efficiency", &c.flash_attention_efficiency);
+  r.read_string("source", &c.source);
+  r.ignore("note");
+  r.ignore("description");
+  LLMPLAN_RETURN_IF_ERROR(r.finish());
+  *out = std::move(c);
+  return Status();
+}
+
+Status apply_validation_json(const boost::json::value& v, const std::string& path,
+                             GpuValidation* out) {
+  // A validation object replaces the whole: a GPU's accuracy is one claim.
+  GpuValidation g;
+  json::JsonObjectReader r(v, path);
+  r.read_bool("calibrated", &g.calibrated, /*required=*/true);
+  r.read_double("min_mfu", &g.min_mfu, false, 0.0);
+  r.read_double("max_mfu", &g.max_mfu, false, 0.0);
+  r.read_bool("flash_attention", &g.flash_attention);
+  r.read_string("source", &g.source);
+  const boost::json::value* held_out = r.child("held_out_error");
+  r.ignore("note");
+  r.ignore("description");
+  LLMPLAN_RETURN_IF_ERROR(r.finish());
+  if (held_out != nullptr) {
+    json::JsonObjectReader h(*held_out, r.field_path("held_out_error"));
+    h.read_int("samples", &g.samples, /*required=*/true, 1);
+    h.read_string("source", &g.held_out_source);
+    const boost::json::value* quantiles = h.child("quantiles", /*required=*/true);
+    h.ignore("note");
+    h.ignore("description");
+    LLMPLAN_RETURN_IF_ERROR(h.finish());
+    const std::string qpath = h.field_path("quantiles");
+    if (!quantiles->is_array() || quantiles->get_array().empty()) {
+      return Status::invalid_argument(qpath + ": expected a non-empty array of {\"p\", \"ratio\"}");
+    }
+    const boost::json::array& a = quantiles->get_array();
+    if (a.size() > kMaxValidationQuantiles) {
+      return Status::invalid_argument(qpath + ": at most " +
+                                      std::to_string(kMaxValidationQuantiles) + " quantiles");
+    }
+    for (size_t i = 0; i < a.size(); ++i) {
+      const std::string at = qpath + "[" + std::to_string(i) + "]";
+      double p = 0, ratio = 0;
+      json::JsonObjectReader q(a[i], at);
+      q.read_double("p", &p, /*required=*/true);
+      q.read_double("ratio", &ratio, /*required=*/true);
+      LLMPLAN_RETURN_IF_ERROR(q.finish());
+      g.quantiles.emplace_back(p, ratio);
+    }
+  }
+  Status valid = validate(g);
+  if (!valid.ok()) {
+    // validate() names "validation.<field>"; name the file's path instead.
+    const std::string prefix = "validation.";
+    std::string m = valid.message();
+    if (m.rfind(prefix, 0) == 0) m = m.substr(prefix.size());
+    return Status::invalid_argument(path + "." + m);
+  }
+  *out = std::move(g);
+  return Status();
+}
+
 Status apply_gpu_json(const boost::json::value& v, const std::string& path, GpuSpec* out) {
   GpuSpec g = *out;
   json::JsonObjectReader r(v, path);
@@ -180,10 +248,25 @@ Status apply_gpu_json(const boost::json::value& v, const std::string& path, GpuS
   read_positive(&r, "tdp_w", &g.tdp_w);
   r.read_int("num_sms", &g.num_sms, false, 1);
   const boost::json::value* roofline = r.child("roofline");
+  const boost::json::value* ceilings = r.child("ceilings");
+  const boost::json::value* validation = r.child("validation");
   ignore_documentation(&r);
   LLMPLAN_RETURN_IF_ERROR(r.finish());
   if (roofline != nullptr) {
     LLMPLAN_RETURN_IF_ERROR(apply_roofline_json(*roofline, r.field_path("roofline"), &g.roofline));
+  }
+  if (ceilings != nullptr) {
+    LLMPLAN_RETURN_IF_ERROR(apply_ceilings_json(*ceilings, r.field_path("ceilings"), &g.ceilings));
+  }
+  if (validation != nullptr) {
+    LLMPLAN_RETURN_IF_ERROR(
+        apply_validation_json(*validation, r.field_path("validation"), &g.validation));
+  } else if (roofline != nullptr && g.validation.calibrated) {
+    // Constants changed without a validation of their own: the preset's
+    // accuracy claim no longer holds for them.
+    g.validation = GpuValidation{};
+    g.validation.source = "Roofline constants overridden at " + r.field_path("roofline") +
+                          " without a validation: uncalibrated";
   }
   *out = std::move(g);
   return Status();
@@ -264,6 +347,36 @@ boost::json::value roofline_to_json(const RooflineConstants& c) {
   return o;
 }
 
+boost::json::value ceilings_to_json(const RooflineCeilings& c) {
+  boost::json::object o;
+  o["gemm_efficiency"] = c.gemm_efficiency;
+  o["memory_efficiency"] = c.memory_efficiency;
+  o["flash_attention_efficiency"] = c.flash_attention_efficiency;
+  if (!c.source.empty()) o["source"] = c.source;
+  return o;
+}
+
+boost::json::value validation_to_json(const GpuValidation& v) {
+  boost::json::object o;
+  o["calibrated"] = v.calibrated;
+  o["min_mfu"] = v.min_mfu;
+  o["max_mfu"] = v.max_mfu;
+  o["flash_attention"] = v.flash_attention;
+  if (!v.source.empty()) o["source"] = v.source;
+  if (!v.quantiles.empty()) {
+    boost::json::object h;
+    h["samples"] = v.samples;
+    if (!v.held_out_source.empty()) h["source"] = v.held_out_source;
+    boost::json::array q;
+    for (const auto& [p, ratio] : v.quantiles) {
+      q.push_back(boost::json::object{{"p", p}, {"ratio", ratio}});
+    }
+    h["quantiles"] = std::move(q);
+    o["held_out_error"] = std::move(h);
+  }
+  return o;
+}
+
 boost::json::value network_to_json(const NetworkConstants& n) {
   boost::json::object o;
   o["nvlink_latency_s"] = n.nvlink_latency_s;
@@ -284,6 +397,8 @@ boost::json::value gpu_to_json(const GpuSpec& g) {
   o["tdp_w"] = g.tdp_w;
   o["num_sms"] = g.num_sms;
   o["roofline"] = roofline_to_json(g.roofline);
+  if (g.ceilings != RooflineCeilings{}) o["ceilings"] = ceilings_to_json(g.ceilings);
+  if (g.validation != GpuValidation{}) o["validation"] = validation_to_json(g.validation);
   return o;
 }
 

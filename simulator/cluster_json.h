@@ -8,6 +8,15 @@
 //   memory_efficiency (in (0, 1]), gemm_dim_half (>= 0), gemm_tile (>= 1),
 //   kernel_overhead_s, microbatch_overhead_s, iteration_overhead_s (>= 0),
 //   host_run_ahead_s (>= 0; absent: no limit).
+// GPU fields also: ceilings (object: gemm_efficiency, memory_efficiency,
+//   flash_attention_efficiency in (0, 1]; source string) and validation
+//   (object, replaced whole: calibrated (bool, required), min_mfu, max_mfu
+//   (in [0, 1]), flash_attention (bool), source (string), held_out_error
+//   (object: samples (integer >= 1, required), source, quantiles (required,
+//   1 to 99 objects {"p": in (0, 1), "ratio": > 0}, p strictly increasing,
+//   ratio non-decreasing)); only a calibrated GPU may carry held_out_error).
+//   A GPU without validation is uncalibrated; so is a calibrated GPU whose
+//   roofline is overridden by an object that brings no validation of its own.
 // Network fields: nvlink_latency_s, nic_latency_s (>= 0), nvlink_efficiency,
 //   nic_efficiency (in (0, 1]).
 // Cluster fields: name, gpu (a GPU preset name, or an object of GPU fields
@@ -58,6 +67,10 @@ Status apply_roofline_json(const boost::json::value& v, const std::string& path,
                            RooflineConstants* out);
 Status apply_network_json(const boost::json::value& v, const std::string& path,
                           NetworkConstants* out);
+Status apply_ceilings_json(const boost::json::value& v, const std::string& path,
+                           RooflineCeilings* out);
+Status apply_validation_json(const boost::json::value& v, const std::string& path,
+                             GpuValidation* out);
 Status apply_gpu_json(const boost::json::value& v, const std::string& path, GpuSpec* out);
 // Replaces *out with the collectives object `v` (whole, not field by field);
 // validate(MeasuredCollectives) is applied.
@@ -73,6 +86,8 @@ Status apply_cluster_json(const boost::json::value& v, const std::string& path, 
 // equal value. A cluster is written self-contained: its GPU inline and its
 // price as usd_per_gpu_hour.
 boost::json::value roofline_to_json(const RooflineConstants& roofline);
+boost::json::value ceilings_to_json(const RooflineCeilings& ceilings);
+boost::json::value validation_to_json(const GpuValidation& validation);
 boost::json::value network_to_json(const NetworkConstants& network);
 boost::json::value gpu_to_json(const GpuSpec& gpu);
 boost::json::value collectives_to_json(const MeasuredCollectives& collectives);

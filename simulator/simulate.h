@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "simulator/caveats.h"
 #include "simulator/cluster.h"
 #include "simulator/cost_model.h"
 #include "simulator/memory.h"
@@ -83,6 +84,11 @@ struct StepReport {
   int num_gpus = 0;
   int num_tasks = 0;
   std::string cost_model;
+  // Bitmask of CaveatBit (caveats.h): where this result lies outside what the
+  // Roofline constants were calibrated on. Set for the Roofline cost model
+  // (SimOptions::cost_model null) only: a measured profile has no such
+  // calibration, so other cost models leave it 0. Render with caveat_list().
+  uint32_t caveats = 0;
   std::vector<TimelineEvent> timeline;  // only with keep_timeline
 };
 

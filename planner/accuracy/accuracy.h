@@ -123,7 +123,8 @@ struct CalibrationResult {
 // Fits the constants to the cases by non-linear least squares (Ceres) on
 // log(predicted / measured) with a Huber loss (delta 0.03, close to the L1
 // loss that MAPE measures) and bounded
-// parameters (gemm_efficiency <= 0.90). Starting points: a fixed grid of
+// parameters (gemm_efficiency <= 0.90, and the GEMM and memory efficiencies
+// at most the physical ceilings of the first case's GPU, GpuSpec::ceilings). Starting points: a fixed grid of
 // kCalibrationScreenPoints is screened (one simulation per case each) and the best `starts` of them
 // are polished with Ceres; the result does not depend on `initial`'s fitted
 // values, only its fixed ones (gemm_tile, flash attention efficiency, NVLink

@@ -27,9 +27,11 @@ constexpr double kHuberDelta = 0.03;  // on log(predicted / measured)
 struct Bounds {
   double lo, hi;
 };
-// gemm_efficiency stops at 0.90: cuBLAS fp16 GEMMs on an A100 reach about
-// 80-90 % of the 312 TFLOP/s peak at best, so a fit that wants more is
-// absorbing some other error into it.
+// gemm_efficiency stops at 0.90 at most, and lower at the GPU's cited
+// physical ceiling (GpuSpec::ceilings, e.g. what cuBLAS reaches on a large
+// GEMM): a fit that wants more is absorbing some other error into an
+// impossible kernel speed (see roofline_bounds()). memory_efficiency stops
+// at its ceiling likewise.
 // The run-ahead window stops at 10 ms, longer than any pass of the data's
 // short layers (in effect, no limit).
 constexpr Bounds kRooflineBounds[kRooflineParams] = {
@@ -38,6 +40,17 @@ constexpr Bounds kNetworkBounds[kNetworkParams] = {{0.1, 1.0}, {0.0, 200.0}};
 constexpr const char* kRooflineNames[kRooflineParams] = {
     "gemm_efficiency",   "gemm_dim_half",         "memory_efficiency",
     "kernel_overhead_s", "microbatch_overhead_s", "iteration_overhead_s", "host_run_ahead_s"};
+
+// The bounds for the cases' GPU: kRooflineBounds, with the upper bounds of
+// the efficiencies lowered to the GPU's physical ceilings.
+std::array<Bounds, kRooflineParams> roofline_bounds(const simulator::GpuSpec& gpu) {
+  std::array<Bounds, kRooflineParams> b;
+  std::copy(std::begin(kRooflineBounds), std::end(kRooflineBounds), b.begin());
+  b[0].hi = std::min(b[0].hi, gpu.ceilings.gemm_efficiency);
+  b[2].hi = std::min(b[2].hi, gpu.ceilings.memory_efficiency);
+  for (Bounds& x : b) x.lo = std::min(x.lo, x.hi);
+  return b;
+}
 
 AccuracyConstants to_constants(const AccuracyConstants& base, const double* r, const double* n) {
   AccuracyConstants c = base;
@@ -149,7 +162,14 @@ Result<CalibrationResult> calibrate(const std::vector<AccuracyCase>& cases,
   // 1. Screen: one simulation per case per grid point; keep the best few.
   const double n0[kNetworkParams] = {initial.network.nic_efficiency,
                                      initial.network.nic_latency_s * 1e6};
-  const auto grid = screen_points();
+  const std::array<Bounds, kRooflineParams> bounds =
+      roofline_bounds(cases.front().config.cluster.gpu);
+  auto grid = screen_points();
+  for (auto& point : grid) {  // starting points inside the (ceiling-lowered) bounds
+    for (int i = 0; i < kRooflineParams; ++i) {
+      point[i] = std::clamp(point[i], bounds[i].lo, bounds[i].hi);
+    }
+  }
   std::vector<double> screen_cost(grid.size());
   double best_screen = std::numeric_limits<double>::infinity();
   for (size_t g = 0; g < grid.size(); ++g) {
@@ -185,8 +205,8 @@ Result<CalibrationResult> calibrate(const std::vector<AccuracyCase>& cases,
       problem.AddResidualBlock(cost, new ceres::HuberLoss(kHuberDelta), r, n);
     }
     for (int i = 0; i < kRooflineParams; ++i) {
-      problem.SetParameterLowerBound(r, i, kRooflineBounds[i].lo);
-      problem.SetParameterUpperBound(r, i, kRooflineBounds[i].hi);
+      problem.SetParameterLowerBound(r, i, bounds[i].lo);
+      problem.SetParameterUpperBound(r, i, bounds[i].hi);
     }
     for (int i = 0; i < kNetworkParams; ++i) {
       problem.SetParameterLowerBound(n, i, kNetworkBounds[i].lo);
@@ -214,8 +234,8 @@ Result<CalibrationResult> calibrate(const std::vector<AccuracyCase>& cases,
       best.constants = to_constants(initial, r, n);
       best.at_bound.clear();
       for (int i = 0; i < kRooflineParams; ++i) {
-        const bool lo = r[i] <= kRooflineBounds[i].lo + 1e-9;
-        const bool hi = r[i] >= kRooflineBounds[i].hi - 1e-9;
+        const bool lo = r[i] <= bounds[i].lo + 1e-9;
+        const bool hi = r[i] >= bounds[i].hi - 1e-9;
         if (lo || hi) {
           best.at_bound.push_back(std::string(kRooflineNames[i]) +
                                   (lo ? " at its lower bound" : " at its upper bound"));

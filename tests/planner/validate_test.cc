@@ -104,6 +104,25 @@ TEST(Calibrate, IsDeterministicAndBounded) {
   EXPECT_LT(a->in_sample_mape, 0.25);
 }
 
+TEST(Calibrate, NeverFitsAboveThePhysicalCeilings) {
+  const std::vector<AccuracyCase> all = cases_of("ground_truth_single.csv");
+  ASSERT_GE(all.size(), 1440u);
+  std::vector<AccuracyCase> some;
+  for (size_t i = 0; i < all.size(); i += 60) some.push_back(all[i]);  // 24 rows
+  // The shipped A100 carries a cited GEMM ceiling below the 0.90 bound.
+  EXPECT_LT(some.front().config.cluster.gpu.ceilings.gemm_efficiency, 0.9);
+  for (AccuracyCase& c : some) {
+    c.config.cluster.gpu.ceilings.gemm_efficiency = 0.55;  // below every screened start
+    c.config.cluster.gpu.ceilings.memory_efficiency = 0.45;
+  }
+  CalibrationOptions options;
+  options.max_iterations = 4;
+  Result<CalibrationResult> r = calibrate(some, constants_of(some.front()), options);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_LE(r->constants.roofline.gemm_efficiency, 0.55);
+  EXPECT_LE(r->constants.roofline.memory_efficiency, 0.45);
+}
+
 TEST(Calibrate, StreamsItsSummaryAndReportsProgress) {
   const std::vector<AccuracyCase> all = cases_of("ground_truth_single.csv");
   ASSERT_GE(all.size(), 1440u);
@@ -139,10 +158,10 @@ TEST(Calibrate, StreamsItsSummaryAndReportsProgress) {
 // Achieved with the shipped constants (see presets/gpus.json provenance);
 // fail on a regression of more than one percentage point.
 TEST(Validate, SingleNodeMapeDoesNotRegress) {
-  EXPECT_LE(shipped_mape("ground_truth_single.csv"), 0.0599 + 0.01);  // achieved 5.99 %
+  EXPECT_LE(shipped_mape("ground_truth_single.csv"), 0.0612 + 0.01);  // achieved 6.12 %
 }
 TEST(Validate, MultiNodeMapeDoesNotRegress) {
-  EXPECT_LE(shipped_mape("ground_truth_multi.csv"), 0.0992 + 0.01);  // achieved 9.92 %
+  EXPECT_LE(shipped_mape("ground_truth_multi.csv"), 0.0896 + 0.01);  // achieved 8.96 %
 }
 
 }  // namespace

@@ -31,15 +31,18 @@ bool has_source(const boost::json::object& o) {
 }
 
 // Appends to *missing the path of every number that neither is written
-// {"value": X, "source": "..."} nor sits in an object with a "source".
+// {"value": X, "source": "..."} nor sits in an object with a "source" (or
+// in an object that is an element of an array held by such an object: a
+// table of numbers shares its owner's source, e.g. a GPU's held-out error
+// quantiles).
 void find_unsourced(const boost::json::value& v, const std::string& path, bool sourced,
-                    std::vector<std::string>* missing) {
+                    std::vector<std::string>* missing, bool array_element = false) {
   if (v.is_number()) {
     if (!sourced) missing->push_back(path);
   } else if (v.is_array()) {
     const auto& a = v.get_array();
     for (size_t i = 0; i < a.size(); ++i) {
-      find_unsourced(a[i], path + "[" + std::to_string(i) + "]", sourced, missing);
+      find_unsourced(a[i], path + "[" + std::to_string(i) + "]", sourced, missing, true);
     }
   } else if (v.is_object()) {
     const auto& o = v.get_object();
@@ -47,7 +50,7 @@ void find_unsourced(const boost::json::value& v, const std::string& path, bool s
       if (!has_source(o)) missing->push_back(path + " (no source beside value)");
       return;
     }
-    const bool here = has_source(o);
+    const bool here = has_source(o) || (array_element && sourced);
     for (const auto& kv : o) {
       find_unsourced(kv.value(), path + "." + std::string(kv.key()), here, missing);
     }

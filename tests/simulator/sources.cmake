@@ -10,3 +10,4 @@ list(APPEND LLMPLAN_TEST_SOURCES simulator/collective_curve_test.cc simulator/pr
 list(APPEND LLMPLAN_TEST_SOURCES simulator/vtrain_case_study_test.cc)
 list(APPEND LLMPLAN_TEST_SOURCES simulator/csv_test.cc simulator/input_file_test.cc)
 list(APPEND LLMPLAN_TEST_SOURCES simulator/limits_test.cc)
+list(APPEND LLMPLAN_TEST_SOURCES simulator/plausibility_test.cc)

@@ -1,0 +1,92 @@
+#include "simulator/caveats.h"
+
+#include <cstdio>
+
+namespace llmplan::simulator {
+namespace {
+
+std::string pct(double fraction) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f %%", 100.0 * fraction);
+  return buf;
+}
+
+std::string fixed2(double x) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.2f", x);
+  return buf;
+}
+
+}  // namespace
+
+uint32_t roofline_caveats(const Plan& plan, const GpuSpec& gpu, double mfu) {
+  const GpuValidation& v = gpu.validation;
+  uint32_t mask = 0;
+  if (!v.calibrated) {
+    mask |= kCaveatUncalibratedGpu;
+  } else {
+    if (mfu > v.max_mfu) mask |= kCaveatMfuAboveValidated;
+    if (plan.flash_attention && !v.flash_attention) mask |= kCaveatFlashAttentionUnfitted;
+  }
+  const RooflineConstants& r = gpu.roofline;
+  const RooflineCeilings& c = gpu.ceilings;
+  if (r.gemm_efficiency > c.gemm_efficiency || r.memory_efficiency > c.memory_efficiency ||
+      (plan.flash_attention && r.flash_attention_efficiency > c.flash_attention_efficiency)) {
+    mask |= kCaveatEfficiencyAboveCeiling;
+  }
+  return mask;
+}
+
+const char* caveat_code(CaveatBit bit) {
+  switch (bit) {
+    case kCaveatUncalibratedGpu:
+      return "uncalibrated-gpu";
+    case kCaveatMfuAboveValidated:
+      return "mfu-above-validated";
+    case kCaveatFlashAttentionUnfitted:
+      return "flash-attention-unfitted";
+    case kCaveatEfficiencyAboveCeiling:
+      return "efficiency-above-ceiling";
+  }
+  return "";
+}
+
+std::vector<Caveat> caveat_list(uint32_t mask, const GpuSpec& gpu, double mfu) {
+  std::vector<Caveat> out;
+  const GpuValidation& v = gpu.validation;
+  const RooflineConstants& r = gpu.roofline;
+  const RooflineCeilings& c = gpu.ceilings;
+  for (uint32_t b = 1; b != 0 && b <= kAllCaveats; b <<= 1) {
+    if ((mask & b) == 0) continue;
+    const auto bit = static_cast<CaveatBit>(b);
+    std::string text;
+    switch (bit) {
+      case kCaveatUncalibratedGpu:
+        text = "GPU " + gpu.name +
+               ": its Roofline constants were never fitted to measured runs, so the error of "
+               "this prediction is unknown";
+        break;
+      case kCaveatMfuAboveValidated:
+        text = "predicted MFU " + pct(mfu) + " is above the highest MFU (" + pct(v.max_mfu) +
+               ") of the measured runs " + gpu.name +
+               "'s constants were fitted on: an extrapolation";
+        break;
+      case kCaveatFlashAttentionUnfitted:
+        text = "flash attention runs at an assumed " + fixed2(r.flash_attention_efficiency) +
+               " of peak: the calibration data of " + gpu.name +
+               " has no flash-attention runs, so that constant was not fitted";
+        break;
+      case kCaveatEfficiencyAboveCeiling:
+        text = "a Roofline efficiency of " + gpu.name + " (GEMM " + fixed2(r.gemm_efficiency) +
+               ", memory " + fixed2(r.memory_efficiency) + ", flash attention " +
+               fixed2(r.flash_attention_efficiency) + ") is above its physical ceiling (GEMM " +
+               fixed2(c.gemm_efficiency) + ", memory " + fixed2(c.memory_efficiency) +
+               ", flash attention " + fixed2(c.flash_attention_efficiency) + ")";
+        break;
+    }
+    out.push_back({caveat_code(bit), text});
+  }
+  return out;
+}
+
+}  // namespace llmplan::simulator

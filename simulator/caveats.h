@@ -1,0 +1,58 @@
+// Caveats of a simulated result: where it lies outside what its cost model
+// was calibrated on, so that a report can say how far to trust it.
+//
+// simulate() computes them as a bitmask (StepReport::caveats) without
+// building any text, so the planner's ~10^5 simulations stay cheap; a report
+// renders the set with caveat_list(). Codes are a contract for scripts
+// (JSON "caveats": [{"code", "text"}]): add freely, rename none.
+#ifndef LLMPLAN_SIMULATOR_CAVEATS_H_
+#define LLMPLAN_SIMULATOR_CAVEATS_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "simulator/cluster.h"
+#include "simulator/plan.h"
+
+namespace llmplan::simulator {
+
+// One bit per caveat.
+enum CaveatBit : uint32_t {
+  // "uncalibrated-gpu": the GPU preset's Roofline constants were never fitted
+  // to measured data (GpuValidation::calibrated is false): error unknown.
+  kCaveatUncalibratedGpu = 1u << 0,
+  // "mfu-above-validated": the predicted MFU is above the highest MFU of the
+  // measured runs the constants were fitted on (GpuValidation::max_mfu).
+  kCaveatMfuAboveValidated = 1u << 1,
+  // "flash-attention-unfitted": the plan uses fused flash attention, but the
+  // calibration data had none, so flash_attention_efficiency is an assumed
+  // constant, not a fitted one.
+  kCaveatFlashAttentionUnfitted = 1u << 2,
+  // "efficiency-above-ceiling": a Roofline efficiency is above the GPU's
+  // physical ceiling (RooflineCeilings), e.g. from a user constants file.
+  kCaveatEfficiencyAboveCeiling = 1u << 3,
+};
+inline constexpr uint32_t kAllCaveats = (1u << 4) - 1;
+
+// The caveats of a result of MFU `mfu` for `plan` on `gpu` under the
+// Roofline cost model with the GPU's own constants. Cheap (a few
+// comparisons, no allocation); pure and thread-safe.
+uint32_t roofline_caveats(const Plan& plan, const GpuSpec& gpu, double mfu);
+
+// One caveat for a report.
+struct Caveat {
+  std::string code;  // stable, e.g. "mfu-above-validated"
+  std::string text;  // one line, e.g. "predicted MFU 63.5 % is above ..."
+};
+
+// The caveats of `mask` in bit order, their texts quoting `gpu`'s figures
+// and `mfu`. Unknown bits are ignored. Thread-safe.
+std::vector<Caveat> caveat_list(uint32_t mask, const GpuSpec& gpu, double mfu);
+
+// The stable code of one bit ("uncalibrated-gpu"), or "" for an unknown bit.
+const char* caveat_code(CaveatBit bit);
+
+}  // namespace llmplan::simulator
+
+#endif  // LLMPLAN_SIMULATOR_CAVEATS_H_

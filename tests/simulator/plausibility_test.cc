@@ -1,0 +1,222 @@
+// GPU validation metadata (cluster.h, cluster_json.h), the error band
+// (error_band.h) and the caveats a simulated result carries (caveats.h).
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <string>
+
+#include "presets/catalog.h"
+#include "simulator/caveats.h"
+#include "simulator/cluster_json.h"
+#include "simulator/error_band.h"
+#include "simulator/roofline.h"
+#include "simulator/simulate.h"
+#include "simulator/strict_json.h"
+#include "tests/simulator/test_cluster.h"
+
+namespace llmplan::simulator {
+namespace {
+
+boost::json::value parse(const std::string& text) {
+  Result<boost::json::value> v = json::parse(text, "test");
+  EXPECT_TRUE(v.ok()) << v.status().message();
+  return v.ok() ? *v : boost::json::value();
+}
+
+constexpr const char* kValidation = R"({
+  "calibrated": true, "source": "vTrain A100 data",
+  "min_mfu": {"value": 0.05, "source": "computed"}, "max_mfu": {"value": 0.46, "source": "computed"},
+  "flash_attention": false,
+  "held_out_error": {"samples": 1549, "source": "llmplan calibrate ... --folds 5",
+    "quantiles": [{"p": 0.1, "ratio": 0.9}, {"p": 0.5, "ratio": 1.0}, {"p": 0.9, "ratio": 1.2}]}
+})";
+
+Status apply_validation(const std::string& text, GpuSpec* gpu) {
+  return apply_gpu_json(parse(R"({"validation": )" + text + "}"), "gpus.json: gpus[0]", gpu);
+}
+
+TEST(GpuValidationJson, ReadsEveryFieldAndRoundTrips) {
+  GpuSpec g = testing::a100_cluster().gpu;
+  ASSERT_TRUE(apply_validation(kValidation, &g).ok());
+  EXPECT_TRUE(g.validation.calibrated);
+  EXPECT_DOUBLE_EQ(g.validation.min_mfu, 0.05);
+  EXPECT_DOUBLE_EQ(g.validation.max_mfu, 0.46);
+  EXPECT_FALSE(g.validation.flash_attention);
+  EXPECT_EQ(g.validation.samples, 1549);
+  ASSERT_EQ(g.validation.quantiles.size(), 3u);
+  EXPECT_DOUBLE_EQ(g.validation.quantiles[2].second, 1.2);
+  EXPECT_EQ(g.validation.held_out_source, "llmplan calibrate ... --folds 5");
+  g.ceilings.gemm_efficiency = 0.8;
+  g.ceilings.source = "a citation";
+  GpuSpec back;
+  ASSERT_TRUE(apply_gpu_json(gpu_to_json(g), "g", &back).ok());
+  EXPECT_EQ(back, g);
+}
+
+TEST(GpuValidationJson, RefusesBadInputWithThePath) {
+  const struct {
+    std::string text, expect;
+  } cases[] = {
+      {R"({"calibrated": true, "colour": 1})",
+       "gpus.json: gpus[0].validation: unknown key \"colour\""},
+      {R"({"max_mfu": 0.4})", "gpus.json: gpus[0].validation.calibrated: missing"},
+      {R"({"calibrated": true, "max_mfu": 1.4})", "gpus.json: gpus[0].validation.max_mfu"},
+      {R"({"calibrated": true, "min_mfu": 0.5, "max_mfu": 0.4})", "validation.min_mfu"},
+      {R"({"calibrated": false, "held_out_error": {"samples": 3, "quantiles": [{"p": 0.5, "ratio": 1}]}})",
+       "validation.quantiles: an uncalibrated GPU"},
+      {R"({"calibrated": true, "held_out_error": {"samples": 3, "quantiles": [{"p": 0.5, "ratio": 1}, {"p": 0.4, "ratio": 1.1}]}})",
+       "validation.quantiles[1].p: probabilities must be strictly increasing"},
+      {R"({"calibrated": true, "held_out_error": {"samples": 3, "quantiles": [{"p": 0.5, "ratio": 1.1}, {"p": 0.6, "ratio": 1.0}]}})",
+       "validation.quantiles[1].ratio"},
+      {R"({"calibrated": true, "held_out_error": {"samples": 3, "quantiles": [{"p": 1.0, "ratio": 1}]}})",
+       "validation.quantiles[0].p"},
+      {R"({"calibrated": true, "held_out_error": {"samples": 3, "quantiles": [{"p": 0.5, "ratio": 1, "q": 2}]}})",
+       "held_out_error.quantiles[0]: unknown key \"q\""},
+      {R"({"calibrated": true, "held_out_error": {"quantiles": [{"p": 0.5, "ratio": 1}]}})",
+       "held_out_error.samples: missing"},
+      {R"({"calibrated": true, "held_out_error": {"samples": 3, "quantiles": []}})",
+       "held_out_error.quantiles: expected a non-empty array"},
+  };
+  for (const auto& c : cases) {
+    GpuSpec g = testing::a100_cluster().gpu;
+    const GpuSpec before = g;
+    const Status s = apply_validation(c.text, &g);
+    ASSERT_FALSE(s.ok()) << c.text;
+    EXPECT_NE(s.message().find(c.expect), std::string::npos) << s.message();
+    EXPECT_EQ(s.message().find('\n'), std::string::npos) << s.message();
+    EXPECT_EQ(g, before) << "left unchanged on error";
+  }
+  GpuSpec g;
+  const Status s = apply_gpu_json(parse(R"({"ceilings": {"gemm_efficiency": 1.2}})"), "p", &g);
+  EXPECT_NE(s.message().find("p.ceilings.gemm_efficiency"), std::string::npos) << s.message();
+}
+
+TEST(GpuValidationJson, OverridingTheRooflineDropsTheClaim) {
+  GpuSpec g = testing::a100_cluster().gpu;
+  ASSERT_TRUE(apply_validation(kValidation, &g).ok());
+  GpuSpec tdp = g;
+  ASSERT_TRUE(apply_gpu_json(parse(R"({"tdp_w": 350})"), "p", &tdp).ok());
+  EXPECT_TRUE(tdp.validation.calibrated) << "other fields keep it";
+  ASSERT_TRUE(apply_gpu_json(parse(R"({"roofline": {"gemm_efficiency": 0.5}})"), "p", &g).ok());
+  EXPECT_FALSE(g.validation.calibrated);
+  EXPECT_TRUE(g.validation.quantiles.empty());
+  EXPECT_NE(g.validation.source.find("p.roofline"), std::string::npos) << g.validation.source;
+}
+
+TEST(ErrorBand, InterpolatesBetweenQuantilesAndClamps) {
+  GpuSpec g = testing::a100_cluster().gpu;
+  ASSERT_TRUE(apply_validation(kValidation, &g).ok());
+  const ErrorBand band = error_band(g);
+  ASSERT_TRUE(band.known);
+  EXPECT_EQ(band.samples, 1549);
+  EXPECT_DOUBLE_EQ(band.ratio_at(0.5), 1.0);
+  EXPECT_NEAR(band.ratio_at(0.3), 0.95, 1e-12);
+  EXPECT_NEAR(band.ratio_at(0.7), 1.1, 1e-12);
+  EXPECT_DOUBLE_EQ(band.ratio_at(0.01), 0.9);  // clamped, no extrapolation
+  EXPECT_DOUBLE_EQ(band.ratio_at(0.999), 1.2);
+  EXPECT_DOUBLE_EQ(band.ratio_at(-3), 0.9);
+  EXPECT_NE(band.describe().find("P10-P90 -10.0 % .. +20.0 %"), std::string::npos)
+      << band.describe();
+}
+
+TEST(ErrorBand, UncalibratedGpuHasNoBand) {
+  const ErrorBand band = error_band(testing::a100_cluster().gpu);
+  EXPECT_FALSE(band.known);
+  EXPECT_DOUBLE_EQ(band.ratio_at(0.9), 1.0);
+  EXPECT_NE(band.describe().find("error unknown"), std::string::npos);
+}
+
+Plan dp_plan() {
+  Plan p;
+  p.data_parallel = 8;
+  p.micro_batch_size = 2;
+  p.global_batch_size = 64;
+  return p;
+}
+
+TEST(Caveats, FlagsTheCalibrationLimits) {
+  GpuSpec g = testing::a100_cluster().gpu;
+  Plan plan = dp_plan();
+  plan.flash_attention = true;
+  EXPECT_EQ(roofline_caveats(plan, g, 0.3), kCaveatUncalibratedGpu);
+  ASSERT_TRUE(apply_validation(kValidation, &g).ok());
+  EXPECT_EQ(roofline_caveats(plan, g, 0.3), kCaveatFlashAttentionUnfitted);
+  EXPECT_EQ(roofline_caveats(plan, g, 0.47),
+            kCaveatFlashAttentionUnfitted | kCaveatMfuAboveValidated);
+  plan.flash_attention = false;
+  EXPECT_EQ(roofline_caveats(plan, g, 0.46), 0u);
+  g.ceilings.gemm_efficiency = 0.7;
+  g.roofline.gemm_efficiency = 0.75;
+  EXPECT_EQ(roofline_caveats(plan, g, 0.3), kCaveatEfficiencyAboveCeiling);
+
+  const auto list = caveat_list(kAllCaveats, g, 0.635);
+  ASSERT_EQ(list.size(), 4u);
+  EXPECT_EQ(list[0].code, "uncalibrated-gpu");
+  EXPECT_EQ(list[1].code, "mfu-above-validated");
+  EXPECT_NE(list[1].text.find("63.5 %"), std::string::npos) << list[1].text;
+  EXPECT_NE(list[1].text.find("46.0 %"), std::string::npos) << list[1].text;
+  EXPECT_EQ(list[2].code, "flash-attention-unfitted");
+  EXPECT_EQ(list[3].code, "efficiency-above-ceiling");
+  for (const Caveat& c : list) EXPECT_EQ(c.text.find('\n'), std::string::npos);
+}
+
+TEST(Caveats, SimulateSetsThemForTheRooflineOnly) {
+  Cluster c = testing::a100_cluster();
+  const Model m = testing::gpt(4, 1024, 16, 1024);
+  Plan plan = dp_plan();
+  Result<StepReport> r = simulate(m, plan, c);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(r->caveats, kCaveatUncalibratedGpu);
+
+  ASSERT_TRUE(apply_validation(kValidation, &c.gpu).ok());
+  c.gpu.validation.min_mfu = 0.0;
+  c.gpu.validation.max_mfu = 0.01;
+  r = simulate(m, plan, c);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_GT(r->mfu, 0.01);
+  EXPECT_EQ(r->caveats, kCaveatMfuAboveValidated | kCaveatFlashAttentionUnfitted);
+  c.gpu.validation.max_mfu = 0.99;
+  plan.flash_attention = false;
+  r = simulate(m, plan, c);
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->caveats, 0u);
+
+  SimOptions options;
+  options.cost_model = std::make_shared<Roofline>(testing::a100_cluster());
+  r = simulate(m, dp_plan(), testing::a100_cluster(), options);
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->caveats, 0u) << "a given cost model has no Roofline calibration to flag";
+}
+
+TEST(Caveats, BuiltinPresetsSayWhatIsCalibrated) {
+  Result<presets::Catalog> catalog = presets::Catalog::builtin();
+  ASSERT_TRUE(catalog.ok()) << catalog.status().message();
+  for (const char* name : {"a100-40gb", "a100-80gb"}) {
+    Result<GpuSpec> g = catalog->gpu(name);
+    ASSERT_TRUE(g.ok());
+    EXPECT_TRUE(g->validation.calibrated) << name;
+    EXPECT_GT(g->validation.max_mfu, 0.3) << name;
+    EXPECT_LT(g->validation.max_mfu, 0.6) << name;
+    EXPECT_GE(g->validation.quantiles.size(), 7u) << name;
+    EXPECT_GT(g->validation.samples, 1000) << name;
+    const ErrorBand band = error_band(*g);
+    ASSERT_TRUE(band.known);
+    EXPECT_LT(band.ratio_at(0.1), 1.0);
+    EXPECT_GT(band.ratio_at(0.9), 1.0);
+    // Fitted within the cited physical ceiling (gemm_efficiency was pinned
+    // at a bound of 0.90 before the ceiling existed).
+    EXPECT_LE(g->roofline.gemm_efficiency, g->ceilings.gemm_efficiency) << name;
+    EXPECT_LT(g->ceilings.gemm_efficiency, 0.9) << name;
+    EXPECT_FALSE(g->ceilings.source.empty()) << name;
+  }
+  for (const char* name : {"h100-sxm", "h200-sxm", "b200"}) {
+    Result<GpuSpec> g = catalog->gpu(name);
+    ASSERT_TRUE(g.ok());
+    EXPECT_FALSE(g->validation.calibrated) << name;
+    EXPECT_TRUE(g->validation.quantiles.empty()) << name;
+    EXPECT_FALSE(error_band(*g).known) << name;
+  }
+}
+
+}  // namespace
+}  // namespace llmplan::simulator
