@@ -9,6 +9,8 @@
 #include <vector>
 
 #include "planner/command.h"
+#include "simulator/caveats.h"
+#include "simulator/error_band.h"
 #include "planner/plan_report.h"
 #include "planner/plan_report_json.h"
 #include "planner/progress.h"
@@ -44,21 +46,21 @@ struct PlanOptions {
   bool progress = false;
 };
 
-// The band of the GPU's held-out validation errors at P10/P90 and at the
-// requested confidence.
+// The band of the GPU's held-out validation errors (simulator/error_band.h)
+// at P10/P90 and at the requested confidence.
 TimeBand time_band(const simulator::GpuSpec& gpu, double confidence) {
+  const simulator::ErrorBand eb = simulator::error_band(gpu);
   TimeBand b;
-  (void)gpu;
+  b.known = eb.known;
   b.confidence = confidence;
+  if (eb.known) {
+    b.low_ratio = eb.ratio_at(b.p_low);
+    b.high_ratio = eb.ratio_at(b.p_high);
+    b.confidence_ratio = confidence > 0 ? eb.ratio_at(confidence) : 1.0;
+    b.samples = eb.samples;
+    b.source = eb.source;
+  }
   return b;
-}
-
-std::vector<std::string> answer_caveats(const simulator::Cluster& cluster, const SearchResult& result,
-                                        const simulator::StepReport* report) {
-  (void)cluster;
-  (void)result;
-  (void)report;
-  return {};
 }
 
 Status run_plan(const PlanOptions& o, const GlobalOptions& global) {
@@ -132,7 +134,10 @@ Status run_plan(const PlanOptions& o, const GlobalOptions& global) {
     if (rep.ok()) best_report = std::move(rep.value());
   }
   if (best_report) view.best_report = &*best_report;
-  view.caveats = answer_caveats(cluster, result, best_report ? &*best_report : nullptr);
+  if (result.best >= 0) {
+    const PlanResult& p = result.plans[result.candidates[result.best].best_plan];
+    view.caveats = simulator::caveat_list(p.caveats, cluster.gpu, p.mfu);
+  }
   const std::string md = plan_report_markdown(view);
   LLMPLAN_ASSIGN_OR_RETURN(const std::string json_text,
                            json::pretty_finite(plan_report_to_json(view)));

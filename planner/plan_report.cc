@@ -94,6 +94,17 @@ reports::Table candidate_table(const PlanReportView& v, bool all) {
   return t;
 }
 
+// "uncalibrated-gpu;mfu-above-validated": the codes of a caveat mask.
+std::string caveat_codes(uint32_t mask) {
+  std::string out;
+  for (uint32_t bit = 1; bit != 0 && bit <= simulator::kAllCaveats; bit <<= 1) {
+    if ((mask & bit) == 0) continue;
+    if (!out.empty()) out += ';';
+    out += simulator::caveat_code(static_cast<simulator::CaveatBit>(bit));
+  }
+  return out;
+}
+
 // A number for CSV: plain, full precision, empty when not finite.
 std::string num(double x) {
   if (!std::isfinite(x) || x > 1e299) return "";
@@ -232,7 +243,14 @@ std::string plan_report_markdown(const PlanReportView& v) {
         "on {} of {} GPUs: iteration {}, MFU {}, cost {}, predicted loss {:.3f}.\n\n",
         count_human(c.params), c.model.name, count_human(c.tokens), days_str(c.days),
         band_text(v, c.days), plan_label(p.plan), p.gpus_used, o.gpus,
-        seconds_human(p.iteration_time_s), percent(p.mfu), usd_str(c.cost_usd, price), c.loss);
+        seconds_human(p.iteration_time_s), percent(p.mfu),
+        usd_str(c.cost_usd, price) +
+            (o.band.known && price > 0
+                 ? fmt::format(" (P{:.0f}–P{:.0f} {}–{})", o.band.p_low * 100, o.band.p_high * 100,
+                               usd_human(c.cost_usd * o.band.low_ratio),
+                               usd_human(c.cost_usd * o.band.high_ratio))
+                 : ""),
+        c.loss);
     md += "Architecture: " + architecture_line(c.model) + ".\n\n";
     if (r.pinned) {
       md += c.feasible ? fmt::format("The pinned model **meets** the {}-day deadline{}.\n\n", o.days,
@@ -243,7 +261,7 @@ std::string plan_report_markdown(const PlanReportView& v) {
   }
   if (!v.caveats.empty()) {
     md += "## Caveats\n\n";
-    for (const std::string& c : v.caveats) md += "- " + c + "\n";
+    for (const simulator::Caveat& c : v.caveats) md += "- " + c.text + " (`" + c.code + "`)\n";
     md += "\n";
   }
   if (r.best >= 0 && v.best_report != nullptr) {
@@ -375,7 +393,7 @@ std::string candidates_csv(const PlanReportView& v) {
                     "virtual_stages", "recompute", "sequence_parallel", "distributed_optimizer",
                     "gpus_used", "iteration_s", "mfu", "peak_memory_bytes", "days", "days_low",
                     "days_high", "cost_usd", "loss", "feasible", "best", "why", "layouts",
-                    "memory_pruned", "plans_simulated", "plans_fit", "plans_in_time"});
+                    "memory_pruned", "plans_simulated", "plans_fit", "plans_in_time", "caveats"});
   for (int i = static_cast<int>(r.candidates.size()) - 1; i >= 0; --i) {
     const Candidate& c = r.candidates[i];
     const simulator::Model& m = c.model;
@@ -404,7 +422,8 @@ std::string candidates_csv(const PlanReportView& v) {
     row.insert(row.end(), {c.feasible ? "1" : "0", i == r.best ? "1" : "0", c.why,
                            std::to_string(c.layouts), std::to_string(c.memory_pruned),
                            std::to_string(c.plans_evaluated), std::to_string(c.plans_fit),
-                           std::to_string(c.plans_in_time)});
+                           std::to_string(c.plans_in_time),
+                           c.best_plan >= 0 ? caveat_codes(r.plans[c.best_plan].caveats) : ""});
     t.add_row(row);
   }
   return t.csv();

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "planner/search.h"
+#include "simulator/caveats.h"
 #include "simulator/cluster.h"
 #include "simulator/simulate.h"
 
@@ -22,8 +23,8 @@ struct PlanReportView {
   // The answer's plan simulated again in full (time and memory breakdown);
   // null when there is no answer.
   const simulator::StepReport* best_report = nullptr;
-  // Caveats on the answer (plausibility, calibration), one line each.
-  std::vector<std::string> caveats;
+  // Caveats on the answer (plausibility, calibration: simulator/caveats.h).
+  std::vector<simulator::Caveat> caveats;
   // How the planner was invoked (argv, for the report and result.json).
   std::vector<std::string> command_line;
   // SVG files written beside the report (--out): linked from the Markdown.

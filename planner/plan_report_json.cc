@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "planner/version.h"
+#include "simulator/caveats.h"
 #include "simulator/model_json.h"
 
 namespace llmplan::planner {
@@ -77,6 +78,11 @@ boost::json::object candidate_json(const PlanReportView& v, int i) {
     o["peak_memory_bytes"] = p.peak_memory_bytes;
     o["cost_usd"] = v.cluster.usd_per_gpu_hour > 0 ? number(c.cost_usd) : nullptr;
     o["loss"] = number(c.loss);
+    boost::json::array codes;
+    for (uint32_t bit = 1; bit != 0 && bit <= simulator::kAllCaveats; bit <<= 1) {
+      if ((p.caveats & bit) != 0) codes.emplace_back(simulator::caveat_code(static_cast<simulator::CaveatBit>(bit)));
+    }
+    o["caveats"] = codes;
   } else {
     o["plan"] = nullptr;
   }
@@ -172,7 +178,7 @@ boost::json::object plan_report_to_json(const PlanReportView& v) {
   as["notes"] = notes;
   o["assumptions"] = as;
   boost::json::array caveats;
-  for (const std::string& c : v.caveats) caveats.emplace_back(c);
+  for (const simulator::Caveat& c : v.caveats) caveats.push_back(boost::json::object{{"code", c.code}, {"text", c.text}});
   o["caveats"] = caveats;
 
   boost::json::array cands;

@@ -496,6 +496,7 @@ void record_simulation(const simulator::StepReport& report, PlanResult* result) 
   result->peak_memory_bytes = report.peak_memory_bytes;
   result->fits = report.fits_in_memory;
   result->tokens_per_s = report.tokens_per_s;
+  result->caveats = report.caveats;
 }
 
 }  // namespace llmplan::planner
