@@ -8,6 +8,7 @@
 #include <memory>
 
 #include "planner/command.h"
+#include "planner/plan_space_flags.h"
 #include "planner/progress.h"
 #include "planner/schedule/cluster_sim.h"
 #include "planner/schedule/job.h"
@@ -38,6 +39,7 @@ struct ScheduleOptions {
   int threads = 0;
   std::string out_dir;
   CostModelOptions cost;
+  PlanSpaceFlags space_flags;  // the plans each job's curve tries (plan_space_flags.h)
   bool progress = false;
 };
 
@@ -156,6 +158,11 @@ Status run_schedule(const ScheduleOptions& o, const GlobalOptions& global) {
   schedule::CurveOptions copt;
   copt.max_gpus = o.gpus;
   copt.target_batch_tokens = o.batch_tokens;
+  {
+    auto space = to_plan_space(o.space_flags);
+    if (!space.ok()) return space.status().as_usage();
+    copt.space = space.value();
+  }
   copt.threads = o.threads;
   copt.progress = counter(std::make_shared<Progress>("schedule", "distinct plans", o.progress));
   LLMPLAN_ASSIGN_OR_RETURN(copt.cost_model, make_cost_model(cluster, o.cost, &study.notes));
@@ -245,6 +252,7 @@ void add_schedule_command(CLI::App& app, const GlobalOptions& global, Action* ac
   cmd->add_option("--batch-tokens", o->batch_tokens,
                   "Each job's global batch in tokens, about (default 2Mi)")
       ->check(finite_in(0, kMaxBatchTokens, true));
+  add_plan_space_flags(cmd, &o->space_flags, "Schedule curves");
   cmd->add_option("--threads", o->threads, "OpenMP threads for the curves (default: all cores)")
       ->check(int_in(0, kMaxThreads));
   cmd->add_flag("--progress", o->progress,

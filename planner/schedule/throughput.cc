@@ -59,10 +59,14 @@ std::vector<ThroughputCurve> compute_curves(const std::vector<simulator::Model>&
   std::map<Key, int> index;
   std::vector<std::pair<int, simulator::Plan>> unique;  // (model, plan)
   std::vector<Task> tasks;
+  PlanSpace space = options.space;
+  if (space.global_batch.empty() && space.global_batch_tokens.empty()) {
+    space.global_batch_tokens = {options.target_batch_tokens};
+  }
+  space.all_gpus_only = true;
   for (int m = 0; m < static_cast<int>(models.size()); ++m) {
     for (int k = 0; k < counts; ++k) {
-      for (const simulator::Plan& p :
-           enumerate_plans(models[m], cluster, (k + 1) * step, options.target_batch_tokens, true)) {
+      for (const simulator::Plan& p : enumerate_plans(models[m], cluster, (k + 1) * step, space)) {
         const Key key{m, p.tensor_parallel, p.pipeline_parallel, p.data_parallel,
                       p.micro_batch_size, p.global_batch_size, p.virtual_stages,
                       static_cast<int>(p.recompute), p.sequence_parallel,

@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "planner/plan_space.h"
 #include "simulator/cluster.h"
 #include "simulator/cost_model.h"
 #include "simulator/model.h"
@@ -67,6 +68,9 @@ inline constexpr long kMaxCurvePoints = 2097152;  // 2^21
 struct CurveOptions {
   int max_gpus = 0;                                  // counts step, 2 step, ..., <= max_gpus
   double target_batch_tokens = 2.0 * 1024 * 1024;    // each job's global batch, about
+  // The plans tried (plan_space.h); its global-batch lists, when given,
+  // replace target_batch_tokens. all_gpus_only is always set.
+  PlanSpace space;
   int threads = 0;                                   // 0: OpenMP default
   std::shared_ptr<const simulator::CostModel> cost_model;  // null: Roofline
   // Optional: (distinct plans simulated, of all), called from inside the
@@ -78,8 +82,8 @@ struct CurveOptions {
 // model in the given order. Every (model, count) pair is simulated once, in
 // parallel (OpenMP), and the results are identical for any thread count.
 // Only plans that use as many of the count's GPUs as their layout allows are
-// tried (enumerate_plans with all_gpus_only), with the global batch near
-// target_batch_tokens. Pure apart from the threads it starts.
+// tried (enumerate_plans with all_gpus_only, within options.space), with
+// the global batch near target_batch_tokens unless the space lists batches. Pure apart from the threads it starts.
 // `distinct_plans` (may be null) receives how many distinct plans ran.
 // REQUIRES: options.max_gpus >= cluster.gpus_per_node >= 1; models valid.
 std::vector<ThroughputCurve> compute_curves(const std::vector<simulator::Model>& models,
