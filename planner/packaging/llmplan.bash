@@ -69,7 +69,7 @@ _llmplan() {
     word=${COMP_WORDS[i]}
     [[ $word == -* ]] && continue
     _llmplan_help "${command[@]}"
-    if _llmplan_parse subcommands <<<"$_llmplan_text" | grep -qxF -- "$word"; then
+    if _llmplan_parse subcommands <<<"$_llmplan_text" | grep -xF -- "$word" >/dev/null; then
       command+=("$word")
     fi
   done

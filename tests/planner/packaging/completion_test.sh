@@ -28,7 +28,8 @@ expect() {
   complete_line "$@"
   local w
   for w in "${wanted[@]}"; do
-    if ! printf '%s\n' "${COMPREPLY[@]}" | grep -qxF -- "$w"; then
+    # Not grep -q: under pipefail, grep leaving early can kill printf (SIGPIPE).
+    if ! printf '%s\n' "${COMPREPLY[@]}" | grep -xF -- "$w" >/dev/null; then
       echo "FAIL: '$*' does not offer '$w' (offers: ${COMPREPLY[*]})"
       failures=$((failures + 1))
     fi
