@@ -91,8 +91,13 @@ void add_plan_space_flags(CLI::App* cmd, PlanSpaceFlags* f, const std::string& w
   cmd->add_option("--max-model-parallel", f->max_model_parallel,
                   what + ": most GPUs per model replica (t x p); 0: no limit")
       ->check(int_in(0, simulator::Plan::kMaxGpus));
-  const std::vector<const CLI::Option*> all = std::as_const(*cmd).get_options();
-  for (size_t i = before; i < all.size(); ++i) f->options[all[i]->get_name()] = all[i];
+  // Record which were given (an empty value included) while parsing: the
+  // options themselves may be gone when to_plan_space() runs.
+  const std::vector<CLI::Option*> all = cmd->get_options();
+  for (size_t i = before; i < all.size(); ++i) {
+    const std::string name = all[i]->get_name();
+    all[i]->each([f, name](const std::string&) { f->given.insert(name); });
+  }
 }
 
 Result<PlanSpace> to_plan_space(const PlanSpaceFlags& f) {
@@ -100,8 +105,7 @@ Result<PlanSpace> to_plan_space(const PlanSpaceFlags& f) {
   using simulator::Plan;
   // A flag given as "" is an empty list (an error), not an absent flag.
   const auto given = [&](const char* name, const std::string& value) {
-    const auto it = f.options.find(name);
-    return !value.empty() || (it != f.options.end() && it->second->count() > 0);
+    return !value.empty() || f.given.count(name) > 0;
   };
   if (given("--global-batch-tokens", f.global_batch_tokens)) {
     LLMPLAN_ASSIGN_OR_RETURN(s.global_batch_tokens,

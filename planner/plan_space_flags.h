@@ -5,7 +5,7 @@
 #define LLMPLAN_PLANNER_PLAN_SPACE_FLAGS_H_
 
 #include <CLI/CLI.hpp>
-#include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -19,9 +19,9 @@ struct PlanSpaceFlags {
   std::string global_batch_tokens, global_batch, tp, pp, micro_batch, virtual_stages, recompute;
   std::string sequence_parallel, distributed_optimizer;
   int max_model_parallel = 0;
-  // The registered options by name (add_plan_space_flags), to tell a flag
-  // given an empty value ("--tp ''": an error) from one not given.
-  std::map<std::string, const CLI::Option*> options;
+  // The flags given on the command line (recorded while parsing), to tell a
+  // flag given an empty value ("--tp ''": an error) from one not given.
+  std::set<std::string> given;
 };
 
 // Registers --global-batch-tokens, --global-batch, --tp, --pp, --micro-batch,
