@@ -38,6 +38,21 @@ Status validate(const Plan& p) {
   LLMPLAN_RETURN_IF_ERROR(in_range("micro_batch", p.micro_batch_size, Plan::kMaxGlobalBatch));
   LLMPLAN_RETURN_IF_ERROR(in_range("virtual_stages", p.virtual_stages, Model::kMaxLayers));
   if (p.grad_bucket_bytes < 0) return bad("grad_bucket_bytes", "must not be negative");
+  if (p.zero_stage < 0 || p.zero_stage > 3) {
+    return bad("zero_stage", "must be 0, 1, 2 or 3, got " + std::to_string(p.zero_stage));
+  }
+  if (p.fsdp_group < 0) {
+    return bad("fsdp_group", "must not be negative, got " + std::to_string(p.fsdp_group));
+  }
+  if (p.fsdp_group > 0) {
+    if (p.sharding_stage() == 0) {
+      return bad("fsdp_group", "hybrid sharding needs zero_stage >= 1 (or the distributed optimizer)");
+    }
+    if (p.data_parallel % p.fsdp_group != 0) {
+      return bad("fsdp_group", "fsdp_group " + std::to_string(p.fsdp_group) +
+                                   " does not divide dp = " + std::to_string(p.data_parallel));
+    }
+  }
   // Each factor is <= 2^20 here, so the products below fit in 64 bits.
   const int64_t tp_pp = static_cast<int64_t>(p.tensor_parallel) * p.pipeline_parallel;
   if (tp_pp > Plan::kMaxGpus || tp_pp * p.data_parallel > Plan::kMaxGpus) {

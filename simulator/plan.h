@@ -53,6 +53,29 @@ struct Plan {
   Recompute recompute = Recompute::kNone;
   bool sequence_parallel = false;
   bool distributed_optimizer = false;  // ZeRO-1: optimizer state sharded over d
+  // Sharding of the training state over the data-parallel group (ZeRO,
+  // Rajbhandari et al. 2020): 0 none, 1 optimizer state (Megatron's
+  // distributed optimizer), 2 also the gradients (reduce-scattered; FSDP
+  // SHARD_GRAD_OP), 3 also the parameters (FSDP FULL_SHARD: each layer's
+  // parameters all-gathered before its forward and again before its
+  // backward). distributed_optimizer = true means at least stage 1; read the
+  // effective stage with sharding_stage().
+  int zero_stage = 0;
+  // Hybrid sharding (FSDP HYBRID_SHARD): the state is sharded within groups
+  // of this many consecutive data-parallel ranks (in-node first) and
+  // replicated across the d / fsdp_group groups, whose gradients are
+  // all-reduced. 0 = one group of all d ranks. Needs sharding_stage() >= 1
+  // and must divide d.
+  int fsdp_group = 0;
+  // Tensor-parallel all-gather / reduce-scatter overlapped with the GEMMs
+  // around them (Megatron-Core --tp-comm-overlap, Transformer Engine
+  // userbuffers).
+  bool tp_comm_overlap = false;
+  // The data-parallel parameter all-gather overlapped with compute: after the
+  // optimizer (stages 1-2) with the next forward, per layer (stage 3)
+  // prefetched during the previous layer (Megatron --overlap-param-gather,
+  // FSDP forward/backward prefetch).
+  bool overlap_param_gather = false;
   bool flash_attention = true;
   Precision precision = Precision::kBf16;
   // Data-parallel gradient reduction: bucket size (0 = one bucket for the
@@ -62,6 +85,11 @@ struct Plan {
   // Megatron's pipeline scatter/gather: with t > 1 a stage sends 1/t of the
   // activation and the receiver all-gathers it over NVLink.
   bool pipeline_scatter_gather = false;
+
+  // The ZeRO stage in effect: zero_stage, at least 1 with distributed_optimizer.
+  int sharding_stage() const { return zero_stage > 0 ? zero_stage : (distributed_optimizer ? 1 : 0); }
+  // Data-parallel ranks the sharded state is split over (fsdp_group, or d).
+  int shard_group_size() const { return fsdp_group > 0 ? fsdp_group : data_parallel; }
 
   // GPUs: t * p * d. REQUIRES: validate(*this).ok() (so it fits an int).
   int world_size() const { return tensor_parallel * pipeline_parallel * data_parallel; }

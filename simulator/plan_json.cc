@@ -28,6 +28,10 @@ Status apply_plan_json(const boost::json::value& v, const std::string& path, Pla
   r.read_int64("grad_bucket_bytes", &p.grad_bucket_bytes, false, 0);
   r.read_bool("overlap_grad_reduce", &p.overlap_grad_reduce);
   r.read_bool("pipeline_scatter_gather", &p.pipeline_scatter_gather);
+  r.read_int("zero_stage", &p.zero_stage, false, 0);
+  r.read_int("fsdp_group", &p.fsdp_group, false, 0);
+  r.read_bool("tp_comm_overlap", &p.tp_comm_overlap);
+  r.read_bool("overlap_param_gather", &p.overlap_param_gather);
   r.ignore("source");
   r.ignore("note");
   r.ignore("description");
@@ -53,6 +57,10 @@ boost::json::value plan_to_json(const Plan& p) {
   o["grad_bucket_bytes"] = p.grad_bucket_bytes;
   o["overlap_grad_reduce"] = p.overlap_grad_reduce;
   o["pipeline_scatter_gather"] = p.pipeline_scatter_gather;
+  o["zero_stage"] = p.zero_stage;
+  o["fsdp_group"] = p.fsdp_group;
+  o["tp_comm_overlap"] = p.tp_comm_overlap;
+  o["overlap_param_gather"] = p.overlap_param_gather;
   return o;
 }
 
