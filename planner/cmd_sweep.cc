@@ -66,15 +66,10 @@ std::vector<simulator::Plan> sweep_plans(const simulator::Plan& base, const simu
   }
   const std::vector<simulator::Recompute> rcs =
       s.recompute.empty() ? std::vector<simulator::Recompute>{base.recompute} : s.recompute;
-  auto choice = [](Choice c, bool b) {
-    switch (c) {
-      case Choice::kOn: return std::vector<bool>{true};
-      case Choice::kOff: return std::vector<bool>{false};
-      case Choice::kBoth: return std::vector<bool>{false, true};
-      case Choice::kAuto: break;
-    }
-    return std::vector<bool>{b};
-  };
+  const std::vector<bool> sps =
+      s.sequence_parallel == Choice::kAuto ? std::vector<bool>{base.sequence_parallel}
+      : s.sequence_parallel == Choice::kBoth ? std::vector<bool>{false, true}
+                                             : std::vector<bool>{s.sequence_parallel == Choice::kOn};
   std::vector<Plan> plans;
   for (int t : tps)
     for (int p : pps) {
@@ -84,21 +79,20 @@ std::vector<simulator::Plan> sweep_plans(const simulator::Plan& base, const simu
           for (int v : vs)
             for (int gb : gbs)
               for (simulator::Recompute rc : rcs)
-                for (bool sp : choice(s.sequence_parallel, base.sequence_parallel))
-                  for (bool zero : choice(s.distributed_optimizer, base.distributed_optimizer)) {
-                    Plan plan = base;
-                    plan.tensor_parallel = t;
-                    plan.pipeline_parallel = p;
-                    plan.data_parallel = d;
-                    plan.micro_batch_size = b;
-                    plan.virtual_stages = v;
-                    if (v > 1) plan.schedule = simulator::Schedule::kInterleaved;
-                    plan.global_batch_size = gb;
-                    plan.recompute = rc;
-                    plan.sequence_parallel = sp;
-                    plan.distributed_optimizer = zero;
-                    plans.push_back(plan);
-                  }
+                for (bool sp : sps) {
+                  Plan plan = base;
+                  plan.tensor_parallel = t;
+                  plan.pipeline_parallel = p;
+                  plan.data_parallel = d;
+                  plan.micro_batch_size = b;
+                  plan.virtual_stages = v;
+                  if (v > 1) plan.schedule = simulator::Schedule::kInterleaved;
+                  plan.global_batch_size = gb;
+                  plan.recompute = rc;
+                  plan.sequence_parallel = sp;
+                  // ZeRO stage, FSDP group and the overlap flags.
+                  for (const Plan& q : expand_sharding_axes(s, plan)) plans.push_back(q);
+                }
     }
   return plans;
 }
@@ -168,7 +162,9 @@ Status run_sweep(const SweepOptions& o, const GlobalOptions& global) {
   }
   reports::Table t({"tp", "pp", "dp", "micro_batch", "global_batch", "gpus", "iteration_s", "days",
                     "mfu", "gpu_hours", "cost_usd", "fits", "pareto", "error", "virtual_stages",
-                    "recompute", "sequence_parallel", "distributed_optimizer"});
+                    "recompute", "sequence_parallel", "distributed_optimizer", "zero_stage",
+                    "fsdp_group", "tp_comm_overlap", "overlap_grad_reduce",
+                    "overlap_param_gather"});
   // --format json: the same rows, numbers as numbers (null where the CSV is empty).
   boost::json::array rows;
   for (long i = 0; i < n; ++i) {
@@ -198,7 +194,12 @@ Status run_sweep(const SweepOptions& o, const GlobalOptions& global) {
         {"virtual_stages", r.plan.virtual_stages},
         {"recompute", simulator::to_string(r.plan.recompute)},
         {"sequence_parallel", r.plan.sequence_parallel},
-        {"distributed_optimizer", r.plan.distributed_optimizer}});
+        {"distributed_optimizer", r.plan.distributed_optimizer},
+        {"zero_stage", r.plan.sharding_stage()},
+        {"fsdp_group", r.plan.shard_group_size()},
+        {"tp_comm_overlap", r.plan.tp_comm_overlap},
+        {"overlap_grad_reduce", r.plan.overlap_grad_reduce},
+        {"overlap_param_gather", r.plan.overlap_param_gather}});
     t.add_row({std::to_string(r.plan.tensor_parallel), std::to_string(r.plan.pipeline_parallel),
                std::to_string(r.plan.data_parallel), std::to_string(r.plan.micro_batch_size),
                std::to_string(r.plan.global_batch_size),
@@ -211,7 +212,10 @@ Status run_sweep(const SweepOptions& o, const GlobalOptions& global) {
                good && price > 0 ? fmt::format("{:.0f}", d * 24 * r.gpus_used * price) : "",
                good ? (r.fits ? "1" : "0") : "", on_front[i] ? "1" : "0", errors[i],
                std::to_string(r.plan.virtual_stages), simulator::to_string(r.plan.recompute),
-               r.plan.sequence_parallel ? "1" : "0", r.plan.distributed_optimizer ? "1" : "0"});
+               r.plan.sequence_parallel ? "1" : "0", r.plan.distributed_optimizer ? "1" : "0",
+               std::to_string(r.plan.sharding_stage()), std::to_string(r.plan.shard_group_size()),
+               r.plan.tp_comm_overlap ? "1" : "0", r.plan.overlap_grad_reduce ? "1" : "0",
+               r.plan.overlap_param_gather ? "1" : "0"});
   }
   std::string md = fmt::format("# llmplan sweep: {} ({} parameters, {} tokens) on {}\n\n",
                                config.model.name, reports::count_human(params),
@@ -300,11 +304,14 @@ void add_sweep_command(CLI::App& app, const GlobalOptions& global, Action* actio
     double grid = 1;
     for (size_t n : {sp.tp.size(), sp.pp.size(), o->dps.size(), sp.micro_batch.size(),
                      sp.virtual_stages.size(), sp.global_batch.size(), sp.global_batch_tokens.size(),
-                     sp.recompute.size()}) {
+                     sp.recompute.size(), sp.zero_stage.size(), sp.fsdp_group.size() + 1}) {
       grid *= static_cast<double>(std::max<size_t>(n, 1));
     }
     grid *= sp.sequence_parallel == Choice::kBoth ? 2 : 1;
-    grid *= sp.distributed_optimizer == Choice::kBoth ? 2 : 1;
+    for (Choice c : {sp.distributed_optimizer, sp.tp_comm_overlap, sp.overlap_grad_reduce,
+                     sp.overlap_param_gather}) {
+      grid *= c == Choice::kBoth ? 2 : 1;
+    }
     if (grid > kMaxSweepPlans) {
       throw CLI::ValidationError("--tp/--pp/--dp/--micro-batch/...",
                                  "the grid has " + fmt::format("{:.0f}", grid) +

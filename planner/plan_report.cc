@@ -24,7 +24,12 @@ std::string plan_label(const simulator::Plan& p) {
   if (p.virtual_stages > 1) s += fmt::format(" v{}", p.virtual_stages);
   if (p.recompute != simulator::Recompute::kNone) s += std::string(" ") + simulator::to_string(p.recompute);
   if (p.sequence_parallel) s += " SP";
-  if (p.distributed_optimizer) s += " ZeRO-1";
+  const int stage = p.sharding_stage();
+  if (stage > 0) s += fmt::format(" ZeRO-{}", stage);
+  if (stage > 0 && p.fsdp_group > 0) s += fmt::format(" shard{}", p.fsdp_group);
+  if (p.tp_comm_overlap) s += " TPov";
+  if (stage > 0 && p.overlap_param_gather) s += " PGov";
+  if (p.data_parallel > 1 && !p.overlap_grad_reduce) s += " noGRov";
   return s;
 }
 
@@ -305,8 +310,11 @@ std::string plan_report_markdown(const PlanReportView& v) {
         "`t8 p4 d105 b1 B2100 v2 full SP ZeRO-1`: tensor parallel t, pipeline stages p, data-parallel "
         "replicas d (GPUs = t x p x d), micro-batch b sequences, global batch B sequences per step, "
         "v virtual stages per pipeline rank (interleaved 1F1B; absent: plain 1F1B), `full`/`selective` "
-        "activation recomputation (absent: none), SP sequence parallelism, ZeRO-1 optimizer state "
-        "sharded over d (distributed optimizer).\n\n";
+        "activation recomputation (absent: none), SP sequence parallelism, ZeRO-N state sharded over d "
+        "(1: optimizer state, the distributed optimizer; 2: + gradients; 3: + parameters, FSDP), "
+        "shardS hybrid sharding within groups of S data-parallel ranks, TPov tensor-parallel "
+        "communication overlapped with GEMMs, PGov parameter all-gather overlapped with compute, "
+        "noGRov gradient reduction not overlapped with backward.\n\n";
   if (!r.pinned) {
     md += "## Naive vs simulated\n\n";
     reports::Table nv({"", "naive (100% of peak)", "simulated"});
@@ -391,7 +399,8 @@ std::string candidates_csv(const PlanReportView& v) {
                     "activation", "positions", "tied_embeddings", "linear_bias", "seq_length",
                     "vocab_size", "tokens", "plan", "tp", "pp", "dp", "micro_batch", "global_batch",
                     "virtual_stages", "recompute", "sequence_parallel", "distributed_optimizer",
-                    "gpus_used", "iteration_s", "mfu", "peak_memory_bytes", "days", "days_low",
+                    "zero_stage", "fsdp_group", "tp_comm_overlap", "overlap_grad_reduce",
+                    "overlap_param_gather", "gpus_used", "iteration_s", "mfu", "peak_memory_bytes", "days", "days_low",
                     "days_high", "cost_usd", "loss", "feasible", "best", "why", "layouts",
                     "memory_pruned", "plans_simulated", "plans_fit", "plans_in_time", "caveats"});
   for (int i = static_cast<int>(r.candidates.size()) - 1; i >= 0; --i) {
@@ -412,12 +421,15 @@ std::string candidates_csv(const PlanReportView& v) {
                   std::to_string(q.data_parallel), std::to_string(q.micro_batch_size),
                   std::to_string(q.global_batch_size), std::to_string(q.virtual_stages),
                   simulator::to_string(q.recompute), q.sequence_parallel ? "1" : "0",
-                  q.distributed_optimizer ? "1" : "0", std::to_string(p.gpus_used),
+                  q.distributed_optimizer ? "1" : "0", std::to_string(q.sharding_stage()),
+                  std::to_string(q.shard_group_size()), q.tp_comm_overlap ? "1" : "0",
+                  q.overlap_grad_reduce ? "1" : "0", q.overlap_param_gather ? "1" : "0",
+                  std::to_string(p.gpus_used),
                   num(p.iteration_time_s), num(p.mfu), num(p.peak_memory_bytes), num(c.days),
                   num(days_at_low(v, c.days)), num(days_at_high(v, c.days)),
                   v.cluster.usd_per_gpu_hour > 0 ? num(c.cost_usd) : "", num(c.loss)});
     } else {
-      row.insert(row.end(), 19, "");
+      row.insert(row.end(), 24, "");
     }
     row.insert(row.end(), {c.feasible ? "1" : "0", i == r.best ? "1" : "0", c.why,
                            std::to_string(c.layouts), std::to_string(c.memory_pruned),
@@ -433,7 +445,8 @@ std::string plans_csv(const PlanReportView& v) {
   const SearchResult& r = v.result;
   reports::Table t({"name", "params", "layers", "hidden", "tp", "pp", "dp", "micro_batch",
                     "global_batch", "virtual_stages", "recompute", "sequence_parallel",
-                    "distributed_optimizer", "gpus", "fits", "iteration_s", "mfu",
+                    "distributed_optimizer", "zero_stage", "fsdp_group", "tp_comm_overlap",
+                    "overlap_grad_reduce", "overlap_param_gather", "gpus", "fits", "iteration_s", "mfu",
                     "peak_memory_bytes", "tokens_per_s", "days", "cost_usd"});
   for (const PlanResult& p : r.plans) {
     const Candidate& c = r.candidates[p.shape];
@@ -445,7 +458,9 @@ std::string plans_csv(const PlanReportView& v) {
                std::to_string(p.plan.micro_batch_size), std::to_string(p.plan.global_batch_size),
                std::to_string(p.plan.virtual_stages), simulator::to_string(p.plan.recompute),
                p.plan.sequence_parallel ? "1" : "0", p.plan.distributed_optimizer ? "1" : "0",
-               std::to_string(p.gpus_used), p.fits ? "1" : "0", num(p.iteration_time_s),
+               std::to_string(p.plan.sharding_stage()), std::to_string(p.plan.shard_group_size()),
+               p.plan.tp_comm_overlap ? "1" : "0", p.plan.overlap_grad_reduce ? "1" : "0",
+               p.plan.overlap_param_gather ? "1" : "0", std::to_string(p.gpus_used), p.fits ? "1" : "0", num(p.iteration_time_s),
                num(p.mfu), num(p.peak_memory_bytes), num(p.tokens_per_s), p.fits ? num(d) : "",
                p.fits && v.cluster.usd_per_gpu_hour > 0
                    ? num(training_cost_usd(p, d, v.cluster.usd_per_gpu_hour))

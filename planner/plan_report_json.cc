@@ -21,6 +21,11 @@ boost::json::object plan_json(const PlanResult& p) {
   plan["recompute"] = simulator::to_string(p.plan.recompute);
   plan["sequence_parallel"] = p.plan.sequence_parallel;
   plan["distributed_optimizer"] = p.plan.distributed_optimizer;
+  plan["zero_stage"] = p.plan.sharding_stage();
+  plan["fsdp_group"] = p.plan.shard_group_size();
+  plan["tp_comm_overlap"] = p.plan.tp_comm_overlap;
+  plan["overlap_grad_reduce"] = p.plan.overlap_grad_reduce;
+  plan["overlap_param_gather"] = p.plan.overlap_param_gather;
   plan["gpus_used"] = p.gpus_used;
   plan["iteration_time_s"] = p.iteration_time_s;
   plan["label"] = plan_label(p.plan);

@@ -77,6 +77,17 @@ Status validate(const PlanSpace& s) {
     return Status::invalid_argument(
         "--global-batch and --global-batch-tokens: give one of them (sequences or tokens)");
   }
+  for (int z : s.zero_stage) {
+    if (z < 0 || z > 3) {
+      return Status::invalid_argument(fmt::format("--zero: {} is not a ZeRO stage (0, 1, 2 or 3)", z));
+    }
+  }
+  if (!s.zero_stage.empty() && s.distributed_optimizer != Choice::kAuto) {
+    return Status::invalid_argument(
+        "--zero and --distributed-optimizer: give one of them (the distributed optimizer is ZeRO "
+        "stage 1)");
+  }
+  LLMPLAN_RETURN_IF_ERROR(sizes(s.fsdp_group, "--fsdp-group", Plan::kMaxGpus));
   if (s.max_model_parallel < 0) {
     return Status::invalid_argument("--max-model-parallel: must be >= 0 (0: no limit)");
   }
@@ -152,7 +163,68 @@ std::vector<bool> choice_values(Choice c, bool auto_value, bool meaningful) {
   return {auto_value};
 }
 
+// A strict order on plans for the duplicate check: the fields the planner's
+// axes set.
+struct PlanLess {
+  static auto key(const Plan& p) {
+    return std::make_tuple(p.tensor_parallel, p.pipeline_parallel, p.data_parallel,
+                           p.micro_batch_size, p.global_batch_size, p.virtual_stages,
+                           p.sequence_parallel, p.distributed_optimizer, p.zero_stage,
+                           p.fsdp_group, p.tp_comm_overlap, p.overlap_grad_reduce,
+                           p.overlap_param_gather, static_cast<int>(p.recompute));
+  }
+  bool operator()(const Plan& a, const Plan& b) const { return key(a) < key(b); }
+};
+
 }  // namespace
+
+std::vector<Plan> expand_sharding_axes(const PlanSpace& space, const Plan& base) {
+  const int d = base.data_parallel;
+  // ZeRO stages as (distributed_optimizer, zero_stage) pairs, stage 1 being
+  // the distributed optimizer as the existing flag and JSON spell it.
+  std::vector<int> stages;
+  if (!space.zero_stage.empty()) {
+    stages = space.zero_stage;
+  } else {
+    for (bool on : choice_values(space.distributed_optimizer, base.sharding_stage() >= 1, true)) {
+      stages.push_back(on ? std::max(1, base.sharding_stage()) : 0);
+    }
+  }
+  std::vector<Plan> out;
+  std::vector<int> done;
+  for (int stage : stages) {
+    if (d == 1) stage = 0;  // nothing to shard over
+    if (std::find(done.begin(), done.end(), stage) != done.end()) continue;
+    done.push_back(stage);
+    std::vector<int> groups;
+    if (stage >= 1) {
+      for (int g : space.fsdp_group) {
+        if (g < d && d % g == 0) groups.push_back(g);
+      }
+    }
+    if (groups.empty()) groups.push_back(0);
+    for (int group : groups) {
+      for (bool tpo : choice_values(space.tp_comm_overlap, base.tp_comm_overlap,
+                                    base.tensor_parallel > 1)) {
+        for (bool grad : choice_values(space.overlap_grad_reduce, base.overlap_grad_reduce, d > 1)) {
+          for (bool param : choice_values(space.overlap_param_gather, base.overlap_param_gather,
+                                          d > 1 && stage >= 1)) {
+            Plan plan = base;
+            plan.distributed_optimizer = stage >= 1;
+            plan.zero_stage = stage;
+            plan.fsdp_group = group;
+            plan.tp_comm_overlap = tpo;
+            // Without data parallelism the flag has no effect: keep the default.
+            plan.overlap_grad_reduce = d > 1 ? grad : base.overlap_grad_reduce;
+            plan.overlap_param_gather = param;
+            out.push_back(plan);
+          }
+        }
+      }
+    }
+  }
+  return out;
+}
 
 std::vector<Plan> enumerate_plans(const Model& model, const simulator::Cluster& cluster, int gpus,
                                   const PlanSpace& space, EnumerationStats* stats) {
@@ -181,7 +253,8 @@ std::vector<Plan> enumerate_plans(const Model& model, const simulator::Cluster& 
   }
   std::sort(batches.begin(), batches.end());
   batches.erase(std::unique(batches.begin(), batches.end()), batches.end());
-  std::set<std::tuple<int, int, int, int, int, int, int, bool, bool>> seen;
+  // Plans already listed (recompute is still none when inserted).
+  std::set<Plan, PlanLess> seen;
   for (int t : tps) {
     if (model.num_heads % t != 0 || model.kv_heads() % t != 0 || model.ffn_hidden() % t != 0) continue;
     if (t > cluster.gpus_per_node || t > gpus) continue;
@@ -203,27 +276,25 @@ std::vector<Plan> enumerate_plans(const Model& model, const simulator::Cluster& 
               const long global = std::max(1L, std::lround(static_cast<double>(target) / per)) * per;
               if (global > Plan::kMaxGlobalBatch) continue;
               for (bool sp : choice_values(space.sequence_parallel, t > 1, t > 1)) {
-                for (bool zero : choice_values(space.distributed_optimizer, d > 1, d > 1)) {
-                  Plan plan;
-                  plan.tensor_parallel = t;
-                  plan.pipeline_parallel = p;
-                  plan.data_parallel = d;
-                  plan.micro_batch_size = b;
-                  plan.global_batch_size = static_cast<int>(global);
-                  plan.virtual_stages = v;
-                  plan.schedule = v > 1 ? simulator::Schedule::kInterleaved
-                                        : simulator::Schedule::kOneFOneB;
-                  plan.sequence_parallel = sp;
-                  plan.distributed_optimizer = zero;
-                  if (!simulator::validate(plan).ok() || !simulator::validate(model, plan).ok()) continue;
-                  if (p > 1 && plan.num_micro_batches() < p) continue;  // pipeline never fills
-                  if (static_cast<long>(plan.num_micro_batches()) * p * v >
-                      Plan::kMaxMicroBatchPasses) {
-                    continue;
-                  }
-                  if (!seen.emplace(t, p, d, b, static_cast<int>(global), v, 0, sp, zero).second) {
-                    continue;
-                  }
+                Plan base;
+                base.tensor_parallel = t;
+                base.pipeline_parallel = p;
+                base.data_parallel = d;
+                base.micro_batch_size = b;
+                base.global_batch_size = static_cast<int>(global);
+                base.virtual_stages = v;
+                base.schedule = v > 1 ? simulator::Schedule::kInterleaved
+                                      : simulator::Schedule::kOneFOneB;
+                base.sequence_parallel = sp;
+                base.distributed_optimizer = d > 1;  // the automatic rule
+                if (!simulator::validate(base).ok() || !simulator::validate(model, base).ok()) continue;
+                if (p > 1 && base.num_micro_batches() < p) continue;  // pipeline never fills
+                if (static_cast<long>(base.num_micro_batches()) * p * v >
+                    Plan::kMaxMicroBatchPasses) {
+                  continue;
+                }
+                for (Plan plan : expand_sharding_axes(space, base)) {
+                  if (!seen.insert(plan).second) continue;
                   ++st.layouts;
                   std::vector<Recompute> rcs = space.recompute;
                   const bool auto_rc = rcs.empty();
@@ -268,11 +339,18 @@ std::string describe(const PlanSpace& s) {
   for (Recompute r : s.recompute) rc.push_back(simulator::to_string(r));
   return fmt::format(
       "global batch {}; tp {}; pp {}; micro-batch {}; virtual stages {}; recompute {}; "
-      "sequence parallel {}; distributed optimizer {}; max model parallel {}{}",
+      "sequence parallel {}; distributed optimizer {}; ZeRO stage {}; FSDP group {}; "
+      "TP comm overlap {}; grad-reduce overlap {}; param-gather overlap {}; "
+      "max model parallel {}{}",
       batch, list(s.tp), list(s.pp), list(s.micro_batch), list(s.virtual_stages),
       rc.empty() ? std::string("auto (none, full if none does not fit)") : fmt::format("{}", fmt::join(rc, ",")),
       to_string(s.sequence_parallel), to_string(s.distributed_optimizer),
-      s.max_model_parallel > 0 ? std::to_string(s.max_model_parallel) : std::string("none"),
+      s.zero_stage.empty() ? std::string("auto (1 when d > 1, or as --distributed-optimizer)")
+                           : fmt::format("{}", fmt::join(s.zero_stage, ",")),
+      s.fsdp_group.empty() ? std::string("whole data-parallel group")
+                           : fmt::format("{}", fmt::join(s.fsdp_group, ",")),
+      to_string(s.tp_comm_overlap), to_string(s.overlap_grad_reduce),
+      to_string(s.overlap_param_gather), s.max_model_parallel > 0 ? std::to_string(s.max_model_parallel) : std::string("none"),
       s.all_gpus_only ? "; all GPUs only" : "");
 }
 

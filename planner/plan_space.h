@@ -56,6 +56,16 @@ struct PlanSpace {
   std::vector<simulator::Recompute> recompute;
   Choice sequence_parallel = Choice::kAuto;      // auto: on when t > 1
   Choice distributed_optimizer = Choice::kAuto;  // auto: on when d > 1
+  // ZeRO stages (0..3, simulator/plan.h); empty: from distributed_optimizer
+  // (auto: 1 when d > 1). With d = 1 every stage is stage 0.
+  std::vector<int> zero_stage;
+  // Hybrid-sharding group sizes S (FSDP HYBRID_SHARD) tried for sharded
+  // plans where S divides d and is smaller than it; empty, or no listed S
+  // applying: the whole data-parallel group.
+  std::vector<int> fsdp_group;
+  Choice tp_comm_overlap = Choice::kAuto;       // auto: off (meaningful when t > 1)
+  Choice overlap_grad_reduce = Choice::kAuto;   // auto: on (meaningful when d > 1)
+  Choice overlap_param_gather = Choice::kAuto;  // auto: off (meaningful when sharded, d > 1)
   int max_model_parallel = 0;  // t * p at most this; 0: no limit
   // Only plans that use as many of the GPUs as the layout allows (d the
   // most that fits); otherwise also half that data-parallel width.
@@ -92,6 +102,15 @@ std::vector<simulator::Plan> enumerate_plans(const simulator::Model& model,
                                              const simulator::Cluster& cluster, int gpus,
                                              const PlanSpace& space,
                                              EnumerationStats* stats = nullptr);
+
+// The plans `base` becomes along the sharding and overlap axes of `space`:
+// ZeRO stage (zero_stage, or distributed_optimizer), FSDP group, tensor-
+// parallel overlap, gradient-reduce overlap, parameter-gather overlap. An
+// automatic axis keeps base's value; values without meaning for base's
+// layout collapse (no sharding or overlaps with d = 1, no TP overlap with
+// t = 1). Fixed order, no duplicates; shared by the planner and `sweep`.
+std::vector<simulator::Plan> expand_sharding_axes(const PlanSpace& space,
+                                                  const simulator::Plan& base);
 
 // The automatic batch for a run of `flops` model FLOPs: the first rung of
 // the default ladder at or above compute_optimal_batch_tokens(flops) (the

@@ -88,6 +88,21 @@ void add_plan_space_flags(CLI::App* cmd, PlanSpaceFlags* f, const std::string& w
   cmd->add_option("--distributed-optimizer", f->distributed_optimizer,
                   what + ": ZeRO-1 optimizer sharding: on, off or both")
       ->check(CLI::IsMember({"on", "off", "both"}));
+  cmd->add_option("--zero", f->zero,
+                  what + ": ZeRO stages, a list of 0 (none), 1 (optimizer state; the distributed "
+                         "optimizer), 2 (+ gradients), 3 (+ parameters, FSDP)");
+  cmd->add_option("--fsdp-group", f->fsdp_group,
+                  what + ": hybrid-sharding group sizes (shard within S data-parallel ranks, "
+                         "replicate across), e.g. 8,16");
+  cmd->add_option("--tp-comm-overlap", f->tp_comm_overlap,
+                  what + ": tensor-parallel communication overlapped with GEMMs: on, off or both")
+      ->check(CLI::IsMember({"on", "off", "both"}));
+  cmd->add_option("--overlap-grad-reduce", f->overlap_grad_reduce,
+                  what + ": gradient reduction overlapped with backward: on, off or both")
+      ->check(CLI::IsMember({"on", "off", "both"}));
+  cmd->add_option("--overlap-param-gather", f->overlap_param_gather,
+                  what + ": parameter all-gather overlapped with forward: on, off or both")
+      ->check(CLI::IsMember({"on", "off", "both"}));
   cmd->add_option("--max-model-parallel", f->max_model_parallel,
                   what + ": most GPUs per model replica (t x p); 0: no limit")
       ->check(int_in(0, simulator::Plan::kMaxGpus));
@@ -155,6 +170,32 @@ Result<PlanSpace> to_plan_space(const PlanSpaceFlags& f) {
   if (!f.distributed_optimizer.empty()) {
     LLMPLAN_ASSIGN_OR_RETURN(s.distributed_optimizer,
                              parse_choice(f.distributed_optimizer, "--distributed-optimizer"));
+  }
+  if (given("--zero", f.zero)) {
+    if (f.zero.empty()) return empty_list("--zero");
+    for (const std::string& item : split(f.zero)) {
+      if (item.size() != 1 || item[0] < '0' || item[0] > '3') {
+        return Status::invalid_argument("--zero: '" + item + "' is not a ZeRO stage (0, 1, 2 or 3)");
+      }
+      const int z = item[0] - '0';
+      if (std::find(s.zero_stage.begin(), s.zero_stage.end(), z) != s.zero_stage.end()) {
+        return Status::invalid_argument("--zero: " + item + " is listed twice");
+      }
+      s.zero_stage.push_back(z);
+    }
+  }
+  if (given("--fsdp-group", f.fsdp_group)) {
+    LLMPLAN_ASSIGN_OR_RETURN(s.fsdp_group,
+                             parse_int_list(f.fsdp_group, "--fsdp-group", Plan::kMaxGpus));
+  }
+  const std::pair<const std::string*, std::pair<Choice*, const char*>> choices[] = {
+      {&f.tp_comm_overlap, {&s.tp_comm_overlap, "--tp-comm-overlap"}},
+      {&f.overlap_grad_reduce, {&s.overlap_grad_reduce, "--overlap-grad-reduce"}},
+      {&f.overlap_param_gather, {&s.overlap_param_gather, "--overlap-param-gather"}}};
+  for (const auto& [text, target] : choices) {
+    if (!text->empty()) {
+      LLMPLAN_ASSIGN_OR_RETURN(*target.first, parse_choice(*text, target.second));
+    }
   }
   s.max_model_parallel = f.max_model_parallel;
   LLMPLAN_RETURN_IF_ERROR(validate(s));

@@ -18,6 +18,7 @@ namespace llmplan::planner {
 struct PlanSpaceFlags {
   std::string global_batch_tokens, global_batch, tp, pp, micro_batch, virtual_stages, recompute;
   std::string sequence_parallel, distributed_optimizer;
+  std::string zero, fsdp_group, tp_comm_overlap, overlap_grad_reduce, overlap_param_gather;
   int max_model_parallel = 0;
   // The flags given on the command line (recorded while parsing), to tell a
   // flag given an empty value ("--tp ''": an error) from one not given.
@@ -25,8 +26,9 @@ struct PlanSpaceFlags {
 };
 
 // Registers --global-batch-tokens, --global-batch, --tp, --pp, --micro-batch,
-// --virtual-stages, --recompute, --sequence-parallel, --distributed-optimizer
-// and --max-model-parallel on `cmd`; `what` prefixes the help texts.
+// --virtual-stages, --recompute, --sequence-parallel, --distributed-optimizer,
+// --zero, --fsdp-group, --tp-comm-overlap, --overlap-grad-reduce,
+// --overlap-param-gather and --max-model-parallel on `cmd`; `what` prefixes the help texts.
 void add_plan_space_flags(CLI::App* cmd, PlanSpaceFlags* flags, const std::string& what);
 
 // A comma-separated list of positive integers ("1,2,4"). InvalidArgument

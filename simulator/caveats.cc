@@ -62,9 +62,14 @@ std::vector<Caveat> caveat_list(uint32_t mask, const GpuSpec& gpu, double mfu) {
     std::string text;
     switch (bit) {
       case kCaveatUncalibratedGpu:
-        text = "GPU " + gpu.name +
-               ": its Roofline constants were never fitted to measured runs, so the error of "
-               "this prediction is unknown";
+        text = v.derived_from.empty()
+                   ? "GPU " + gpu.name +
+                         ": its Roofline constants were never fitted to measured runs, so the "
+                         "error of this prediction is unknown"
+                   : "GPU " + gpu.name + ": its Roofline constants are " + v.derived_from +
+                         "'s fit carried over (same compute; its own memory bandwidth and "
+                         "capacity), never fitted to runs on " + gpu.name +
+                         ": expect at least " + v.derived_from + "'s error";
         break;
       case kCaveatMfuAboveValidated:
         text = "predicted MFU " + pct(mfu) + " is above the highest MFU (" + pct(v.max_mfu) +

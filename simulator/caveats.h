@@ -20,7 +20,8 @@ namespace llmplan::simulator {
 // One bit per caveat.
 enum CaveatBit : uint32_t {
   // "uncalibrated-gpu": the GPU preset's Roofline constants were never fitted
-  // to measured data (GpuValidation::calibrated is false): error unknown.
+  // to measured data (GpuValidation::calibrated is false): error unknown, or
+  // (GpuValidation::derived_from) carried over from another GPU's fit.
   kCaveatUncalibratedGpu = 1u << 0,
   // "mfu-above-validated": the predicted MFU is above the highest MFU of the
   // measured runs the constants were fitted on (GpuValidation::max_mfu).

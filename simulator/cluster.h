@@ -86,6 +86,10 @@ struct GpuValidation {
   int samples = 0;              // held-out rows behind the quantiles
   std::string source;           // the measured data and how the MFU range was computed
   std::string held_out_source;  // the command that computed the quantiles
+  // Not fitted on this GPU: the Roofline constants were carried over from
+  // the fit of the GPU named here (same compute die; datasheet bandwidth and
+  // capacity of this one). calibrated stays false.
+  std::string derived_from;
 
   friend bool operator==(const GpuValidation&, const GpuValidation&) = default;
 };

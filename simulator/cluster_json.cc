@@ -193,6 +193,7 @@ Status apply_validation_json(const boost::json::value& v, const std::string& pat
   r.read_double("max_mfu", &g.max_mfu, false, 0.0);
   r.read_bool("flash_attention", &g.flash_attention);
   r.read_string("source", &g.source);
+  r.read_string("derived_from", &g.derived_from);
   const boost::json::value* held_out = r.child("held_out_error");
   r.ignore("note");
   r.ignore("description");
@@ -363,6 +364,7 @@ boost::json::value validation_to_json(const GpuValidation& v) {
   o["max_mfu"] = v.max_mfu;
   o["flash_attention"] = v.flash_attention;
   if (!v.source.empty()) o["source"] = v.source;
+  if (!v.derived_from.empty()) o["derived_from"] = v.derived_from;
   if (!v.quantiles.empty()) {
     boost::json::object h;
     h["samples"] = v.samples;

@@ -134,6 +134,90 @@ TEST(PlanSpace, ListedValuesAreExactlyTheOnesTried) {
   }
 }
 
+// Issue 13: ZeRO stage, FSDP group and the overlap flags are axes of the
+// space, shared by the planner and sweep through expand_sharding_axes.
+TEST(PlanSpace, ShardingAndOverlapAxesExpandAsListed) {
+  simulator::Plan base;
+  base.tensor_parallel = 2;
+  base.data_parallel = 32;
+  base.global_batch_size = 64;
+  PlanSpace s;
+  // Automatic: the base plan as it is.
+  auto plans = expand_sharding_axes(s, base);
+  ASSERT_EQ(plans.size(), 1u);
+  EXPECT_EQ(plans[0].sharding_stage(), 0);
+  EXPECT_TRUE(plans[0].overlap_grad_reduce);
+  // Stages 0 and 3, groups 8 and 64 (64 does not divide 32: whole group for
+  // it), TP overlap both ways: 1 x 1 x 2 (stage 0 has no group or gather
+  // overlap) + 1 x 1 x 2 x 2 (stage 3: group 8; gather overlap off/on).
+  s.zero_stage = {0, 3};
+  s.fsdp_group = {8, 64};
+  s.tp_comm_overlap = Choice::kBoth;
+  s.overlap_param_gather = Choice::kBoth;
+  plans = expand_sharding_axes(s, base);
+  ASSERT_EQ(plans.size(), 6u);
+  std::set<std::tuple<int, int, bool, bool>> seen;
+  for (const simulator::Plan& p : plans) {
+    EXPECT_TRUE(simulator::validate(p).ok()) << simulator::validate(p).message();
+    EXPECT_EQ(p.distributed_optimizer, p.zero_stage >= 1);
+    seen.insert({p.sharding_stage(), p.fsdp_group, p.tp_comm_overlap, p.overlap_param_gather});
+  }
+  EXPECT_EQ(seen.size(), 6u);
+  EXPECT_TRUE(seen.count({3, 8, true, true}));
+  EXPECT_TRUE(seen.count({0, 0, false, false}));
+  EXPECT_FALSE(seen.count({3, 64, false, false}));
+  // Without data parallelism there is nothing to shard or overlap: one plan.
+  base.data_parallel = 1;
+  base.tensor_parallel = 1;
+  plans = expand_sharding_axes(s, base);
+  ASSERT_EQ(plans.size(), 1u);
+  EXPECT_EQ(plans[0].sharding_stage(), 0);
+  EXPECT_FALSE(plans[0].tp_comm_overlap);
+  // --distributed-optimizer both is stages 0 and 1.
+  base.data_parallel = 4;
+  base.global_batch_size = 4;
+  s = {};
+  s.distributed_optimizer = Choice::kBoth;
+  plans = expand_sharding_axes(s, base);
+  ASSERT_EQ(plans.size(), 2u);
+  EXPECT_EQ(plans[0].sharding_stage(), 0);
+  EXPECT_EQ(plans[1].sharding_stage(), 1);
+}
+
+TEST(PlanSpace, PlannerSearchesZeroStagesPrunedByMemory) {
+  const simulator::Model llama = catalog().model("llama3-70b").value();
+  PlanSpace s;
+  s.tp = {8};
+  s.pp = {1};
+  s.micro_batch = {1};
+  s.global_batch = {512};
+  s.recompute = {simulator::Recompute::kFull};
+  s.zero_stage = {1, 3};
+  EnumerationStats st;
+  const auto plans = enumerate_plans(llama, a100(), 512, s, &st);
+  std::set<int> stages;
+  for (const simulator::Plan& p : plans) stages.insert(p.sharding_stage());
+  // 70B on t8 p1: ZeRO-1 keeps 6 bytes per parameter of the 8.8B per GPU
+  // (53 GB) plus activations; ZeRO-3 shards it all over d = 64.
+  EXPECT_TRUE(stages.count(3));
+  EXPECT_EQ(st.layouts, static_cast<long>(plans.size()) + st.memory_pruned);
+  PlanSpaceFlags f;
+  f.zero = "1,5";
+  EXPECT_EQ(error_of(to_plan_space(f).status()), "--zero: '5' is not a ZeRO stage (0, 1, 2 or 3)");
+  f.zero = "3";
+  f.distributed_optimizer = "on";
+  EXPECT_NE(error_of(to_plan_space(f).status()).find("give one of them"), std::string::npos);
+  f = {};
+  f.fsdp_group = "0";
+  EXPECT_EQ(error_of(to_plan_space(f).status()), "--fsdp-group: must be an integer from 1 to 1048576, got 0");
+  f = {};
+  f.zero = "0,3";
+  f.tp_comm_overlap = "both";
+  const PlanSpace parsed = to_plan_space(f).value();
+  EXPECT_EQ(parsed.zero_stage, (std::vector<int>{0, 3}));
+  EXPECT_EQ(parsed.tp_comm_overlap, Choice::kBoth);
+}
+
 TEST(PlanSpace, BatchLadderFollowsComputeAndStaysOnTheLadder) {
   // DeepSeek LLM's B_opt = 0.292 C^0.3271: about 4.6M tokens at 1e22 FLOPs.
   EXPECT_NEAR(compute_optimal_batch_tokens(1e22) / 1e6, 0.292 * std::pow(1e22, 0.3271) / 1e6, 1e-9);

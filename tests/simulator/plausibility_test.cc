@@ -158,6 +158,15 @@ TEST(Caveats, FlagsTheCalibrationLimits) {
   EXPECT_EQ(list[2].code, "flash-attention-unfitted");
   EXPECT_EQ(list[3].code, "efficiency-above-ceiling");
   for (const Caveat& c : list) EXPECT_EQ(c.text.find('\n'), std::string::npos);
+  // A GPU whose constants were carried over from another GPU's fit says so.
+  GpuSpec derived = g;
+  derived.name = "h200-sxm";
+  derived.validation = {};
+  derived.validation.derived_from = "h100-sxm";
+  const auto d = caveat_list(kCaveatUncalibratedGpu, derived, 0.4);
+  ASSERT_EQ(d.size(), 1u);
+  EXPECT_EQ(d[0].code, "uncalibrated-gpu");
+  EXPECT_NE(d[0].text.find("h100-sxm's fit carried over"), std::string::npos) << d[0].text;
 }
 
 TEST(Caveats, SimulateSetsThemForTheRooflineOnly) {
