@@ -4,12 +4,17 @@
 // runs file.
 #include <gtest/gtest.h>
 
+#include <boost/json.hpp>
+
+#include <fstream>
 #include <string>
 #include <vector>
 
 #include "planner/accuracy/accuracy.h"
 #include "planner/accuracy/runs_file.h"
 #include "planner/accuracy/runs_report.h"
+#include "planner/command.h"
+#include "simulator/strict_json.h"
 #include "presets/catalog.h"
 
 namespace llmplan::planner {
@@ -292,6 +297,59 @@ TEST(RunsFile, CrossValidatesASmallRunsFile) {
   EXPECT_FALSE(cross_validate(cases, std::vector<int>(6, 0), 1, constants_of(cases.front()),
                               options, {})
                    .ok());
+}
+
+// `llmplan validate RUNS --format json` carries the held-out MAPE, the
+// group tables, the rows and the excluded rows.
+TEST(RunsFile, ValidateJsonKeys) {
+  const std::string dir = testing::TempDir();
+  std::string rows = kMptRow + kMegatronRow;
+  std::string fp8 = kMptRow;
+  fp8.replace(fp8.find("bf16 (amp_bf16)"), 15, "fp8 (amp_fp8)");
+  fp8.replace(0, 3, "fp8");
+  std::string other = kMptRow;
+  other.replace(other.find(",8,512,"), 7, ",4,256,");
+  other.replace(0, 3, "oth");
+  rows += fp8 + other;
+  std::ofstream(dir + "/runs_cli.csv") << kRunsHeader << rows;
+  std::ofstream(dir + "/runs_cli_models.csv") << kModels;
+  CLI::App app{"test"};
+  GlobalOptions global;
+  Action action;
+  add_validate_command(app, global, &action);
+  app.parse("validate " + dir + "/runs_cli.csv --models " + dir +
+            "/runs_cli_models.csv --format json --folds 3 --max-iterations 2");
+  ASSERT_TRUE(static_cast<bool>(action));
+  testing::internal::CaptureStdout();
+  const Status status = action();
+  const std::string out = testing::internal::GetCapturedStdout();
+  ASSERT_TRUE(status.ok()) << status.message();
+  Result<boost::json::value> v = json::parse(out, "validate");
+  ASSERT_TRUE(v.ok()) << v.status().message();
+  const boost::json::object& o = v->as_object();
+  EXPECT_EQ(o.at("rows").to_number<int>(), 4);
+  EXPECT_EQ(o.at("expressible_rows").to_number<int>(), 3);
+  EXPECT_EQ(o.at("excluded_rows").to_number<int>(), 1);
+  EXPECT_GT(o.at("held_out_mape").to_number<double>(), 0.0);
+  EXPECT_EQ(o.at("held_out").at("folds").to_number<int>(), 3);
+  EXPECT_EQ(o.at("held_out").at("seconds_per_fold").as_array().size(), 3u);
+  EXPECT_TRUE(o.at("in_sample").as_object().contains("mape"));
+  const boost::json::object& groups = o.at("groups").as_object();
+  for (const char* g : {"source", "zero stage", "recompute", "tp>1", "pp>1", "seq>=8192",
+                        "gpus>=128"}) {
+    ASSERT_TRUE(groups.contains(g)) << g;
+    EXPECT_TRUE(groups.at(g).as_array().front().as_object().contains("held_out_mape")) << g;
+  }
+  ASSERT_EQ(o.at("runs").as_array().size(), 3u);
+  const boost::json::object& run = o.at("runs").as_array().front().as_object();
+  for (const char* k : {"name", "measured_s", "predicted_s", "held_out_predicted_s", "fits",
+                        "fold"}) {
+    EXPECT_TRUE(run.contains(k)) << k;
+  }
+  EXPECT_EQ(o.at("excluded").at("by_feature").at("fp8").to_number<int>(), 1);
+  EXPECT_EQ(o.at("excluded").at("runs").as_array().front().at("missing").as_array().front(),
+            "fp8");
+  EXPECT_EQ(o.at("not_fitting_rows").to_number<int>() >= 0, true);
 }
 
 }  // namespace
