@@ -9,6 +9,7 @@
 #include "planner/accuracy/accuracy.h"
 #include "planner/accuracy/accuracy_json.h"
 #include "planner/accuracy/held_out.h"
+#include "planner/accuracy/runs_report.h"
 #include "planner/command.h"
 #include "planner/progress.h"
 #include "planner/sim_inputs.h"
@@ -28,7 +29,8 @@ struct AccuracyOptions {
   std::string format = "text";
   std::string gpu, cluster, constants, output, evaluate;
   std::string out_dir;  // validate --out
-  int folds = 0;
+  std::string models;   // runs files: the models table (default: models.csv beside the file)
+  int folds = 0;        // validate: -1 = the default (5 for runs files)
   int max_iterations = CalibrationOptions().max_iterations;
   int starts = CalibrationOptions().starts;
   bool progress = false;
@@ -45,6 +47,77 @@ std::string pct(double fraction) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.2f %%", 100.0 * fraction);
   return buf;
+}
+
+// Default folds of validate on a runs file.
+constexpr int kDefaultRunsFolds = 5;
+
+// Whether the command reads runs files (all files must agree).
+Result<bool> reads_runs_files(const AccuracyOptions& o) {
+  LLMPLAN_ASSIGN_OR_RETURN(const bool first, is_runs_file(o.files.front()));
+  for (const std::string& f : o.files) {
+    LLMPLAN_ASSIGN_OR_RETURN(const bool runs, is_runs_file(f));
+    if (runs != first) {
+      return Status::invalid_argument(f + ": mixes a runs file and a vTrain measured CSV; give "
+                                          "files of one kind");
+    }
+  }
+  if (!first && !o.models.empty()) {
+    return Status::invalid_argument("--models: only for runs files (published_runs.csv layout)");
+  }
+  return first;
+}
+
+// The cases of runs files: every row in *runs, the expressible ones as
+// cases, with the GPU / cluster / constants the flags choose.
+Result<std::vector<AccuracyCase>> load_runs_cases(const AccuracyOptions& o,
+                                                  const GlobalOptions& global,
+                                                  std::vector<PublishedRun>* runs,
+                                                  std::vector<std::string>* notes,
+                                                  std::string* gpu_name) {
+  LLMPLAN_ASSIGN_OR_RETURN(presets::Catalog catalog, load_catalog(global));
+  for (const std::string& file : o.files) {
+    LLMPLAN_ASSIGN_OR_RETURN(std::vector<PublishedRun> r, read_runs_file(file, o.models, catalog));
+    for (PublishedRun& x : r) runs->push_back(std::move(x));
+  }
+  std::vector<AccuracyCase> cases = make_runs_cases(*runs);
+  if (cases.empty()) {
+    return Status::invalid_argument(o.files.front() +
+                                    ": no row the simulator can express (see the missing "
+                                    "features with --folds 0)");
+  }
+  if (!o.cluster.empty() || !o.gpu.empty()) {
+    for (AccuracyCase& c : cases) {
+      if (!o.cluster.empty()) {
+        const int per_node = c.config.cluster.gpus_per_node;
+        LLMPLAN_ASSIGN_OR_RETURN(c.config.cluster, catalog.cluster(o.cluster));
+        c.config.cluster.gpus_per_node = per_node;
+      }
+      if (!o.gpu.empty()) {
+        LLMPLAN_ASSIGN_OR_RETURN(c.config.cluster.gpu, catalog.gpu(o.gpu));
+      }
+    }
+    notes->push_back("cluster / GPU from --cluster / --gpu");
+  }
+  if (!o.constants.empty()) {
+    AccuracyConstants k = constants_of(cases.front());
+    LLMPLAN_RETURN_IF_ERROR(read_constants_file(o.constants, &k));
+    apply_constants(k, &cases);
+    notes->push_back("constants from " + o.constants);
+  }
+  *gpu_name = cases.front().config.cluster.gpu.name;
+  notes->push_back(
+      "mapping of a published-runs row (planner/accuracy/runs_file.h): cluster dgx-h100, 8 GPUs "
+      "per node; bf16; flash attention; interleaved 1F1B when vp > 1; sequence parallelism "
+      "whenever tp > 1 (Megatron-Core recipes; --tp-comm-overlap requires it); fsdp zeroN -> "
+      "ZeRO stage N (a sharding group smaller than dp -> hybrid sharding); PyTorch FSDP rows "
+      "overlap parameter all-gathers and gradient reduce-scatters with compute (FSDP issues them "
+      "on a separate stream and the host runs ahead); Megatron rows overlap what their overlaps "
+      "column states, gradient buckets of 40M parameters; unstated recompute -> none");
+  notes->push_back("rows with features the simulator lacks (fp8, context parallelism, MoE, "
+                   "other activations, heads x head_dim != hidden) are counted and listed, not "
+                   "simulated");
+  return cases;
 }
 
 // The cases of every file, with the GPU and constants the flags choose.
@@ -172,7 +245,113 @@ std::string validate_report(const std::string& source, const std::string& gpu_na
   return out;
 }
 
+// Calibration settings for the cases (network only with multi-node rows,
+// flash attention only where it is used), with progress on stderr.
+CalibrationOptions calibration_options(const AccuracyOptions& o,
+                                       const std::vector<AccuracyCase>& cases,
+                                       const std::shared_ptr<Progress>& progress,
+                                       const std::shared_ptr<std::string>& stage) {
+  CalibrationOptions copt;
+  copt.max_iterations = o.max_iterations;
+  copt.starts = o.starts;
+  if (progress->enabled()) {
+    copt.on_progress = [progress, stage](const CalibrationProgress& p) {
+      char buf[160];
+      if (p.stage == CalibrationProgress::Stage::kScreen) {
+        std::snprintf(buf, sizeof buf, "screening starting point %d of %d, best cost %.6g", p.step,
+                      p.steps, p.cost);
+      } else {
+        std::snprintf(buf, sizeof buf, "start %d of %d, iteration %d, cost %.6g", p.step, p.steps,
+                      p.iteration, p.cost);
+      }
+      progress->message(*stage + buf);
+    };
+  }
+  for (const AccuracyCase& c : cases) {
+    copt.fit_network |= c.run.num_gpus > c.config.cluster.gpus_per_node;
+    copt.fit_flash_attention |= c.config.plan.flash_attention;
+  }
+  return copt;
+}
+
+// The fold of each case: i mod k for vTrain's CSV (as always), by
+// configuration for runs files (assign_folds).
+std::vector<int> folds_of(const std::vector<AccuracyCase>& cases, int k, bool runs) {
+  std::vector<std::string> keys;
+  for (size_t i = 0; i < cases.size(); ++i) {
+    keys.push_back(runs ? configuration_key(cases[i]) : std::to_string(i));
+  }
+  return assign_folds(keys, k);
+}
+
+Status run_validate_runs(const AccuracyOptions& o, const GlobalOptions& global) {
+  RunsValidation v;
+  LLMPLAN_ASSIGN_OR_RETURN(v.cases, load_runs_cases(o, global, &v.runs, &v.notes, &v.gpu));
+  for (const std::string& f : o.files) v.source += (v.source.empty() ? "" : " ") + f;
+  LLMPLAN_ASSIGN_OR_RETURN(v.predicted, predict_iteration_times(v.cases, nullptr, &v.fits));
+  const int folds = o.folds < 0 ? kDefaultRunsFolds : o.folds;
+  if (folds > static_cast<int>(v.cases.size())) {
+    return Status::invalid_argument("--folds: " + std::to_string(folds) + " folds for " +
+                                    std::to_string(v.cases.size()) +
+                                    " expressible rows; give at most " +
+                                    std::to_string(v.cases.size()) + " (or 0: none)");
+  }
+  if (folds > 1) {
+    auto progress = std::make_shared<Progress>("validate", "", o.progress);
+    auto stage = std::make_shared<std::string>();
+    const CalibrationOptions copt = calibration_options(o, v.cases, progress, stage);
+    const std::vector<int> fold = folds_of(v.cases, folds, true);
+    *stage = "fold 1 of " + std::to_string(folds) + ": ";
+    if (!o.constants.empty()) {
+      v.notes.push_back("held-out folds calibrate from the constants in effect (" + o.constants +
+                        ")");
+    }
+    LLMPLAN_ASSIGN_OR_RETURN(
+        v.held_out,
+        cross_validate(v.cases, fold, folds, constants_of(v.cases.front()), copt,
+                       [&](int f, const CalibrationResult&, const std::vector<double>&,
+                           const std::vector<double>&) {
+                         *stage = "fold " + std::to_string(f + 2) + " of " +
+                                  std::to_string(folds) + ": ";
+                       }));
+    v.notes.push_back(std::to_string(folds) +
+                      "-fold held-out: each fold calibrates (llmplan calibrate's fit, --starts " +
+                      std::to_string(o.starts) + ", --max-iterations " +
+                      std::to_string(o.max_iterations) +
+                      ") on the other folds; rows of one configuration share a fold");
+  }
+  const bool out_dir = !o.out_dir.empty();
+  if (out_dir) {
+    LLMPLAN_ASSIGN_OR_RETURN(const std::string svg,
+                             validate_plot_svg(measured_of(v.cases), v.predicted));
+    LLMPLAN_ASSIGN_OR_RETURN(const std::string json_text, runs_validation_json(v));
+    LLMPLAN_ASSIGN_OR_RETURN(const std::string csv, runs_validation_csv(v));
+    LLMPLAN_RETURN_IF_ERROR(make_output_dir(o.out_dir, "--out"));
+    const std::string d = o.out_dir + "/";
+    LLMPLAN_RETURN_IF_ERROR(
+        write_output_file(d + "report.md", runs_validation_report(v, true), "--out"));
+    LLMPLAN_RETURN_IF_ERROR(write_output_file(d + kValidatePlot, svg, "--out"));
+    LLMPLAN_RETURN_IF_ERROR(write_output_file(d + "validation.csv", csv, "--out"));
+    LLMPLAN_RETURN_IF_ERROR(write_output_file(d + "validation.json", json_text, "--out"));
+  }
+  std::string out;
+  if (o.format == "json") {
+    LLMPLAN_ASSIGN_OR_RETURN(out, runs_validation_json(v));
+  } else if (o.format == "csv") {
+    LLMPLAN_ASSIGN_OR_RETURN(out, runs_validation_csv(v));
+  } else {
+    out = runs_validation_report(v, o.format == "md");
+  }
+  return write_stdout(out);
+}
+
 Status run_validate(const AccuracyOptions& o, const GlobalOptions& global) {
+  LLMPLAN_ASSIGN_OR_RETURN(const bool runs, reads_runs_files(o));
+  if (runs) return run_validate_runs(o, global);
+  if (o.folds > 0) {
+    return Status::invalid_argument("--folds: validate cross-validates runs files only; use "
+                                    "llmplan calibrate --folds for vTrain's CSV");
+  }
   std::vector<std::string> notes;
   std::string gpu_name;
   LLMPLAN_ASSIGN_OR_RETURN(std::vector<AccuracyCase> cases, load_cases(o, global, &notes, &gpu_name));
@@ -209,27 +388,25 @@ Status run_calibrate(const AccuracyOptions& o, const GlobalOptions& global) {
   const auto t0 = std::chrono::steady_clock::now();
   std::vector<std::string> notes;
   std::string gpu_name;
-  LLMPLAN_ASSIGN_OR_RETURN(std::vector<AccuracyCase> cases, load_cases(o, global, &notes, &gpu_name));
-  CalibrationOptions copt;
-  copt.max_iterations = o.max_iterations;
-  copt.starts = o.starts;
+  LLMPLAN_ASSIGN_OR_RETURN(const bool runs, reads_runs_files(o));
+  std::vector<PublishedRun> published;
+  std::vector<AccuracyCase> cases;
+  if (runs) {
+    LLMPLAN_ASSIGN_OR_RETURN(cases, load_runs_cases(o, global, &published, &notes, &gpu_name));
+    stream_line(std::to_string(cases.size()) + " of " + std::to_string(published.size()) +
+                " rows expressible; excluded by missing feature:");
+    for (const auto& [feature, n] : missing_feature_counts(published)) {
+      stream_line(" " + feature + " " + std::to_string(n) + ";");
+    }
+    stream_line("\n");
+  } else {
+    LLMPLAN_ASSIGN_OR_RETURN(cases, load_cases(o, global, &notes, &gpu_name));
+  }
   // Progress on stderr: "fold 2 of 5: start 1 of 1, iteration 12, cost 1.963".
   auto progress = std::make_shared<Progress>("calibrate", "", o.progress);
   auto stage = std::make_shared<std::string>();
-  if (progress->enabled()) {
-    copt.on_progress = [progress, stage](const CalibrationProgress& p) {
-      char buf[160];
-      if (p.stage == CalibrationProgress::Stage::kScreen) {
-        std::snprintf(buf, sizeof buf, "screening starting point %d of %d, best cost %.6g", p.step,
-                      p.steps, p.cost);
-      } else {
-        std::snprintf(buf, sizeof buf, "start %d of %d, iteration %d, cost %.6g", p.step, p.steps,
-                      p.iteration, p.cost);
-      }
-      progress->message(*stage + buf);
-    };
-  }
-  for (const AccuracyCase& c : cases) copt.fit_network |= c.run.num_gpus > c.config.cluster.gpus_per_node;
+  CalibrationOptions copt = calibration_options(o, cases, progress, stage);
+  if (!runs) copt.fit_flash_attention = false;  // vTrain's runs use no flash attention
   const AccuracyConstants initial = constants_of(cases.front());
 
   if (o.folds > static_cast<int>(cases.size())) {
@@ -237,26 +414,31 @@ Status run_calibrate(const AccuracyOptions& o, const GlobalOptions& global) {
         "--folds: " + std::to_string(o.folds) + " folds for " + std::to_string(cases.size()) +
         " rows would leave folds empty; give at most " + std::to_string(cases.size()));
   }
-  if (o.folds > 1) {  // k-fold cross-validation: row i is in fold i mod k
-    std::vector<double> held_pred(cases.size()), meas = measured_of(cases);
-    for (int f = 0; f < o.folds; ++f) {
-      *stage = "fold " + std::to_string(f + 1) + " of " + std::to_string(o.folds) + ": ";
-      std::vector<AccuracyCase> train, test;
-      std::vector<size_t> test_index;
-      for (size_t i = 0; i < cases.size(); ++i) {
-        if (static_cast<int>(i % static_cast<size_t>(o.folds)) == f) {
-          test.push_back(cases[i]);
-          test_index.push_back(i);
-        } else {
-          train.push_back(cases[i]);
-        }
-      }
-      LLMPLAN_ASSIGN_OR_RETURN(CalibrationResult fit, calibrate(train, initial, copt));
-      apply_constants(fit.constants, &test);
-      LLMPLAN_ASSIGN_OR_RETURN(std::vector<double> p, predict_iteration_times(test, nullptr));
-      for (size_t j = 0; j < p.size(); ++j) held_pred[test_index[j]] = p[j];
-      stream_line("fold " + std::to_string(f) + ": in-sample MAPE " + pct(fit.in_sample_mape) +
-                  ", held-out MAPE " + pct(summarise(p, measured_of(test)).mape) + "\n");
+  if (o.folds > 1) {
+    // k-fold cross-validation: row i is in fold i mod k (vTrain's CSV), or
+    // by configuration (runs files: repeat measurements share a fold).
+    const std::vector<double> meas = measured_of(cases);
+    *stage = "fold 1 of " + std::to_string(o.folds) + ": ";
+    const auto t_fold = std::chrono::steady_clock::now();
+    LLMPLAN_ASSIGN_OR_RETURN(
+        const HeldOut held,
+        cross_validate(cases, folds_of(cases, o.folds, runs), o.folds, initial, copt,
+                       [&](int f, const CalibrationResult& fit, const std::vector<double>& p,
+                           const std::vector<double>& m) {
+                         *stage = "fold " + std::to_string(f + 2) + " of " +
+                                  std::to_string(o.folds) + ": ";
+                         stream_line("fold " + std::to_string(f) + ": in-sample MAPE " +
+                                     pct(fit.in_sample_mape) + ", held-out MAPE " +
+                                     pct(summarise(p, m).mape) + "\n");
+                       }));
+    const std::vector<double>& held_pred = held.predicted;
+    if (runs) {
+      char buf[64];
+      std::snprintf(buf, sizeof buf, "%.1f s per fold",
+                    std::chrono::duration<double>(std::chrono::steady_clock::now() - t_fold)
+                            .count() /
+                        o.folds);
+      stream_line(std::string(buf) + "\n");
     }
     std::vector<double> ps, ms, pm, mm;
     for (size_t i = 0; i < cases.size(); ++i) {
@@ -284,7 +466,18 @@ Status run_calibrate(const AccuracyOptions& o, const GlobalOptions& global) {
     eo.constants.clear();
     std::vector<std::string> enotes;
     std::string egpu;
-    LLMPLAN_ASSIGN_OR_RETURN(std::vector<AccuracyCase> held, load_cases(eo, global, &enotes, &egpu));
+    std::vector<AccuracyCase> held;
+    LLMPLAN_ASSIGN_OR_RETURN(const bool eruns, reads_runs_files(eo));
+    if (eruns != runs) {
+      return Status::invalid_argument("--evaluate: " + o.evaluate +
+                                      " is not of the same kind as the calibrated files");
+    }
+    std::vector<PublishedRun> epublished;
+    if (runs) {
+      LLMPLAN_ASSIGN_OR_RETURN(held, load_runs_cases(eo, global, &epublished, &enotes, &egpu));
+    } else {
+      LLMPLAN_ASSIGN_OR_RETURN(held, load_cases(eo, global, &enotes, &egpu));
+    }
     apply_constants(fit.constants, &held);
     LLMPLAN_ASSIGN_OR_RETURN(std::vector<double> p, predict_iteration_times(held, nullptr));
     const ErrorSummary e = summarise(p, measured_of(held));
@@ -299,9 +492,13 @@ Status run_calibrate(const AccuracyOptions& o, const GlobalOptions& global) {
   std::snprintf(src, sizeof src,
                 "llmplan calibrate %s --gpu %s: Ceres fit on log iteration time (Huber 0.03, best "
                 "%d of %d screened starts polished), robust cost %.4g, in-sample MAPE %.2f %% over "
-                "%zu rows (vTrain A100 data, MIT)%s",
+                "%zu rows (%s)%s",
                 data.c_str(), gpu_name.c_str(), fit.starts, kCalibrationScreenPoints, fit.cost, 100 * fit.in_sample_mape,
-                cases.size(), pinned.c_str());
+                cases.size(),
+                runs ? "published runs, the expressible rows; data/h100/README.md for sources and "
+                       "licences"
+                     : "vTrain A100 data, MIT",
+                pinned.c_str());
   const std::string net_src =
       copt.fit_network ? std::string(src) + "; nic_efficiency and nic_latency_s fitted"
                        : std::string("not fitted (single-node data only): ") + src;
@@ -328,6 +525,32 @@ void add_validate_command(CLI::App& app, const GlobalOptions& global, Action* ac
   cmd->add_option("--out", o->out_dir,
                   "Also write report.md, predicted_vs_measured.svg, validation.csv and "
                   "validation.json to DIR");
+  o->folds = -1;
+  cmd->add_option("--models", o->models,
+                  "Runs files: the models table (default: models.csv beside the runs file)");
+  cmd->add_option("--folds", o->folds,
+                  "Runs files: K-fold held-out cross-validation (each fold calibrated on the "
+                  "others), 2 to " + std::to_string(kMaxFolds) + ", 0: none (default " +
+                      std::to_string(kDefaultRunsFolds) + ")")
+      ->check(CLI::Validator(
+          [](std::string& text) -> std::string {
+            return text == "0" || int_in(2, kMaxFolds)(text).empty()
+                       ? std::string()
+                       : "must be 0 (no cross-validation) or from 2 to " +
+                             std::to_string(kMaxFolds) + ", got " + text;
+          },
+          "0 or in [2 - " + std::to_string(kMaxFolds) + "]", "FOLDS"));
+  cmd->add_option("--max-iterations", o->max_iterations,
+                  "Runs files: solver iterations per start of each fold's calibration")
+      ->capture_default_str()
+      ->check(int_in(1, kMaxCalibrationIterations));
+  cmd->add_option("--starts", o->starts,
+                  "Runs files: screened starting points each fold's calibration polishes")
+      ->capture_default_str()
+      ->check(int_in(1, kCalibrationScreenPoints));
+  cmd->add_flag("--progress", o->progress,
+                "Progress lines of the folds' calibrations on stderr also when it is not a "
+                "terminal");
   cmd->callback([o, &global, action] { *action = [o, &global] { return run_validate(*o, global); }; });
 }
 
@@ -339,6 +562,8 @@ void add_calibrate_command(CLI::App& app, const GlobalOptions& global, Action* a
   cmd->add_option("--gpu", o->gpu, "GPU preset to calibrate")->required();
   cmd->add_option("-o,--output", o->output, "Constants JSON to write")->required();
   cmd->add_option("--constants", o->constants, "Starting constants JSON");
+  cmd->add_option("--models", o->models,
+                  "Runs files: the models table (default: models.csv beside the runs file)");
   cmd->add_option("--evaluate", o->evaluate, "Also report the error on this held-out CSV");
   cmd->add_option("--folds", o->folds,
                   "Also run K-fold cross-validation (row i in fold i mod K); 2 to " +

@@ -31,7 +31,7 @@ Result<std::vector<AccuracyCase>> make_accuracy_cases(const std::vector<Measured
     const std::string where = source + ":" + std::to_string(r.line);
     Result<presets::SimConfig> config = presets::load_vtrain_config_text(text, where, catalog);
     if (!config.ok()) return config.status();
-    AccuracyCase c{r, source, std::move(config).value()};
+    AccuracyCase c{r, source, std::move(config).value(), "", ""};
     // vTrain's loader sets micro batch = global / d when p = 1; the measured
     // runs state theirs (and their times scale with B / (d b)), so keep it.
     c.config.plan.micro_batch_size = r.micro_batch;
@@ -45,6 +45,60 @@ Result<std::vector<AccuracyCase>> make_accuracy_cases(const std::vector<Measured
     cases.push_back(std::move(c));
   }
   return cases;
+}
+
+std::vector<AccuracyCase> make_runs_cases(const std::vector<PublishedRun>& runs) {
+  std::vector<AccuracyCase> cases;
+  for (const PublishedRun& r : runs) {
+    if (!r.missing.empty()) continue;
+    AccuracyCase c;
+    const simulator::Model& m = r.config.model;
+    const simulator::Plan& p = r.config.plan;
+    c.run.line = r.line;
+    c.run.params_billion = static_cast<double>(m.parameter_count()) * 1e-9;
+    c.run.num_gpus = p.world_size();
+    c.run.global_batch = p.global_batch_size;
+    c.run.micro_batch = p.micro_batch_size;
+    c.run.hidden_size = m.hidden_size;
+    c.run.num_heads = m.num_heads;
+    c.run.num_layers = m.num_layers;
+    c.run.seq_length = m.seq_length;
+    c.run.tensor = p.tensor_parallel;
+    c.run.data = p.data_parallel;
+    c.run.pipeline = p.pipeline_parallel;
+    c.run.iteration_time_s = r.measured_step_s;
+    c.source = r.file;
+    c.config = r.config;
+    c.name = r.name;
+    c.origin = r.source;
+    cases.push_back(std::move(c));
+  }
+  return cases;
+}
+
+std::vector<std::pair<std::string, std::string>> feature_groups(const AccuracyCase& c) {
+  const simulator::Plan& p = c.config.plan;
+  const auto yes_no = [](bool b) { return std::string(b ? "yes" : "no"); };
+  return {{"source", c.origin},
+          {"zero stage", "zero" + std::to_string(p.sharding_stage())},
+          {"recompute", simulator::to_string(p.recompute)},
+          {"tp>1", yes_no(p.tensor_parallel > 1)},
+          {"pp>1", yes_no(p.pipeline_parallel > 1)},
+          {"interleaved", yes_no(p.virtual_stages > 1)},
+          {"seq>=8192", yes_no(c.config.model.seq_length >= 8192)},
+          {"gpus>=128", yes_no(p.world_size() >= 128)},
+          {"multi-node", yes_no(p.world_size() > c.config.cluster.gpus_per_node)}};
+}
+
+std::string configuration_key(const AccuracyCase& c) {
+  const simulator::Plan& p = c.config.plan;
+  char buf[256];
+  std::snprintf(buf, sizeof buf, "|%d|%d|%d|%d|%d|%d|%d|%d|%d|%d|%d|%d|%d", c.config.model.seq_length,
+                p.tensor_parallel, p.pipeline_parallel, p.data_parallel, p.virtual_stages,
+                p.micro_batch_size, p.global_batch_size, static_cast<int>(p.recompute),
+                p.sharding_stage(), p.fsdp_group, p.tp_comm_overlap ? 1 : 0,
+                p.overlap_param_gather ? 1 : 0, static_cast<int>(p.precision));
+  return c.config.model.name + buf;
 }
 
 void apply_constants(const AccuracyConstants& constants, std::vector<AccuracyCase>* cases) {
@@ -63,9 +117,10 @@ AccuracyConstants constants_of(const AccuracyCase& c) {
 
 Result<std::vector<double>> predict_iteration_times(
     const std::vector<AccuracyCase>& cases,
-    const std::shared_ptr<const simulator::CostModel>& cost_model) {
+    const std::shared_ptr<const simulator::CostModel>& cost_model, std::vector<bool>* fits) {
   const int n = static_cast<int>(cases.size());
   std::vector<double> out(cases.size(), 0.0);
+  std::vector<char> fit(cases.size(), 1);
   std::vector<Status> errors(cases.size());
 #pragma omp parallel for schedule(dynamic, 8)
   for (int i = 0; i < n; ++i) {
@@ -75,6 +130,7 @@ Result<std::vector<double>> predict_iteration_times(
     Result<simulator::StepReport> r = simulator::simulate(c.model, c.plan, c.cluster, options);
     if (r.ok()) {
       out[static_cast<size_t>(i)] = r->iteration_time_s;
+      fit[static_cast<size_t>(i)] = r->fits_in_memory ? 1 : 0;
     } else {
       errors[static_cast<size_t>(i)] = r.status();
     }
@@ -84,6 +140,7 @@ Result<std::vector<double>> predict_iteration_times(
       return errors[i].with_prefix(cases[i].source + ":" + std::to_string(cases[i].run.line));
     }
   }
+  if (fits != nullptr) fits->assign(fit.begin(), fit.end());
   return out;
 }
 

@@ -14,10 +14,12 @@
 
 #include <memory>
 #include <functional>
+#include <utility>
 #include <string>
 #include <vector>
 
 #include "planner/accuracy/measured_csv.h"
+#include "planner/accuracy/runs_file.h"
 #include "presets/catalog.h"
 #include "presets/sim_config.h"
 #include "simulator/cluster.h"
@@ -27,11 +29,30 @@
 namespace llmplan::planner {
 
 // One measured run with the simulation inputs that reproduce it.
+// For a runs file (planner/accuracy/runs_file.h) `run` holds the row's line,
+// measured step time and layout (t, d, p, batches, shape), `name` and
+// `origin` its name and short source id; both are empty for vTrain's CSV.
 struct AccuracyCase {
   MeasuredRun run;
-  std::string source;  // the CSV it came from
+  std::string source;  // the file it came from
   presets::SimConfig config;
+  std::string name;
+  std::string origin;
 };
+
+// The cases of the expressible rows of a runs file, in file order (rows with
+// missing features are left out: report them from the PublishedRun list).
+std::vector<AccuracyCase> make_runs_cases(const std::vector<PublishedRun>& runs);
+
+// The feature groups a runs-file case belongs to, as (grouping, key) pairs:
+// source, ZeRO stage, recompute, t > 1, p > 1, interleaved, seq >= 8192,
+// GPUs >= 128, multi-node.
+std::vector<std::pair<std::string, std::string>> feature_groups(const AccuracyCase& c);
+
+// The configuration key of a case for fold assignment (assign_folds):
+// model, sequence, GPUs and the whole plan, so that repeat measurements of
+// one configuration share a fold.
+std::string configuration_key(const AccuracyCase& c);
 
 // The calibrated constants of one GPU and its network.
 struct AccuracyConstants {
@@ -57,9 +78,11 @@ AccuracyConstants constants_of(const AccuracyCase& c);
 
 // Simulated iteration time of every case, in seconds (OpenMP over cases).
 // `cost_model` may be null (Roofline). Errors name the file and line.
+// `fits` (may be null) receives StepReport::fits_in_memory of each case.
 Result<std::vector<double>> predict_iteration_times(
     const std::vector<AccuracyCase>& cases,
-    const std::shared_ptr<const simulator::CostModel>& cost_model);
+    const std::shared_ptr<const simulator::CostModel>& cost_model,
+    std::vector<bool>* fits = nullptr);
 
 // Absolute percentage errors summarised.
 struct ErrorSummary {
@@ -102,6 +125,9 @@ struct CalibrationProgress {
 // Calibration settings.
 struct CalibrationOptions {
   bool fit_network = false;  // also NIC efficiency and latency (multi-node data)
+  // Also flash_attention_efficiency (data with flash attention), bounded by
+  // the GPU's ceiling (GpuSpec::ceilings.flash_attention_efficiency).
+  bool fit_flash_attention = false;
   int num_threads = 2;       // Ceres' residual evaluation
   int max_iterations = 40;   // per polished start
   int starts = 1;            // how many of the best screened points to polish (>= 1)
@@ -127,7 +153,8 @@ struct CalibrationResult {
 // at most the physical ceilings of the first case's GPU, GpuSpec::ceilings). Starting points: a fixed grid of
 // kCalibrationScreenPoints is screened (one simulation per case each) and the best `starts` of them
 // are polished with Ceres; the result does not depend on `initial`'s fitted
-// values, only its fixed ones (gemm_tile, flash attention efficiency, NVLink
+// values, only its fixed ones (gemm_tile, flash attention efficiency unless
+// fit_flash_attention (then it starts from min(initial, ceiling)), NVLink
 // figures, and the NIC figures when fit_network is off). Deterministic: the
 // same cases give the same constants. Cost: about (kCalibrationScreenPoints
 // + starts x max_iterations x 9) simulations per case. InvalidArgument when

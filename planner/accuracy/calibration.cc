@@ -52,8 +52,10 @@ std::array<Bounds, kRooflineParams> roofline_bounds(const simulator::GpuSpec& gp
   return b;
 }
 
-AccuracyConstants to_constants(const AccuracyConstants& base, const double* r, const double* n) {
+AccuracyConstants to_constants(const AccuracyConstants& base, const double* r, const double* n,
+                               const double* f) {
   AccuracyConstants c = base;
+  c.roofline.flash_attention_efficiency = std::min(f[0], 1.0);
   // Forward differences may step just past an upper bound.
   c.roofline.gemm_efficiency = std::min(r[0], 1.0);
   c.roofline.gemm_dim_half = r[1] * 100.0;
@@ -72,8 +74,8 @@ struct LogTimeResidual {
   const AccuracyCase* c;
   const AccuracyConstants* base;
 
-  bool operator()(const double* r, const double* n, double* residual) const {
-    const AccuracyConstants k = to_constants(*base, r, n);
+  bool operator()(const double* r, const double* n, const double* f, double* residual) const {
+    const AccuracyConstants k = to_constants(*base, r, n, f);
     simulator::Cluster cluster = c->config.cluster;
     cluster.gpu.roofline = k.roofline;
     cluster.network.nvlink_latency_s = k.network.nvlink_latency_s;
@@ -164,6 +166,15 @@ Result<CalibrationResult> calibrate(const std::vector<AccuracyCase>& cases,
                                      initial.network.nic_latency_s * 1e6};
   const std::array<Bounds, kRooflineParams> bounds =
       roofline_bounds(cases.front().config.cluster.gpu);
+  // Flash-attention efficiency: fitted from min(initial, ceiling) within
+  // [0.2, ceiling] when asked, else held at its initial value.
+  const Bounds flash_bounds = {
+      std::min(0.2, cases.front().config.cluster.gpu.ceilings.flash_attention_efficiency),
+      std::min(1.0, cases.front().config.cluster.gpu.ceilings.flash_attention_efficiency)};
+  const double f0[1] = {options.fit_flash_attention
+                            ? std::clamp(initial.roofline.flash_attention_efficiency,
+                                         flash_bounds.lo, flash_bounds.hi)
+                            : initial.roofline.flash_attention_efficiency};
   auto grid = screen_points();
   for (auto& point : grid) {  // starting points inside the (ceiling-lowered) bounds
     for (int i = 0; i < kRooflineParams; ++i) {
@@ -174,7 +185,7 @@ Result<CalibrationResult> calibrate(const std::vector<AccuracyCase>& cases,
   double best_screen = std::numeric_limits<double>::infinity();
   for (size_t g = 0; g < grid.size(); ++g) {
     LLMPLAN_ASSIGN_OR_RETURN(screen_cost[g],
-                             robust_cost(cases, to_constants(initial, grid[g].data(), n0)));
+                             robust_cost(cases, to_constants(initial, grid[g].data(), n0, f0)));
     best_screen = std::min(best_screen, screen_cost[g]);
     if (options.on_progress) {
       options.on_progress({CalibrationProgress::Stage::kScreen, static_cast<int>(g) + 1,
@@ -194,15 +205,16 @@ Result<CalibrationResult> calibrate(const std::vector<AccuracyCase>& cases,
   for (int s = 0; s < polish; ++s) {
     double r[kRooflineParams];
     double n[kNetworkParams] = {n0[0], n0[1]};
+    double f[1] = {f0[0]};
     std::copy(grid[order[s]].begin(), grid[order[s]].end(), r);
     ceres::Problem problem;
     ceres::NumericDiffOptions diff;
     diff.relative_step_size = 1e-3;
     for (const AccuracyCase& c : cases) {
       auto* cost = new ceres::NumericDiffCostFunction<LogTimeResidual, ceres::FORWARD, 1,
-                                                      kRooflineParams, kNetworkParams>(
+                                                      kRooflineParams, kNetworkParams, 1>(
           new LogTimeResidual{&c, &initial}, ceres::TAKE_OWNERSHIP, 1, diff);
-      problem.AddResidualBlock(cost, new ceres::HuberLoss(kHuberDelta), r, n);
+      problem.AddResidualBlock(cost, new ceres::HuberLoss(kHuberDelta), r, n, f);
     }
     for (int i = 0; i < kRooflineParams; ++i) {
       problem.SetParameterLowerBound(r, i, bounds[i].lo);
@@ -213,6 +225,12 @@ Result<CalibrationResult> calibrate(const std::vector<AccuracyCase>& cases,
       problem.SetParameterUpperBound(n, i, kNetworkBounds[i].hi);
     }
     if (!options.fit_network) problem.SetParameterBlockConstant(n);
+    if (options.fit_flash_attention) {
+      problem.SetParameterLowerBound(f, 0, flash_bounds.lo);
+      problem.SetParameterUpperBound(f, 0, flash_bounds.hi);
+    } else {
+      problem.SetParameterBlockConstant(f);
+    }
     ceres::Solver::Options solver;
     solver.linear_solver_type = ceres::DENSE_QR;
     solver.max_num_iterations = options.max_iterations;
@@ -231,7 +249,7 @@ Result<CalibrationResult> calibrate(const std::vector<AccuracyCase>& cases,
     ++best.starts;
     if (summary.IsSolutionUsable() && summary.final_cost < best.cost) {
       best.cost = summary.final_cost;
-      best.constants = to_constants(initial, r, n);
+      best.constants = to_constants(initial, r, n, f);
       best.at_bound.clear();
       for (int i = 0; i < kRooflineParams; ++i) {
         const bool lo = r[i] <= bounds[i].lo + 1e-9;
@@ -240,6 +258,12 @@ Result<CalibrationResult> calibrate(const std::vector<AccuracyCase>& cases,
           best.at_bound.push_back(std::string(kRooflineNames[i]) +
                                   (lo ? " at its lower bound" : " at its upper bound"));
         }
+      }
+      if (options.fit_flash_attention &&
+          (f[0] <= flash_bounds.lo + 1e-9 || f[0] >= flash_bounds.hi - 1e-9)) {
+        best.at_bound.push_back(std::string("flash_attention_efficiency") +
+                                (f[0] <= flash_bounds.lo + 1e-9 ? " at its lower bound"
+                                                                : " at its upper bound"));
       }
     }
   }

@@ -1,0 +1,443 @@
+#include "planner/accuracy/runs_file.h"
+
+#include <boost/json.hpp>
+
+#include <algorithm>
+#include <cctype>
+#include <map>
+
+#include "simulator/csv.h"
+#include "simulator/input_file.h"
+#include "simulator/strict_json.h"
+
+namespace llmplan::planner {
+namespace {
+
+std::string lower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+bool starts_with(std::string_view s, std::string_view prefix) {
+  return s.substr(0, prefix.size()) == prefix;
+}
+
+bool contains(std::string_view s, std::string_view part) {
+  return s.find(part) != std::string_view::npos;
+}
+
+// The index of each named column in the header; InvalidArgument naming the
+// first one missing.
+Result<std::vector<size_t>> find_columns(const csv::CsvReader& reader,
+                                         const std::vector<const char*>& names,
+                                         const std::string& source_name) {
+  std::vector<size_t> out;
+  for (const char* n : names) {
+    const auto& h = reader.header();
+    const auto it = std::find(h.begin(), h.end(), n);
+    if (it == h.end()) {
+      return Status::invalid_argument(source_name + ":" + std::to_string(reader.header_line()) +
+                                      ": missing column \"" + n + "\"");
+    }
+    out.push_back(static_cast<size_t>(it - h.begin()));
+  }
+  return out;
+}
+
+Result<int> positive(const csv::CsvReader& r, size_t column, bool zero_ok = false) {
+  LLMPLAN_ASSIGN_OR_RETURN(int v, r.integer(column));
+  if (v < 0 || (v == 0 && !zero_ok)) {
+    return Status::parse_error(r.where(column) + ": must be " +
+                               (zero_ok ? "non-negative" : "positive") + ", got " + r.cell(column));
+  }
+  return v;
+}
+
+Result<bool> boolean(const csv::CsvReader& r, size_t column) {
+  const std::string v = lower(r.cell(column));
+  if (v == "true") return true;
+  if (v == "false") return false;
+  return Status::parse_error(r.where(column) + ": expected true or false, got \"" + r.cell(column) +
+                             "\"");
+}
+
+// The first integer after `marker` in `text`, or 0.
+int number_after(std::string_view text, std::string_view marker) {
+  size_t at = text.find(marker);
+  if (at == std::string_view::npos) return 0;
+  at += marker.size();
+  while (at < text.size() && !std::isdigit(static_cast<unsigned char>(text[at]))) {
+    if (text[at] != ' ' && text[at] != '=') return 0;
+    ++at;
+  }
+  int v = 0;
+  while (at < text.size() && std::isdigit(static_cast<unsigned char>(text[at])) && v < 100000000) {
+    v = v * 10 + (text[at++] - '0');
+  }
+  return v;
+}
+
+}  // namespace
+
+std::string source_id(std::string_view cell) {
+  constexpr std::string_view kGithub = "github.com/";
+  const size_t at = cell.find(kGithub);
+  if (at != std::string_view::npos) {
+    std::string_view rest = cell.substr(at + kGithub.size());
+    const size_t slash = rest.find('/');
+    if (slash != std::string_view::npos) {
+      rest = rest.substr(slash + 1);
+      const size_t end = rest.find_first_of("/ ");
+      return std::string(rest.substr(0, end));
+    }
+  }
+  return std::string(cell.substr(0, cell.find(' ')));
+}
+
+bool is_runs_csv(std::string_view text) {
+  csv::CsvReader reader(text, "", 0);
+  if (!reader.read_header().ok()) return false;
+  const auto& h = reader.header();
+  for (const char* n : {"name", "model", "measured_step_s", "fsdp"}) {
+    if (std::find(h.begin(), h.end(), n) == h.end()) return false;
+  }
+  return true;
+}
+
+Result<std::vector<ModelRow>> read_models_csv_text(std::string_view text,
+                                                   const std::string& source_name) {
+  csv::CsvReader reader(text, source_name, kMaxRunsFileRows);
+  LLMPLAN_RETURN_IF_ERROR(reader.read_header());
+  enum { kName, kLayers, kHidden, kHeads, kKv, kHeadDim, kFfn, kVocab, kAct, kTied, kPos, kBias,
+         kExperts };
+  LLMPLAN_ASSIGN_OR_RETURN(
+      const std::vector<size_t> col,
+      find_columns(reader,
+                   {"model", "layers", "hidden", "heads", "kv_heads", "head_dim", "ffn", "vocab",
+                    "activation", "tied_embeddings", "positions", "linear_bias", "moe_experts"},
+                   source_name));
+  std::vector<ModelRow> out;
+  while (true) {
+    LLMPLAN_ASSIGN_OR_RETURN(bool more, reader.next());
+    if (!more) break;
+    ModelRow m;
+    m.line = reader.line();
+    m.name = reader.cell(col[kName]);
+    if (m.name.empty()) return Status::parse_error(reader.where(col[kName]) + ": empty model name");
+    for (const ModelRow& o : out) {
+      if (o.name == m.name) {
+        return Status::parse_error(reader.where(col[kName]) + ": model \"" + m.name +
+                                   "\" already defined on line " + std::to_string(o.line));
+      }
+    }
+    LLMPLAN_ASSIGN_OR_RETURN(m.layers, positive(reader, col[kLayers]));
+    LLMPLAN_ASSIGN_OR_RETURN(m.hidden, positive(reader, col[kHidden]));
+    LLMPLAN_ASSIGN_OR_RETURN(m.heads, positive(reader, col[kHeads]));
+    LLMPLAN_ASSIGN_OR_RETURN(m.kv_heads, positive(reader, col[kKv]));
+    LLMPLAN_ASSIGN_OR_RETURN(m.head_dim, positive(reader, col[kHeadDim]));
+    LLMPLAN_ASSIGN_OR_RETURN(m.ffn, positive(reader, col[kFfn]));
+    LLMPLAN_ASSIGN_OR_RETURN(m.vocab, positive(reader, col[kVocab]));
+    LLMPLAN_ASSIGN_OR_RETURN(m.moe_experts, positive(reader, col[kExperts], /*zero_ok=*/true));
+    m.activation = lower(reader.cell(col[kAct]));
+    m.positions = lower(reader.cell(col[kPos]));
+    LLMPLAN_ASSIGN_OR_RETURN(m.tied_embeddings, boolean(reader, col[kTied]));
+    LLMPLAN_ASSIGN_OR_RETURN(m.linear_bias, boolean(reader, col[kBias]));
+    out.push_back(std::move(m));
+  }
+  if (out.empty()) return Status::parse_error(source_name + ": no data rows after the header");
+  return out;
+}
+
+Result<std::vector<RunRow>> read_runs_rows_text(std::string_view text,
+                                                const std::string& source_name) {
+  csv::CsvReader reader(text, source_name, kMaxRunsFileRows);
+  LLMPLAN_RETURN_IF_ERROR(reader.read_header());
+  enum { kName, kSource, kGpus, kPerNode, kModel, kSeq, kPrec, kTp, kPp, kVp, kCp, kDp, kEp,
+         kFsdp, kMicro, kGlobal, kRecompute, kOverlaps, kStep };
+  LLMPLAN_ASSIGN_OR_RETURN(
+      const std::vector<size_t> col,
+      find_columns(reader,
+                   {"name", "source", "gpus", "gpus_per_node", "model", "seq", "precision", "tp",
+                    "pp", "vp", "cp", "dp", "ep", "fsdp", "micro_batch", "global_batch",
+                    "recompute", "overlaps", "measured_step_s"},
+                   source_name));
+  std::vector<RunRow> out;
+  std::map<std::string, int> names;
+  while (true) {
+    LLMPLAN_ASSIGN_OR_RETURN(bool more, reader.next());
+    if (!more) break;
+    RunRow r;
+    r.line = reader.line();
+    r.name = reader.cell(col[kName]);
+    if (r.name.empty()) return Status::parse_error(reader.where(col[kName]) + ": empty name");
+    if (const auto [it, fresh] = names.emplace(r.name, r.line); !fresh) {
+      return Status::parse_error(reader.where(col[kName]) + ": \"" + r.name +
+                                 "\" already used on line " + std::to_string(it->second));
+    }
+    r.source = reader.cell(col[kSource]);
+    r.gpus_per_node = reader.cell(col[kPerNode]);
+    r.model = reader.cell(col[kModel]);
+    r.precision = lower(reader.cell(col[kPrec]));
+    r.fsdp = reader.cell(col[kFsdp]);
+    r.recompute = lower(reader.cell(col[kRecompute]));
+    r.overlaps = reader.cell(col[kOverlaps]);
+    LLMPLAN_ASSIGN_OR_RETURN(r.gpus, positive(reader, col[kGpus]));
+    LLMPLAN_ASSIGN_OR_RETURN(r.seq, positive(reader, col[kSeq]));
+    LLMPLAN_ASSIGN_OR_RETURN(r.tp, positive(reader, col[kTp]));
+    LLMPLAN_ASSIGN_OR_RETURN(r.pp, positive(reader, col[kPp]));
+    LLMPLAN_ASSIGN_OR_RETURN(r.vp, positive(reader, col[kVp]));
+    LLMPLAN_ASSIGN_OR_RETURN(r.cp, positive(reader, col[kCp]));
+    LLMPLAN_ASSIGN_OR_RETURN(r.dp, positive(reader, col[kDp]));
+    LLMPLAN_ASSIGN_OR_RETURN(r.ep, positive(reader, col[kEp]));
+    LLMPLAN_ASSIGN_OR_RETURN(r.micro_batch, positive(reader, col[kMicro]));
+    LLMPLAN_ASSIGN_OR_RETURN(r.global_batch, positive(reader, col[kGlobal]));
+    LLMPLAN_ASSIGN_OR_RETURN(r.measured_step_s, reader.number(col[kStep]));
+    if (!(r.measured_step_s > 0)) {
+      return Status::parse_error(reader.where(col[kStep]) + ": must be positive, got " +
+                                 reader.cell(col[kStep]));
+    }
+    if (static_cast<double>(r.tp) * r.pp * r.cp * r.dp != r.gpus) {
+      return Status::parse_error(reader.where(col[kGpus]) + ": gpus " + std::to_string(r.gpus) +
+                                 " != tp * pp * cp * dp = " + std::to_string(r.tp) + " * " +
+                                 std::to_string(r.pp) + " * " + std::to_string(r.cp) + " * " +
+                                 std::to_string(r.dp));
+    }
+    out.push_back(std::move(r));
+  }
+  if (out.empty()) return Status::parse_error(source_name + ": no data rows after the header");
+  return out;
+}
+
+Result<PublishedRun> map_published_run(const RunRow& row, const std::vector<ModelRow>& models,
+                                       const std::string& file, const presets::Catalog& catalog,
+                                       const std::string& cluster) {
+  const std::string where = file + ":" + std::to_string(row.line);
+  const auto m = std::find_if(models.begin(), models.end(),
+                              [&](const ModelRow& x) { return x.name == row.model; });
+  if (m == models.end()) {
+    return Status::not_found(where + ": column \"model\": \"" + row.model +
+                             "\" is not in the models table");
+  }
+  PublishedRun out;
+  out.line = row.line;
+  out.file = file;
+  out.name = row.name;
+  out.source = source_id(row.source);
+  out.measured_step_s = row.measured_step_s;
+
+  simulator::Precision precision = simulator::Precision::kBf16;
+  if (starts_with(row.precision, "fp8")) {
+    out.missing.push_back("fp8");
+  } else if (starts_with(row.precision, "fp16")) {
+    precision = simulator::Precision::kFp16;
+  } else if (!starts_with(row.precision, "bf16")) {
+    out.missing.push_back("precision " + row.precision.substr(0, row.precision.find(' ')));
+  }
+  if (row.cp > 1) out.missing.push_back("context-parallel");
+  if (row.ep > 1 || m->moe_experts > 0) out.missing.push_back("moe");
+  if (m->activation != "gelu" && m->activation != "swiglu") {
+    out.missing.push_back("activation " + m->activation);
+  }
+  if (static_cast<int64_t>(m->heads) * m->head_dim != m->hidden) {
+    out.missing.push_back("head_dim != hidden/heads");
+  }
+  const bool learned = m->positions == "learned";
+  if (!learned && m->positions != "rotary" && m->positions != "alibi" && m->positions != "none") {
+    out.missing.push_back("positions " + m->positions);
+  }
+  if (!out.missing.empty()) return out;
+
+  simulator::Model& model = out.config.model;
+  model.name = m->name;
+  model.num_layers = m->layers;
+  model.hidden_size = m->hidden;
+  model.num_heads = m->heads;
+  model.num_kv_heads = m->kv_heads;
+  model.ffn_hidden_size = m->ffn;
+  model.seq_length = row.seq;
+  model.vocab_size = m->vocab;
+  model.activation =
+      m->activation == "swiglu" ? simulator::Activation::kSwiglu : simulator::Activation::kGelu;
+  model.positions =
+      learned ? simulator::PositionEmbedding::kLearned : simulator::PositionEmbedding::kRotary;
+  model.tied_embeddings = m->tied_embeddings;
+  model.linear_bias = m->linear_bias;
+
+  simulator::Plan& plan = out.config.plan;
+  plan.tensor_parallel = row.tp;
+  plan.pipeline_parallel = row.pp;
+  plan.data_parallel = row.dp;
+  plan.micro_batch_size = row.micro_batch;
+  plan.global_batch_size = row.global_batch;
+  plan.virtual_stages = row.vp;
+  plan.schedule = row.vp > 1 ? simulator::Schedule::kInterleaved : simulator::Schedule::kOneFOneB;
+  if (starts_with(row.recompute, "full")) {
+    plan.recompute = simulator::Recompute::kFull;
+  } else if (starts_with(row.recompute, "selective")) {
+    plan.recompute = simulator::Recompute::kSelective;
+  } else {
+    plan.recompute = simulator::Recompute::kNone;  // "none ..." or "unstated"
+  }
+  plan.sequence_parallel = row.tp > 1;
+  plan.flash_attention = true;
+  plan.precision = precision;
+  const std::string fsdp = lower(row.fsdp);
+  if (starts_with(fsdp, "zero") && fsdp.size() > 4 && fsdp[4] >= '1' && fsdp[4] <= '3') {
+    plan.zero_stage = fsdp[4] - '0';
+    plan.distributed_optimizer = plan.zero_stage == 1;
+    const int group = number_after(fsdp, "sharding group");
+    if (group > 0 && group < row.dp) plan.fsdp_group = group;
+  }
+  const std::string ov = lower(row.overlaps);
+  const bool torch_fsdp = plan.zero_stage >= 2 && contains(fsdp, "pytorch fsdp");
+  plan.tp_comm_overlap =
+      row.tp > 1 && (contains(ov, "tp-comm overlap on") || contains(ov, "--tp-comm-overlap"));
+  plan.overlap_grad_reduce = torch_fsdp || contains(ov, "overlap_grad_reduce") ||
+                             contains(ov, "overlap-grad-reduce") || contains(ov, "grad-reduce");
+  plan.overlap_param_gather = torch_fsdp || contains(ov, "overlap_param_gather") ||
+                              contains(ov, "overlap-param-gather") || contains(ov, "param-gather");
+  // Megatron-Core's default gradient bucket: 40M parameters of fp32 grads.
+  if (plan.overlap_grad_reduce && !torch_fsdp) plan.grad_bucket_bytes = 40'000'000LL * 4;
+
+  LLMPLAN_ASSIGN_OR_RETURN(out.config.cluster, catalog.cluster(cluster));
+  const int per_node = number_after(row.gpus_per_node, "");
+  if (per_node > 0) out.config.cluster.gpus_per_node = per_node;
+  Status valid = presets::validate(out.config);
+  if (!valid.ok()) return valid.with_prefix(where + ": " + row.name);
+  return out;
+}
+
+Result<std::vector<PublishedRun>> read_runs_csv_text(std::string_view runs_text,
+                                                     const std::string& runs_name,
+                                                     std::string_view models_text,
+                                                     const std::string& models_name,
+                                                     const presets::Catalog& catalog) {
+  LLMPLAN_ASSIGN_OR_RETURN(std::vector<ModelRow> models,
+                           read_models_csv_text(models_text, models_name));
+  LLMPLAN_ASSIGN_OR_RETURN(std::vector<RunRow> rows, read_runs_rows_text(runs_text, runs_name));
+  std::vector<PublishedRun> out;
+  for (const RunRow& r : rows) {
+    LLMPLAN_ASSIGN_OR_RETURN(PublishedRun p, map_published_run(r, models, runs_name, catalog));
+    out.push_back(std::move(p));
+  }
+  return out;
+}
+
+Result<std::vector<PublishedRun>> read_runs_csv_file(const std::string& path,
+                                                     const std::string& models_path,
+                                                     const presets::Catalog& catalog) {
+  std::string models = models_path;
+  if (models.empty()) {
+    const size_t slash = path.find_last_of('/');
+    models = (slash == std::string::npos ? std::string() : path.substr(0, slash + 1)) + "models.csv";
+  }
+  LLMPLAN_ASSIGN_OR_RETURN(std::string runs_text, read_input_file(path));
+  Result<std::string> models_text = read_input_file(models);
+  if (!models_text.ok()) {
+    return models_text.status().with_prefix(path + ": its models table (--models)");
+  }
+  return read_runs_csv_text(runs_text, path, *models_text, models, catalog);
+}
+
+Result<std::vector<PublishedRun>> read_runs_json_text(std::string_view text,
+                                                      const std::string& source_name,
+                                                      const presets::Catalog& catalog) {
+  LLMPLAN_ASSIGN_OR_RETURN(boost::json::value doc, json::parse(text, source_name));
+  if (!doc.is_array()) {
+    return Status::invalid_argument(source_name + ": expected a JSON array of runs");
+  }
+  const boost::json::array& a = doc.as_array();
+  if (a.empty()) return Status::invalid_argument(source_name + ": no runs in the array");
+  if (a.size() > kMaxRunsFileRows) {
+    return Status::invalid_argument(source_name + ": more than " +
+                                    std::to_string(kMaxRunsFileRows) + " runs");
+  }
+  std::vector<PublishedRun> out;
+  std::map<std::string, size_t> names;
+  for (size_t i = 0; i < a.size(); ++i) {
+    const std::string path = source_name + ": [" + std::to_string(i) + "]";
+    if (!a[i].is_object()) return Status::invalid_argument(path + ": expected an object");
+    const boost::json::object& o = a[i].as_object();
+    boost::json::object config;
+    PublishedRun r;
+    r.line = static_cast<int>(i) + 1;
+    r.file = source_name;
+    bool has_time = false;
+    for (const auto& [key, value] : o) {
+      const std::string k(key);
+      if (k == "name" || k == "source") {
+        if (!value.is_string()) return Status::invalid_argument(path + "." + k + ": expected a string");
+        (k == "name" ? r.name : r.source) = std::string(value.as_string());
+      } else if (k == "model" || k == "plan") {
+        config[k] = value;
+      } else if (k == "cluster") {
+        if (value.is_string()) {
+          config[k] = boost::json::object{{"preset", value}};
+        } else {
+          config[k] = value;
+        }
+      } else if (k == "measured_step_s") {
+        if (!value.is_number() || !(value.to_number<double>() > 0)) {
+          return Status::invalid_argument(path + ".measured_step_s: expected a positive number");
+        }
+        r.measured_step_s = value.to_number<double>();
+        has_time = true;
+      } else {
+        return Status::invalid_argument(path + ": unknown key \"" + k +
+                                        "\" (expected name, source, model, plan, cluster, "
+                                        "measured_step_s)");
+      }
+    }
+    for (const char* k : {"model", "plan", "cluster"}) {
+      if (!config.contains(k)) return Status::invalid_argument(path + ": missing \"" + k + "\"");
+    }
+    if (r.name.empty()) return Status::invalid_argument(path + ": missing \"name\"");
+    if (!has_time) return Status::invalid_argument(path + ": missing \"measured_step_s\"");
+    if (const auto [it, fresh] = names.emplace(r.name, i); !fresh) {
+      return Status::invalid_argument(path + ".name: \"" + r.name + "\" already used by [" +
+                                      std::to_string(it->second) + "]");
+    }
+    r.source = r.source.empty() ? source_name : source_id(r.source);
+    LLMPLAN_ASSIGN_OR_RETURN(r.config, presets::load_sim_config_text(boost::json::serialize(config),
+                                                                     path, catalog));
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
+Result<std::vector<PublishedRun>> read_runs_file(const std::string& path,
+                                                 const std::string& models_path,
+                                                 const presets::Catalog& catalog) {
+  LLMPLAN_ASSIGN_OR_RETURN(std::string text, read_input_file(path));
+  const size_t first = text.find_first_not_of(" \t\r\n");
+  if (first != std::string::npos && text[first] == '[') {
+    return read_runs_json_text(text, path, catalog);
+  }
+  if (!is_runs_csv(text)) {
+    return Status::invalid_argument(path +
+                                    ": not a runs file (expected a JSON array or the header of "
+                                    "data/h100/published_runs.csv)");
+  }
+  return read_runs_csv_file(path, models_path, catalog);
+}
+
+Result<bool> is_runs_file(const std::string& path) {
+  LLMPLAN_ASSIGN_OR_RETURN(std::string text, read_input_file(path));
+  const size_t first = text.find_first_not_of(" \t\r\n");
+  if (first != std::string::npos && text[first] == '[') return true;
+  return is_runs_csv(text);
+}
+
+std::vector<int> assign_folds(const std::vector<std::string>& keys, int k) {
+  std::map<std::string, int> fold_of;
+  std::vector<int> out;
+  out.reserve(keys.size());
+  for (const std::string& key : keys) {
+    const auto [it, fresh] = fold_of.try_emplace(key, static_cast<int>(fold_of.size()) % k);
+    out.push_back(it->second);
+  }
+  return out;
+}
+
+}  // namespace llmplan::planner

@@ -1,0 +1,335 @@
+#include "planner/accuracy/runs_report.h"
+
+#include <boost/json.hpp>
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+
+#include "reports/table.h"
+#include "simulator/strict_json.h"
+
+namespace llmplan::planner {
+namespace {
+
+std::string pct(double fraction) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.2f %%", 100.0 * fraction);
+  return buf;
+}
+
+std::vector<double> measured_of(const std::vector<AccuracyCase>& cases) {
+  std::vector<double> m;
+  for (const AccuracyCase& c : cases) m.push_back(c.run.iteration_time_s);
+  return m;
+}
+
+// One grouping's rows: key -> case indices, keys in order of first appearance.
+struct Group {
+  std::string key;
+  std::vector<size_t> index;
+};
+std::vector<std::pair<std::string, std::vector<Group>>> groupings(
+    const std::vector<AccuracyCase>& cases) {
+  std::vector<std::pair<std::string, std::vector<Group>>> out;
+  for (size_t i = 0; i < cases.size(); ++i) {
+    const auto keys = feature_groups(cases[i]);
+    if (out.empty()) {
+      for (const auto& [name, key] : keys) out.push_back({name, {}});
+    }
+    for (size_t g = 0; g < keys.size(); ++g) {
+      std::vector<Group>& groups = out[g].second;
+      auto it = std::find_if(groups.begin(), groups.end(),
+                             [&](const Group& x) { return x.key == keys[g].second; });
+      if (it == groups.end()) {
+        groups.push_back({keys[g].second, {}});
+        it = groups.end() - 1;
+      }
+      it->index.push_back(i);
+    }
+  }
+  return out;
+}
+
+double mape_of(const std::vector<size_t>& index, const std::vector<double>& pred,
+               const std::vector<AccuracyCase>& cases) {
+  std::vector<double> p, m;
+  for (size_t i : index) {
+    p.push_back(pred[i]);
+    m.push_back(cases[i].run.iteration_time_s);
+  }
+  return summarise(p, m).mape;
+}
+
+boost::json::object summary_json(const ErrorSummary& e) {
+  boost::json::object o;
+  o["rows"] = e.rows;
+  o["mape"] = e.mape;
+  o["median_ape"] = e.median_ape;
+  o["max_ape"] = e.max_ape;
+  o["mean_signed_error"] = e.mean_signed;
+  return o;
+}
+
+int not_fitting(const RunsValidation& v) {
+  int n = 0;
+  for (bool f : v.fits) n += f ? 0 : 1;
+  return n;
+}
+
+std::string missing_text(const std::vector<std::string>& missing) {
+  std::string s;
+  for (const std::string& m : missing) s += (s.empty() ? "" : "; ") + m;
+  return s;
+}
+
+}  // namespace
+
+Result<HeldOut> cross_validate(
+    const std::vector<AccuracyCase>& cases, const std::vector<int>& fold, int folds,
+    const AccuracyConstants& initial, const CalibrationOptions& options,
+    const std::function<void(int, const CalibrationResult&, const std::vector<double>&,
+                             const std::vector<double>&)>& on_fold) {
+  HeldOut out;
+  out.folds = folds;
+  out.fold = fold;
+  out.predicted.assign(cases.size(), 0.0);
+  for (int f = 0; f < folds; ++f) {
+    const auto t0 = std::chrono::steady_clock::now();
+    std::vector<AccuracyCase> train, test;
+    std::vector<size_t> test_index;
+    for (size_t i = 0; i < cases.size(); ++i) {
+      if (fold[i] == f) {
+        test.push_back(cases[i]);
+        test_index.push_back(i);
+      } else {
+        train.push_back(cases[i]);
+      }
+    }
+    if (test.empty() || train.empty()) {
+      return Status::invalid_argument("--folds: fold " + std::to_string(f) + " of " +
+                                      std::to_string(folds) + " has " +
+                                      (test.empty() ? "no rows" : "every row") +
+                                      "; give fewer folds");
+    }
+    LLMPLAN_ASSIGN_OR_RETURN(CalibrationResult fit, calibrate(train, initial, options));
+    apply_constants(fit.constants, &test);
+    LLMPLAN_ASSIGN_OR_RETURN(std::vector<double> p, predict_iteration_times(test, nullptr));
+    for (size_t j = 0; j < p.size(); ++j) out.predicted[test_index[j]] = p[j];
+    out.seconds.push_back(
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    if (on_fold) on_fold(f, fit, p, measured_of(test));
+  }
+  return out;
+}
+
+std::map<std::string, int> missing_feature_counts(const std::vector<PublishedRun>& runs) {
+  std::map<std::string, int> out;
+  for (const PublishedRun& r : runs) {
+    for (const std::string& m : r.missing) ++out[m];
+  }
+  return out;
+}
+
+Result<std::string> runs_validation_json(const RunsValidation& v) {
+  boost::json::object o;
+  const std::vector<double> meas = measured_of(v.cases);
+  o["source"] = v.source;
+  o["gpu"] = v.gpu;
+  o["rows"] = v.runs.size();
+  o["expressible_rows"] = v.cases.size();
+  o["excluded_rows"] = v.runs.size() - v.cases.size();
+  o["not_fitting_rows"] = not_fitting(v);
+  o["in_sample"] = summary_json(summarise(v.predicted, meas));
+  const bool held = v.held_out.folds > 0;
+  if (held) {
+    boost::json::object h = summary_json(summarise(v.held_out.predicted, meas));
+    h["folds"] = v.held_out.folds;
+    boost::json::array s;
+    for (double x : v.held_out.seconds) s.push_back(x);
+    h["seconds_per_fold"] = std::move(s);
+    o["held_out_mape"] = summarise(v.held_out.predicted, meas).mape;
+    o["held_out"] = std::move(h);
+  } else {
+    o["held_out_mape"] = nullptr;
+    o["held_out"] = nullptr;
+  }
+  boost::json::object groups;
+  for (const auto& [name, list] : groupings(v.cases)) {
+    boost::json::array a;
+    for (const Group& g : list) {
+      boost::json::object e;
+      e["key"] = g.key;
+      e["rows"] = g.index.size();
+      e["in_sample_mape"] = mape_of(g.index, v.predicted, v.cases);
+      if (held) {
+        e["held_out_mape"] = mape_of(g.index, v.held_out.predicted, v.cases);
+      } else {
+        e["held_out_mape"] = nullptr;
+      }
+      a.push_back(std::move(e));
+    }
+    groups[name] = std::move(a);
+  }
+  o["groups"] = std::move(groups);
+  boost::json::array rows;
+  for (size_t i = 0; i < v.cases.size(); ++i) {
+    const AccuracyCase& c = v.cases[i];
+    const simulator::Plan& p = c.config.plan;
+    boost::json::object e;
+    e["name"] = c.name;
+    e["source"] = c.origin;
+    e["line"] = c.run.line;
+    e["gpus"] = p.world_size();
+    e["t"] = p.tensor_parallel;
+    e["p"] = p.pipeline_parallel;
+    e["d"] = p.data_parallel;
+    e["v"] = p.virtual_stages;
+    e["micro_batch"] = p.micro_batch_size;
+    e["global_batch"] = p.global_batch_size;
+    e["seq"] = c.config.model.seq_length;
+    e["zero_stage"] = p.sharding_stage();
+    e["recompute"] = simulator::to_string(p.recompute);
+    e["measured_s"] = meas[i];
+    e["predicted_s"] = v.predicted[i];
+    e["ape"] = std::abs(v.predicted[i] - meas[i]) / meas[i];
+    e["fits"] = static_cast<bool>(v.fits[i]);
+    if (held) {
+      e["fold"] = v.held_out.fold[i];
+      e["held_out_predicted_s"] = v.held_out.predicted[i];
+      e["held_out_ape"] = std::abs(v.held_out.predicted[i] - meas[i]) / meas[i];
+    }
+    rows.push_back(std::move(e));
+  }
+  o["runs"] = std::move(rows);
+  boost::json::object ex;
+  ex["rows"] = v.runs.size() - v.cases.size();
+  boost::json::object by;
+  for (const auto& [feature, n] : missing_feature_counts(v.runs)) by[feature] = n;
+  ex["by_feature"] = std::move(by);
+  boost::json::array list;
+  for (const PublishedRun& r : v.runs) {
+    if (r.missing.empty()) continue;
+    boost::json::object e;
+    e["name"] = r.name;
+    e["source"] = r.source;
+    e["line"] = r.line;
+    boost::json::array m;
+    for (const std::string& s : r.missing) m.push_back(boost::json::string(s));
+    e["missing"] = std::move(m);
+    list.push_back(std::move(e));
+  }
+  ex["runs"] = std::move(list);
+  o["excluded"] = std::move(ex);
+  boost::json::array n;
+  for (const std::string& s : v.notes) n.push_back(boost::json::string(s));
+  o["notes"] = std::move(n);
+  return json::pretty_finite(o, "validation JSON");
+}
+
+std::string runs_validation_report(const RunsValidation& v, bool md) {
+  const std::vector<double> meas = measured_of(v.cases);
+  const bool held = v.held_out.folds > 0;
+  std::string out = md ? "# Validation: " + v.source + "\n\n" : "validation: " + v.source + "\n";
+  const std::string item = md ? "- " : "  ";
+  const ErrorSummary in = summarise(v.predicted, meas);
+  out += item + "GPU: " + v.gpu + "\n";
+  out += item + "rows: " + std::to_string(v.runs.size()) + " (" + std::to_string(v.cases.size()) +
+         " expressible, " + std::to_string(v.runs.size() - v.cases.size()) + " excluded)\n";
+  out += item + "in-sample MAPE: " + pct(in.mape) + " (median " + pct(in.median_ape) + ", max " +
+         pct(in.max_ape) + ", mean signed " + pct(in.mean_signed) + ")\n";
+  if (held) {
+    const ErrorSummary h = summarise(v.held_out.predicted, meas);
+    double total = 0;
+    for (double s : v.held_out.seconds) total += s;
+    char buf[96];
+    std::snprintf(buf, sizeof buf, "%.1f s per fold", total / v.held_out.folds);
+    out += item + std::to_string(v.held_out.folds) + "-fold held-out MAPE: " + pct(h.mape) +
+           " (median " + pct(h.median_ape) + ", max " + pct(h.max_ape) + "; " + buf + ")\n";
+  } else {
+    out += item + "held-out MAPE: not run (--folds 0)\n";
+  }
+  out += item + "predicted not to fit in memory: " + std::to_string(not_fitting(v)) + " of " +
+         std::to_string(v.cases.size()) + "\n\n";
+  for (const auto& [name, list] : groupings(v.cases)) {
+    reports::Table t({name, "rows", "in-sample MAPE", "held-out MAPE"});
+    for (const Group& g : list) {
+      t.add_row({g.key, std::to_string(g.index.size()), pct(mape_of(g.index, v.predicted, v.cases)),
+                 held ? pct(mape_of(g.index, v.held_out.predicted, v.cases)) : "n/a"});
+    }
+    out += md ? "## Error by " + name + "\n\n" + t.markdown() + "\n"
+              : "error by " + name + ":\n" + t.text() + "\n";
+  }
+  reports::Table rows({"name", "gpus", "t", "p", "v", "d", "zero", "recompute", "measured_s",
+                       "predicted_s", "APE", "held-out APE", "fits"});
+  for (size_t i = 0; i < v.cases.size(); ++i) {
+    const simulator::Plan& p = v.cases[i].config.plan;
+    char m[32], pr[32];
+    std::snprintf(m, sizeof m, "%.3f", meas[i]);
+    std::snprintf(pr, sizeof pr, "%.3f", v.predicted[i]);
+    rows.add_row({v.cases[i].name, std::to_string(p.world_size()),
+                  std::to_string(p.tensor_parallel), std::to_string(p.pipeline_parallel),
+                  std::to_string(p.virtual_stages), std::to_string(p.data_parallel),
+                  std::to_string(p.sharding_stage()), simulator::to_string(p.recompute), m, pr,
+                  pct(std::abs(v.predicted[i] - meas[i]) / meas[i]),
+                  held ? pct(std::abs(v.held_out.predicted[i] - meas[i]) / meas[i]) : "n/a",
+                  v.fits[i] ? "yes" : "NO"});
+  }
+  out += md ? "## Rows\n\n" + rows.markdown() + "\n" : "rows:\n" + rows.text() + "\n";
+  reports::Table by({"missing feature", "rows"});
+  for (const auto& [feature, n] : missing_feature_counts(v.runs)) {
+    by.add_row({feature, std::to_string(n)});
+  }
+  reports::Table ex({"name", "source", "line", "missing"});
+  for (const PublishedRun& r : v.runs) {
+    if (!r.missing.empty()) {
+      ex.add_row({r.name, r.source, std::to_string(r.line), missing_text(r.missing)});
+    }
+  }
+  const std::string n_ex = std::to_string(v.runs.size() - v.cases.size());
+  out += md ? "## Rows the simulator cannot express (" + n_ex + ")\n\n" + by.markdown() + "\n" +
+                  ex.markdown() + "\n"
+            : "rows the simulator cannot express (" + n_ex + "), by missing feature:\n" +
+                  by.text() + "\n" + ex.text() + "\n";
+  for (const std::string& n : v.notes) out += (md ? "- note: " : "note: ") + n + "\n";
+  return out;
+}
+
+Result<std::string> runs_validation_csv(const RunsValidation& v) {
+  reports::Table t({"name", "source", "line", "gpus", "t", "p", "v", "d", "micro_batch",
+                    "global_batch", "seq", "zero_stage", "recompute", "measured_s", "predicted_s",
+                    "ape_percent", "held_out_predicted_s", "held_out_ape_percent", "fits",
+                    "missing"});
+  size_t next = 0;
+  for (const PublishedRun& r : v.runs) {
+    if (!r.missing.empty()) {
+      char m[32];
+      std::snprintf(m, sizeof m, "%.3f", r.measured_step_s);
+      t.add_row({r.name, r.source, std::to_string(r.line), "", "", "", "", "", "", "", "", "", "",
+                 m, "", "", "", "", "", missing_text(r.missing)});
+      continue;
+    }
+    const size_t i = next++;
+    const AccuracyCase& c = v.cases[i];
+    const simulator::Plan& p = c.config.plan;
+    const double meas = c.run.iteration_time_s;
+    char m[32], pr[32], e[32], hp[32] = "", he[32] = "";
+    std::snprintf(m, sizeof m, "%.3f", meas);
+    std::snprintf(pr, sizeof pr, "%.4f", v.predicted[i]);
+    std::snprintf(e, sizeof e, "%.3f", 100 * std::abs(v.predicted[i] - meas) / meas);
+    if (v.held_out.folds > 0) {
+      std::snprintf(hp, sizeof hp, "%.4f", v.held_out.predicted[i]);
+      std::snprintf(he, sizeof he, "%.3f", 100 * std::abs(v.held_out.predicted[i] - meas) / meas);
+    }
+    t.add_row({c.name, c.origin, std::to_string(c.run.line), std::to_string(p.world_size()),
+               std::to_string(p.tensor_parallel), std::to_string(p.pipeline_parallel),
+               std::to_string(p.virtual_stages), std::to_string(p.data_parallel),
+               std::to_string(p.micro_batch_size), std::to_string(p.global_batch_size),
+               std::to_string(c.config.model.seq_length), std::to_string(p.sharding_stage()),
+               simulator::to_string(p.recompute), m, pr, e, hp, he, v.fits[i] ? "true" : "false",
+               ""});
+  }
+  return t.csv();
+}
+
+}  // namespace llmplan::planner

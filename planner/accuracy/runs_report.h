@@ -1,0 +1,76 @@
+// Validation of the simulator on a runs file (planner/accuracy/runs_file.h):
+// k-fold held-out cross-validation, and the report `llmplan validate` prints
+// for it (text, Markdown, JSON, CSV): in-sample and held-out errors overall,
+// by source and by feature group, per row (with the memory check), and the
+// rows the simulator cannot express, counted by missing feature and listed.
+#ifndef LLMPLAN_PLANNER_ACCURACY_RUNS_REPORT_H_
+#define LLMPLAN_PLANNER_ACCURACY_RUNS_REPORT_H_
+
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "planner/accuracy/accuracy.h"
+#include "planner/accuracy/runs_file.h"
+
+namespace llmplan::planner {
+
+// Held-out predictions of k-fold cross-validation.
+struct HeldOut {
+  int folds = 0;                  // 0: not run
+  std::vector<int> fold;          // of each case
+  std::vector<double> predicted;  // of each case, by the fit on the other folds
+  std::vector<double> seconds;    // wall time of each fold's calibration
+};
+
+// Cross-validates: each fold's constants are calibrated (calibrate()) on the
+// cases of the other folds, starting from `initial`, and predict its own
+// cases. `fold[i]` in [0, folds) is the fold of case i. `on_fold` (may be
+// empty) gets each fold's index, the fit and its held-out predictions as
+// soon as they are known. InvalidArgument when a fold has no case or is the
+// only one with cases (no training data).
+Result<HeldOut> cross_validate(
+    const std::vector<AccuracyCase>& cases, const std::vector<int>& fold, int folds,
+    const AccuracyConstants& initial, const CalibrationOptions& options,
+    const std::function<void(int fold, const CalibrationResult& fit,
+                             const std::vector<double>& test_predicted,
+                             const std::vector<double>& test_measured)>& on_fold);
+
+// Everything validate reports on a runs file.
+struct RunsValidation {
+  std::string source;   // the file(s), as given
+  std::string gpu;
+  std::vector<PublishedRun> runs;  // every row, expressible or not
+  std::vector<AccuracyCase> cases; // the expressible rows
+  std::vector<double> predicted;   // in-sample (the constants in effect)
+  std::vector<bool> fits;          // the simulator's memory check
+  HeldOut held_out;
+  std::vector<std::string> notes;
+};
+
+// Rows left out, counted by missing feature (a row missing two features
+// counts under each), in name order.
+std::map<std::string, int> missing_feature_counts(const std::vector<PublishedRun>& runs);
+
+// {"source", "gpu", "rows", "expressible_rows", "excluded_rows",
+//  "not_fitting_rows", "in_sample": {rows, mape, median_ape, max_ape,
+//  mean_signed_error}, "held_out": {"folds", "seconds_per_fold": [...],
+//  rows, mape, ...} (null when not run), "held_out_mape" (null when not run),
+//  "groups": {grouping: [{"key", "rows", "in_sample_mape", "held_out_mape"}]},
+//  "runs": [{"name", "source", "line", "gpus", "t", "p", "d", "v",
+//  "micro_batch", "global_batch", "seq", "zero_stage", "recompute",
+//  "measured_s", "predicted_s", "ape", "fits", "fold", "held_out_predicted_s",
+//  "held_out_ape"}], "excluded": {"rows", "by_feature": {feature: rows},
+//  "runs": [{"name", "source", "line", "missing": [...]}]}, "notes": [...]}.
+// Errors are fractions. InvalidArgument if a number is not finite.
+Result<std::string> runs_validation_json(const RunsValidation& v);
+// Text (md = false) or Markdown report.
+std::string runs_validation_report(const RunsValidation& v, bool md);
+// One line per row of the file (excluded rows too, with their missing
+// features and no prediction).
+Result<std::string> runs_validation_csv(const RunsValidation& v);
+
+}  // namespace llmplan::planner
+
+#endif  // LLMPLAN_PLANNER_ACCURACY_RUNS_REPORT_H_

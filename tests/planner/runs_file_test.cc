@@ -1,0 +1,356 @@
+// The runs-file reader (published_runs.csv + models.csv, and the JSON form),
+// the mapping of rows onto Model + Plan + Cluster, the classification of rows
+// the simulator cannot express, fold assignment, and validation on a small
+// runs file.
+#include <gtest/gtest.h>
+
+#include <boost/json.hpp>
+
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "planner/accuracy/accuracy.h"
+#include "planner/accuracy/runs_file.h"
+#include "planner/accuracy/runs_report.h"
+#include "planner/command.h"
+#include "simulator/strict_json.h"
+#include "presets/catalog.h"
+
+namespace llmplan::planner {
+namespace {
+
+constexpr const char* kModelsHeader =
+    "model,layers,hidden,heads,kv_heads,head_dim,ffn,vocab,seq,activation,tied_embeddings,"
+    "positions,linear_bias,norm,moe_experts\n";
+const std::string kModels = std::string(kModelsHeader) +
+                            "mpt-7b,32,4096,32,32,128,16384,50368,2048,gelu,true,learned,true,"
+                            "LayerNorm,0\n"
+                            "llama2-70b,80,8192,64,8,128,28672,32000,4096,swiglu,false,rotary,"
+                            "false,RMSNorm,0\n"
+                            "nemo-8b,32,4096,32,32,128,16384,256000,4096,squared-relu,false,"
+                            "rotary,false,LayerNorm,0\n"
+                            "qwen-moe,48,2048,32,4,128,6144,151936,4096,swiglu,false,rotary,"
+                            "false,RMSNorm,128\n";
+
+constexpr const char* kRunsHeader =
+    "name,source,system,gpus,gpus_per_node,model,seq,precision,tp,pp,vp,cp,dp,ep,fsdp,"
+    "micro_batch,global_batch,recompute,overlaps,measured_step_s\n";
+// One llm-foundry MPT row and one Megatron row (as in data/h100).
+const std::string kMptRow =
+    "mpt-7b_foundry_bf16_s2048_8gpu_gbs512,\"https://github.com/mosaicml/llm-foundry/blob/x/"
+    "README.md (table)\",H100,8,unstated,mpt-7b,2048,bf16 (amp_bf16),1,1,1,1,8,1,\"zero3 "
+    "(PyTorch FSDP FULL_SHARD, sharded over all 8 GPUs)\",8,512,full (activation checkpointing "
+    "on),unstated (PyTorch FSDP),1.250\n";
+const std::string kMegatronRow =
+    "llama2-70b_mlm_bf16_64gpu_gbs128,https://github.com/NVIDIA/Megatron-LM/blob/x/README.md,"
+    "DGX-H100,64,8 (DGX-H100),llama2-70b,4096,bf16,4,4,5,1,4,1,\"zero1 (distributed optimizer)\","
+    "1,128,none (recipe),\"TP-comm overlap on (--tp-comm-overlap); DP grad-reduce and "
+    "param-gather overlap on (--overlap-grad-reduce --overlap-param-gather)\",9.000\n";
+
+presets::Catalog catalog() {
+  Result<presets::Catalog> c = presets::Catalog::builtin();
+  EXPECT_TRUE(c.ok());
+  return *c;
+}
+
+Result<std::vector<PublishedRun>> read(const std::string& rows,
+                                       const std::string& models = kModels) {
+  return read_runs_csv_text(std::string(kRunsHeader) + rows, "runs.csv", models, "models.csv",
+                            catalog());
+}
+
+std::string error_of(const std::string& rows, const std::string& models = kModels) {
+  Result<std::vector<PublishedRun>> r = read(rows, models);
+  return r.ok() ? "OK" : r.status().message();
+}
+
+TEST(RunsFile, DetectsTheHeader) {
+  EXPECT_TRUE(is_runs_csv(std::string(kRunsHeader) + kMptRow));
+  EXPECT_FALSE(is_runs_csv("# GPUs,global batch,micro batch\n1,2,3\n"));
+  EXPECT_FALSE(is_runs_csv(""));
+}
+
+TEST(RunsFile, SourceIds) {
+  EXPECT_EQ(source_id("https://github.com/mosaicml/llm-foundry/blob/abc/x.md (table)"),
+            "llm-foundry");
+  EXPECT_EQ(source_id("https://github.com/NVIDIA-NeMo/Megatron-Bridge/blob/a/b"),
+            "Megatron-Bridge");
+  EXPECT_EQ(source_id("own measurement"), "own");
+}
+
+TEST(RunsFile, MapsAnMptRow) {
+  Result<std::vector<PublishedRun>> r = read(kMptRow);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  ASSERT_EQ(r->size(), 1u);
+  const PublishedRun& run = r->front();
+  EXPECT_TRUE(run.missing.empty());
+  EXPECT_EQ(run.line, 2);
+  EXPECT_EQ(run.source, "llm-foundry");
+  EXPECT_DOUBLE_EQ(run.measured_step_s, 1.25);
+  simulator::Model m;
+  m.name = "mpt-7b";
+  m.num_layers = 32;
+  m.hidden_size = 4096;
+  m.num_heads = 32;
+  m.num_kv_heads = 32;
+  m.ffn_hidden_size = 16384;
+  m.seq_length = 2048;
+  m.vocab_size = 50368;
+  m.activation = simulator::Activation::kGelu;
+  m.positions = simulator::PositionEmbedding::kLearned;
+  m.tied_embeddings = true;
+  m.linear_bias = true;
+  EXPECT_EQ(run.config.model, m);
+  simulator::Plan p;
+  p.tensor_parallel = 1;
+  p.pipeline_parallel = 1;
+  p.data_parallel = 8;
+  p.micro_batch_size = 8;
+  p.global_batch_size = 512;
+  p.recompute = simulator::Recompute::kFull;
+  p.zero_stage = 3;
+  p.overlap_param_gather = true;  // PyTorch FSDP prefetch
+  p.overlap_grad_reduce = true;
+  p.flash_attention = true;
+  p.precision = simulator::Precision::kBf16;
+  EXPECT_EQ(run.config.plan, p);
+  EXPECT_EQ(run.config.cluster.gpu.name, "h100-sxm");
+  EXPECT_EQ(run.config.cluster.gpus_per_node, 8);
+}
+
+TEST(RunsFile, MapsAMegatronRow) {
+  Result<std::vector<PublishedRun>> r = read(kMegatronRow);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  const PublishedRun& run = r->front();
+  ASSERT_TRUE(run.missing.empty());
+  EXPECT_EQ(run.source, "Megatron-LM");
+  const simulator::Model& m = run.config.model;
+  EXPECT_EQ(m.num_kv_heads, 8);
+  EXPECT_EQ(m.activation, simulator::Activation::kSwiglu);
+  EXPECT_EQ(m.positions, simulator::PositionEmbedding::kRotary);
+  EXPECT_FALSE(m.tied_embeddings);
+  EXPECT_FALSE(m.linear_bias);
+  EXPECT_EQ(m.seq_length, 4096);
+  simulator::Plan p;
+  p.tensor_parallel = 4;
+  p.pipeline_parallel = 4;
+  p.data_parallel = 4;
+  p.virtual_stages = 5;
+  p.schedule = simulator::Schedule::kInterleaved;
+  p.micro_batch_size = 1;
+  p.global_batch_size = 128;
+  p.recompute = simulator::Recompute::kNone;
+  p.sequence_parallel = true;
+  p.zero_stage = 1;
+  p.distributed_optimizer = true;
+  p.tp_comm_overlap = true;
+  p.overlap_grad_reduce = true;
+  p.overlap_param_gather = true;
+  p.grad_bucket_bytes = 160'000'000;
+  EXPECT_EQ(run.config.plan, p);
+}
+
+TEST(RunsFile, ClassifiesRowsItCannotExpress) {
+  std::string fp8 = kMptRow;
+  fp8.replace(fp8.find("bf16 (amp_bf16)"), 15, "fp8 (amp_fp8)");
+  fp8.replace(0, 3, "fp8");  // a distinct name
+  const std::string cp =
+      "cp_row,https://github.com/NVIDIA/NeMo/blob/x/p.md,DGX-H100,64,8,llama2-70b,4096,bf16,4,4,1,"
+      "2,2,1,unstated,1,128,unstated,unstated,9.0\n";
+  const std::string moe =
+      "moe_row,https://github.com/NVIDIA/NeMo/blob/x/p.md,DGX-H100,64,8,qwen-moe,4096,"
+      "fp8-current,1,1,1,1,64,8,zero1,1,512,none,unstated,3.0\n";
+  const std::string act =
+      "act_row,https://github.com/NVIDIA/NeMo/blob/x/p.md,DGX-H100,8,8,nemo-8b,4096,bf16,1,1,1,1,8,"
+      "1,unstated,1,64,none,unstated,3.0\n";
+  Result<std::vector<PublishedRun>> r = read(kMptRow + fp8 + cp + moe + act);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  ASSERT_EQ(r->size(), 5u);
+  EXPECT_TRUE((*r)[0].missing.empty());
+  EXPECT_EQ((*r)[1].missing, std::vector<std::string>{"fp8"});
+  EXPECT_EQ((*r)[2].missing, std::vector<std::string>{"context-parallel"});
+  EXPECT_EQ((*r)[3].missing,
+            (std::vector<std::string>{"fp8", "moe", "head_dim != hidden/heads"}));
+  EXPECT_EQ((*r)[4].missing, std::vector<std::string>{"activation squared-relu"});
+  const auto counts = missing_feature_counts(*r);
+  EXPECT_EQ(counts.at("fp8"), 2);
+  EXPECT_EQ(counts.at("moe"), 1);
+  EXPECT_EQ(make_runs_cases(*r).size(), 1u);
+}
+
+TEST(RunsFile, HeadDimOtherThanHiddenOverHeadsIsMissing) {
+  const std::string models = std::string(kModelsHeader) +
+                             "q,48,2048,32,4,128,6144,151936,4096,swiglu,false,rotary,false,"
+                             "RMSNorm,0\n";
+  Result<std::vector<PublishedRun>> r = read(
+      "q_row,src,x,8,8,q,4096,bf16,1,1,1,1,8,1,unstated,1,64,none,unstated,3.0\n", models);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(r->front().missing, std::vector<std::string>{"head_dim != hidden/heads"});
+}
+
+TEST(RunsFile, ErrorsNameFileLineAndColumn) {
+  EXPECT_NE(error_of(kMptRow.substr(0, 40) + "\n").find("runs.csv:2:"), std::string::npos);
+  std::string bad = kMptRow;
+  bad.replace(bad.find(",1.250"), 6, ",-1");
+  EXPECT_NE(error_of(bad).find("runs.csv:2: column \"measured_step_s\": must be positive"),
+            std::string::npos)
+      << error_of(bad);
+  bad = kMptRow;
+  bad.replace(bad.find("mpt-7b,2048"), 11, "mpt-9b,2048");
+  EXPECT_NE(error_of(bad).find("runs.csv:2: column \"model\": \"mpt-9b\" is not in the models"),
+            std::string::npos)
+      << error_of(bad);
+  bad = kMptRow;
+  bad.replace(bad.find(",8,1,\"zero3"), 11, ",7,1,\"zero3");
+  EXPECT_NE(error_of(bad).find("runs.csv:2: column \"gpus\": gpus 8 != tp * pp * cp * dp"),
+            std::string::npos)
+      << error_of(bad);
+  bad = kMptRow;
+  bad.replace(bad.find("bf16 (amp_bf16),1,1"), 19, "bf16 (amp_bf16),x,1");
+  EXPECT_NE(error_of(bad).find("runs.csv:2: column \"tp\": \"x\" is not a decimal number"),
+            std::string::npos)
+      << error_of(bad);
+  EXPECT_EQ(error_of(kMptRow + kMptRow).find("runs.csv:3: column \"name\""), 0u)
+      << error_of(kMptRow + kMptRow);
+  EXPECT_EQ(error_of(""), "runs.csv: no data rows after the header");
+  EXPECT_NE(error_of(kMptRow, "model,layers\nx,1\n").find("models.csv:1: missing column"),
+            std::string::npos);
+  EXPECT_NE(error_of(kMptRow, std::string(kModelsHeader) +
+                                  "mpt-7b,32,4096,32,32,128,16384,50368,2048,gelu,yes,learned,"
+                                  "true,LayerNorm,0\n")
+                .find("models.csv:2: column \"tied_embeddings\": expected true or false"),
+            std::string::npos);
+  // A plan the simulator refuses (global batch not a multiple of d * b).
+  bad = kMptRow;
+  bad.replace(bad.find(",8,512,"), 7, ",8,100,");
+  EXPECT_EQ(error_of(bad).find("runs.csv:2: mpt-7b_foundry"), 0u) << error_of(bad);
+}
+
+TEST(RunsFile, ReadsTheJsonForm) {
+  const std::string text = R"([
+    {"name": "a", "source": "https://github.com/me/bench/x", "model": {"preset": "llama2-7b"},
+     "plan": {"tp": 1, "pp": 1, "dp": 8, "micro_batch": 4, "global_batch": 64},
+     "cluster": "dgx-h100", "measured_step_s": 1.5}])";
+  Result<std::vector<PublishedRun>> r = read_runs_json_text(text, "runs.json", catalog());
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  ASSERT_EQ(r->size(), 1u);
+  EXPECT_EQ(r->front().source, "bench");
+  EXPECT_EQ(r->front().config.plan.data_parallel, 8);
+  EXPECT_EQ(r->front().config.cluster.gpu.name, "h100-sxm");
+  const auto err = [&](const std::string& t) {
+    Result<std::vector<PublishedRun>> x = read_runs_json_text(t, "runs.json", catalog());
+    return x.ok() ? std::string("OK") : x.status().message();
+  };
+  EXPECT_NE(err("[{\"name\": \"a\"").find("runs.json:1:"), std::string::npos);
+  EXPECT_EQ(err("{}"), "runs.json: expected a JSON array of runs");
+  EXPECT_NE(err(R"([{"name": "a", "colour": 1}])").find("runs.json: [0]: unknown key \"colour\""),
+            std::string::npos);
+  EXPECT_NE(err(R"([{"name": "a", "model": {"preset": "llama2-7b"}, "plan": {"tp": 3},
+                     "cluster": "dgx-h100", "measured_step_s": 1}])")
+                .find("runs.json: [0]"),
+            std::string::npos);
+  EXPECT_NE(err(R"([{"name": "a", "model": {}, "plan": {}, "cluster": "dgx-h100",
+                     "measured_step_s": -1}])")
+                .find("[0].measured_step_s: expected a positive number"),
+            std::string::npos);
+}
+
+TEST(RunsFile, FoldAssignmentIsDeterministicAndKeepsRepeatsTogether) {
+  const std::vector<std::string> keys = {"a", "b", "a", "c", "d", "e", "b", "f"};
+  const std::vector<int> f = assign_folds(keys, 3);
+  EXPECT_EQ(f, (std::vector<int>{0, 1, 0, 2, 0, 1, 1, 2}));
+  EXPECT_EQ(assign_folds(keys, 3), f);
+  EXPECT_EQ(assign_folds({"x", "y", "z"}, 5), (std::vector<int>{0, 1, 2}));
+}
+
+// A tiny cross-validation: each fold calibrates on the other rows and predicts
+// its own; held-out predictions are positive and the per-fold times recorded.
+TEST(RunsFile, CrossValidatesASmallRunsFile) {
+  std::string rows;
+  const int dps[] = {8, 16, 32, 8, 16, 32};
+  const int gbs[] = {256, 512, 1024, 512, 1024, 2048};
+  const double step[] = {0.70, 0.72, 0.75, 1.38, 1.42, 1.50};
+  for (int i = 0; i < 6; ++i) {
+    const int dp = dps[i];
+    rows += "r" + std::to_string(i) + ",https://github.com/mosaicml/llm-foundry/x,H100," +
+            std::to_string(dp) + ",unstated,mpt-7b,2048,bf16,1,1,1,1," + std::to_string(dp) +
+            ",1,zero3 (PyTorch FSDP FULL_SHARD),4," + std::to_string(gbs[i]) +
+            ",none,unstated," + std::to_string(step[i] * 4) + "\n";
+  }
+  Result<std::vector<PublishedRun>> r = read(rows);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  const std::vector<AccuracyCase> cases = make_runs_cases(*r);
+  ASSERT_EQ(cases.size(), 6u);
+  std::vector<std::string> keys;
+  for (const AccuracyCase& c : cases) keys.push_back(configuration_key(c));
+  const std::vector<int> fold = assign_folds(keys, 2);
+  CalibrationOptions options;
+  options.max_iterations = 2;
+  options.fit_flash_attention = true;
+  Result<HeldOut> h = cross_validate(cases, fold, 2, constants_of(cases.front()), options, {});
+  ASSERT_TRUE(h.ok()) << h.status().message();
+  ASSERT_EQ(h->predicted.size(), 6u);
+  ASSERT_EQ(h->seconds.size(), 2u);
+  for (double p : h->predicted) EXPECT_GT(p, 0.0);
+  // A fold with every row leaves nothing to train on.
+  EXPECT_FALSE(cross_validate(cases, std::vector<int>(6, 0), 1, constants_of(cases.front()),
+                              options, {})
+                   .ok());
+}
+
+// `llmplan validate RUNS --format json` carries the held-out MAPE, the
+// group tables, the rows and the excluded rows.
+TEST(RunsFile, ValidateJsonKeys) {
+  const std::string dir = testing::TempDir();
+  std::string rows = kMptRow + kMegatronRow;
+  std::string fp8 = kMptRow;
+  fp8.replace(fp8.find("bf16 (amp_bf16)"), 15, "fp8 (amp_fp8)");
+  fp8.replace(0, 3, "fp8");
+  std::string other = kMptRow;
+  other.replace(other.find(",8,512,"), 7, ",4,256,");
+  other.replace(0, 3, "oth");
+  rows += fp8 + other;
+  std::ofstream(dir + "/runs_cli.csv") << kRunsHeader << rows;
+  std::ofstream(dir + "/runs_cli_models.csv") << kModels;
+  CLI::App app{"test"};
+  GlobalOptions global;
+  Action action;
+  add_validate_command(app, global, &action);
+  app.parse("validate " + dir + "/runs_cli.csv --models " + dir +
+            "/runs_cli_models.csv --format json --folds 3 --max-iterations 2");
+  ASSERT_TRUE(static_cast<bool>(action));
+  testing::internal::CaptureStdout();
+  const Status status = action();
+  const std::string out = testing::internal::GetCapturedStdout();
+  ASSERT_TRUE(status.ok()) << status.message();
+  Result<boost::json::value> v = json::parse(out, "validate");
+  ASSERT_TRUE(v.ok()) << v.status().message();
+  const boost::json::object& o = v->as_object();
+  EXPECT_EQ(o.at("rows").to_number<int>(), 4);
+  EXPECT_EQ(o.at("expressible_rows").to_number<int>(), 3);
+  EXPECT_EQ(o.at("excluded_rows").to_number<int>(), 1);
+  EXPECT_GT(o.at("held_out_mape").to_number<double>(), 0.0);
+  EXPECT_EQ(o.at("held_out").at("folds").to_number<int>(), 3);
+  EXPECT_EQ(o.at("held_out").at("seconds_per_fold").as_array().size(), 3u);
+  EXPECT_TRUE(o.at("in_sample").as_object().contains("mape"));
+  const boost::json::object& groups = o.at("groups").as_object();
+  for (const char* g : {"source", "zero stage", "recompute", "tp>1", "pp>1", "seq>=8192",
+                        "gpus>=128"}) {
+    ASSERT_TRUE(groups.contains(g)) << g;
+    EXPECT_TRUE(groups.at(g).as_array().front().as_object().contains("held_out_mape")) << g;
+  }
+  ASSERT_EQ(o.at("runs").as_array().size(), 3u);
+  const boost::json::object& run = o.at("runs").as_array().front().as_object();
+  for (const char* k : {"name", "measured_s", "predicted_s", "held_out_predicted_s", "fits",
+                        "fold"}) {
+    EXPECT_TRUE(run.contains(k)) << k;
+  }
+  EXPECT_EQ(o.at("excluded").at("by_feature").at("fp8").to_number<int>(), 1);
+  EXPECT_EQ(o.at("excluded").at("runs").as_array().front().at("missing").as_array().front(),
+            "fp8");
+  EXPECT_EQ(o.at("not_fitting_rows").to_number<int>() >= 0, true);
+}
+
+}  // namespace
+}  // namespace llmplan::planner
