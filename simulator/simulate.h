@@ -39,17 +39,30 @@ struct SimOptions {
 };
 
 // Time one device of a stage spent, by cause, over one iteration. The parts
-// add up to the stage's end time.
+// (every field but end_s and the *_hidden_s ones) add up to the stage's end
+// time. Overlap semantics are in lowering.h (tp_comm_overlap, ZeRO-2/3) and
+// simulate.cc (gradient buckets, hybrid all-reduce, post-optimizer gather).
 struct StageBreakdown {
   double compute_s = 0;       // forward + backward kernels (recompute excluded)
   double recompute_s = 0;     // recomputed forward kernels
-  double tp_comm_s = 0;       // tensor-parallel collectives (blocking, all exposed)
+  double tp_comm_s = 0;       // tensor-parallel collectives, exposed part (all without tp_comm_overlap)
   double host_overhead_s = 0; // per-micro-batch host time
   double pp_exposed_s = 0;    // waiting for pipeline transfers
   double bubble_s = 0;        // waiting for other stages' compute (pipeline fill/drain)
-  double dp_exposed_s = 0;    // waiting for gradient reduction / parameter gather
+  double dp_exposed_s = 0;    // waiting for per-step gradient reduction / parameter gather
   double optimizer_s = 0;     // optimizer step
+  // ZeRO-3 per-layer parameter all-gathers, exposed part (on the compute path).
+  double fsdp_gather_exposed_s = 0;
+  // ZeRO-2/3 per-micro-batch gradient reduce-scatters, exposed part.
+  double fsdp_reduce_scatter_exposed_s = 0;
+  // SM contention: compute slowed by collectives overlapped with it
+  // (CostModel::comm_compute_slowdown() x the hidden time of the new overlaps).
+  double overlap_slowdown_s = 0;
   double end_s = 0;           // when this stage finishes the iteration
+  // Not parts of end_s: collective time hidden under compute.
+  double tp_comm_hidden_s = 0;  // tp_comm_overlap
+  double dp_comm_hidden_s = 0;  // per-step DP collectives (buckets, post-optimizer gather)
+  double fsdp_hidden_s = 0;     // ZeRO-2/3 per-layer gathers and reduce-scatters
 };
 
 struct StageReport {
