@@ -107,6 +107,30 @@ struct StepReport {
 
 // Runs one training step of `model`, laid out by `plan`, on `cluster`.
 //
+// Data parallelism by ZeRO stage (Plan::sharding_stage(); S =
+// shard_group_size(), the shard group being S consecutive DP ranks, so S * t
+// <= gpus_per_node stays on NVLink):
+//  - stage 0: gradients all-reduced over the d ranks; stage 1: reduce-
+//    scattered over the shard group. Both once per step, in buckets
+//    (grad_bucket_bytes) after each chunk's last micro-batch backward,
+//    overlapping it when overlap_grad_reduce (no SM contention charged: the
+//    A100 calibration absorbs it).
+//  - stages 2 and 3: reduce-scattered after every micro-batch's backward,
+//    per layer, inside the pass (lowering.h, with stage 3's per-layer
+//    parameter all-gathers).
+//  - hybrid (S < d, stage >= 1): the 1/S gradient shard is also all-reduced
+//    across the d / S replicas (ranks S * t apart), once per step after the
+//    stage's last pass and its reduce-scatters, before the optimizer.
+//  - the optimizer updates params / S on stages >= 1. Stages 1 and 2 then
+//    all-gather the bf16 parameters over the shard group; stage 3 does not.
+//    With overlap_param_gather that gather runs under the next iteration's
+//    forward: only max(0, gather - the stage's first forward pass of each of
+//    its chunks) is exposed, plus comm_compute_slowdown() x the hidden part,
+//    both counted at the end of this iteration. An approximation: it is the
+//    steady state of consecutive iterations, and ignores that the pipeline
+//    fill may leave a stage idle (and the gather free) before its first
+//    forward.
+//
 // Pure and re-entrant: reads only its arguments, keeps nothing between calls,
 // and may run on many threads at once. The same inputs always give an
 // identical report.
