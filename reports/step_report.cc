@@ -15,16 +15,24 @@ using simulator::StepReport;
 
 std::vector<std::pair<const char*, double>> parts(const StageBreakdown& b) {
   std::vector<std::pair<const char*, double>> out = {
-      {"compute", b.compute_s},           {"recompute", b.recompute_s},
-      {"tensor-parallel comm", b.tp_comm_s}, {"host overhead", b.host_overhead_s},
-      {"pipeline transfers", b.pp_exposed_s}, {"pipeline bubble", b.bubble_s},
-      {"data-parallel comm (exposed)", b.dp_exposed_s}, {"optimizer", b.optimizer_s}};
+      {"compute", b.compute_s},
+      {"recompute", b.recompute_s},
+      {"tensor-parallel comm", b.tp_comm_s},
+      {"host overhead", b.host_overhead_s},
+      {"pipeline transfers", b.pp_exposed_s},
+      {"pipeline bubble", b.bubble_s},
+      {"data-parallel comm (exposed)", b.dp_exposed_s},
+      {"optimizer", b.optimizer_s}};
   // The parts of sharding and overlap, only when a plan has them.
-  if (b.fsdp_gather_exposed_s > 0) out.push_back({"FSDP parameter gathers (exposed)", b.fsdp_gather_exposed_s});
+  if (b.fsdp_gather_exposed_s > 0) {
+    out.push_back({"FSDP parameter gathers (exposed)", b.fsdp_gather_exposed_s});
+  }
   if (b.fsdp_reduce_scatter_exposed_s > 0) {
     out.push_back({"FSDP gradient reduce-scatters (exposed)", b.fsdp_reduce_scatter_exposed_s});
   }
-  if (b.overlap_slowdown_s > 0) out.push_back({"SM contention of overlapped comm", b.overlap_slowdown_s});
+  if (b.overlap_slowdown_s > 0) {
+    out.push_back({"SM contention of overlapped comm", b.overlap_slowdown_s});
+  }
   return out;
 }
 
@@ -33,7 +41,9 @@ std::vector<std::pair<const char*, double>> hidden(const StageBreakdown& b) {
   std::vector<std::pair<const char*, double>> out;
   if (b.tp_comm_hidden_s > 0) out.push_back({"tensor-parallel comm (hidden)", b.tp_comm_hidden_s});
   if (b.dp_comm_hidden_s > 0) out.push_back({"data-parallel comm (hidden)", b.dp_comm_hidden_s});
-  if (b.fsdp_hidden_s > 0) out.push_back({"FSDP gathers and reduce-scatters (hidden)", b.fsdp_hidden_s});
+  if (b.fsdp_hidden_s > 0) {
+    out.push_back({"FSDP gathers and reduce-scatters (hidden)", b.fsdp_hidden_s});
+  }
   return out;
 }
 

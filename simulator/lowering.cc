@@ -378,8 +378,8 @@ double shard_pass(const Plan& plan, const CommGroup& group, const CostModel& cos
       out.push_back(exposed_op(OpCategory::kFsdpGather, gather_s[u], "fsdp all_gather"));
     }
     if (u > 0 && scatter_s[u - 1] > 0 && !overlap_rs) {
-      out.push_back(exposed_op(OpCategory::kFsdpReduceScatter, scatter_s[u - 1],
-                               "fsdp reduce_scatter"));
+      out.push_back(
+          exposed_op(OpCategory::kFsdpReduceScatter, scatter_s[u - 1], "fsdp reduce_scatter"));
     }
     // During the unit: the next unit's gather and the previous unit's
     // reduce-scatter, back to back on the network.
@@ -418,8 +418,8 @@ double shard_pass(const Plan& plan, const CommGroup& group, const CostModel& cos
   }
   // After the last unit: its reduce-scatter.
   if (scatter_s[n - 1] > 0) {
-    out.push_back(exposed_op(OpCategory::kFsdpReduceScatter, scatter_s[n - 1],
-                             "fsdp reduce_scatter"));
+    out.push_back(
+        exposed_op(OpCategory::kFsdpReduceScatter, scatter_s[n - 1], "fsdp reduce_scatter"));
   }
   out.insert(out.end(), ops->begin() + static_cast<int64_t>(units[n - 1].end), ops->end());
   *ops = std::move(out);
@@ -486,7 +486,9 @@ ChunkProgram lower_chunk(const Model& model, const Plan& plan, const Placement& 
   // Units (embedding, layers, head) as they are emitted, for ZeRO-2/3.
   std::vector<Unit> forward_units, backward_units;
   auto unit = [](std::vector<Unit>* units, const std::vector<LoweredOp>& ops, size_t begin,
-                 double params) { units->push_back({begin, ops.size(), params}); };
+                 double params) {
+    units->push_back({begin, ops.size(), params});
+  };
 
   // Forward.
   low.overhead(&prog.forward);
@@ -535,11 +537,10 @@ ChunkProgram lower_chunk(const Model& model, const Plan& plan, const Placement& 
                        overlap_tp(t, cost.comm_compute_slowdown(), &prog.backward);
   }
   if (plan.sharding_stage() >= 2 && placement.shard.size > 1) {
-    prog.fsdp_hidden_s =
-        shard_pass(plan, placement.shard, cost, false, forward_units, &prog.forward,
-                   &prog.forward_collectives) +
-        shard_pass(plan, placement.shard, cost, true, backward_units, &prog.backward,
-                   &prog.backward_collectives);
+    prog.fsdp_hidden_s = shard_pass(plan, placement.shard, cost, false, forward_units,
+                                    &prog.forward, &prog.forward_collectives) +
+                         shard_pass(plan, placement.shard, cost, true, backward_units,
+                                    &prog.backward, &prog.backward_collectives);
   }
 
   apply_launch_queue(cost.launch_interval_s(), cost.host_run_ahead_s(), &prog.forward);

@@ -82,7 +82,7 @@ struct LoweredOp {
   // Part of duration_s that is SM contention from a collective overlapped
   // with this kernel (see the header comment); 0 without overlap.
   double slowdown_s = 0;
-  bool gemm = false;   // a GEMM kernel (tp_comm_overlap pairs collectives with GEMMs)
+  bool gemm = false;  // a GEMM kernel (tp_comm_overlap pairs collectives with GEMMs)
   // TP collectives: +1 pairs with the next op (an all-gather feeding a
   // GEMM), -1 with the previous one (a reduction of a GEMM's output).
   int8_t tp_pair = 0;

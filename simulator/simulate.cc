@@ -349,7 +349,8 @@ class GraphBuilder {
       c.bytes = static_cast<double>(model_.vocab_size) * model_.hidden_size /
                 plan_.tensor_parallel * plan_.grad_reduce_bytes();
       c.group = placement_.embedding;
-      const TaskId t = add_dp(r, cost_.collective_time_s(c), Label{"embedding gradient all_reduce"});
+      const TaskId t =
+          add_dp(r, cost_.collective_time_s(c), Label{"embedding gradient all_reduce"});
       graph_.add_dependency(previous, t);
       dp_tasks.push_back(t);
     }
@@ -362,8 +363,9 @@ class GraphBuilder {
     }
     const int S = plan_.shard_group_size();
     if (stage >= 1 && placement_.replica.size > 1) {
-      const TaskId t = add_dp(r, dp_time(CollectiveKind::kAllReduce, grad_bytes / S, placement_.replica),
-                              Label{"dp all_reduce gradient shard across replicas"});
+      const TaskId t =
+          add_dp(r, dp_time(CollectiveKind::kAllReduce, grad_bytes / S, placement_.replica),
+                 Label{"dp all_reduce gradient shard across replicas"});
       if (previous >= 0) graph_.add_dependency(previous, t);
       for (TaskId d : dp_tasks) graph_.add_dependency(d, t);
       dp_tasks.push_back(t);
@@ -572,8 +574,12 @@ Result<StepReport> simulate(const Model& model, const Plan& plan, const Cluster&
             case OpCategory::kRecompute: b.recompute_s += total; break;
             case OpCategory::kTensorComm: b.tp_comm_s += total; break;
             case OpCategory::kHostOverhead: b.host_overhead_s += total; break;
-            case OpCategory::kFsdpGather: b.fsdp_gather_exposed_s += total; break;
-            case OpCategory::kFsdpReduceScatter: b.fsdp_reduce_scatter_exposed_s += total; break;
+            case OpCategory::kFsdpGather:
+              b.fsdp_gather_exposed_s += total;
+              break;
+            case OpCategory::kFsdpReduceScatter:
+              b.fsdp_reduce_scatter_exposed_s += total;
+              break;
           }
           b.overlap_slowdown_s += op.slowdown_s * m;
           device_flops_sum += op.flops * m;

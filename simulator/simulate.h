@@ -45,7 +45,7 @@ struct SimOptions {
 struct StageBreakdown {
   double compute_s = 0;       // forward + backward kernels (recompute excluded)
   double recompute_s = 0;     // recomputed forward kernels
-  double tp_comm_s = 0;       // tensor-parallel collectives, exposed part (all without tp_comm_overlap)
+  double tp_comm_s = 0;       // tensor-parallel collectives, exposed (all without tp_comm_overlap)
   double host_overhead_s = 0; // per-micro-batch host time
   double pp_exposed_s = 0;    // waiting for pipeline transfers
   double bubble_s = 0;        // waiting for other stages' compute (pipeline fill/drain)

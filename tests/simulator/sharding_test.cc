@@ -3,10 +3,9 @@
 // (semantics in simulator/lowering.h and simulator/simulate.h).
 #include <gtest/gtest.h>
 
+#include <boost/json.hpp>
 #include <string>
 #include <vector>
-
-#include <boost/json.hpp>
 
 #include "reports/step_report_json.h"
 #include "simulator/lowering.h"
@@ -88,10 +87,10 @@ TEST(Sharding, Stage3GathersEveryUnitTwiceAndReduceScattersOnce) {
     auto r = simulate(model, plan, cluster);
     ASSERT_TRUE(r.ok()) << r.status().message();
     const StageBreakdown& b = r->breakdown;
-    const double issued = 2 * (total_time(p2.forward_collectives) +
-                               total_time(p2.backward_collectives));
-    EXPECT_NEAR(b.fsdp_gather_exposed_s + b.fsdp_reduce_scatter_exposed_s + b.fsdp_hidden_s,
-                issued, 1e-9 * issued)
+    const double issued =
+        2 * (total_time(p2.forward_collectives) + total_time(p2.backward_collectives));
+    EXPECT_NEAR(b.fsdp_gather_exposed_s + b.fsdp_reduce_scatter_exposed_s + b.fsdp_hidden_s, issued,
+                1e-9 * issued)
         << overlap;
     EXPECT_GT(b.fsdp_gather_exposed_s, 0);  // at least the first unit's gather
     if (overlap) {
@@ -319,10 +318,10 @@ TEST(Sharding, SameInputsGiveIdenticalReports) {
   auto b = simulate(model, plan, cluster);
   ASSERT_TRUE(a.ok() && b.ok());
   const std::vector<std::string> notes;
-  const std::string ja = boost::json::serialize(
-      reports::step_report_to_json({model, plan, cluster, *a, notes}));
-  const std::string jb = boost::json::serialize(
-      reports::step_report_to_json({model, plan, cluster, *b, notes}));
+  const std::string ja =
+      boost::json::serialize(reports::step_report_to_json({model, plan, cluster, *a, notes}));
+  const std::string jb =
+      boost::json::serialize(reports::step_report_to_json({model, plan, cluster, *b, notes}));
   EXPECT_EQ(ja, jb);
   // The new breakdown keys are there.
   EXPECT_NE(ja.find("\"fsdp_gather_exposed_s\""), std::string::npos);
