@@ -14,10 +14,37 @@ using simulator::StageBreakdown;
 using simulator::StepReport;
 
 std::vector<std::pair<const char*, double>> parts(const StageBreakdown& b) {
-  return {{"compute", b.compute_s},           {"recompute", b.recompute_s},
-          {"tensor-parallel comm", b.tp_comm_s}, {"host overhead", b.host_overhead_s},
-          {"pipeline transfers", b.pp_exposed_s}, {"pipeline bubble", b.bubble_s},
-          {"data-parallel comm (exposed)", b.dp_exposed_s}, {"optimizer", b.optimizer_s}};
+  std::vector<std::pair<const char*, double>> out = {
+      {"compute", b.compute_s},
+      {"recompute", b.recompute_s},
+      {"tensor-parallel comm", b.tp_comm_s},
+      {"host overhead", b.host_overhead_s},
+      {"pipeline transfers", b.pp_exposed_s},
+      {"pipeline bubble", b.bubble_s},
+      {"data-parallel comm (exposed)", b.dp_exposed_s},
+      {"optimizer", b.optimizer_s}};
+  // The parts of sharding and overlap, only when a plan has them.
+  if (b.fsdp_gather_exposed_s > 0) {
+    out.push_back({"FSDP parameter gathers (exposed)", b.fsdp_gather_exposed_s});
+  }
+  if (b.fsdp_reduce_scatter_exposed_s > 0) {
+    out.push_back({"FSDP gradient reduce-scatters (exposed)", b.fsdp_reduce_scatter_exposed_s});
+  }
+  if (b.overlap_slowdown_s > 0) {
+    out.push_back({"SM contention of overlapped comm", b.overlap_slowdown_s});
+  }
+  return out;
+}
+
+// Collective time hidden under compute (not parts of the end time).
+std::vector<std::pair<const char*, double>> hidden(const StageBreakdown& b) {
+  std::vector<std::pair<const char*, double>> out;
+  if (b.tp_comm_hidden_s > 0) out.push_back({"tensor-parallel comm (hidden)", b.tp_comm_hidden_s});
+  if (b.dp_comm_hidden_s > 0) out.push_back({"data-parallel comm (hidden)", b.dp_comm_hidden_s});
+  if (b.fsdp_hidden_s > 0) {
+    out.push_back({"FSDP gathers and reduce-scatters (hidden)", b.fsdp_hidden_s});
+  }
+  return out;
 }
 
 Table breakdown_table(const StepReport& r) {
@@ -25,6 +52,13 @@ Table breakdown_table(const StepReport& r) {
   for (const auto& [name, s] : parts(r.breakdown)) {
     t.add_row({name, fmt::format("{:.4f}", s), percent(s / r.breakdown.end_s)});
   }
+  return t;
+}
+
+// Empty when nothing overlaps.
+Table hidden_table(const StepReport& r) {
+  Table t({"overlapped with compute", "seconds"});
+  for (const auto& [name, s] : hidden(r.breakdown)) t.add_row({name, fmt::format("{:.4f}", s)});
   return t;
 }
 
@@ -119,6 +153,10 @@ std::string step_report_text(const SimulationView& v) {
   if (!caveats.empty()) out += "\ncaveats:\n" + caveats;
   out += fmt::format("\nbreakdown of the critical stage ({}):\n", r.critical_stage);
   out += breakdown_table(r).text();
+  if (!hidden(r.breakdown).empty()) {
+    out += "\ncommunication hidden under compute (not in the parts above):\n";
+    out += hidden_table(r).text();
+  }
   out += "\nper stage:\n";
   out += stage_table(trimmed(r)).text();
   if (!v.notes.empty()) {
@@ -139,6 +177,10 @@ std::string step_report_markdown(const SimulationView& v) {
   if (!caveats.empty()) out += "## Caveats\n\n" + caveats + "\n";
   out += fmt::format("## Where the time goes (critical stage {})\n\n", r.critical_stage);
   out += breakdown_table(r).markdown();
+  if (!hidden(r.breakdown).empty()) {
+    out += "\nCommunication hidden under compute (not in the parts above):\n\n";
+    out += hidden_table(r).markdown();
+  }
   out += "\n## Per stage\n\n";
   out += stage_table(trimmed(r)).markdown();
   if (!v.notes.empty()) {

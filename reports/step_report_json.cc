@@ -17,7 +17,13 @@ boost::json::object breakdown_to_json(const simulator::StageBreakdown& b) {
   o["bubble_s"] = b.bubble_s;
   o["dp_exposed_s"] = b.dp_exposed_s;
   o["optimizer_s"] = b.optimizer_s;
+  o["fsdp_gather_exposed_s"] = b.fsdp_gather_exposed_s;
+  o["fsdp_reduce_scatter_exposed_s"] = b.fsdp_reduce_scatter_exposed_s;
+  o["overlap_slowdown_s"] = b.overlap_slowdown_s;
   o["end_s"] = b.end_s;
+  o["tp_comm_hidden_s"] = b.tp_comm_hidden_s;
+  o["dp_comm_hidden_s"] = b.dp_comm_hidden_s;
+  o["fsdp_hidden_s"] = b.fsdp_hidden_s;
   return o;
 }
 

@@ -41,6 +41,18 @@ struct RooflineConstants {
   double microbatch_overhead_s = 0.0;
   // Fixed per-iteration host cost (optimizer bookkeeping, logging), seconds.
   double iteration_overhead_s = 0.0;
+  // SM contention: the fraction of an overlapped collective's hidden time
+  // that is added to the compute it overlaps (NCCL runs one thread block per
+  // channel on an SM, so those SMs are taken from the GEMMs). Applied to the
+  // overlaps the plan asks for (tp_comm_overlap, FSDP prefetch and gradient
+  // reduce-scatter, overlap_param_gather), not to the stage 0/1 gradient
+  // buckets the A100 calibration already absorbs. Default 0.12: about 16
+  // NCCL channels (one SM each, NCCL_MAX_NCHANNELS) of the 132 SMs of an
+  // H100 SXM. The contention itself is the effect measured by Rashidi et
+  // al., "Enabling Compute-Communication Overlap in Distributed Deep
+  // Learning Training Platforms", ISCA 2021. An estimate for calibrate to
+  // fit; >= 0 (0: overlap is free).
+  double comm_compute_slowdown = 0.12;
 
   friend bool operator==(const RooflineConstants&, const RooflineConstants&) = default;
 };

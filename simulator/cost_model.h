@@ -104,6 +104,10 @@ class CostModel {
   virtual double microbatch_overhead_s() const = 0;
   // Host overhead added once per iteration.
   virtual double iteration_overhead_s() const = 0;
+  // SM contention (RooflineConstants::comm_compute_slowdown): seconds of
+  // compute slowdown per second of a collective hidden under compute.
+  virtual double comm_compute_slowdown() const { return kDefaultCommComputeSlowdown; }
+  static constexpr double kDefaultCommComputeSlowdown = 0.12;
   // A short description for reports ("roofline a100-80gb", "profile h100.json").
   virtual std::string describe() const = 0;
 };

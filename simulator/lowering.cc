@@ -23,6 +23,13 @@ Placement place(const Plan& plan, const Cluster& cluster) {
   // DP peers of a rank are t apart: how many of them share its node.
   const int dp_per_node = t >= G ? 1 : std::max(1, std::min(d, G / t));
   pl.data = {d, dp_per_node};
+  // Shard groups are S consecutive DP ranks (t apart); the replicas of a
+  // shard S * t apart.
+  const int S = plan.shard_group_size();
+  pl.shard = {S, t >= G ? 1 : std::max(1, std::min(S, G / t))};
+  const int R = std::max(1, d / S);
+  const int64_t replica_stride = static_cast<int64_t>(S) * t;
+  pl.replica = {R, replica_stride >= G ? 1 : std::max(1, std::min<int>(R, G / replica_stride))};
   const int64_t stage_ranks = static_cast<int64_t>(t) * d;
   pl.pipe_crosses_node.assign(p, false);
   for (int r = 0; r < p; ++r) {
@@ -111,6 +118,7 @@ class Lowerer {
     op.category = OpCategory::kTensorComm;
     op.duration_s = cost_.collective_time_s(c);
     op.name = collective_kind_name(kind);
+    op.tp_pair = kind == CollectiveKind::kAllGather ? 1 : -1;
     out->push_back(op);
   }
 
@@ -273,6 +281,7 @@ class Lowerer {
     op.duration_s = cost_.kernel_time_s(desc);
     op.flops = desc.flops;
     op.name = kernel_kind_name(desc.kind);
+    op.gemm = is_gemm(desc.kind);
     out->push_back(op);
   }
 
@@ -285,6 +294,137 @@ class Lowerer {
   bool sp_, swiglu_;
   bool fused_softmax_ = true;  // Megatron's CUDA softmax applies (see the constructor)
 };
+
+// tp_comm_overlap: pipelines each TP collective with its paired GEMM (see
+// lowering.h); returns the collective time hidden.
+double overlap_tp(int chunks, double slowdown, std::vector<LoweredOp>* ops) {
+  double hidden = 0;
+  const double n = chunks;
+  for (size_t k = 0; k < ops->size(); ++k) {
+    LoweredOp& op = (*ops)[k];
+    if (op.category != OpCategory::kTensorComm || op.tp_pair == 0) continue;
+    const int64_t q = static_cast<int64_t>(k) + op.tp_pair;
+    if (q < 0 || q >= static_cast<int64_t>(ops->size())) continue;
+    LoweredOp& g = (*ops)[static_cast<size_t>(q)];
+    if (!g.gemm) continue;
+    const double c = op.duration_s;
+    const double exposed = c / n + (n - 1) / n * std::max(0.0, c - g.duration_s);
+    const double hid = c - exposed;
+    op.duration_s = exposed;
+    g.duration_s += slowdown * hid;
+    g.slowdown_s += slowdown * hid;
+    hidden += hid;
+  }
+  return hidden;
+}
+
+// A run of ops of one pass that holds one unit's parameters (the embedding,
+// a layer, the head): [begin, end) in the pass, with its parameters on this
+// TP rank.
+struct Unit {
+  size_t begin = 0, end = 0;
+  double parameters = 0;
+};
+
+// ZeRO-2/3 data-parallel collectives of one pass (see lowering.h): rebuilds
+// `ops` with the exposed parts inserted between units, appends what the pass
+// issues to `issued`, and returns the time hidden.
+double shard_pass(const Plan& plan, const CommGroup& group, const CostModel& cost, bool backward,
+                  const std::vector<Unit>& units, std::vector<LoweredOp>* ops,
+                  std::vector<PassCollective>* issued) {
+  const bool gather = plan.sharding_stage() >= 3;
+  const bool scatter = backward;
+  const bool prefetch = plan.overlap_param_gather;
+  const bool overlap_rs = plan.overlap_grad_reduce;
+  if (!gather && !scatter) return 0;
+  const double slowdown = cost.comm_compute_slowdown();
+  const size_t n = units.size();
+  auto time = [&](CollectiveKind kind, double bytes) {
+    CollectiveDesc c;
+    c.kind = kind;
+    c.bytes = bytes;
+    c.group = group;
+    return cost.collective_time_s(c);
+  };
+  std::vector<double> gather_s(n, 0.0), scatter_s(n, 0.0);
+  for (size_t u = 0; u < n; ++u) {
+    if (gather) {
+      const double bytes = units[u].parameters * 2.0;
+      gather_s[u] = time(CollectiveKind::kAllGather, bytes);
+      issued->push_back({CollectiveKind::kAllGather, bytes, gather_s[u]});
+    }
+    if (scatter) {
+      const double bytes = units[u].parameters * plan.grad_reduce_bytes();
+      scatter_s[u] = time(CollectiveKind::kReduceScatter, bytes);
+      issued->push_back({CollectiveKind::kReduceScatter, bytes, scatter_s[u]});
+    }
+  }
+  auto exposed_op = [](OpCategory cat, double s, const char* name) {
+    LoweredOp op;
+    op.stream = StreamKind::kDataComm;
+    op.category = cat;
+    op.duration_s = s;
+    op.name = name;
+    return op;
+  };
+  std::vector<LoweredOp> out;
+  out.reserve(ops->size() + 3 * n + 2);
+  out.insert(out.end(), ops->begin(), ops->begin() + static_cast<int64_t>(units[0].begin));
+  double hidden = 0;
+  for (size_t u = 0; u < n; ++u) {
+    // Before the unit: its gather when not prefetched (always for unit 0),
+    // and the previous unit's reduce-scatter when it does not overlap.
+    if (gather_s[u] > 0 && (u == 0 || !prefetch)) {
+      out.push_back(exposed_op(OpCategory::kFsdpGather, gather_s[u], "fsdp all_gather"));
+    }
+    if (u > 0 && scatter_s[u - 1] > 0 && !overlap_rs) {
+      out.push_back(
+          exposed_op(OpCategory::kFsdpReduceScatter, scatter_s[u - 1], "fsdp reduce_scatter"));
+    }
+    // During the unit: the next unit's gather and the previous unit's
+    // reduce-scatter, back to back on the network.
+    const double g = u + 1 < n && prefetch ? gather_s[u + 1] : 0.0;
+    const double r = u > 0 && overlap_rs ? scatter_s[u - 1] : 0.0;
+    double compute = 0;
+    for (size_t k = units[u].begin; k < units[u].end; ++k) compute += (*ops)[k].duration_s;
+    const double concurrent = g + r;
+    const double hid = std::min(concurrent, compute);
+    const size_t first = out.size();
+    out.insert(out.end(), ops->begin() + static_cast<int64_t>(units[u].begin),
+               ops->begin() + static_cast<int64_t>(units[u].end));
+    if (hid > 0) {
+      // SM contention on the unit's last kernel.
+      for (size_t k = out.size(); k > first; --k) {
+        LoweredOp& op = out[k - 1];
+        if (op.stream != StreamKind::kCompute || op.category == OpCategory::kHostOverhead) continue;
+        op.duration_s += slowdown * hid;
+        op.slowdown_s += slowdown * hid;
+        break;
+      }
+      hidden += hid;
+    }
+    const double exposed = concurrent - hid;
+    if (exposed > 0) {
+      // Split in proportion to what was queued.
+      if (g > 0) {
+        out.push_back(exposed_op(OpCategory::kFsdpGather, exposed * g / concurrent,
+                                 "fsdp all_gather (prefetch not hidden)"));
+      }
+      if (r > 0) {
+        out.push_back(exposed_op(OpCategory::kFsdpReduceScatter, exposed * r / concurrent,
+                                 "fsdp reduce_scatter (not hidden)"));
+      }
+    }
+  }
+  // After the last unit: its reduce-scatter.
+  if (scatter_s[n - 1] > 0) {
+    out.push_back(
+        exposed_op(OpCategory::kFsdpReduceScatter, scatter_s[n - 1], "fsdp reduce_scatter"));
+  }
+  out.insert(out.end(), ops->begin() + static_cast<int64_t>(units[n - 1].end), ops->end());
+  *ops = std::move(out);
+  return hidden;
+}
 
 }  // namespace
 
@@ -343,23 +483,65 @@ ChunkProgram lower_chunk(const Model& model, const Plan& plan, const Placement& 
   const bool sliced = t > 1 && (plan.sequence_parallel || plan.pipeline_scatter_gather);
   prog.activation_send_bytes = sliced ? act_bytes / t : act_bytes;
 
+  // Units (embedding, layers, head) as they are emitted, for ZeRO-2/3.
+  std::vector<Unit> forward_units, backward_units;
+  auto unit = [](std::vector<Unit>* units, const std::vector<LoweredOp>& ops, size_t begin,
+                 double params) {
+    units->push_back({begin, ops.size(), params});
+  };
+
   // Forward.
   low.overhead(&prog.forward);
   if (plan.pipeline_scatter_gather && !first && t > 1 && !plan.sequence_parallel) {
     low.tp(&prog.forward, CollectiveKind::kAllGather, act_bytes);
   }
-  if (first) low.embedding_forward(&prog.forward);
-  for (int l = 0; l < prog.layers; ++l) low.layer_forward(&prog.forward, OpCategory::kCompute);
-  if (last) low.head_forward(&prog.forward);
+  if (first) {
+    const size_t b = prog.forward.size();
+    low.embedding_forward(&prog.forward);
+    unit(&forward_units, prog.forward, b, embedding_params);
+  }
+  for (int l = 0; l < prog.layers; ++l) {
+    const size_t b = prog.forward.size();
+    low.layer_forward(&prog.forward, OpCategory::kCompute);
+    unit(&forward_units, prog.forward, b, layer_params);
+  }
+  if (last) {
+    const size_t b = prog.forward.size();
+    low.head_forward(&prog.forward);
+    unit(&forward_units, prog.forward, b, head_params);
+  }
 
   // Backward (reverse order).
   low.overhead(&prog.backward);
   if (plan.pipeline_scatter_gather && !last && t > 1 && !plan.sequence_parallel) {
     low.tp(&prog.backward, CollectiveKind::kAllGather, act_bytes);
   }
-  if (last) low.head_backward(&prog.backward, head_params * grad_elem);
-  for (int l = 0; l < prog.layers; ++l) low.layer_backward(&prog.backward, layer_params * grad_elem);
-  if (first) low.embedding_backward(&prog.backward, embedding_params * grad_elem);
+  if (last) {
+    const size_t b = prog.backward.size();
+    low.head_backward(&prog.backward, head_params * grad_elem);
+    unit(&backward_units, prog.backward, b, head_params);
+  }
+  for (int l = 0; l < prog.layers; ++l) {
+    const size_t b = prog.backward.size();
+    low.layer_backward(&prog.backward, layer_params * grad_elem);
+    unit(&backward_units, prog.backward, b, layer_params);
+  }
+  if (first) {
+    const size_t b = prog.backward.size();
+    low.embedding_backward(&prog.backward, embedding_params * grad_elem);
+    unit(&backward_units, prog.backward, b, embedding_params);
+  }
+
+  if (plan.tp_comm_overlap && t > 1) {
+    prog.tp_hidden_s = overlap_tp(t, cost.comm_compute_slowdown(), &prog.forward) +
+                       overlap_tp(t, cost.comm_compute_slowdown(), &prog.backward);
+  }
+  if (plan.sharding_stage() >= 2 && placement.shard.size > 1) {
+    prog.fsdp_hidden_s = shard_pass(plan, placement.shard, cost, false, forward_units,
+                                    &prog.forward, &prog.forward_collectives) +
+                         shard_pass(plan, placement.shard, cost, true, backward_units,
+                                    &prog.backward, &prog.backward_collectives);
+  }
 
   apply_launch_queue(cost.launch_interval_s(), cost.host_run_ahead_s(), &prog.forward);
   apply_launch_queue(cost.launch_interval_s(), cost.host_run_ahead_s(), &prog.backward);

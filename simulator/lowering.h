@@ -11,6 +11,37 @@
 //            attention core (not needed with flash attention)
 // plus the embedding on the first chunk and the final norm, logits and loss
 // on the last.
+//
+// Overlap, done analytically here so that a pass stays one task (the
+// planner runs ~10^5 simulations; splitting passes per layer would multiply
+// the task graph). What cannot be hidden becomes ops on the pass; what is
+// hidden is accounted in ChunkProgram, and costs the compute it overlaps
+// cost.comm_compute_slowdown() x the hidden time (SM contention, added to
+// the overlapped kernel and recorded in its LoweredOp::slowdown_s).
+//  - tp_comm_overlap (Megatron-Core / Transformer Engine userbuffers): each
+//    TP all-gather is pipelined with the GEMM that consumes it, each
+//    reduce-scatter / all-reduce with the GEMM that produces it, in t chunks.
+//    A two-stage pipeline of n = t equal chunks leaves exposed
+//      comm / n + (n - 1) / n x max(0, comm - gemm)
+//    (the first chunk's transfer cannot overlap anything, the rest only as
+//    far as the GEMM is longer). Collectives next to no GEMM (embedding,
+//    cross-entropy) stay exposed.
+//  - ZeRO-2/3 (sharding_stage() >= 2 with a shard group of S > 1 ranks):
+//    the pass is cut into units (embedding, each layer, head; in backward
+//    order for the backward). Stage 3 all-gathers each unit's bf16
+//    parameters (2 bytes per parameter of this TP rank, over the shard
+//    group) before its forward and again before its backward (with full
+//    recomputation that gather serves the recomputed forward too); stages 2
+//    and 3 reduce-scatter each unit's gradients (grad_reduce_bytes() per
+//    parameter) after its backward, every micro-batch. With
+//    overlap_param_gather the gather of unit i+1 is prefetched during unit
+//    i's compute; with overlap_grad_reduce the reduce-scatter of unit i runs
+//    during unit i+1's backward. The collectives running during a unit share
+//    one network and run back to back: exposed = max(0, their sum - the
+//    unit's compute), the rest hidden. Unit 0's gather, the last unit's
+//    reduce-scatter and every collective whose overlap is off are exposed
+//    in full. Units of a chunk are equal layers, so this per-unit rule is
+//    the steady state of FSDP's prefetch (one unit ahead).
 #ifndef LLMPLAN_SIMULATOR_LOWERING_H_
 #define LLMPLAN_SIMULATOR_LOWERING_H_
 
@@ -29,7 +60,14 @@ enum class StreamKind : int { kCompute = 0, kTensorComm, kPipeForward, kPipeBack
 constexpr int kStreamsPerDevice = 5;
 const char* to_string(StreamKind s);
 
-enum class OpCategory : uint8_t { kCompute, kRecompute, kTensorComm, kHostOverhead };
+enum class OpCategory : uint8_t {
+  kCompute,
+  kRecompute,
+  kTensorComm,
+  kHostOverhead,
+  kFsdpGather,         // exposed part of ZeRO-3 parameter all-gathers
+  kFsdpReduceScatter,  // exposed part of ZeRO-2/3 per-micro-batch gradient reduce-scatters
+};
 
 // One kernel or TP collective of a micro-batch pass.
 struct LoweredOp {
@@ -41,12 +79,31 @@ struct LoweredOp {
   // Backward only: gradient bytes of this chunk that are final once this op
   // has run (the data-parallel buckets fill from these).
   double grad_ready_bytes = 0;
+  // Part of duration_s that is SM contention from a collective overlapped
+  // with this kernel (see the header comment); 0 without overlap.
+  double slowdown_s = 0;
+  bool gemm = false;  // a GEMM kernel (tp_comm_overlap pairs collectives with GEMMs)
+  // TP collectives: +1 pairs with the next op (an all-gather feeding a
+  // GEMM), -1 with the previous one (a reduction of a GEMM's output).
+  int8_t tp_pair = 0;
+};
+
+// One data-parallel collective a pass issues (ZeRO-2/3), hidden or not.
+struct PassCollective {
+  CollectiveKind kind = CollectiveKind::kAllGather;
+  double bytes = 0;   // CollectiveDesc::bytes
+  double time_s = 0;  // its full duration
 };
 
 // Where the ranks of each communicator sit (ranks: TP fastest, then DP, then PP).
 struct Placement {
   CommGroup tensor;              // t ranks
   CommGroup data;                // d ranks, stride t
+  // The sharded state's group: shard_group_size() = S consecutive DP ranks
+  // (stride t). Equals `data` when S = d.
+  CommGroup shard;
+  // Hybrid sharding: the d / S ranks holding the same shard (stride S * t).
+  CommGroup replica;
   // Per stage boundary r -> r+1 (r = 0..p-1; p-1 -> 0 for the interleaved
   // wrap-around): whether any rank pair crosses a node.
   std::vector<bool> pipe_crosses_node;
@@ -66,6 +123,13 @@ struct ChunkProgram {
   double parameters = 0;      // parameters held by one device for this chunk
   double grad_bytes = 0;      // their gradient bytes in the DP reduction
   double activation_send_bytes = 0;  // pipeline message per micro-batch
+  // Per micro-batch (forward + backward pass): collective time hidden under
+  // compute (tp_comm_overlap; ZeRO-2/3 gathers and reduce-scatters).
+  double tp_hidden_s = 0;
+  double fsdp_hidden_s = 0;
+  // ZeRO-2/3: the data-parallel collectives each forward / backward pass
+  // issues over the shard group, in order.
+  std::vector<PassCollective> forward_collectives, backward_collectives;
 };
 
 // The launch queue of one pass (see lower_chunk): replaces each op's GPU

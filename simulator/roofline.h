@@ -37,6 +37,7 @@ class Roofline final : public CostModel {
   double host_run_ahead_s() const override { return constants_.host_run_ahead_s; }
   double microbatch_overhead_s() const override { return constants_.microbatch_overhead_s; }
   double iteration_overhead_s() const override { return constants_.iteration_overhead_s; }
+  double comm_compute_slowdown() const override { return constants_.comm_compute_slowdown; }
   std::string describe() const override;
 
   // The GEMM efficiency factor (0, 1] the model applies to `shape`.

@@ -54,10 +54,11 @@ class GraphBuilder {
   // cannot overflow): per pass one task (or one per op at task level) and a
   // pipeline send; per chunk the data-parallel buckets (at most one per
   // backward op when they overlap, grad_bytes / bucket size otherwise); per
-  // stage the embedding all-reduce, optimizer and parameter all-gather.
+  // stage the embedding all-reduce, hybrid all-reduce, optimizer and
+  // parameter all-gather.
   double max_tasks() const {
     const int chunks = p_ * v_;
-    double tasks = 3.0 * p_;
+    double tasks = 4.0 * p_;
     for (int j = 0; j < chunks; ++j) {
       const ChunkProgram& prog = *programs_[j];
       const double forward_ops = static_cast<double>(prog.forward.size());
@@ -89,6 +90,9 @@ class GraphBuilder {
     send_bwd_.assign(static_cast<size_t>(chunks) * m_, -1);
     stage_end_task_.assign(p_, -1);
     optimizer_task_.assign(p_, -1);
+    dp_issued_s_.assign(p_, 0.0);
+    post_gather_hidden_s_.assign(p_, 0.0);
+    post_gather_slowdown_s_.assign(p_, 0.0);
     // Pipeline transfer times per chunk (forward to the next chunk's stage,
     // backward to the previous one's), computed once.
     send_fwd_s_.assign(chunks, 0.0);
@@ -141,6 +145,11 @@ class GraphBuilder {
   TaskId optimizer_task(int r) const { return optimizer_task_[r]; }
   TaskId stage_end_task(int r) const { return stage_end_task_[r]; }
   const std::vector<std::string>& task_name() const { return task_name_; }
+  // Per stage: full time of the DP tasks issued; the post-optimizer gather's
+  // hidden time and the SM contention added for it (overlap_param_gather).
+  double dp_issued_s(int r) const { return dp_issued_s_[r]; }
+  double post_gather_hidden_s(int r) const { return post_gather_hidden_s_[r]; }
+  double post_gather_slowdown_s(int r) const { return post_gather_slowdown_s_[r]; }
 
  private:
   struct StageState {
@@ -243,9 +252,14 @@ class GraphBuilder {
     return seg;
   }
 
+  // Per-step gradient reduction (stages 0 and 1): an all-reduce over the DP
+  // group, or (sharded optimizer) a reduce-scatter over the shard group.
   CollectiveKind grad_kind() const {
-    return plan_.distributed_optimizer ? CollectiveKind::kReduceScatter
+    return plan_.sharding_stage() >= 1 ? CollectiveKind::kReduceScatter
                                        : CollectiveKind::kAllReduce;
+  }
+  const CommGroup& grad_group() const {
+    return plan_.sharding_stage() >= 1 ? placement_.shard : placement_.data;
   }
 
   // Emits the next pass of stage r, or returns false if the transfer it
@@ -267,7 +281,9 @@ class GraphBuilder {
     const ChunkProgram& prog = *programs_[j];
     const Label label{st.forward ? "F" : "B", st.micro_batch, j};
     const std::vector<LoweredOp>& ops = st.forward ? prog.forward : prog.backward;
-    const bool overlap = plan_.data_parallel > 1 && plan_.overlap_grad_reduce;
+    // Stages 2 and 3 reduce-scatter every micro-batch inside the passes (lowering.h).
+    const bool overlap =
+        plan_.data_parallel > 1 && plan_.overlap_grad_reduce && plan_.sharding_stage() <= 1;
     const bool buckets_here = overlap && !st.forward && k == state.last_backward[st.virtual_chunk];
     std::vector<bool> split;
     std::vector<TaskId> op_task;
@@ -296,8 +312,8 @@ class GraphBuilder {
       size_t b = 0;
       for (size_t q = 0; q < ops.size(); ++q) {
         if (!split[q]) continue;
-        const TaskId t = add(r, StreamKind::kDataComm, dp_time(grad_kind(), bucket_sizes[b]),
-                             Label{dp_label(grad_kind()), -1, j, static_cast<int>(b)});
+        const TaskId t = add_dp(r, dp_time(grad_kind(), bucket_sizes[b], grad_group()),
+                                Label{dp_label(grad_kind()), -1, j, static_cast<int>(b)});
         graph_.add_dependency(op_task[q], t);
         state.dp_tasks.push_back(t);
         ++b;
@@ -313,13 +329,14 @@ class GraphBuilder {
     const TaskId previous = state.previous;
     std::vector<TaskId>& dp_tasks = state.dp_tasks;
     const bool has_dp = plan_.data_parallel > 1;
+    const int stage = plan_.sharding_stage();
     // Without overlap: reduce every chunk's gradients after the stage's last pass.
-    if (has_dp && !plan_.overlap_grad_reduce) {
+    if (has_dp && !plan_.overlap_grad_reduce && stage <= 1) {
       for (int c = 0; c < v_; ++c) {
         const ChunkProgram& prog = *programs_[c * p_ + r];
         for (double bytes : bucket_list(prog.grad_bytes)) {
-          const TaskId t = add(r, StreamKind::kDataComm, dp_time(grad_kind(), bytes),
-                               Label{dp_label(grad_kind()), -1, c * p_ + r});
+          const TaskId t = add_dp(r, dp_time(grad_kind(), bytes, grad_group()),
+                                  Label{dp_label(grad_kind()), -1, c * p_ + r});
           graph_.add_dependency(previous, t);
           dp_tasks.push_back(t);
         }
@@ -332,15 +349,29 @@ class GraphBuilder {
       c.bytes = static_cast<double>(model_.vocab_size) * model_.hidden_size /
                 plan_.tensor_parallel * plan_.grad_reduce_bytes();
       c.group = placement_.embedding;
-      const TaskId t = add(r, StreamKind::kDataComm, cost_.collective_time_s(c),
-                           Label{"embedding gradient all_reduce"});
+      const TaskId t =
+          add_dp(r, cost_.collective_time_s(c), Label{"embedding gradient all_reduce"});
       graph_.add_dependency(previous, t);
       dp_tasks.push_back(t);
     }
+    // Hybrid sharding: all-reduce this rank's 1/S gradient shard across the
+    // d/S replicas, once per step after the shard's reduction.
+    double params = 0, grad_bytes = 0;
+    for (int c = 0; c < v_; ++c) {
+      params += programs_[c * p_ + r]->parameters;
+      grad_bytes += programs_[c * p_ + r]->grad_bytes;
+    }
+    const int S = plan_.shard_group_size();
+    if (stage >= 1 && placement_.replica.size > 1) {
+      const TaskId t =
+          add_dp(r, dp_time(CollectiveKind::kAllReduce, grad_bytes / S, placement_.replica),
+                 Label{"dp all_reduce gradient shard across replicas"});
+      if (previous >= 0) graph_.add_dependency(previous, t);
+      for (TaskId d : dp_tasks) graph_.add_dependency(d, t);
+      dp_tasks.push_back(t);
+    }
     // Optimizer step over this device's shard.
-    double params = 0;
-    for (int c = 0; c < v_; ++c) params += programs_[c * p_ + r]->parameters;
-    const double shard = plan_.distributed_optimizer ? params / plan_.data_parallel : params;
+    const double shard = stage >= 1 ? params / S : params;
     KernelDesc opt;
     opt.kind = KernelKind::kOptimizerStep;
     opt.pass = Pass::kForward;
@@ -353,13 +384,34 @@ class GraphBuilder {
     for (TaskId t : dp_tasks) graph_.add_dependency(t, o);
     optimizer_task_[r] = o;
     stage_end_task_[r] = o;
-    if (plan_.distributed_optimizer && has_dp) {
-      const TaskId g = add(r, StreamKind::kDataComm,
-                           dp_time(CollectiveKind::kAllGather, params * 2.0),
-                           Label{"dp all_gather parameters"});
+    // Stages 1 and 2: gather the updated bf16 parameters over the shard group
+    // (stage 3 gathers per layer in the passes). With overlap_param_gather it
+    // runs under the next iteration's first forward pass of each of the
+    // stage's chunks: only what does not fit is exposed (the steady state of
+    // consecutive iterations, counted at the end of this one), plus the SM
+    // contention of the hidden part.
+    if ((stage == 1 || stage == 2) && has_dp && S > 1) {
+      const double full = dp_time(CollectiveKind::kAllGather, params * 2.0, placement_.shard);
+      double duration = full;
+      if (plan_.overlap_param_gather) {
+        double forward = 0;
+        for (int c = 0; c < v_; ++c) forward += programs_[c * p_ + r]->forward_s;
+        const double hidden = std::min(full, forward);
+        post_gather_hidden_s_[r] = hidden;
+        post_gather_slowdown_s_[r] = cost_.comm_compute_slowdown() * hidden;
+        duration = full - hidden + post_gather_slowdown_s_[r];
+      }
+      const TaskId g = add(r, StreamKind::kDataComm, duration, Label{"dp all_gather parameters"});
+      dp_issued_s_[r] += full;
       graph_.add_dependency(o, g);
       stage_end_task_[r] = g;
     }
+  }
+
+  // A data-parallel task whose full duration counts as issued DP communication.
+  TaskId add_dp(int stage, double duration, const Label& label) {
+    dp_issued_s_[stage] += duration;
+    return add(stage, StreamKind::kDataComm, duration, label);
   }
 
   // Bucket boundaries in a chunk's backward ops: cut after the op at which
@@ -406,11 +458,11 @@ class GraphBuilder {
                                                   : "dp all_reduce gradients";
   }
 
-  double dp_time(CollectiveKind kind, double bytes) const {
+  double dp_time(CollectiveKind kind, double bytes, const CommGroup& group) const {
     CollectiveDesc c;
     c.kind = kind;
     c.bytes = bytes;
-    c.group = placement_.data;
+    c.group = group;
     return cost_.collective_time_s(c);
   }
 
@@ -441,6 +493,7 @@ class GraphBuilder {
   std::vector<TaskId> send_fwd_, send_bwd_;      // per (chunk, micro-batch), -1 until emitted
   std::vector<double> send_fwd_s_, send_bwd_s_;  // per chunk
   std::vector<TaskId> stage_end_task_, optimizer_task_;
+  std::vector<double> dp_issued_s_, post_gather_hidden_s_, post_gather_slowdown_s_;
   std::vector<std::string> task_name_;
   Status duration_error_;  // the first bad duration add() met
 };
@@ -515,16 +568,25 @@ Result<StepReport> simulate(const Model& model, const Plan& plan, const Cluster&
       stage_params[r] += prog.parameters;
       for (const auto* ops : {&prog.forward, &prog.backward}) {
         for (const LoweredOp& op : *ops) {
-          const double total = op.duration_s * m;
+          const double total = (op.duration_s - op.slowdown_s) * m;
           switch (op.category) {
             case OpCategory::kCompute: b.compute_s += total; break;
             case OpCategory::kRecompute: b.recompute_s += total; break;
             case OpCategory::kTensorComm: b.tp_comm_s += total; break;
             case OpCategory::kHostOverhead: b.host_overhead_s += total; break;
+            case OpCategory::kFsdpGather:
+              b.fsdp_gather_exposed_s += total;
+              break;
+            case OpCategory::kFsdpReduceScatter:
+              b.fsdp_reduce_scatter_exposed_s += total;
+              break;
           }
+          b.overlap_slowdown_s += op.slowdown_s * m;
           device_flops_sum += op.flops * m;
         }
       }
+      b.tp_comm_hidden_s += prog.tp_hidden_s * m;
+      b.fsdp_hidden_s += prog.fsdp_hidden_s * m;
     }
     // Idle time on the compute stream, split into pipeline transfers and bubble.
     double prev_end = 0, busy = 0, pp_wait = 0;
@@ -543,7 +605,11 @@ Result<StepReport> simulate(const Model& model, const Plan& plan, const Cluster&
     const TaskId opt = builder.optimizer_task(r);
     b.optimizer_s = builder.graph().duration_s(opt);
     b.end_s = builder.end(builder.stage_end_task(r));
-    b.dp_exposed_s = std::max(0.0, b.end_s - last_pass_end - b.optimizer_s);
+    const double after_passes = std::max(0.0, b.end_s - last_pass_end - b.optimizer_s);
+    const double gather_slowdown = std::min(after_passes, builder.post_gather_slowdown_s(r));
+    b.overlap_slowdown_s += gather_slowdown;
+    b.dp_exposed_s = after_passes - gather_slowdown;
+    b.dp_comm_hidden_s = std::max(0.0, builder.dp_issued_s(r) - b.dp_exposed_s);
   }
   const std::vector<MemoryBreakdown> memory =
       stage_memory(model, plan, stage_params, options.reserved_bytes);

@@ -39,17 +39,30 @@ struct SimOptions {
 };
 
 // Time one device of a stage spent, by cause, over one iteration. The parts
-// add up to the stage's end time.
+// (every field but end_s and the *_hidden_s ones) add up to the stage's end
+// time. Overlap semantics are in lowering.h (tp_comm_overlap, ZeRO-2/3) and
+// simulate.cc (gradient buckets, hybrid all-reduce, post-optimizer gather).
 struct StageBreakdown {
   double compute_s = 0;       // forward + backward kernels (recompute excluded)
   double recompute_s = 0;     // recomputed forward kernels
-  double tp_comm_s = 0;       // tensor-parallel collectives (blocking, all exposed)
+  double tp_comm_s = 0;       // tensor-parallel collectives, exposed (all without tp_comm_overlap)
   double host_overhead_s = 0; // per-micro-batch host time
   double pp_exposed_s = 0;    // waiting for pipeline transfers
   double bubble_s = 0;        // waiting for other stages' compute (pipeline fill/drain)
-  double dp_exposed_s = 0;    // waiting for gradient reduction / parameter gather
+  double dp_exposed_s = 0;    // waiting for per-step gradient reduction / parameter gather
   double optimizer_s = 0;     // optimizer step
+  // ZeRO-3 per-layer parameter all-gathers, exposed part (on the compute path).
+  double fsdp_gather_exposed_s = 0;
+  // ZeRO-2/3 per-micro-batch gradient reduce-scatters, exposed part.
+  double fsdp_reduce_scatter_exposed_s = 0;
+  // SM contention: compute slowed by collectives overlapped with it
+  // (CostModel::comm_compute_slowdown() x the hidden time of the new overlaps).
+  double overlap_slowdown_s = 0;
   double end_s = 0;           // when this stage finishes the iteration
+  // Not parts of end_s: collective time hidden under compute.
+  double tp_comm_hidden_s = 0;  // tp_comm_overlap
+  double dp_comm_hidden_s = 0;  // per-step DP collectives (buckets, post-optimizer gather)
+  double fsdp_hidden_s = 0;     // ZeRO-2/3 per-layer gathers and reduce-scatters
 };
 
 struct StageReport {
@@ -93,6 +106,30 @@ struct StepReport {
 };
 
 // Runs one training step of `model`, laid out by `plan`, on `cluster`.
+//
+// Data parallelism by ZeRO stage (Plan::sharding_stage(); S =
+// shard_group_size(), the shard group being S consecutive DP ranks, so S * t
+// <= gpus_per_node stays on NVLink):
+//  - stage 0: gradients all-reduced over the d ranks; stage 1: reduce-
+//    scattered over the shard group. Both once per step, in buckets
+//    (grad_bucket_bytes) after each chunk's last micro-batch backward,
+//    overlapping it when overlap_grad_reduce (no SM contention charged: the
+//    A100 calibration absorbs it).
+//  - stages 2 and 3: reduce-scattered after every micro-batch's backward,
+//    per layer, inside the pass (lowering.h, with stage 3's per-layer
+//    parameter all-gathers).
+//  - hybrid (S < d, stage >= 1): the 1/S gradient shard is also all-reduced
+//    across the d / S replicas (ranks S * t apart), once per step after the
+//    stage's last pass and its reduce-scatters, before the optimizer.
+//  - the optimizer updates params / S on stages >= 1. Stages 1 and 2 then
+//    all-gather the bf16 parameters over the shard group; stage 3 does not.
+//    With overlap_param_gather that gather runs under the next iteration's
+//    forward: only max(0, gather - the stage's first forward pass of each of
+//    its chunks) is exposed, plus comm_compute_slowdown() x the hidden part,
+//    both counted at the end of this iteration. An approximation: it is the
+//    steady state of consecutive iterations, and ignores that the pipeline
+//    fill may leave a stage idle (and the gather free) before its first
+//    forward.
 //
 // Pure and re-entrant: reads only its arguments, keeps nothing between calls,
 // and may run on many threads at once. The same inputs always give an

@@ -235,6 +235,10 @@ Plan random_plan(std::mt19937_64& rng) {
   p.overlap_grad_reduce = pick({0, 1}) == 1;
   p.pipeline_scatter_gather = pick({0, 1}) == 1;
   p.precision = pick({0, 1}) == 1 ? Precision::kBf16 : Precision::kFp16;
+  p.zero_stage = pick({0, 1, 2, 3});
+  if (p.sharding_stage() >= 1 && p.data_parallel > 1) p.fsdp_group = pick({0, 1, 2});
+  p.tp_comm_overlap = pick({0, 1}) == 1;
+  p.overlap_param_gather = pick({0, 1}) == 1;
   return p;
 }
 
@@ -266,6 +270,13 @@ TEST(Simulate, CollapsedChainsEqualTaskLevelSimulation) {
       EXPECT_NEAR(x.pp_exposed_s, y.pp_exposed_s, tol);
       EXPECT_NEAR(x.dp_exposed_s, y.dp_exposed_s, tol);
       EXPECT_NEAR(x.compute_s, y.compute_s, tol);
+      EXPECT_NEAR(x.tp_comm_s, y.tp_comm_s, tol);
+      EXPECT_NEAR(x.fsdp_gather_exposed_s, y.fsdp_gather_exposed_s, tol);
+      EXPECT_NEAR(x.fsdp_reduce_scatter_exposed_s, y.fsdp_reduce_scatter_exposed_s, tol);
+      EXPECT_NEAR(x.overlap_slowdown_s, y.overlap_slowdown_s, tol);
+      EXPECT_NEAR(x.tp_comm_hidden_s, y.tp_comm_hidden_s, tol);
+      EXPECT_NEAR(x.dp_comm_hidden_s, y.dp_comm_hidden_s, tol);
+      EXPECT_NEAR(x.fsdp_hidden_s, y.fsdp_hidden_s, tol);
     }
     EXPECT_EQ(a->peak_memory_bytes, b->peak_memory_bytes);
   }
@@ -304,7 +315,9 @@ TEST(Simulate, BreakdownAddsUpToStageTime) {
   for (const StageReport& s : r->stages) {
     const StageBreakdown& b = s.time;
     const double sum = b.compute_s + b.recompute_s + b.tp_comm_s + b.host_overhead_s +
-                       b.pp_exposed_s + b.bubble_s + b.dp_exposed_s + b.optimizer_s;
+                       b.pp_exposed_s + b.bubble_s + b.dp_exposed_s + b.optimizer_s +
+                       b.fsdp_gather_exposed_s + b.fsdp_reduce_scatter_exposed_s +
+                       b.overlap_slowdown_s;
     EXPECT_NEAR(sum, b.end_s, 1e-9 * b.end_s) << "stage " << s.stage;
     EXPECT_GT(b.recompute_s, 0);
     EXPECT_GT(b.tp_comm_s, 0);
