@@ -23,6 +23,9 @@ struct SimulateOptions {
   int tp = 0, pp = 0, dp = 0, micro_batch = 0, global_batch = 0, virtual_stages = 0;
   std::string schedule, recompute, precision;
   bool sequence_parallel = false, distributed_optimizer = false, no_flash_attention = false;
+  int zero = 0, fsdp_group = 0;
+  bool tp_comm_overlap = false, overlap_grad_reduce = true, overlap_param_gather = false;
+  bool no_dropout = false, fused_cross_entropy = false;
   std::string gpu, cluster;
   int gpus_per_node = 0;
   std::string format = "text";
@@ -66,7 +69,11 @@ Status apply_model_flags(const SimulateOptions& o, const presets::Catalog& catal
   return Status();
 }
 
-void apply_plan_flags(const SimulateOptions& o, Plan* plan) {
+Status apply_plan_flags(const SimulateOptions& o, Plan* plan) {
+  if (o.given("--zero") && o.distributed_optimizer && o.zero != 1) {
+    return Status::usage("simulate: --zero " + std::to_string(o.zero) +
+                         " contradicts --distributed-optimizer (ZeRO stage 1): give one of them");
+  }
   if (o.given("--tp")) plan->tensor_parallel = o.tp;
   if (o.given("--pp")) plan->pipeline_parallel = o.pp;
   if (o.given("--dp")) plan->data_parallel = o.dp;
@@ -89,6 +96,14 @@ void apply_plan_flags(const SimulateOptions& o, Plan* plan) {
   if (o.sequence_parallel) plan->sequence_parallel = true;
   if (o.distributed_optimizer) plan->distributed_optimizer = true;
   if (o.no_flash_attention) plan->flash_attention = false;
+  if (o.given("--zero")) plan->zero_stage = o.zero;
+  if (o.given("--fsdp-group")) plan->fsdp_group = o.fsdp_group;
+  if (o.tp_comm_overlap) plan->tp_comm_overlap = true;
+  if (o.given("--overlap-grad-reduce")) plan->overlap_grad_reduce = o.overlap_grad_reduce;
+  if (o.overlap_param_gather) plan->overlap_param_gather = true;
+  if (o.no_dropout) plan->dropout = false;
+  if (o.fused_cross_entropy) plan->fused_cross_entropy = true;
+  return Status();
 }
 
 Status run_simulate(const SimulateOptions& o, const GlobalOptions& global) {
@@ -109,7 +124,7 @@ Status run_simulate(const SimulateOptions& o, const GlobalOptions& global) {
     have_model = true;
   }
   LLMPLAN_RETURN_IF_ERROR(apply_model_flags(o, catalog, have_model, &config.model));
-  apply_plan_flags(o, &config.plan);
+  LLMPLAN_RETURN_IF_ERROR(apply_plan_flags(o, &config.plan));
   if (!have_model || !o.cluster.empty() || !o.gpu.empty() || o.gpus_per_node != 0) {
     const std::string base = have_model && o.cluster.empty() && o.gpu.empty() ? "" : o.cluster;
     if (have_model && base.empty() && o.gpu.empty()) {
@@ -182,7 +197,25 @@ void add_simulate_command(CLI::App& app, const GlobalOptions& global, Action* ac
       ->check(CLI::IsMember({"none", "selective", "full"}));
   cmd->add_flag("--sequence-parallel", o->sequence_parallel, "Megatron sequence parallelism");
   cmd->add_flag("--distributed-optimizer", o->distributed_optimizer,
-                "Shard optimizer state over data parallelism (ZeRO-1)");
+                "Shard optimizer state over data parallelism (ZeRO-1; same as --zero 1)");
+  cmd->add_option("--zero", o->zero,
+                  "ZeRO stage: 0 none, 1 optimizer state, 2 + gradients (FSDP SHARD_GRAD_OP), "
+                  "3 + parameters (FSDP FULL_SHARD)")
+      ->check(int_in(0, 3));
+  cmd->add_option("--fsdp-group", o->fsdp_group,
+                  "Hybrid sharding: shard within groups of S data-parallel ranks, replicate "
+                  "across them (must divide --dp; 0 = all of them)")
+      ->check(int_in(0, Plan::kMaxGpus));
+  cmd->add_flag("--tp-comm-overlap", o->tp_comm_overlap,
+                "Overlap tensor-parallel communication with the GEMMs around it");
+  cmd->add_flag("--overlap-grad-reduce,!--no-overlap-grad-reduce", o->overlap_grad_reduce,
+                "Overlap the data-parallel gradient reduction with the backward (default on)");
+  cmd->add_flag("--overlap-param-gather", o->overlap_param_gather,
+                "Overlap the data-parallel parameter all-gather with compute (prefetch)");
+  cmd->add_flag("--no-dropout", o->no_dropout,
+                "Dropout 0: no dropout masks stored (memory)");
+  cmd->add_flag("--fused-cross-entropy", o->fused_cross_entropy,
+                "The loss computes its gradient in place on the bf16 logits (memory)");
   cmd->add_flag("--no-flash-attention", o->no_flash_attention, "Unfused attention kernels");
   cmd->add_option("--precision", o->precision, "Training precision")
       ->check(CLI::IsMember({"bf16", "fp16"}));

@@ -297,9 +297,12 @@ std::string plan_report_markdown(const PlanReportView& v) {
       }
       reports::Table mt({"memory (worst stage)", "bytes"});
       mt.add_row({"weights, gradients, optimizer state", reports::bytes_human(worst->weights_and_optimizer_bytes)});
+      mt.add_row({"sharding working set (gathered parameters, gradients in flight)",
+                  reports::bytes_human(worst->sharded_working_bytes)});
       mt.add_row({"stored activations", reports::bytes_human(worst->activation_bytes)});
       mt.add_row({"recompute working set", reports::bytes_human(worst->recompute_bytes)});
       mt.add_row({"logits", reports::bytes_human(worst->logits_bytes)});
+      mt.add_row({"allocator fragmentation", reports::bytes_human(worst->fragmentation_bytes)});
       mt.add_row({"reserved (CUDA, NCCL, workspaces)", reports::bytes_human(worst->reserved_bytes)});
       mt.add_row({"total / capacity", reports::bytes_human(worst->total_bytes()) + " / " +
                                           reports::bytes_human(v.cluster.gpu.hbm_bytes)});

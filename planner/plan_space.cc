@@ -137,7 +137,7 @@ double estimate_peak_bytes(const Model& model, const Plan& plan) {
     params[p - 1] += static_cast<double>(model.embedding_parameters()) / t;
   }
   double peak = 0;
-  for (const auto& m : simulator::stage_memory(model, plan, params, 3.0 * (1 << 30))) {
+  for (const auto& m : simulator::stage_memory(model, plan, params, 0.0)) {
     peak = std::max(peak, m.total_bytes());
   }
   return peak;

@@ -134,7 +134,21 @@ std::string describe_plan(const simulator::Plan& p) {
   if (p.schedule == simulator::Schedule::kInterleaved) s += fmt::format(" (v={})", p.virtual_stages);
   s += fmt::format(", recompute {}", simulator::to_string(p.recompute));
   if (p.sequence_parallel) s += ", sequence parallel";
-  if (p.distributed_optimizer) s += ", distributed optimizer";
+  const int zero = p.sharding_stage();
+  if (zero == 1 && p.zero_stage == 0) {
+    s += ", distributed optimizer";
+  } else if (zero > 0) {
+    s += fmt::format(", ZeRO-{}", zero);
+  }
+  if (zero > 0 && p.fsdp_group > 0 && p.fsdp_group < p.data_parallel) {
+    s += fmt::format(" (sharded in groups of {}, {} replicas)", p.fsdp_group,
+                     p.data_parallel / p.fsdp_group);
+  }
+  if (p.tp_comm_overlap) s += ", TP comm overlap";
+  if (!p.overlap_grad_reduce) s += ", no grad-reduce overlap";
+  if (p.overlap_param_gather) s += ", param-gather overlap";
+  if (!p.dropout) s += ", no dropout";
+  if (p.fused_cross_entropy) s += ", fused cross-entropy";
   s += p.flash_attention ? ", flash attention" : ", no flash attention";
   s += fmt::format(", {}", simulator::to_string(p.precision));
   return s;

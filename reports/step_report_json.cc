@@ -62,6 +62,8 @@ boost::json::object step_report_to_json(const SimulationView& v) {
     mem["activation_bytes"] = s.memory.activation_bytes;
     mem["recompute_bytes"] = s.memory.recompute_bytes;
     mem["logits_bytes"] = s.memory.logits_bytes;
+    mem["sharded_working_bytes"] = s.memory.sharded_working_bytes;
+    mem["fragmentation_bytes"] = s.memory.fragmentation_bytes;
     mem["reserved_bytes"] = s.memory.reserved_bytes;
     mem["in_flight_micro_batches"] = s.memory.in_flight_micro_batches;
     so["memory"] = std::move(mem);

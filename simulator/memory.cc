@@ -1,8 +1,19 @@
 #include "simulator/memory.h"
 
+#include <algorithm>
+
 #include "simulator/schedule.h"
 
 namespace llmplan::simulator {
+
+namespace {
+constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+constexpr double kMiB = 1024.0 * 1024.0;
+constexpr double kCudaContextBytes = 0.5 * kGiB;
+constexpr double kCublasWorkspaceBytes = 2 * 32 * kMiB;
+constexpr double kNcclBytesPerCommunicator = 0.5 * kGiB;
+constexpr double kTpOverlapBufferBytes = 0.5 * kGiB;
+}  // namespace
 
 double layer_activation_bytes(const Model& model, const Plan& plan) {
   const double s = model.seq_length, b = plan.micro_batch_size, h = model.hidden_size;
@@ -12,8 +23,8 @@ double layer_activation_bytes(const Model& model, const Plan& plan) {
   const bool sp = plan.sequence_parallel && plan.tensor_parallel > 1;
   if (plan.recompute == Recompute::kFull) return 2.0 * s * b * h / (sp ? t : 1.0);
   // Not split by TP (unless SP): both LayerNorm inputs (4), the QKV and FC1
-  // inputs (2 + 2), the two dropout masks (1 + 1).
-  const double replicated = 10.0;
+  // inputs (2 + 2), the two dropout masks (1 + 1) when dropout is on.
+  const double replicated = plan.dropout ? 10.0 : 8.0;
   // Split by TP: Q (2), K and V (2 each, scaled by kv/heads), the output
   // projection input (2), FC1 output and activation output (GeLU 2f+2f,
   // SwiGLU 4f+2f, per h).
@@ -26,12 +37,39 @@ double layer_activation_bytes(const Model& model, const Plan& plan) {
 }
 
 double state_bytes_per_parameter(const Plan& plan) {
-  return plan.distributed_optimizer ? 6.0 + 12.0 / plan.data_parallel : 18.0;
+  const double shards = plan.shard_group_size();
+  switch (plan.sharding_stage()) {
+    case 0: return 18.0;
+    case 1: return 6.0 + 12.0 / shards;
+    case 2: return 2.0 + 16.0 / shards;
+    default: return 16.0 / shards;
+  }
+}
+
+double sharded_working_bytes(const Plan& plan, double layer_parameters, int layers,
+                             double root_parameters) {
+  const int stage = plan.sharding_stage();
+  if (stage < 2) return 0.0;
+  const double unsharded = std::min(layers, 2) * layer_parameters + root_parameters;
+  // Unsharded gradients in the compute precision (2 bytes), and at stage 3
+  // the gathered 2-byte parameters.
+  const double bytes_per_parameter = stage == 3 ? 4.0 : 2.0;
+  return unsharded * bytes_per_parameter;
+}
+
+double framework_buffer_bytes(const Plan& plan) {
+  int communicators = 0;
+  for (int degree : {plan.tensor_parallel, plan.pipeline_parallel, plan.data_parallel}) {
+    if (degree > 1) ++communicators;
+  }
+  double bytes = kCudaContextBytes + kCublasWorkspaceBytes + communicators * kNcclBytesPerCommunicator;
+  if (plan.tp_comm_overlap && plan.tensor_parallel > 1) bytes += kTpOverlapBufferBytes;
+  return bytes;
 }
 
 std::vector<MemoryBreakdown> stage_memory(const Model& model, const Plan& plan,
                                           const std::vector<double>& stage_parameters,
-                                          double reserved_bytes) {
+                                          double extra_reserved_bytes) {
   const int p = plan.pipeline_parallel, v = plan.virtual_stages;
   const double per_layer = layer_activation_bytes(model, plan);
   Plan full_plan = plan;
@@ -39,25 +77,36 @@ std::vector<MemoryBreakdown> stage_memory(const Model& model, const Plan& plan,
   const double full_layer = layer_activation_bytes(model, full_plan);
   const double t = plan.tensor_parallel;
   const double tokens = static_cast<double>(plan.micro_batch_size) * model.seq_length;
+  const double layer_params = static_cast<double>(model.layer_parameters()) / t;
+  const double reserved = framework_buffer_bytes(plan) + extra_reserved_bytes;
   std::vector<MemoryBreakdown> out(p);
   for (int r = 0; r < p; ++r) {
     MemoryBreakdown& mb = out[r];
     mb.parameters = stage_parameters[r];
     mb.weights_and_optimizer_bytes = stage_parameters[r] * state_bytes_per_parameter(plan);
     const std::vector<int> live = peak_in_flight(plan, r);
+    int stage_layers = 0;
     for (int c = 0; c < v; ++c) {
       const int layers = layers_in_chunk(model, plan, c * p + r);
+      stage_layers += layers;
       mb.activation_bytes += live[c] * layers * per_layer;
       mb.in_flight_micro_batches += live[c];
     }
+    // The root unit: what the stage holds besides its layers (embedding,
+    // positions, final norm, output head).
+    const double root = std::max(0.0, stage_parameters[r] - stage_layers * layer_params);
+    mb.sharded_working_bytes = sharded_working_bytes(plan, layer_params, stage_layers, root);
     // The first stage also keeps the embedding output per in-flight micro-batch.
     if (r == 0) mb.activation_bytes += mb.in_flight_micro_batches * tokens * model.hidden_size * 2.0;
     if (plan.recompute == Recompute::kFull) mb.recompute_bytes = full_layer;
     if (r == p - 1) {
-      // Logits in bf16 plus their fp32 copy for the loss, one micro-batch.
-      mb.logits_bytes = tokens * model.vocab_size / t * (2.0 + 4.0);
+      // Logits in bf16 plus their fp32 copy for the loss, one micro-batch;
+      // a fused cross-entropy keeps the bf16 logits only.
+      mb.logits_bytes = tokens * model.vocab_size / t * (plan.fused_cross_entropy ? 2.0 : 6.0);
     }
-    mb.reserved_bytes = reserved_bytes;
+    mb.fragmentation_bytes = kAllocatorFragmentation * (mb.activation_bytes + mb.recompute_bytes +
+                                                        mb.logits_bytes + mb.sharded_working_bytes);
+    mb.reserved_bytes = reserved;
   }
   return out;
 }

@@ -1,4 +1,20 @@
 // Per-device memory of a training plan (DESIGN.md section 4).
+//
+// The peak of one device of pipeline stage r is the sum of
+//   training state     parameters x state_bytes_per_parameter(plan) (ZeRO stage)
+//   sharding working   stage 2-3: unsharded gradients in flight; stage 3 also
+//                      the gathered parameters (sharded_working_bytes)
+//   activations        stored activations of the in-flight micro-batches
+//                      (layer_activation_bytes x layers x peak_in_flight)
+//   recompute          full recompute: one layer's activations rebuilt
+//   logits             last stage: one micro-batch's logits and loss
+//   fragmentation      caching-allocator slack, a fraction of the dynamic part
+//   reserved           CUDA context, cuBLAS and NCCL buffers
+//                      (framework_buffer_bytes) plus any extra reserve.
+// Every figure is a formula of the model and plan, stated below with its
+// source; nothing is fitted. data/h100/published_runs.csv's dense BF16 runs
+// (which all ran on 80 GB H100s) are all predicted to fit (tests check the
+// tightest of them).
 #ifndef LLMPLAN_SIMULATOR_MEMORY_H_
 #define LLMPLAN_SIMULATOR_MEMORY_H_
 
@@ -14,39 +30,103 @@ namespace llmplan::simulator {
 // Bytes held by one device of one pipeline stage at its peak.
 struct MemoryBreakdown {
   double parameters = 0;          // parameters held (count, not bytes)
-  double weights_and_optimizer_bytes = 0;  // weights + grads + Adam state
+  double weights_and_optimizer_bytes = 0;  // weights + grads + Adam state (sharded by ZeRO)
+  double sharded_working_bytes = 0;  // ZeRO 2-3: unsharded grads in flight, gathered params
   double activation_bytes = 0;    // stored activations of in-flight micro-batches
   double recompute_bytes = 0;     // one layer's full activations while recomputing
   double logits_bytes = 0;        // last stage: logits and loss of one micro-batch
-  double reserved_bytes = 0;      // CUDA context, NCCL and cuBLAS workspaces
+  double fragmentation_bytes = 0; // caching-allocator fragmentation of the dynamic part
+  double reserved_bytes = 0;      // CUDA context, NCCL and cuBLAS workspaces (+ extra)
   int in_flight_micro_batches = 0;
   double total_bytes() const {
-    return weights_and_optimizer_bytes + activation_bytes + recompute_bytes + logits_bytes +
-           reserved_bytes;
+    return weights_and_optimizer_bytes + sharded_working_bytes + activation_bytes +
+           recompute_bytes + logits_bytes + fragmentation_bytes + reserved_bytes;
   }
 };
 
 // Activations one layer stores for one micro-batch on one device, bytes.
-// Korthikanti et al. 2022: s b h (34 + 5 a s / h) with no parallelism; with
-// tensor parallelism s b h (10 + 24/t + 5 a s /(h t)); with sequence
-// parallelism everything is divided by t. Generalised to GQA and any FFN
-// size/activation (the 34 is 4 LN + 11 attention + 19 MLP for f = 4h GeLU).
-// Selective recomputation and flash attention drop the 5 a s / h term; full
-// recomputation keeps only the layer input, 2 s b h (divided by t with SP).
+// Korthikanti et al. 2022, "Reducing Activation Recomputation in Large
+// Transformer Models", section 4 and Table 2 (s sequence, b micro-batch,
+// h hidden, a heads, t tensor parallel):
+//   no parallelism            s b h (34 + 5 a s / h)
+//   tensor parallel           s b h (10 + 24/t + 5 a s / (h t))
+//   tensor + sequence par.    s b h (34/t + 5 a s / (h t))
+//   selective recompute       drops the 5 a s / h term (the s x s scores)
+//   full recompute            2 s b h (the layer input; / t with SP)
+// Flash attention (Dao et al. 2022) keeps no s x s scores either: no 5 a s/h
+// term. Generalised to GQA and any FFN size/activation (the 34 is 4 LN + 11
+// attention + 19 MLP for f = 4h GeLU; 32 without dropout, whose two 1-byte
+// masks go with plan.dropout = false): K and V scale with kv_heads/heads,
+// the MLP stores 4f/h (GeLU: FC1 output + activation output) or 6f/h
+// (SwiGLU: two projections + the gated product).
 double layer_activation_bytes(const Model& model, const Plan& plan);
 
-// Bytes of weights, gradients and optimizer state per parameter: 18 for
-// mixed-precision Adam (2 weight + 4 fp32 gradient + 4 master + 8 moments),
-// 6 + 12/d with the distributed optimizer (ZeRO-1).
+// Bytes of weights, gradients and optimizer state per parameter, per device,
+// by ZeRO stage (Rajbhandari et al. 2020, "ZeRO: Memory Optimizations Toward
+// Training Trillion Parameter Models", section 5: 2 + 2 + K bytes with K = 12
+// for mixed-precision Adam). Megatron keeps fp32 main gradients, so the
+// unsharded figure is 2 (bf16 weight) + 4 (fp32 gradient) + 12 (fp32 master
+// weight, Adam m and v) = 18. With S = plan.shard_group_size():
+//   stage 0   18
+//   stage 1   6 + 12/S      (optimizer state sharded: distributed optimizer)
+//   stage 2   2 + 16/S      (gradients too, as fp32 shards: FSDP SHARD_GRAD_OP
+//                            keeps the bf16 weights whole)
+//   stage 3   16/S          (parameters too: FSDP FULL_SHARD keeps only fp32
+//                            shards -- parameter 4, gradient 4, Adam 8 -- and
+//                            casts to bf16 when it gathers; ZeRO-3's
+//                            (2 + 2 + 12)/S. The bf16 weights exist only in
+//                            the working set below.)
+// Stages 2 and 3 also hold an unsharded working set: sharded_working_bytes.
 double state_bytes_per_parameter(const Plan& plan);
 
+// The unsharded working set of ZeRO stages 2 and 3 on one device, bytes. The
+// parameters are gathered and the gradients reduce-scattered one unit at a
+// time (FSDP wraps each transformer layer; the rest -- embedding, final norm,
+// head -- is the root unit, which stays gathered for the whole step and whose
+// gradient is reduced once at the end of the backward). At the peak two layer
+// units are live: the current one and the prefetched (forward) or the one
+// whose gradient is still being reduce-scattered (backward).
+//   stage 2   (2 layers + root) x 2            (unsharded bf16 gradients)
+//   stage 3   (2 layers + root) x (2 + 2)      (+ gathered bf16 parameters)
+// with the layer and root sizes of this stage per device (gradients are
+// produced and reduce-scattered in the compute precision, then accumulated
+// into the fp32 shard: ZeRO's 2-byte gradients, FSDP's reduce_dtype bf16). 0 for stages 0 and 1 (their gradients are counted in
+// state_bytes_per_parameter).
+double sharded_working_bytes(const Plan& plan, double layer_parameters, int layers,
+                             double root_parameters);
+
+// Framework buffers per device, bytes: the CUDA context (about 0.5 GiB on
+// H100 with CUDA 12 and lazy module loading), cuBLAS workspaces (PyTorch
+// sets 32 MiB per handle on Hopper, CUBLAS_WORKSPACE_CONFIG ":4096:8"; two
+// streams: 64 MiB) and NCCL buffers for each communicator of more than one
+// rank (tensor, pipeline, data parallel), 0.5 GiB each (NCCL_BUFFSIZE 4 MiB
+// per channel and protocol, up to 32 channels, send and receive, plus NVLS
+// buffers on H100), and Transformer Engine's userbuffers when tensor-parallel
+// communication is overlapped (one s b h bf16 buffer per ring: bounded here
+// by 0.5 GiB).
+double framework_buffer_bytes(const Plan& plan);
+
+// Fraction of the dynamic memory (activations, recompute, logits, sharding
+// working set) lost to the PyTorch caching allocator's fragmentation (the
+// gap between reserved and allocated bytes); the static state, allocated
+// once, does not fragment. Guo et al. 2024, "GMLake: Efficient and
+// Transparent GPU Memory Defragmentation for Large-scale DNN Training"
+// (ASPLOS), measure 15 % on average (up to 33 %) over LLM fine-tuning and
+// training set-ups that mix memory-saving techniques (recompute, ZeRO
+// offload, LoRA) and so interleave many allocation sizes. Plain pre-training
+// repeats the same sizes every step, and the published H100 runs bound it
+// from above: llm-foundry's MPT-3B at s = 8192, micro-batch 3, no recompute
+// ran with about 68 GB of dynamic memory and 7 GB of state and buffers
+// (these formulas) in 80e9 bytes, which leaves at most about 7 %. We take 5 %.
+inline constexpr double kAllocatorFragmentation = 0.05;
+
 // Memory of every stage of `plan`, given each stage's parameters (per
-// device) and model chunks. `reserved_bytes` covers the CUDA context and
-// library workspaces.
+// device). `extra_reserved_bytes` is added to framework_buffer_bytes(plan)
+// in each stage's reserved_bytes (a user's safety margin; 0 by default).
 // REQUIRES: validate(model, plan).ok().
 std::vector<MemoryBreakdown> stage_memory(const Model& model, const Plan& plan,
                                           const std::vector<double>& stage_parameters,
-                                          double reserved_bytes);
+                                          double extra_reserved_bytes);
 
 }  // namespace llmplan::simulator
 

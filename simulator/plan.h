@@ -77,6 +77,14 @@ struct Plan {
   // FSDP forward/backward prefetch).
   bool overlap_param_gather = false;
   bool flash_attention = true;
+  // Dropout on (Megatron's default 0.1 on the attention and hidden outputs):
+  // each layer stores two 1-byte masks per token and hidden unit. Off for
+  // runs with dropout 0 (Llama, MPT), which store no masks.
+  bool dropout = true;
+  // The loss computes its gradient in place on the bf16 logits (flash-attn's
+  // fused cross-entropy, llm-foundry's default): 2 bytes per logit at the
+  // peak instead of the bf16 logits plus their fp32 copy (6 bytes).
+  bool fused_cross_entropy = false;
   Precision precision = Precision::kBf16;
   // Data-parallel gradient reduction: bucket size (0 = one bucket for the
   // whole stage) and whether buckets overlap the last micro-batch's backward.

@@ -32,6 +32,8 @@ Status apply_plan_json(const boost::json::value& v, const std::string& path, Pla
   r.read_int("fsdp_group", &p.fsdp_group, false, 0);
   r.read_bool("tp_comm_overlap", &p.tp_comm_overlap);
   r.read_bool("overlap_param_gather", &p.overlap_param_gather);
+  r.read_bool("dropout", &p.dropout);
+  r.read_bool("fused_cross_entropy", &p.fused_cross_entropy);
   r.ignore("source");
   r.ignore("note");
   r.ignore("description");
@@ -61,6 +63,8 @@ boost::json::value plan_to_json(const Plan& p) {
   o["fsdp_group"] = p.fsdp_group;
   o["tp_comm_overlap"] = p.tp_comm_overlap;
   o["overlap_param_gather"] = p.overlap_param_gather;
+  o["dropout"] = p.dropout;
+  o["fused_cross_entropy"] = p.fused_cross_entropy;
   return o;
 }
 

@@ -7,7 +7,7 @@
 //   grad_bucket_bytes (integer >= 0; 0 = one bucket per stage),
 //   sequence_parallel, distributed_optimizer, flash_attention,
 //   overlap_grad_reduce, pipeline_scatter_gather, tp_comm_overlap,
-//   overlap_param_gather (booleans), zero_stage (0..3), fsdp_group (integer
+//   overlap_param_gather, dropout, fused_cross_entropy (booleans), zero_stage (0..3), fsdp_group (integer
 //   >= 0; 0 = the whole data-parallel group).
 // Numbers may be bare or {"value": X, "source": "..."}. The documentation keys
 // "source", "note" and "description" are accepted and ignored; any other key

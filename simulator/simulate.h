@@ -34,8 +34,9 @@ struct SimOptions {
   bool collapse_chains = true;
   // Keep every task's start/end for a trace (costs memory).
   bool keep_timeline = false;
-  // CUDA context, NCCL and cuBLAS workspaces, allocator slack, per device.
-  double reserved_bytes = 3.0 * (1 << 30);
+  // Extra memory to keep free per device, on top of the modelled CUDA
+  // context, library buffers and allocator fragmentation (memory.h).
+  double reserved_bytes = 0;
 };
 
 // Time one device of a stage spent, by cause, over one iteration. The parts

@@ -2,10 +2,17 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <vector>
+
+#include "simulator/schedule.h"
 #include "tests/simulator/test_cluster.h"
 
 namespace llmplan::simulator {
 namespace {
+
+constexpr double kRel = 1e-9;
+#define EXPECT_REL(actual, expected) EXPECT_NEAR((actual), (expected), kRel * std::fabs(expected))
 
 // Korthikanti et al. 2022, Table 2 (GPT, f = 4h, no GQA).
 TEST(Memory, ActivationsMatchKorthikanti) {
@@ -28,12 +35,89 @@ TEST(Memory, ActivationsMatchKorthikanti) {
   EXPECT_DOUBLE_EQ(layer_activation_bytes(m, plan), s * b * h / t * 34);
 }
 
-TEST(Memory, OptimizerStateBytes) {
+// The same formulas worked by hand for a small shape, micro-batch 4.
+TEST(Memory, ActivationsByHand) {
+  const Model m = testing::gpt(4, 1024, 16, 512);  // s b h = 512 * 4 * 1024 = 2097152
+  Plan plan;
+  plan.micro_batch_size = 4;
+  plan.flash_attention = false;
+  // 34 s b h + 5 a s^2 b = 71303168 + 5*16*512*512*4 = 71303168 + 83886080.
+  EXPECT_REL(layer_activation_bytes(m, plan), 155189248.0);
+  plan.recompute = Recompute::kSelective;  // drops 5 a s^2 b
+  EXPECT_REL(layer_activation_bytes(m, plan), 71303168.0);
+  plan.recompute = Recompute::kFull;  // 2 s b h
+  EXPECT_REL(layer_activation_bytes(m, plan), 4194304.0);
+  plan.recompute = Recompute::kNone;
+  plan.tensor_parallel = 4;  // (10 + 24/4) s b h + 5 a s^2 b / 4 = 33554432 + 20971520
+  EXPECT_REL(layer_activation_bytes(m, plan), 54525952.0);
+  plan.sequence_parallel = true;  // 34 s b h / 4 + 5 a s^2 b / 4 = 17825792 + 20971520
+  EXPECT_REL(layer_activation_bytes(m, plan), 38797312.0);
+  plan.recompute = Recompute::kFull;  // 2 s b h / 4
+  EXPECT_REL(layer_activation_bytes(m, plan), 1048576.0);
+  plan.recompute = Recompute::kNone;
+  plan.flash_attention = true;  // no s^2 term: 34 s b h / 4
+  EXPECT_REL(layer_activation_bytes(m, plan), 17825792.0);
+  plan.dropout = false;  // no masks: 32 s b h / 4
+  EXPECT_REL(layer_activation_bytes(m, plan), 16777216.0);
+}
+
+// GQA and SwiGLU: Q 2, K and V 2 kv/a each, output 2, MLP 6 f/h, + 10 replicated.
+TEST(Memory, ActivationsGqaSwiglu) {
+  Model m = testing::gpt(4, 1024, 16, 512);
+  m.num_kv_heads = 4;           // kv/a = 1/4: K + V = 1 (instead of 4)
+  m.ffn_hidden_size = 2816;     // f/h = 2.75: 6 f/h = 16.5
+  m.activation = Activation::kSwiglu;
+  Plan plan;
+  // (10 + 2 + 1 + 2 + 16.5) s b h = 31.5 * 524288
+  EXPECT_REL(layer_activation_bytes(m, plan), 31.5 * 524288.0);
+  plan.tensor_parallel = 2;  // 10 + 21.5 / 2
+  EXPECT_REL(layer_activation_bytes(m, plan), 20.75 * 524288.0);
+}
+
+TEST(Memory, StateBytesByZeroStage) {
   Plan plan;
   plan.data_parallel = 8;
+  plan.global_batch_size = 8;
   EXPECT_DOUBLE_EQ(state_bytes_per_parameter(plan), 18);
-  plan.distributed_optimizer = true;
+  plan.distributed_optimizer = true;  // stage 1, unchanged from before
   EXPECT_DOUBLE_EQ(state_bytes_per_parameter(plan), 6 + 12.0 / 8);
+  plan.distributed_optimizer = false;
+  plan.zero_stage = 1;
+  EXPECT_DOUBLE_EQ(state_bytes_per_parameter(plan), 7.5);
+  plan.zero_stage = 2;
+  EXPECT_DOUBLE_EQ(state_bytes_per_parameter(plan), 2 + 16.0 / 8);
+  plan.zero_stage = 3;
+  EXPECT_DOUBLE_EQ(state_bytes_per_parameter(plan), 2);
+  plan.fsdp_group = 4;  // hybrid: sharded over 4, replicated across 2
+  EXPECT_DOUBLE_EQ(state_bytes_per_parameter(plan), 4);
+  plan.zero_stage = 1;
+  EXPECT_DOUBLE_EQ(state_bytes_per_parameter(plan), 9);
+}
+
+TEST(Memory, ShardedWorkingSet) {
+  Plan plan;
+  plan.data_parallel = 8;
+  plan.global_batch_size = 8;
+  EXPECT_DOUBLE_EQ(sharded_working_bytes(plan, 1e6, 10, 3e6), 0);
+  plan.zero_stage = 1;
+  EXPECT_DOUBLE_EQ(sharded_working_bytes(plan, 1e6, 10, 3e6), 0);
+  plan.zero_stage = 2;  // (2 layers + root) x 2 bytes of gradient
+  EXPECT_DOUBLE_EQ(sharded_working_bytes(plan, 1e6, 10, 3e6), 5e6 * 2);
+  plan.zero_stage = 3;  // + 2 bytes of gathered parameter
+  EXPECT_DOUBLE_EQ(sharded_working_bytes(plan, 1e6, 10, 3e6), 5e6 * 4);
+  EXPECT_DOUBLE_EQ(sharded_working_bytes(plan, 1e6, 1, 0), 1e6 * 4);  // one layer only
+}
+
+TEST(Memory, FrameworkBuffers) {
+  const double gib = 1024.0 * 1024 * 1024, mib = 1024.0 * 1024;
+  Plan plan;
+  EXPECT_DOUBLE_EQ(framework_buffer_bytes(plan), 0.5 * gib + 64 * mib);
+  plan.data_parallel = 8;
+  plan.tensor_parallel = 8;
+  plan.global_batch_size = 8;
+  EXPECT_DOUBLE_EQ(framework_buffer_bytes(plan), 1.5 * gib + 64 * mib);
+  plan.tp_comm_overlap = true;
+  EXPECT_DOUBLE_EQ(framework_buffer_bytes(plan), 2.0 * gib + 64 * mib);
 }
 
 TEST(Memory, OneFOneBKeepsUpToPMicroBatchesOnTheFirstStage) {
@@ -42,13 +126,143 @@ TEST(Memory, OneFOneBKeepsUpToPMicroBatchesOnTheFirstStage) {
   plan.pipeline_parallel = 4;
   plan.global_batch_size = 16;
   const std::vector<MemoryBreakdown> mem = stage_memory(m, plan, {1e6, 1e6, 1e6, 1e6}, 0);
-  EXPECT_EQ(mem[0].in_flight_micro_batches, 4);
-  EXPECT_EQ(mem[3].in_flight_micro_batches, 1);
+  for (int r = 0; r < 4; ++r) EXPECT_EQ(mem[r].in_flight_micro_batches, 4 - r);  // p - r
   plan.schedule = Schedule::kGpipe;
   EXPECT_EQ(stage_memory(m, plan, {1e6, 1e6, 1e6, 1e6}, 0)[3].in_flight_micro_batches, 16);
   EXPECT_DOUBLE_EQ(mem[1].weights_and_optimizer_bytes, 18e6);
   const double per_layer = layer_activation_bytes(m, plan);
   EXPECT_DOUBLE_EQ(mem[2].activation_bytes, 2 * 2 * per_layer);
+}
+
+// Interleaving: the first stage holds (1 + (p-1)/(p v)) times the activations
+// of l/p layers' worth of micro-batches (Korthikanti et al. 2022, section 4.2.3).
+TEST(Memory, InterleavedFirstStageFactor) {
+  const Model m = testing::gpt(16, 1024, 16, 1024);
+  Plan plan;
+  plan.pipeline_parallel = 4;
+  plan.virtual_stages = 2;
+  plan.schedule = Schedule::kInterleaved;
+  plan.global_batch_size = 16;
+  const std::vector<MemoryBreakdown> mem = stage_memory(m, plan, {1e6, 1e6, 1e6, 1e6}, 0);
+  const double p = 4, v = 2, l = 16;
+  const double per_layer = layer_activation_bytes(m, plan);
+  const double embedding = mem[0].in_flight_micro_batches * 1024.0 * 1024 * 2;
+  EXPECT_REL(mem[0].activation_bytes - embedding, per_layer * l * (1 + (p - 1) / (p * v)));
+  EXPECT_EQ(mem[0].in_flight_micro_batches, 4 * 2 + 4 - 1);  // v p + p - 1 chunk passes
+}
+
+// Every term of one stage-3 device, by hand.
+TEST(Memory, ZeroThreeTotalByHand) {
+  const Model m = testing::gpt(4, 1024, 16, 512, 1000);
+  Plan plan;
+  plan.data_parallel = 4;
+  plan.global_batch_size = 8;
+  plan.micro_batch_size = 2;
+  plan.zero_stage = 3;
+  plan.recompute = Recompute::kFull;
+  const double layer = static_cast<double>(m.layer_parameters());
+  const double root = 1e6;
+  const MemoryBreakdown mb = stage_memory(m, plan, {4 * layer + root}, 0)[0];
+  const double tokens = 1024, h = 1024;
+  EXPECT_REL(mb.weights_and_optimizer_bytes, (4 * layer + root) * 16 / 4);
+  EXPECT_REL(mb.sharded_working_bytes, (2 * layer + root) * 4);
+  EXPECT_REL(mb.activation_bytes, 4 * 2 * tokens * h + tokens * h * 2);  // layer inputs + embedding
+  EXPECT_REL(mb.recompute_bytes, 34 * tokens * h);
+  EXPECT_REL(mb.logits_bytes, tokens * 1000 * 6);
+  const double dynamic = mb.activation_bytes + mb.recompute_bytes + mb.logits_bytes + mb.sharded_working_bytes;
+  EXPECT_REL(mb.fragmentation_bytes, kAllocatorFragmentation * dynamic);
+  EXPECT_REL(mb.reserved_bytes, framework_buffer_bytes(plan));
+  EXPECT_REL(mb.total_bytes(), mb.weights_and_optimizer_bytes + dynamic + mb.fragmentation_bytes +
+                                   mb.reserved_bytes);
+  plan.fused_cross_entropy = true;
+  EXPECT_REL(stage_memory(m, plan, {4 * layer + root}, 0)[0].logits_bytes, tokens * 1000 * 2);
+  EXPECT_REL(stage_memory(m, plan, {4 * layer + root}, 5e9)[0].reserved_bytes,
+             framework_buffer_bytes(plan) + 5e9);
+}
+
+// Published H100 runs (data/h100/published_runs.csv) that really ran on 80 GB
+// GPUs: the tightest of the 79 dense BF16 rows under these formulas. Each must
+// be predicted to fit.
+Model mpt(int layers, int hidden, int heads, int seq) {
+  Model m = testing::gpt(layers, hidden, heads, seq, 50368);  // learned positions, biases, tied
+  return m;
+}
+
+Plan foundry(int gpus, int micro_batch, int global_batch, int zero, Recompute recompute) {
+  Plan p;
+  p.data_parallel = gpus;
+  p.micro_batch_size = micro_batch;
+  p.global_batch_size = global_batch;
+  p.zero_stage = zero;
+  p.recompute = recompute;
+  p.dropout = false;              // MPT: attn_pdrop = resid_pdrop = 0
+  p.fused_cross_entropy = true;   // llm-foundry's default loss_fn
+  return p;
+}
+
+double peak_bytes(const Model& m, const Plan& plan) {
+  const int p = plan.pipeline_parallel, v = plan.virtual_stages, t = plan.tensor_parallel;
+  std::vector<double> params(p, 0.0);
+  for (int c = 0; c < p * v; ++c) {
+    params[c % p] += static_cast<double>(m.layer_parameters()) / t * layers_in_chunk(m, plan, c);
+  }
+  params[0] += static_cast<double>(m.embedding_parameters()) / t;
+  params[p - 1] += static_cast<double>(m.head_parameters()) / t;
+  double peak = 0;
+  for (const MemoryBreakdown& mb : stage_memory(m, plan, params, 0)) peak = std::max(peak, mb.total_bytes());
+  return peak;
+}
+
+TEST(Memory, TightestPublishedH100RunsFit) {
+  // mpt-3b, s 8192, 8 GPUs FULL_SHARD, micro-batch 3, no checkpointing: 78.1 GB.
+  const double a = peak_bytes(mpt(32, 2560, 20, 8192), foundry(8, 3, 144, 3, Recompute::kNone));
+  EXPECT_LT(a, 80e9);
+  EXPECT_GT(a, 77e9);
+  // mpt-30b, s 8192, 8 GPUs FULL_SHARD, micro-batch 1, full checkpointing: 77.0 GB.
+  const double b = peak_bytes(mpt(48, 7168, 56, 8192), foundry(8, 1, 168, 3, Recompute::kFull));
+  EXPECT_LT(b, 80e9);
+  EXPECT_GT(b, 76e9);
+  // mpt-1b, s 2048, 16 GPUs FULL_SHARD, micro-batch 20: 75.5 GB.
+  const double c = peak_bytes(mpt(24, 2048, 16, 2048), foundry(16, 20, 320, 3, Recompute::kNone));
+  EXPECT_LT(c, 80e9);
+  EXPECT_GT(c, 74e9);
+  // mpt-30b, s 2048, 8 GPUs FULL_SHARD, micro-batch 3, full checkpointing: 74.5 GB.
+  const double d = peak_bytes(mpt(48, 7168, 56, 2048), foundry(8, 3, 504, 3, Recompute::kFull));
+  EXPECT_LT(d, 80e9);
+  EXPECT_GT(d, 73e9);
+}
+
+TEST(Memory, TightestMegatronH100RunFits) {
+  // Megatron-LM weak scaling, GPT 462B: t 8, p 16, d 48, distributed
+  // optimizer, micro-batch 1, s 4096, no recompute: 67.3 GB on the first stage.
+  Model m = testing::gpt(112, 18432, 144, 4096, 131072);
+  m.tied_embeddings = false;
+  Plan plan;
+  plan.tensor_parallel = 8;
+  plan.pipeline_parallel = 16;
+  plan.data_parallel = 48;
+  plan.global_batch_size = 3072;
+  plan.sequence_parallel = true;
+  plan.distributed_optimizer = true;
+  plan.tp_comm_overlap = true;
+  const double peak = peak_bytes(m, plan);
+  EXPECT_LT(peak, 80e9);
+  EXPECT_GT(peak, 66e9);
+}
+
+TEST(Memory, SeventyBillionUnshardedOnEightGpusDoesNotFit) {
+  Model m = testing::gpt(80, 8192, 64, 4096, 128256);
+  m.num_kv_heads = 8;
+  m.ffn_hidden_size = 28672;
+  m.activation = Activation::kSwiglu;
+  m.tied_embeddings = false;
+  Plan plan;
+  plan.data_parallel = 8;
+  plan.global_batch_size = 8;
+  plan.recompute = Recompute::kFull;
+  EXPECT_GT(peak_bytes(m, plan), 1000e9);  // 18 B x 70 B parameters
+  plan.zero_stage = 3;                     // 16/8 B per parameter: 141 GB, still too much
+  EXPECT_GT(peak_bytes(m, plan), 140e9);
 }
 
 }  // namespace
