@@ -100,7 +100,11 @@ Status apply_plan_flags(const SimulateOptions& o, Plan* plan) {
   if (o.given("--fsdp-group")) plan->fsdp_group = o.fsdp_group;
   if (o.tp_comm_overlap) plan->tp_comm_overlap = true;
   if (o.given("--overlap-grad-reduce")) plan->overlap_grad_reduce = o.overlap_grad_reduce;
-  if (o.overlap_param_gather) plan->overlap_param_gather = true;
+  if (o.given("--overlap-param-gather")) {
+    plan->overlap_param_gather = o.overlap_param_gather;
+  } else if (o.given("--zero") && o.zero == 3) {
+    plan->overlap_param_gather = true;  // FSDP prefetches by default
+  }
   if (o.no_dropout) plan->dropout = false;
   if (o.fused_cross_entropy) plan->fused_cross_entropy = true;
   return Status();
@@ -210,8 +214,9 @@ void add_simulate_command(CLI::App& app, const GlobalOptions& global, Action* ac
                 "Overlap tensor-parallel communication with the GEMMs around it");
   cmd->add_flag("--overlap-grad-reduce,!--no-overlap-grad-reduce", o->overlap_grad_reduce,
                 "Overlap the data-parallel gradient reduction with the backward (default on)");
-  cmd->add_flag("--overlap-param-gather", o->overlap_param_gather,
-                "Overlap the data-parallel parameter all-gather with compute (prefetch)");
+  cmd->add_flag("--overlap-param-gather,!--no-overlap-param-gather", o->overlap_param_gather,
+                "Overlap the data-parallel parameter all-gather with compute (prefetch; default "
+                "on with --zero 3, as FSDP prefetches, off otherwise)");
   cmd->add_flag("--no-dropout", o->no_dropout,
                 "Dropout 0: no dropout masks stored (memory)");
   cmd->add_flag("--fused-cross-entropy", o->fused_cross_entropy,

@@ -207,7 +207,9 @@ std::vector<Plan> expand_sharding_axes(const PlanSpace& space, const Plan& base)
       for (bool tpo : choice_values(space.tp_comm_overlap, base.tp_comm_overlap,
                                     base.tensor_parallel > 1)) {
         for (bool grad : choice_values(space.overlap_grad_reduce, base.overlap_grad_reduce, d > 1)) {
-          for (bool param : choice_values(space.overlap_param_gather, base.overlap_param_gather,
+          // Automatic: FSDP (stage 3) prefetches its gathers; stages 1-2 keep base's.
+          const bool auto_param = stage == 3 || base.overlap_param_gather;
+          for (bool param : choice_values(space.overlap_param_gather, auto_param,
                                           d > 1 && stage >= 1)) {
             Plan plan = base;
             plan.distributed_optimizer = stage >= 1;

@@ -65,7 +65,8 @@ struct PlanSpace {
   std::vector<int> fsdp_group;
   Choice tp_comm_overlap = Choice::kAuto;       // auto: off (meaningful when t > 1)
   Choice overlap_grad_reduce = Choice::kAuto;   // auto: on (meaningful when d > 1)
-  Choice overlap_param_gather = Choice::kAuto;  // auto: off (meaningful when sharded, d > 1)
+  Choice overlap_param_gather = Choice::kAuto;  // auto: on at stage 3 (FSDP prefetch), else off
+                                                // (meaningful when sharded, d > 1)
   int max_model_parallel = 0;  // t * p at most this; 0: no limit
   // Only plans that use as many of the GPUs as the layout allows (d the
   // most that fits); otherwise also half that data-parallel width.

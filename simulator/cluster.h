@@ -53,6 +53,13 @@ struct RooflineConstants {
   // Learning Training Platforms", ISCA 2021. An estimate for calibrate to
   // fit; >= 0 (0: overlap is free).
   double comm_compute_slowdown = 0.12;
+  // Not used by simulate(): the speed of kernels run by a PyTorch-FSDP
+  // training stack (eager PyTorch modules, e.g. MosaicML llm-foundry)
+  // relative to the Megatron-Core / Transformer Engine stack the lowering
+  // models, as a factor on the GEMM, flash-attention and memory
+  // efficiencies. `llmplan validate` / `calibrate` apply it to runs measured
+  // on that stack and fit it in [0.5, 1]; 1 = the same speed.
+  double pytorch_fsdp_efficiency = 1.0;
 
   friend bool operator==(const RooflineConstants&, const RooflineConstants&) = default;
 };

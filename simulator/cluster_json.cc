@@ -149,6 +149,7 @@ Status apply_roofline_json(const boost::json::value& v, const std::string& path,
   r.read_double("microbatch_overhead_s", &c.microbatch_overhead_s, false, 0.0);
   r.read_double("iteration_overhead_s", &c.iteration_overhead_s, false, 0.0);
   r.read_double("comm_compute_slowdown", &c.comm_compute_slowdown, false, 0.0);
+  read_fraction(&r, "pytorch_fsdp_efficiency", &c.pytorch_fsdp_efficiency);
   ignore_documentation(&r);
   LLMPLAN_RETURN_IF_ERROR(r.finish());
   *out = c;
@@ -346,6 +347,7 @@ boost::json::value roofline_to_json(const RooflineConstants& c) {
   o["microbatch_overhead_s"] = c.microbatch_overhead_s;
   o["iteration_overhead_s"] = c.iteration_overhead_s;
   o["comm_compute_slowdown"] = c.comm_compute_slowdown;
+  o["pytorch_fsdp_efficiency"] = c.pytorch_fsdp_efficiency;
   if (std::isfinite(c.host_run_ahead_s)) o["host_run_ahead_s"] = c.host_run_ahead_s;
   return o;
 }

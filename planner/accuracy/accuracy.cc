@@ -71,6 +71,8 @@ std::vector<AccuracyCase> make_runs_cases(const std::vector<PublishedRun>& runs)
     c.config = r.config;
     c.name = r.name;
     c.origin = r.source;
+    // llm-foundry trains with Composer: PyTorch FSDP over eager modules.
+    if (r.source == "llm-foundry") c.stack = "pytorch-fsdp";
     cases.push_back(std::move(c));
   }
   return cases;
@@ -115,6 +117,18 @@ AccuracyConstants constants_of(const AccuracyCase& c) {
   return {c.config.cluster.gpu.roofline, c.config.cluster.network};
 }
 
+simulator::Cluster case_cluster(const AccuracyCase& c) {
+  simulator::Cluster cluster = c.config.cluster;
+  if (c.stack == "pytorch-fsdp") {
+    simulator::RooflineConstants& r = cluster.gpu.roofline;
+    const double k = r.pytorch_fsdp_efficiency;
+    r.gemm_efficiency *= k;
+    r.flash_attention_efficiency *= k;
+    r.memory_efficiency *= k;
+  }
+  return cluster;
+}
+
 Result<std::vector<double>> predict_iteration_times(
     const std::vector<AccuracyCase>& cases,
     const std::shared_ptr<const simulator::CostModel>& cost_model, std::vector<bool>* fits) {
@@ -127,7 +141,8 @@ Result<std::vector<double>> predict_iteration_times(
     simulator::SimOptions options;
     options.cost_model = cost_model;
     const presets::SimConfig& c = cases[static_cast<size_t>(i)].config;
-    Result<simulator::StepReport> r = simulator::simulate(c.model, c.plan, c.cluster, options);
+    Result<simulator::StepReport> r = simulator::simulate(
+        c.model, c.plan, case_cluster(cases[static_cast<size_t>(i)]), options);
     if (r.ok()) {
       out[static_cast<size_t>(i)] = r->iteration_time_s;
       fit[static_cast<size_t>(i)] = r->fits_in_memory ? 1 : 0;

@@ -38,7 +38,20 @@ struct AccuracyCase {
   presets::SimConfig config;
   std::string name;
   std::string origin;
+  // The software stack the run was measured on: "megatron-core" (Megatron-LM
+  // / NeMo with Transformer Engine's fused kernels: what the simulator's
+  // lowering and the GPU presets' constants describe) or "pytorch-fsdp"
+  // (MosaicML llm-foundry / Composer: eager PyTorch modules under PyTorch
+  // FSDP), whose kernels run at RooflineConstants::pytorch_fsdp_efficiency
+  // of the Megatron-Core efficiencies (fitted in [0.5, 1] by calibrate when
+  // the cases hold both stacks).
+  std::string stack = "megatron-core";
 };
+
+// The cluster `c` is simulated on: its config's, for the "pytorch-fsdp"
+// stack with the GEMM, flash-attention and memory efficiencies times the
+// GPU's RooflineConstants::pytorch_fsdp_efficiency.
+simulator::Cluster case_cluster(const AccuracyCase& c);
 
 // The cases of the expressible rows of a runs file, in file order (rows with
 // missing features are left out: report them from the PublishedRun list).

@@ -66,6 +66,7 @@ AccuracyConstants to_constants(const AccuracyConstants& base, const double* r, c
   c.roofline.host_run_ahead_s = r[6] * 1e-4;
   c.network.nic_efficiency = std::min(n[0], 1.0);
   c.network.nic_latency_s = n[1] * 1e-6;
+  c.roofline.pytorch_fsdp_efficiency = std::min(f[1], 1.0);
   return c;
 }
 
@@ -76,13 +77,14 @@ struct LogTimeResidual {
 
   bool operator()(const double* r, const double* n, const double* f, double* residual) const {
     const AccuracyConstants k = to_constants(*base, r, n, f);
-    simulator::Cluster cluster = c->config.cluster;
+    AccuracyCase trial = *c;
+    simulator::Cluster& cluster = trial.config.cluster;
     cluster.gpu.roofline = k.roofline;
     cluster.network.nvlink_latency_s = k.network.nvlink_latency_s;
     cluster.network.nic_latency_s = k.network.nic_latency_s;
     cluster.network.nic_efficiency = k.network.nic_efficiency;
     Result<simulator::StepReport> rep =
-        simulator::simulate(c->config.model, c->config.plan, cluster);
+        simulator::simulate(c->config.model, c->config.plan, case_cluster(trial));
     if (!rep.ok() || !(rep->iteration_time_s > 0)) return false;
     residual[0] = std::log(rep->iteration_time_s / c->run.iteration_time_s);
     return true;
@@ -171,10 +173,22 @@ Result<CalibrationResult> calibrate(const std::vector<AccuracyCase>& cases,
   const Bounds flash_bounds = {
       std::min(0.2, cases.front().config.cluster.gpu.ceilings.flash_attention_efficiency),
       std::min(1.0, cases.front().config.cluster.gpu.ceilings.flash_attention_efficiency)};
-  const double f0[1] = {options.fit_flash_attention
+  // The PyTorch-FSDP stack's efficiency relative to Megatron-Core: fitted
+  // only when the cases hold both stacks (with one stack it is the same
+  // thing as the shared efficiencies), from 0.85 within [0.5, 1].
+  const bool has_pytorch = std::any_of(cases.begin(), cases.end(), [](const AccuracyCase& c) {
+    return c.stack == "pytorch-fsdp";
+  });
+  const bool has_megatron = std::any_of(cases.begin(), cases.end(), [](const AccuracyCase& c) {
+    return c.stack != "pytorch-fsdp";
+  });
+  const bool fit_stack = has_pytorch && has_megatron;
+  const Bounds stack_bounds = {0.5, 1.0};
+  const double f0[2] = {options.fit_flash_attention
                             ? std::clamp(initial.roofline.flash_attention_efficiency,
                                          flash_bounds.lo, flash_bounds.hi)
-                            : initial.roofline.flash_attention_efficiency};
+                            : initial.roofline.flash_attention_efficiency,
+                        fit_stack ? 0.85 : initial.roofline.pytorch_fsdp_efficiency};
   auto grid = screen_points();
   for (auto& point : grid) {  // starting points inside the (ceiling-lowered) bounds
     for (int i = 0; i < kRooflineParams; ++i) {
@@ -205,14 +219,14 @@ Result<CalibrationResult> calibrate(const std::vector<AccuracyCase>& cases,
   for (int s = 0; s < polish; ++s) {
     double r[kRooflineParams];
     double n[kNetworkParams] = {n0[0], n0[1]};
-    double f[1] = {f0[0]};
+    double f[2] = {f0[0], f0[1]};
     std::copy(grid[order[s]].begin(), grid[order[s]].end(), r);
     ceres::Problem problem;
     ceres::NumericDiffOptions diff;
     diff.relative_step_size = 1e-3;
     for (const AccuracyCase& c : cases) {
       auto* cost = new ceres::NumericDiffCostFunction<LogTimeResidual, ceres::FORWARD, 1,
-                                                      kRooflineParams, kNetworkParams, 1>(
+                                                      kRooflineParams, kNetworkParams, 2>(
           new LogTimeResidual{&c, &initial}, ceres::TAKE_OWNERSHIP, 1, diff);
       problem.AddResidualBlock(cost, new ceres::HuberLoss(kHuberDelta), r, n, f);
     }
@@ -225,11 +239,23 @@ Result<CalibrationResult> calibrate(const std::vector<AccuracyCase>& cases,
       problem.SetParameterUpperBound(n, i, kNetworkBounds[i].hi);
     }
     if (!options.fit_network) problem.SetParameterBlockConstant(n);
+    std::vector<int> fixed;
     if (options.fit_flash_attention) {
       problem.SetParameterLowerBound(f, 0, flash_bounds.lo);
       problem.SetParameterUpperBound(f, 0, flash_bounds.hi);
     } else {
+      fixed.push_back(0);
+    }
+    if (fit_stack) {
+      problem.SetParameterLowerBound(f, 1, stack_bounds.lo);
+      problem.SetParameterUpperBound(f, 1, stack_bounds.hi);
+    } else {
+      fixed.push_back(1);
+    }
+    if (fixed.size() == 2) {
       problem.SetParameterBlockConstant(f);
+    } else if (!fixed.empty()) {
+      problem.SetManifold(f, new ceres::SubsetManifold(2, fixed));
     }
     ceres::Solver::Options solver;
     solver.linear_solver_type = ceres::DENSE_QR;
@@ -263,6 +289,11 @@ Result<CalibrationResult> calibrate(const std::vector<AccuracyCase>& cases,
           (f[0] <= flash_bounds.lo + 1e-9 || f[0] >= flash_bounds.hi - 1e-9)) {
         best.at_bound.push_back(std::string("flash_attention_efficiency") +
                                 (f[0] <= flash_bounds.lo + 1e-9 ? " at its lower bound"
+                                                                : " at its upper bound"));
+      }
+      if (fit_stack && (f[1] <= stack_bounds.lo + 1e-9 || f[1] >= stack_bounds.hi - 1e-9)) {
+        best.at_bound.push_back(std::string("pytorch_fsdp_efficiency") +
+                                (f[1] <= stack_bounds.lo + 1e-9 ? " at its lower bound"
                                                                 : " at its upper bound"));
       }
     }

@@ -297,6 +297,13 @@ Result<PublishedRun> map_published_run(const RunRow& row, const std::vector<Mode
                              contains(ov, "overlap-grad-reduce") || contains(ov, "grad-reduce");
   plan.overlap_param_gather = torch_fsdp || contains(ov, "overlap_param_gather") ||
                               contains(ov, "overlap-param-gather") || contains(ov, "param-gather");
+  // llm-foundry's MPT recipes train without dropout (resid/emb/attn pdrop 0)
+  // and with flash-attn's fused cross-entropy (loss_fn fused_crossentropy):
+  // no dropout masks, and the logits' gradient computed in place.
+  if (out.source == "llm-foundry") {
+    plan.dropout = false;
+    plan.fused_cross_entropy = true;
+  }
   // Megatron-Core's default gradient bucket: 40M parameters of fp32 grads.
   if (plan.overlap_grad_reduce && !torch_fsdp) plan.grad_bucket_bytes = 40'000'000LL * 4;
 
