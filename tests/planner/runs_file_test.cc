@@ -114,6 +114,8 @@ TEST(RunsFile, MapsAnMptRow) {
   p.overlap_grad_reduce = true;
   p.flash_attention = true;
   p.precision = simulator::Precision::kBf16;
+  p.dropout = false;               // MPT recipes: pdrop 0
+  p.fused_cross_entropy = true;    // llm-foundry's fused_crossentropy loss
   EXPECT_EQ(run.config.plan, p);
   EXPECT_EQ(run.config.cluster.gpu.name, "h100-sxm");
   EXPECT_EQ(run.config.cluster.gpus_per_node, 8);

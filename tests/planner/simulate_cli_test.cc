@@ -55,10 +55,14 @@ TEST(SimulateCli, JsonCarriesTheCaveats) {
 }
 
 TEST(SimulateCli, TextAndMarkdownPrintTheCaveats) {
-  const CliRun h100 = run_simulate(std::string(kSmall) + " --gpu h100-sxm");
-  ASSERT_TRUE(h100.status.ok()) << h100.status.message();
-  EXPECT_NE(h100.out.find("caveats:\n  - uncalibrated-gpu: GPU h100-sxm"), std::string::npos)
-      << h100.out;
+  const CliRun b200 = run_simulate(std::string(kSmall) + " --gpu b200");
+  ASSERT_TRUE(b200.status.ok()) << b200.status.message();
+  EXPECT_NE(b200.out.find("caveats:\n  - uncalibrated-gpu: GPU b200"), std::string::npos)
+      << b200.out;
+  // The H200's constants are the H100 fit carried over: it says so.
+  const CliRun h200 = run_simulate(std::string(kSmall) + " --gpu h200-sxm");
+  ASSERT_TRUE(h200.status.ok()) << h200.status.message();
+  EXPECT_NE(h200.out.find("h100-sxm's fit carried over"), std::string::npos) << h200.out;
   const CliRun md = run_simulate(std::string(kSmall) + " --format md");
   ASSERT_TRUE(md.status.ok());
   EXPECT_NE(md.out.find("## Caveats\n\n- mfu-above-validated: predicted MFU"), std::string::npos)
