@@ -166,9 +166,10 @@ struct CalibrationResult {
 // at most the physical ceilings of the first case's GPU, GpuSpec::ceilings). Starting points: a fixed grid of
 // kCalibrationScreenPoints is screened (one simulation per case each) and the best `starts` of them
 // are polished with Ceres; the result does not depend on `initial`'s fitted
-// values, only its fixed ones (gemm_tile, flash attention efficiency unless
-// fit_flash_attention (then it starts from min(initial, ceiling)), NVLink
-// figures, and the NIC figures when fit_network is off). Deterministic: the
+// values, only its fixed ones (gemm_tile, comm_compute_slowdown, flash
+// attention efficiency unless fit_flash_attention (then it starts from 0.5
+// within [0.2, ceiling]), NVLink figures, and the NIC figures unless
+// fit_network (then they start from 0.8 and 10 us)). Deterministic: the
 // same cases give the same constants. Cost: about (kCalibrationScreenPoints
 // + starts x max_iterations x 9) simulations per case. InvalidArgument when
 // there are no cases, starts is outside [1, kCalibrationScreenPoints] or

@@ -164,8 +164,12 @@ Result<CalibrationResult> calibrate(const std::vector<AccuracyCase>& cases,
   char line[256];
 
   // 1. Screen: one simulation per case per grid point; keep the best few.
-  const double n0[kNetworkParams] = {initial.network.nic_efficiency,
-                                     initial.network.nic_latency_s * 1e6};
+  // Fitted parameters start from fixed values, never from `initial`'s
+  // (which may be an earlier fit: the result would depend on it): the NIC at
+  // 0.8 efficiency and 10 us when it is fitted.
+  const double n0[kNetworkParams] = {
+      options.fit_network ? 0.8 : initial.network.nic_efficiency,
+      options.fit_network ? 10.0 : initial.network.nic_latency_s * 1e6};
   const std::array<Bounds, kRooflineParams> bounds =
       roofline_bounds(cases.front().config.cluster.gpu);
   // Flash-attention efficiency: fitted from min(initial, ceiling) within
@@ -185,8 +189,7 @@ Result<CalibrationResult> calibrate(const std::vector<AccuracyCase>& cases,
   const bool fit_stack = has_pytorch && has_megatron;
   const Bounds stack_bounds = {0.5, 1.0};
   const double f0[2] = {options.fit_flash_attention
-                            ? std::clamp(initial.roofline.flash_attention_efficiency,
-                                         flash_bounds.lo, flash_bounds.hi)
+                            ? std::clamp(0.5, flash_bounds.lo, flash_bounds.hi)
                             : initial.roofline.flash_attention_efficiency,
                         fit_stack ? 0.85 : initial.roofline.pytorch_fsdp_efficiency};
   auto grid = screen_points();

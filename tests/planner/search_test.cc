@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <limits>
+#include <set>
 
 #include "presets/catalog.h"
 
@@ -160,6 +161,36 @@ TEST(Search, IdenticalForOneAndTwoThreads) {
     EXPECT_EQ(one.value().plans[i].iteration_time_s, two.value().plans[i].iteration_time_s);
   }
   EXPECT_EQ(one.value().naive_days, two.value().naive_days);
+  EXPECT_GE(one.value().best, 0);
+}
+
+// Issue 13: with the sharding and overlap axes searched (every ZeRO stage,
+// hybrid groups, the overlap flags) on the calibrated H100, the planner's
+// answer and every simulated plan are the same on one and two threads.
+TEST(Search, ShardingAxesIdenticalForOneAndTwoThreads) {
+  const simulator::Cluster c = presets::Catalog::builtin().value().cluster("dgx-h100").value();
+  auto options = [](int threads) {
+    SearchOptions o = small_search(threads);
+    o.space.zero_stage = {0, 1, 2, 3};
+    o.space.fsdp_group = {8};
+    o.space.tp_comm_overlap = Choice::kBoth;
+    o.space.overlap_param_gather = Choice::kBoth;
+    return o;
+  };
+  auto one = search(c, options(1));
+  auto two = search(c, options(2));
+  ASSERT_TRUE(one.ok()) << one.status().message();
+  ASSERT_TRUE(two.ok()) << two.status().message();
+  ASSERT_EQ(one.value().plans.size(), two.value().plans.size());
+  std::set<int> stages;
+  for (size_t i = 0; i < one.value().plans.size(); ++i) {
+    EXPECT_EQ(one.value().plans[i].plan, two.value().plans[i].plan);
+    EXPECT_EQ(one.value().plans[i].iteration_time_s, two.value().plans[i].iteration_time_s);
+    EXPECT_EQ(one.value().plans[i].peak_memory_bytes, two.value().plans[i].peak_memory_bytes);
+    stages.insert(one.value().plans[i].plan.sharding_stage());
+  }
+  EXPECT_EQ(stages, (std::set<int>{0, 1, 2, 3}));
+  EXPECT_EQ(one.value().best, two.value().best);
   EXPECT_GE(one.value().best, 0);
 }
 
