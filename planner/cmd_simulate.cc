@@ -21,7 +21,7 @@ struct SimulateOptions {
   std::string config, vtrain_config, model_name;
   int layers = 0, hidden = 0, heads = 0, kv_heads = 0, ffn_hidden = 0, seq = 0, vocab = 0;
   int tp = 0, pp = 0, dp = 0, micro_batch = 0, global_batch = 0, virtual_stages = 0;
-  std::string schedule, recompute, precision;
+  std::string schedule, recompute, precision, fp8_recipe;
   bool sequence_parallel = false, distributed_optimizer = false, no_flash_attention = false;
   int zero = 0, fsdp_group = 0;
   bool tp_comm_overlap = false, overlap_grad_reduce = true, overlap_param_gather = false;
@@ -91,7 +91,17 @@ Status apply_plan_flags(const SimulateOptions& o, Plan* plan) {
                                                    : simulator::Recompute::kFull;
   }
   if (o.given("--precision")) {
-    plan->precision = o.precision == "bf16" ? simulator::Precision::kBf16 : simulator::Precision::kFp16;
+    plan->precision = o.precision == "bf16"   ? simulator::Precision::kBf16
+                      : o.precision == "fp16" ? simulator::Precision::kFp16
+                                              : simulator::Precision::kFp8;
+  }
+  if (o.given("--fp8-recipe")) {
+    plan->fp8_recipe = o.fp8_recipe == "delayed"   ? simulator::Fp8Recipe::kDelayed
+                       : o.fp8_recipe == "current" ? simulator::Fp8Recipe::kCurrent
+                                                   : simulator::Fp8Recipe::kMxfp8;
+    if (plan->precision != simulator::Precision::kFp8) {
+      return Status::invalid_argument("simulate: --fp8-recipe needs --precision fp8");
+    }
   }
   if (o.sequence_parallel) plan->sequence_parallel = true;
   if (o.distributed_optimizer) plan->distributed_optimizer = true;
@@ -222,8 +232,14 @@ void add_simulate_command(CLI::App& app, const GlobalOptions& global, Action* ac
   cmd->add_flag("--fused-cross-entropy", o->fused_cross_entropy,
                 "The loss computes its gradient in place on the bf16 logits (memory)");
   cmd->add_flag("--no-flash-attention", o->no_flash_attention, "Unfused attention kernels");
-  cmd->add_option("--precision", o->precision, "Training precision")
-      ->check(CLI::IsMember({"bf16", "fp16"}));
+  cmd->add_option("--precision", o->precision,
+                  "Training precision: bf16, fp16, or fp8 (linear-layer GEMMs in FP8 with "
+                  "Transformer Engine's casts; Hopper and Blackwell)")
+      ->check(CLI::IsMember({"bf16", "fp16", "fp8"}));
+  cmd->add_option("--fp8-recipe", o->fp8_recipe,
+                  "FP8 scaling recipe with --precision fp8: delayed (default), current, mxfp8 "
+                  "(Blackwell)")
+      ->check(CLI::IsMember({"delayed", "current", "mxfp8"}));
   cmd->add_option("--gpu", o->gpu, "GPU preset");
   cmd->add_option("--cluster", o->cluster, "Cluster preset (default dgx-a100-80gb)");
   cmd->add_option("--gpus-per-node", o->gpus_per_node, "GPUs per node")

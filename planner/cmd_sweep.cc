@@ -70,6 +70,10 @@ std::vector<simulator::Plan> sweep_plans(const simulator::Plan& base, const simu
       s.sequence_parallel == Choice::kAuto ? std::vector<bool>{base.sequence_parallel}
       : s.sequence_parallel == Choice::kBoth ? std::vector<bool>{false, true}
                                              : std::vector<bool>{s.sequence_parallel == Choice::kOn};
+  // Precision: the listed ones (fp8 with the space's recipe), else the config's.
+  const bool keep_precision = s.precision.empty();
+  const std::vector<simulator::Precision> precisions =
+      keep_precision ? std::vector<simulator::Precision>{base.precision} : s.precision;
   std::vector<Plan> plans;
   for (int t : tps)
     for (int p : pps) {
@@ -91,7 +95,16 @@ std::vector<simulator::Plan> sweep_plans(const simulator::Plan& base, const simu
                   plan.recompute = rc;
                   plan.sequence_parallel = sp;
                   // ZeRO stage, FSDP group and the overlap flags.
-                  for (const Plan& q : expand_sharding_axes(s, plan)) plans.push_back(q);
+                  for (const Plan& q : expand_sharding_axes(s, plan)) {
+                    for (simulator::Precision precision : precisions) {
+                      Plan r = q;
+                      r.precision = precision;
+                      if (!keep_precision && precision == simulator::Precision::kFp8) {
+                        r.fp8_recipe = s.fp8_recipe;
+                      }
+                      plans.push_back(r);
+                    }
+                  }
                 }
     }
   return plans;

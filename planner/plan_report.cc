@@ -288,6 +288,7 @@ std::string plan_report_markdown(const PlanReportView& v) {
     row("pipeline bubble", t.bubble_s);
     row("data-parallel communication (exposed)", t.dp_exposed_s);
     row("optimizer step", t.optimizer_s);
+    if (t.fp8_cast_s > 0) row("FP8 casts", t.fp8_cast_s);
     row("host overhead", t.host_overhead_s);
     md += bt.markdown() + "\n";
     if (!s.stages.empty()) {

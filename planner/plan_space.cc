@@ -171,7 +171,8 @@ struct PlanLess {
                            p.micro_batch_size, p.global_batch_size, p.virtual_stages,
                            p.sequence_parallel, p.distributed_optimizer, p.zero_stage,
                            p.fsdp_group, p.tp_comm_overlap, p.overlap_grad_reduce,
-                           p.overlap_param_gather, static_cast<int>(p.recompute));
+                           p.overlap_param_gather, static_cast<int>(p.recompute),
+                           static_cast<int>(p.precision), static_cast<int>(p.fp8_recipe));
   }
   bool operator()(const Plan& a, const Plan& b) const { return key(a) < key(b); }
 };
@@ -228,8 +229,26 @@ std::vector<Plan> expand_sharding_axes(const PlanSpace& space, const Plan& base)
   return out;
 }
 
+std::vector<simulator::Precision> precisions_for(const PlanSpace& space,
+                                                 const simulator::GpuSpec& gpu) {
+  using simulator::Precision;
+  std::vector<Precision> listed = space.precision;
+  if (listed.empty()) listed = {Precision::kBf16, Precision::kFp8};
+  std::vector<Precision> out;
+  for (Precision p : listed) {
+    if (p == Precision::kFp8 && !(gpu.peak_fp8_flops > 0)) continue;
+    if (p == Precision::kFp8 && space.fp8_recipe == simulator::Fp8Recipe::kMxfp8 &&
+        !gpu.fp8_block_scaling) {
+      continue;
+    }
+    out.push_back(p);
+  }
+  return out;
+}
+
 std::vector<Plan> enumerate_plans(const Model& model, const simulator::Cluster& cluster, int gpus,
                                   const PlanSpace& space, EnumerationStats* stats) {
+  const std::vector<simulator::Precision> precisions = precisions_for(space, cluster.gpu);
   EnumerationStats local;
   EnumerationStats& st = stats ? *stats : local;
   std::vector<Plan> out;
@@ -295,7 +314,11 @@ std::vector<Plan> enumerate_plans(const Model& model, const simulator::Cluster& 
                     Plan::kMaxMicroBatchPasses) {
                   continue;
                 }
-                for (Plan plan : expand_sharding_axes(space, base)) {
+                for (Plan sharded : expand_sharding_axes(space, base)) {
+                 for (simulator::Precision precision : precisions) {
+                  Plan plan = sharded;
+                  plan.precision = precision;
+                  if (precision == simulator::Precision::kFp8) plan.fp8_recipe = space.fp8_recipe;
                   if (!seen.insert(plan).second) continue;
                   ++st.layouts;
                   std::vector<Recompute> rcs = space.recompute;
@@ -311,6 +334,7 @@ std::vector<Plan> enumerate_plans(const Model& model, const simulator::Cluster& 
                     if (auto_rc) break;  // full only when none does not fit
                   }
                   if (!kept_one) ++st.memory_pruned;
+                 }
                 }
               }
             }
@@ -339,11 +363,18 @@ std::string describe(const PlanSpace& s) {
   }
   std::vector<std::string> rc;
   for (Recompute r : s.recompute) rc.push_back(simulator::to_string(r));
+  std::vector<std::string> precisions;
+  for (simulator::Precision p : s.precision) precisions.push_back(simulator::to_string(p));
+  std::string precision = precisions.empty() ? std::string("auto (bf16, and fp8 where the GPU has it)")
+                                             : fmt::format("{}", fmt::join(precisions, ","));
+  const bool fp8_listed = precisions.empty() || std::find(s.precision.begin(), s.precision.end(),
+                                                          simulator::Precision::kFp8) != s.precision.end();
+  if (fp8_listed) precision += fmt::format(" (fp8: {} scaling)", simulator::to_string(s.fp8_recipe));
   return fmt::format(
       "global batch {}; tp {}; pp {}; micro-batch {}; virtual stages {}; recompute {}; "
       "sequence parallel {}; distributed optimizer {}; ZeRO stage {}; FSDP group {}; "
       "TP comm overlap {}; grad-reduce overlap {}; param-gather overlap {}; "
-      "max model parallel {}{}",
+      "precision {}; max model parallel {}{}",
       batch, list(s.tp), list(s.pp), list(s.micro_batch), list(s.virtual_stages),
       rc.empty() ? std::string("auto (none, full if none does not fit)") : fmt::format("{}", fmt::join(rc, ",")),
       to_string(s.sequence_parallel), to_string(s.distributed_optimizer),
@@ -352,7 +383,8 @@ std::string describe(const PlanSpace& s) {
       s.fsdp_group.empty() ? std::string("whole data-parallel group")
                            : fmt::format("{}", fmt::join(s.fsdp_group, ",")),
       to_string(s.tp_comm_overlap), to_string(s.overlap_grad_reduce),
-      to_string(s.overlap_param_gather), s.max_model_parallel > 0 ? std::to_string(s.max_model_parallel) : std::string("none"),
+      to_string(s.overlap_param_gather), precision,
+      s.max_model_parallel > 0 ? std::to_string(s.max_model_parallel) : std::string("none"),
       s.all_gpus_only ? "; all GPUs only" : "");
 }
 

@@ -67,6 +67,11 @@ struct PlanSpace {
   Choice overlap_grad_reduce = Choice::kAuto;   // auto: on (meaningful when d > 1)
   Choice overlap_param_gather = Choice::kAuto;  // auto: on at stage 3 (FSDP prefetch), else off
                                                 // (meaningful when sharded, d > 1)
+  // Training precisions (simulator::Precision); empty: bf16, and fp8 too
+  // where the GPU has FP8 tensor cores (GpuSpec::peak_fp8_flops > 0). fp8 is
+  // skipped on GPUs without FP8. FP8 plans use fp8_recipe.
+  std::vector<simulator::Precision> precision;
+  simulator::Fp8Recipe fp8_recipe = simulator::Fp8Recipe::kDelayed;
   int max_model_parallel = 0;  // t * p at most this; 0: no limit
   // Only plans that use as many of the GPUs as the layout allows (d the
   // most that fits); otherwise also half that data-parallel width.
@@ -112,6 +117,12 @@ std::vector<simulator::Plan> enumerate_plans(const simulator::Model& model,
 // t = 1). Fixed order, no duplicates; shared by the planner and `sweep`.
 std::vector<simulator::Plan> expand_sharding_axes(const PlanSpace& space,
                                                   const simulator::Plan& base);
+
+// The precisions `space` tries on `gpu` (see PlanSpace::precision), in
+// order: bf16 first. Never empty unless every listed one needs FP8 and the
+// GPU has none.
+std::vector<simulator::Precision> precisions_for(const PlanSpace& space,
+                                                 const simulator::GpuSpec& gpu);
 
 // The automatic batch for a run of `flops` model FLOPs: the first rung of
 // the default ladder at or above compute_optimal_batch_tokens(flops) (the

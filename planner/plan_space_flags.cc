@@ -103,6 +103,13 @@ void add_plan_space_flags(CLI::App* cmd, PlanSpaceFlags* f, const std::string& w
   cmd->add_option("--overlap-param-gather", f->overlap_param_gather,
                   what + ": parameter all-gather overlapped with forward: on, off or both")
       ->check(CLI::IsMember({"on", "off", "both"}));
+  cmd->add_option("--precision", f->precision,
+                  what + ": training precisions, a list of bf16, fp16, fp8 (default: bf16, and "
+                         "fp8 where the GPU has FP8 tensor cores)");
+  cmd->add_option("--fp8-recipe", f->fp8_recipe,
+                  what + ": FP8 scaling recipe of the fp8 plans: delayed (default), current, "
+                         "mxfp8 (Blackwell)")
+      ->check(CLI::IsMember({"delayed", "current", "mxfp8"}));
   cmd->add_option("--max-model-parallel", f->max_model_parallel,
                   what + ": most GPUs per model replica (t x p); 0: no limit")
       ->check(int_in(0, simulator::Plan::kMaxGpus));
@@ -196,6 +203,31 @@ Result<PlanSpace> to_plan_space(const PlanSpaceFlags& f) {
     if (!text->empty()) {
       LLMPLAN_ASSIGN_OR_RETURN(*target.first, parse_choice(*text, target.second));
     }
+  }
+  if (given("--precision", f.precision)) {
+    if (f.precision.empty()) return empty_list("--precision");
+    for (const std::string& item : split(f.precision)) {
+      simulator::Precision p;
+      if (item == "bf16") {
+        p = simulator::Precision::kBf16;
+      } else if (item == "fp16") {
+        p = simulator::Precision::kFp16;
+      } else if (item == "fp8") {
+        p = simulator::Precision::kFp8;
+      } else {
+        return Status::invalid_argument("--precision: '" + item +
+                                        "' is not a precision (bf16, fp16 or fp8)");
+      }
+      if (std::find(s.precision.begin(), s.precision.end(), p) != s.precision.end()) {
+        return Status::invalid_argument("--precision: " + item + " is listed twice");
+      }
+      s.precision.push_back(p);
+    }
+  }
+  if (!f.fp8_recipe.empty()) {
+    s.fp8_recipe = f.fp8_recipe == "current" ? simulator::Fp8Recipe::kCurrent
+                   : f.fp8_recipe == "mxfp8" ? simulator::Fp8Recipe::kMxfp8
+                                             : simulator::Fp8Recipe::kDelayed;
   }
   s.max_model_parallel = f.max_model_parallel;
   LLMPLAN_RETURN_IF_ERROR(validate(s));

@@ -19,6 +19,7 @@ struct PlanSpaceFlags {
   std::string global_batch_tokens, global_batch, tp, pp, micro_batch, virtual_stages, recompute;
   std::string sequence_parallel, distributed_optimizer;
   std::string zero, fsdp_group, tp_comm_overlap, overlap_grad_reduce, overlap_param_gather;
+  std::string precision, fp8_recipe;
   int max_model_parallel = 0;
   // The flags given on the command line (recorded while parsing), to tell a
   // flag given an empty value ("--tp ''": an error) from one not given.
@@ -28,7 +29,7 @@ struct PlanSpaceFlags {
 // Registers --global-batch-tokens, --global-batch, --tp, --pp, --micro-batch,
 // --virtual-stages, --recompute, --sequence-parallel, --distributed-optimizer,
 // --zero, --fsdp-group, --tp-comm-overlap, --overlap-grad-reduce,
-// --overlap-param-gather and --max-model-parallel on `cmd`; `what` prefixes the help texts.
+// --overlap-param-gather, --precision, --fp8-recipe and --max-model-parallel on `cmd`; `what` prefixes the help texts.
 void add_plan_space_flags(CLI::App* cmd, PlanSpaceFlags* flags, const std::string& what);
 
 // A comma-separated list of positive integers ("1,2,4"). InvalidArgument

@@ -85,6 +85,7 @@ size_t edit_distance(std::string_view a, std::string_view b) {
 
 std::string gpu_summary(const simulator::GpuSpec& g) {
   return format("%.0f TFLOP/s bf16, ", g.peak_bf16_flops / 1e12) +
+         (g.peak_fp8_flops > 0 ? format("%.0f fp8, ", g.peak_fp8_flops / 1e12) : std::string()) +
          format("%.0f GB HBM at ", g.hbm_bytes / 1e9) +
          format("%.3g TB/s, ", g.hbm_bytes_per_s / 1e12) + format("%.0f W", g.tdp_w);
 }

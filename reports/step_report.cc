@@ -23,7 +23,8 @@ std::vector<std::pair<const char*, double>> parts(const StageBreakdown& b) {
       {"pipeline bubble", b.bubble_s},
       {"data-parallel comm (exposed)", b.dp_exposed_s},
       {"optimizer", b.optimizer_s}};
-  // The parts of sharding and overlap, only when a plan has them.
+  // The parts of FP8, sharding and overlap, only when a plan has them.
+  if (b.fp8_cast_s > 0) out.push_back({"FP8 casts (cast + transpose + amax)", b.fp8_cast_s});
   if (b.fsdp_gather_exposed_s > 0) {
     out.push_back({"FSDP parameter gathers (exposed)", b.fsdp_gather_exposed_s});
   }
@@ -151,6 +152,9 @@ std::string describe_plan(const simulator::Plan& p) {
   if (p.fused_cross_entropy) s += ", fused cross-entropy";
   s += p.flash_attention ? ", flash attention" : ", no flash attention";
   s += fmt::format(", {}", simulator::to_string(p.precision));
+  if (p.precision == simulator::Precision::kFp8) {
+    s += fmt::format(" ({} scaling)", simulator::to_string(p.fp8_recipe));
+  }
   return s;
 }
 

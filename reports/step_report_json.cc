@@ -17,6 +17,7 @@ boost::json::object breakdown_to_json(const simulator::StageBreakdown& b) {
   o["bubble_s"] = b.bubble_s;
   o["dp_exposed_s"] = b.dp_exposed_s;
   o["optimizer_s"] = b.optimizer_s;
+  o["fp8_cast_s"] = b.fp8_cast_s;
   o["fsdp_gather_exposed_s"] = b.fsdp_gather_exposed_s;
   o["fsdp_reduce_scatter_exposed_s"] = b.fsdp_reduce_scatter_exposed_s;
   o["overlap_slowdown_s"] = b.overlap_slowdown_s;

@@ -25,7 +25,12 @@ uint32_t roofline_caveats(const Plan& plan, const GpuSpec& gpu, double mfu) {
   if (!v.calibrated) {
     mask |= kCaveatUncalibratedGpu;
   } else {
-    if (mfu > v.max_mfu) mask |= kCaveatMfuAboveValidated;
+    // The validated range is utilisation of each run's own precision peak;
+    // `mfu` is of the 16-bit peak (simulate's convention).
+    const double own = plan.precision == Precision::kFp8 && gpu.peak_fp8_flops > 0
+                           ? mfu * gpu.peak_bf16_flops / gpu.peak_fp8_flops
+                           : mfu;
+    if (own > v.max_mfu) mask |= kCaveatMfuAboveValidated;
     if (plan.flash_attention && !v.flash_attention) mask |= kCaveatFlashAttentionUnfitted;
   }
   const RooflineConstants& r = gpu.roofline;
@@ -74,7 +79,8 @@ std::vector<Caveat> caveat_list(uint32_t mask, const GpuSpec& gpu, double mfu) {
       case kCaveatMfuAboveValidated:
         text = "predicted MFU " + pct(mfu) + " is above the highest MFU (" + pct(v.max_mfu) +
                ") of the measured runs " + gpu.name +
-               "'s constants were fitted on: an extrapolation";
+               "'s constants were fitted on (FP8 plans and runs measured against the fp8 "
+               "peak): an extrapolation";
         break;
       case kCaveatFlashAttentionUnfitted:
         text = "flash attention runs at an assumed " + fixed2(r.flash_attention_efficiency) +

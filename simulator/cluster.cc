@@ -6,6 +6,31 @@
 
 namespace llmplan::simulator {
 
+double peak_flops(const GpuSpec& gpu, Precision precision) {
+  switch (precision) {
+    case Precision::kBf16: return gpu.peak_bf16_flops;
+    case Precision::kFp16: return gpu.peak_fp16_flops;
+    case Precision::kFp8: return gpu.peak_fp8_flops;
+  }
+  return 0;
+}
+
+Status check_precision(const Plan& plan, const GpuSpec& gpu) {
+  if (plan.precision != Precision::kFp8) return Status();
+  const std::string name = gpu.name.empty() ? std::string("this GPU") : "GPU " + gpu.name;
+  if (!(gpu.peak_fp8_flops > 0)) {
+    return Status::invalid_argument("plan.precision fp8: " + name +
+                                    " has no FP8 tensor cores (its peak_fp8_flops is 0); use "
+                                    "bf16, or a Hopper or Blackwell GPU");
+  }
+  if (plan.fp8_recipe == Fp8Recipe::kMxfp8 && !gpu.fp8_block_scaling) {
+    return Status::invalid_argument("plan.fp8_recipe mxfp8: " + name +
+                                    " has no MXFP8 block scaling (Blackwell has); use delayed "
+                                    "or current");
+  }
+  return Status();
+}
+
 Status validate(const Cluster& c) {
   auto bad = [](const std::string& field, const std::string& why) {
     return Status::invalid_argument("cluster." + field + ": " + why);
@@ -35,6 +60,12 @@ Status validate(const Cluster& c) {
   if (!fraction(r.memory_efficiency)) {
     return bad("gpu.roofline.memory_efficiency", "must be in (0, 1]");
   }
+  if (!fraction(r.fp8_gemm_efficiency)) {
+    return bad("gpu.roofline.fp8_gemm_efficiency", "must be in (0, 1]");
+  }
+  if (!(c.gpu.peak_fp8_flops >= 0) || !std::isfinite(c.gpu.peak_fp8_flops)) {
+    return bad("gpu.peak_fp8_flops", "must be a finite number >= 0 (0: no FP8)");
+  }
   if (!fraction(r.flash_attention_efficiency)) {
     return bad("gpu.roofline.flash_attention_efficiency", "must be in (0, 1]");
   }
@@ -55,7 +86,8 @@ Status validate(const Cluster& c) {
     return bad("gpu.roofline.iteration_overhead_s", "must be between 0 and 3600 s");
   }
   const RooflineCeilings& ceil = c.gpu.ceilings;
-  if (!fraction(ceil.gemm_efficiency) || !fraction(ceil.memory_efficiency) ||
+  if (!fraction(ceil.gemm_efficiency) || !fraction(ceil.fp8_gemm_efficiency) ||
+      !fraction(ceil.memory_efficiency) ||
       !fraction(ceil.flash_attention_efficiency)) {
     return bad("gpu.ceilings", "efficiency ceilings must be in (0, 1]");
   }

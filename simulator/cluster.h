@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "simulator/collective_curve.h"
+#include "simulator/plan.h"
 #include "simulator/status.h"
 
 namespace llmplan::simulator {
@@ -26,6 +27,9 @@ struct RooflineConstants {
   double gemm_dim_half = 64.0;
   // Output tile edge (elements) for tile padding and wave quantisation.
   double gemm_tile = 128.0;
+  // Fraction of the fp8 peak a large, well-shaped FP8 GEMM reaches (the
+  // same tile, wave and inner-dimension shape factors as gemm_efficiency).
+  double fp8_gemm_efficiency = 0.6;
   // Fraction of peak reached by a fused flash-attention kernel.
   double flash_attention_efficiency = 0.55;
   // Fraction of HBM bandwidth reached by memory-bound kernels.
@@ -71,6 +75,7 @@ struct RooflineConstants {
 // ceiling known". Presets cite where each ceiling comes from.
 struct RooflineCeilings {
   double gemm_efficiency = 1.0;
+  double fp8_gemm_efficiency = 1.0;
   double memory_efficiency = 1.0;
   double flash_attention_efficiency = 1.0;
   std::string source;  // the citations, for reports
@@ -92,7 +97,8 @@ inline constexpr size_t kMaxValidationQuantiles = 99;
 struct GpuValidation {
   bool calibrated = false;
   // Model FLOPs utilisation of the measured runs the constants were fitted
-  // on (model FLOPs / (time * GPUs * peak)); 0 when not calibrated.
+  // on (model FLOPs / (time * GPUs * peak), the peak of the run's own precision:
+  // fp8 for FP8 runs); 0 when not calibrated.
   double min_mfu = 0;
   double max_mfu = 0;
   // Whether the measured runs used fused flash attention (if not, the
@@ -119,6 +125,11 @@ struct GpuSpec {
   std::string name;
   double peak_bf16_flops = 0;     // dense bf16 tensor-core FLOP/s
   double peak_fp16_flops = 0;     // dense fp16 tensor-core FLOP/s
+  // Dense fp8 tensor-core FLOP/s; 0: the GPU has no FP8 tensor cores (A100),
+  // and a plan with precision fp8 is an error on it.
+  double peak_fp8_flops = 0;
+  // MXFP8 block scaling (Fp8Recipe::kMxfp8) in the tensor cores (Blackwell).
+  bool fp8_block_scaling = false;
   double hbm_bytes = 0;
   double hbm_bytes_per_s = 0;
   double nvlink_bytes_per_s = 0;  // per GPU, both directions together (datasheet figure)
@@ -130,6 +141,15 @@ struct GpuSpec {
 
   friend bool operator==(const GpuSpec&, const GpuSpec&) = default;
 };
+
+// Dense tensor-core FLOP/s of `gpu` in `precision` (0 for fp8 on a GPU
+// without FP8).
+double peak_flops(const GpuSpec& gpu, Precision precision);
+
+// OK when `gpu` can run `plan`'s precision: fp8 needs FP8 tensor cores
+// (peak_fp8_flops > 0), the MXFP8 recipe block scaling as well.
+// InvalidArgument naming the GPU and the field otherwise.
+Status check_precision(const Plan& plan, const GpuSpec& gpu);
 
 // Constants of the alpha-beta collective model: per-hop latency and the
 // fraction of link bandwidth NCCL reaches. Calibrated like the Roofline.

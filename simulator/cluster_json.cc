@@ -140,6 +140,7 @@ Status apply_roofline_json(const boost::json::value& v, const std::string& path,
   RooflineConstants c = *out;
   json::JsonObjectReader r(v, path);
   read_fraction(&r, "gemm_efficiency", &c.gemm_efficiency);
+  read_fraction(&r, "fp8_gemm_efficiency", &c.fp8_gemm_efficiency);
   r.read_double("gemm_dim_half", &c.gemm_dim_half, false, 0.0);
   r.read_double("gemm_tile", &c.gemm_tile, false, 1.0);
   read_fraction(&r, "flash_attention_efficiency", &c.flash_attention_efficiency);
@@ -175,6 +176,7 @@ Status apply_ceilings_json(const boost::json::value& v, const std::string& path,
   RooflineCeilings c = *out;
   json::JsonObjectReader r(v, path);
   read_fraction(&r, "gemm_efficiency", &c.gemm_efficiency);
+  read_fraction(&r, "fp8_gemm_efficiency", &c.fp8_gemm_efficiency);
   read_fraction(&r, "memory_efficiency", &c.memory_efficiency);
   read_fraction(&r, "flash_attention_efficiency", &c.flash_attention_efficiency);
   r.read_string("source", &c.source);
@@ -245,6 +247,8 @@ Status apply_gpu_json(const boost::json::value& v, const std::string& path, GpuS
   r.read_string("name", &g.name);
   read_positive(&r, "peak_bf16_flops", &g.peak_bf16_flops);
   read_positive(&r, "peak_fp16_flops", &g.peak_fp16_flops);
+  r.read_double("peak_fp8_flops", &g.peak_fp8_flops, false, 0.0);
+  r.read_bool("fp8_block_scaling", &g.fp8_block_scaling);
   read_positive(&r, "hbm_bytes", &g.hbm_bytes);
   read_positive(&r, "hbm_bytes_per_s", &g.hbm_bytes_per_s);
   read_positive(&r, "nvlink_bytes_per_s", &g.nvlink_bytes_per_s);
@@ -341,6 +345,7 @@ boost::json::value roofline_to_json(const RooflineConstants& c) {
   o["gemm_efficiency"] = c.gemm_efficiency;
   o["gemm_dim_half"] = c.gemm_dim_half;
   o["gemm_tile"] = c.gemm_tile;
+  o["fp8_gemm_efficiency"] = c.fp8_gemm_efficiency;
   o["flash_attention_efficiency"] = c.flash_attention_efficiency;
   o["memory_efficiency"] = c.memory_efficiency;
   o["kernel_overhead_s"] = c.kernel_overhead_s;
@@ -355,6 +360,7 @@ boost::json::value roofline_to_json(const RooflineConstants& c) {
 boost::json::value ceilings_to_json(const RooflineCeilings& c) {
   boost::json::object o;
   o["gemm_efficiency"] = c.gemm_efficiency;
+  o["fp8_gemm_efficiency"] = c.fp8_gemm_efficiency;
   o["memory_efficiency"] = c.memory_efficiency;
   o["flash_attention_efficiency"] = c.flash_attention_efficiency;
   if (!c.source.empty()) o["source"] = c.source;
@@ -397,6 +403,8 @@ boost::json::value gpu_to_json(const GpuSpec& g) {
   o["name"] = g.name;
   o["peak_bf16_flops"] = g.peak_bf16_flops;
   o["peak_fp16_flops"] = g.peak_fp16_flops;
+  if (g.peak_fp8_flops > 0) o["peak_fp8_flops"] = g.peak_fp8_flops;
+  if (g.fp8_block_scaling) o["fp8_block_scaling"] = true;
   o["hbm_bytes"] = g.hbm_bytes;
   o["hbm_bytes_per_s"] = g.hbm_bytes_per_s;
   o["nvlink_bytes_per_s"] = g.nvlink_bytes_per_s;

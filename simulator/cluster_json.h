@@ -3,12 +3,13 @@
 //
 // GPU fields: name, peak_bf16_flops, peak_fp16_flops, hbm_bytes,
 //   hbm_bytes_per_s, nvlink_bytes_per_s, tdp_w (numbers > 0), num_sms
-//   (integer >= 1), roofline (object, below).
-// Roofline fields: gemm_efficiency, flash_attention_efficiency,
+//   (integer >= 1), peak_fp8_flops (>= 0; absent or 0: no FP8),
+//   fp8_block_scaling (bool: MXFP8), roofline (object, below).
+// Roofline fields: gemm_efficiency, fp8_gemm_efficiency, flash_attention_efficiency,
 //   memory_efficiency (in (0, 1]), gemm_dim_half (>= 0), gemm_tile (>= 1),
 //   kernel_overhead_s, microbatch_overhead_s, iteration_overhead_s (>= 0),
 //   host_run_ahead_s (>= 0; absent: no limit).
-// GPU fields also: ceilings (object: gemm_efficiency, memory_efficiency,
+// GPU fields also: ceilings (object: gemm_efficiency, fp8_gemm_efficiency, memory_efficiency,
 //   flash_attention_efficiency in (0, 1]; source string) and validation
 //   (object, replaced whole: calibrated (bool, required), min_mfu, max_mfu
 //   (in [0, 1]), flash_attention (bool), source (string), held_out_error

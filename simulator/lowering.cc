@@ -15,6 +15,15 @@ const char* to_string(StreamKind s) {
   return "?";
 }
 
+double fp8_cast_bytes_per_element(Fp8Recipe recipe) {
+  switch (recipe) {
+    case Fp8Recipe::kDelayed: return 4.0;
+    case Fp8Recipe::kCurrent: return 6.0;
+    case Fp8Recipe::kMxfp8: return 4.0 + 2.0 / 32.0;
+  }
+  return 4.0;
+}
+
 Placement place(const Plan& plan, const Cluster& cluster) {
   const int t = plan.tensor_parallel, d = plan.data_parallel, p = plan.pipeline_parallel;
   const int G = cluster.gpus_per_node;
@@ -62,6 +71,7 @@ class Lowerer {
     f_ = model.ffn_hidden();
     V_ = model.vocab_size;
     T_ = static_cast<double>(b_) * s_;
+    layer_params_ = static_cast<double>(model.layer_parameters()) / t_;
     sp_ = plan.sequence_parallel && t_ > 1;
     Tsp_ = sp_ ? T_ / t_ : T_;
     swiglu_ = model.activation == Activation::kSwiglu;
@@ -72,6 +82,25 @@ class Lowerer {
     const int64_t attn_batches = static_cast<int64_t>(b_) * a_ / t_;
     const int per_block = s_ > 128 ? 4 : 8;
     fused_softmax_ = s_ > 16 && s_ <= 4096 && s_ % 4 == 0 && attn_batches % per_block == 0;
+    fp8_ = plan.precision == Precision::kFp8;
+    p16_ = fp8_ ? Precision::kBf16 : plan.precision;
+    cast_bytes_ = fp8_cast_bytes_per_element(plan.fp8_recipe);
+  }
+
+  // The GEMMs of the linear layers, which run in FP8 in FP8 training.
+  static bool is_linear(KernelKind k) {
+    return k == KernelKind::kQkvGemm || k == KernelKind::kOutProjGemm ||
+           k == KernelKind::kFc1Gemm || k == KernelKind::kFc2Gemm;
+  }
+
+  // FP8 training: the cast (with transpose and amax) of a GEMM operand of
+  // `elements` elements to fp8 -- an input of a linear GEMM in the forward,
+  // the output gradient entering its backward, or (ZeRO-3) a layer's
+  // gathered weights. Nothing otherwise.
+  void cast(std::vector<LoweredOp>* out, Pass pass, double elements, OpCategory cat) {
+    if (!fp8_) return;
+    mem(out, KernelKind::kFp8CastTranspose, pass == Pass::kForward ? pass : Pass::kBackward,
+        elements * cast_bytes_, cat == OpCategory::kCompute ? OpCategory::kFp8Cast : cat);
   }
 
   void gemm(std::vector<LoweredOp>* out, KernelKind kind, Pass pass, double m, double n, double k,
@@ -82,7 +111,7 @@ class Lowerer {
     desc.gemm = {static_cast<int64_t>(m), static_cast<int64_t>(n), static_cast<int64_t>(k),
                  static_cast<int64_t>(batch)};
     desc.flops = 2.0 * m * n * k * batch;
-    desc.precision = p_.precision;
+    desc.precision = fp8_ && is_linear(kind) ? Precision::kFp8 : p16_;
     push_kernel(out, desc, cat);
   }
 
@@ -91,7 +120,7 @@ class Lowerer {
     desc.kind = kind;
     desc.pass = pass;
     desc.bytes = bytes;
-    desc.precision = p_.precision;
+    desc.precision = p16_;
     push_kernel(out, desc, cat);
   }
 
@@ -103,7 +132,7 @@ class Lowerer {
     desc.gemm = {s_, s_, d_, static_cast<int64_t>(heads)};
     const double fwd = 4.0 * heads * s_ * s_ * d_;
     desc.flops = pass == Pass::kForward ? fwd : 2.5 * fwd;
-    desc.precision = p_.precision;
+    desc.precision = p16_;
     push_kernel(out, desc, cat);
   }
 
@@ -166,18 +195,23 @@ class Lowerer {
     const double q_cols = static_cast<double>(a_ + 2 * g_) * d_ / t_;
     const double fc1_cols = (swiglu_ ? 2.0 : 1.0) * f_ / t_;
     mem(out, KernelKind::kLayerNorm, Pass::kForward, Tsp_ * h_ * kElem * 2, cat);
+    if (fp8_ && p_.sharding_stage() >= 3) cast(out, Pass::kForward, layer_params_, cat);
+    cast(out, Pass::kForward, Tsp_ * h_, cat);
     sp_gather(out);
     gemm(out, KernelKind::kQkvGemm, Pass::kForward, T_, q_cols, h_, 1, cat);
     attention_core_forward(out, cat);
+    cast(out, Pass::kForward, T_ * a_ * d_ / t_, cat);
     gemm(out, KernelKind::kOutProjGemm, Pass::kForward, T_, h_, static_cast<double>(a_) * d_ / t_,
          1, cat);
     tp_reduce(out);
     mem(out, KernelKind::kDropoutResidual, Pass::kForward, Tsp_ * h_ * (kElem * 3 + 1), cat);
     mem(out, KernelKind::kLayerNorm, Pass::kForward, Tsp_ * h_ * kElem * 2, cat);
+    cast(out, Pass::kForward, Tsp_ * h_, cat);
     sp_gather(out);
     gemm(out, KernelKind::kFc1Gemm, Pass::kForward, T_, fc1_cols, h_, 1, cat);
     mem(out, KernelKind::kActivation, Pass::kForward,
         T_ * f_ / t_ * kElem * (swiglu_ ? 3 : 2), cat);
+    cast(out, Pass::kForward, T_ * f_ / t_, cat);
     gemm(out, KernelKind::kFc2Gemm, Pass::kForward, T_, h_, static_cast<double>(f_) / t_, 1, cat);
     tp_reduce(out);
     mem(out, KernelKind::kDropoutResidual, Pass::kForward, Tsp_ * h_ * (kElem * 3 + 1), cat);
@@ -197,16 +231,20 @@ class Lowerer {
     const double fc1_cols = (swiglu_ ? 2.0 : 1.0) * f_ / t_;
     const double heads = static_cast<double>(b_) * a_ / t_;
     // MLP block.
+    if (fp8_ && p_.sharding_stage() >= 3) cast(out, Pass::kBackward, layer_params_, c);
     mem(out, KernelKind::kDropoutResidual, Pass::kBackward, Tsp_ * h_ * (kElem * 2 + 1), c);
     sp_gather(out);
+    cast(out, Pass::kBackward, T_ * h_, c);
     gemm_backward(out, KernelKind::kFc2Gemm, T_, h_, static_cast<double>(f_) / t_, 1);
     mem(out, KernelKind::kActivation, Pass::kBackward, T_ * f_ / t_ * kElem * (swiglu_ ? 5 : 3), c);
+    cast(out, Pass::kBackward, T_ * fc1_cols, c);
     gemm_backward(out, KernelKind::kFc1Gemm, T_, fc1_cols, h_, 1);
     tp_reduce(out);
     mem(out, KernelKind::kLayerNorm, Pass::kBackward, Tsp_ * h_ * kElem * 3, c);
     // Attention block.
     mem(out, KernelKind::kDropoutResidual, Pass::kBackward, Tsp_ * h_ * (kElem * 2 + 1), c);
     sp_gather(out);
+    cast(out, Pass::kBackward, T_ * h_, c);
     gemm_backward(out, KernelKind::kOutProjGemm, T_, h_, static_cast<double>(a_) * d_ / t_, 1);
     if (p_.flash_attention) {
       flash(out, Pass::kBackward, c);
@@ -220,6 +258,7 @@ class Lowerer {
       softmax(out, Pass::kBackward, scores, c);
       gemm_backward(out, KernelKind::kAttnScoreGemm, s_, s_, d_, heads);
     }
+    cast(out, Pass::kBackward, T_ * q_cols, c);
     gemm_backward(out, KernelKind::kQkvGemm, T_, q_cols, h_, 1);
     tp_reduce(out);
     mem(out, KernelKind::kLayerNorm, Pass::kBackward, Tsp_ * h_ * kElem * 3, c);
@@ -292,6 +331,10 @@ class Lowerer {
   int t_, b_, s_, h_, a_, g_, d_, f_, V_;
   double T_, Tsp_;
   bool sp_, swiglu_;
+  bool fp8_ = false;                    // precision fp8 (linear GEMMs in FP8)
+  Precision p16_ = Precision::kBf16;    // precision of everything else
+  double cast_bytes_ = 4.0;             // fp8_cast_transpose bytes per element
+  double layer_params_ = 0;             // one layer's parameters on this TP rank
   bool fused_softmax_ = true;  // Megatron's CUDA softmax applies (see the constructor)
 };
 

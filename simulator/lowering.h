@@ -12,6 +12,15 @@
 // plus the embedding on the first chunk and the final norm, logits and loss
 // on the last.
 //
+// FP8 (precision kFp8): the four linear GEMMs (QKV, output projection, FC1,
+// FC2; forward, data and weight gradient) run as FP8 GEMMs; attention,
+// logits, norms and activations stay bf16. Each linear GEMM's input is cast
+// to fp8 (fp8_cast_transpose) before its forward GEMM, and the gradient of
+// its output before its backward GEMMs (4 casts per layer each way). Layer
+// weights are cast once per step after the optimizer (their fp8 copies are
+// cached over the micro-batches), at ZeRO-3 per layer after each gather
+// (forward and backward). Tensor-parallel collectives stay bf16.
+//
 // Overlap, done analytically here so that a pass stays one task (the
 // planner runs ~10^5 simulations; splitting passes per layer would multiply
 // the task graph). What cannot be hidden becomes ops on the pass; what is
@@ -67,6 +76,7 @@ enum class OpCategory : uint8_t {
   kHostOverhead,
   kFsdpGather,         // exposed part of ZeRO-3 parameter all-gathers
   kFsdpReduceScatter,  // exposed part of ZeRO-2/3 per-micro-batch gradient reduce-scatters
+  kFp8Cast,            // FP8 training: casts of GEMM operands to fp8 (not recomputed ones)
 };
 
 // One kernel or TP collective of a micro-batch pass.
@@ -109,6 +119,14 @@ struct Placement {
   std::vector<bool> pipe_crosses_node;
   CommGroup embedding;           // first and last stage (tied embeddings)
 };
+
+// FP8 training (Plan::precision kFp8, Transformer Engine's recipes): HBM
+// bytes per element of one fp8_cast_transpose (the profile's convention):
+// 4 with delayed scaling (read bf16, write the fp8 copy and its fp8
+// transpose, amax fused), 6 with current scaling (one more read of the
+// tensor for its amax before the cast), 4 + 2/32 with MXFP8 (a 1-byte scale
+// per 32 elements of each copy).
+double fp8_cast_bytes_per_element(Fp8Recipe recipe);
 
 // REQUIRES: validate(model, plan).ok() and cluster.gpus_per_node >= 1.
 Placement place(const Plan& plan, const Cluster& cluster);

@@ -22,14 +22,19 @@ double layer_activation_bytes(const Model& model, const Plan& plan) {
   const double f_over_h = static_cast<double>(model.ffn_hidden()) / model.hidden_size;
   const bool sp = plan.sequence_parallel && plan.tensor_parallel > 1;
   if (plan.recompute == Recompute::kFull) return 2.0 * s * b * h / (sp ? t : 1.0);
+  // FP8 training keeps the inputs of the four linear GEMMs (QKV, output
+  // projection, FC1, FC2) as the fp8 copies their weight-gradient GEMMs read
+  // (Transformer Engine): 1 byte per element instead of 2.
+  const double gemm_in = plan.precision == Precision::kFp8 ? 1.0 : 2.0;
   // Not split by TP (unless SP): both LayerNorm inputs (4), the QKV and FC1
   // inputs (2 + 2), the two dropout masks (1 + 1) when dropout is on.
-  const double replicated = plan.dropout ? 10.0 : 8.0;
+  const double replicated = 4.0 + 2.0 * gemm_in + (plan.dropout ? 2.0 : 0.0);
   // Split by TP: Q (2), K and V (2 each, scaled by kv/heads), the output
-  // projection input (2), FC1 output and activation output (GeLU 2f+2f,
-  // SwiGLU 4f+2f, per h).
-  const double mlp = model.activation == Activation::kSwiglu ? 6.0 * f_over_h : 4.0 * f_over_h;
-  const double split = 2.0 + 4.0 * kv_ratio + 2.0 + mlp;
+  // projection input (2), FC1 output and activation output = FC2 input
+  // (GeLU 2f+2f, SwiGLU 4f+2f, per h).
+  const double fc1_out = model.activation == Activation::kSwiglu ? 4.0 : 2.0;
+  const double mlp = (fc1_out + gemm_in) * f_over_h;
+  const double split = 2.0 + 4.0 * kv_ratio + gemm_in + mlp;
   double per_token_h = (sp ? replicated / t : replicated) + split / t;
   const bool keep_scores = plan.recompute == Recompute::kNone && !plan.flash_attention;
   if (keep_scores) per_token_h += 5.0 * a * s / (h * t);
@@ -95,6 +100,13 @@ std::vector<MemoryBreakdown> stage_memory(const Model& model, const Plan& plan,
     // The root unit: what the stage holds besides its layers (embedding,
     // positions, final norm, output head).
     const double root = std::max(0.0, stage_parameters[r] - stage_layers * layer_params);
+    // FP8: Transformer Engine caches each layer weight's fp8 copy and its
+    // transpose across the micro-batches of a step (2 bytes per layer
+    // parameter); at ZeRO-3 they are cast per layer after the gather
+    // (in the working set's gathered layer).
+    if (plan.precision == Precision::kFp8 && plan.sharding_stage() < 3) {
+      mb.weights_and_optimizer_bytes += 2.0 * stage_layers * layer_params;
+    }
     mb.sharded_working_bytes = sharded_working_bytes(plan, layer_params, stage_layers, root);
     // The first stage also keeps the embedding output per in-flight micro-batch.
     if (r == 0) mb.activation_bytes += mb.in_flight_micro_batches * tokens * model.hidden_size * 2.0;

@@ -1,10 +1,13 @@
 // Per-device memory of a training plan (DESIGN.md section 4).
 //
 // The peak of one device of pipeline stage r is the sum of
-//   training state     parameters x state_bytes_per_parameter(plan) (ZeRO stage)
+//   training state     parameters x state_bytes_per_parameter(plan) (ZeRO stage);
+//                      fp8 below ZeRO-3: + 2 bytes per layer parameter (the
+//                      cached fp8 weight and its transpose)
 //   sharding working   stage 2-3: unsharded gradients in flight; stage 3 also
 //                      the gathered parameters (sharded_working_bytes)
 //   activations        stored activations of the in-flight micro-batches
+//                      (fp8: the linear GEMMs' inputs kept as 1-byte copies)
 //                      (layer_activation_bytes x layers x peak_in_flight)
 //   recompute          full recompute: one layer's activations rebuilt
 //   logits             last stage: one micro-batch's logits and loss

@@ -12,11 +12,21 @@ namespace llmplan::simulator {
 
 enum class Schedule { kGpipe, kOneFOneB, kInterleaved };
 enum class Recompute { kNone, kSelective, kFull };
-enum class Precision { kBf16, kFp16 };
+// Precision of the matrix math. kFp8: the linear layers' GEMMs (QKV, output
+// projection, FC1, FC2) run in FP8 with Transformer Engine's casts; attention,
+// the logits GEMM, norms and activations stay bf16 (Transformer Engine's and
+// Megatron-Core's FP8 training).
+enum class Precision { kBf16, kFp16, kFp8 };
+// How FP8 tensors get their scales (Transformer Engine recipes): delayed
+// scaling (per-tensor scale from an amax history), current scaling (per-
+// tensor amax of the tensor itself: one more read before each cast), MXFP8
+// (32-element block scales; Blackwell only).
+enum class Fp8Recipe { kDelayed, kCurrent, kMxfp8 };
 
 const char* to_string(Schedule s);
 const char* to_string(Recompute r);
 const char* to_string(Precision p);
+const char* to_string(Fp8Recipe r);
 
 // The parallelism degrees, the batching of one optimizer step, and which
 // memory savers are on. World size is t * p * d; ranks are ordered tensor
@@ -86,6 +96,8 @@ struct Plan {
   // peak instead of the bf16 logits plus their fp32 copy (6 bytes).
   bool fused_cross_entropy = false;
   Precision precision = Precision::kBf16;
+  // Scaling recipe of precision kFp8 (ignored otherwise).
+  Fp8Recipe fp8_recipe = Fp8Recipe::kDelayed;
   // Data-parallel gradient reduction: bucket size (0 = one bucket for the
   // whole stage) and whether buckets overlap the last micro-batch's backward.
   int64_t grad_bucket_bytes = 0;
@@ -106,8 +118,9 @@ struct Plan {
     return global_batch_size / (data_parallel * micro_batch_size);
   }
   // Bytes of one gradient element in the data-parallel reduction (fp32
-  // accumulation for bf16, fp16 otherwise -- Megatron's defaults).
-  int grad_reduce_bytes() const { return precision == Precision::kBf16 ? 4 : 2; }
+  // accumulation for bf16 and fp8 -- whose gradients are bf16 -- fp16
+  // otherwise; Megatron's defaults).
+  int grad_reduce_bytes() const { return precision == Precision::kFp16 ? 2 : 4; }
 
   friend bool operator==(const Plan&, const Plan&) = default;
 };

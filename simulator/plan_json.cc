@@ -24,7 +24,12 @@ Status apply_plan_json(const boost::json::value& v, const std::string& path, Pla
   r.read_bool("sequence_parallel", &p.sequence_parallel);
   r.read_bool("distributed_optimizer", &p.distributed_optimizer);
   r.read_bool("flash_attention", &p.flash_attention);
-  r.read_enum("precision", &p.precision, {{"bf16", Precision::kBf16}, {"fp16", Precision::kFp16}});
+  r.read_enum("precision", &p.precision,
+              {{"bf16", Precision::kBf16}, {"fp16", Precision::kFp16}, {"fp8", Precision::kFp8}});
+  r.read_enum("fp8_recipe", &p.fp8_recipe,
+              {{"delayed", Fp8Recipe::kDelayed},
+               {"current", Fp8Recipe::kCurrent},
+               {"mxfp8", Fp8Recipe::kMxfp8}});
   r.read_int64("grad_bucket_bytes", &p.grad_bucket_bytes, false, 0);
   r.read_bool("overlap_grad_reduce", &p.overlap_grad_reduce);
   r.read_bool("pipeline_scatter_gather", &p.pipeline_scatter_gather);
@@ -56,6 +61,7 @@ boost::json::value plan_to_json(const Plan& p) {
   o["distributed_optimizer"] = p.distributed_optimizer;
   o["flash_attention"] = p.flash_attention;
   o["precision"] = to_string(p.precision);
+  if (p.precision == Precision::kFp8) o["fp8_recipe"] = to_string(p.fp8_recipe);
   o["grad_bucket_bytes"] = p.grad_bucket_bytes;
   o["overlap_grad_reduce"] = p.overlap_grad_reduce;
   o["pipeline_scatter_gather"] = p.pipeline_scatter_gather;

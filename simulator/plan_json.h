@@ -3,7 +3,8 @@
 // Fields (all optional when applying; every one written by plan_to_json):
 //   tp, pp, dp, micro_batch, global_batch, virtual_stages (integers >= 1),
 //   schedule ("gpipe" | "1f1b" | "interleaved"),
-//   recompute ("none" | "selective" | "full"), precision ("bf16" | "fp16"),
+//   recompute ("none" | "selective" | "full"), precision ("bf16" | "fp16" | "fp8"),
+//   fp8_recipe ("delayed" | "current" | "mxfp8"; written only with fp8),
 //   grad_bucket_bytes (integer >= 0; 0 = one bucket per stage),
 //   sequence_parallel, distributed_optimizer, flash_attention,
 //   overlap_grad_reduce, pipeline_scatter_gather, tp_comm_overlap,

@@ -10,7 +10,7 @@ Roofline::Roofline(const Cluster& cluster) : Roofline(cluster, CollectiveModel(c
 Roofline::Roofline(const Cluster& cluster, CollectiveModel collectives)
     : gpu_(cluster.gpu), constants_(cluster.gpu.roofline), collectives_(std::move(collectives)) {}
 
-double Roofline::gemm_efficiency(const GemmShape& g) const {
+double Roofline::gemm_efficiency(const GemmShape& g, Precision precision) const {
   // Output tiles of gemm_tile^2 (the last row and column padded), run in
   // waves of one tile per SM: the useful share of the SM-tile slots.
   const double tile = constants_.gemm_tile;
@@ -22,18 +22,21 @@ double Roofline::gemm_efficiency(const GemmShape& g) const {
   // Each tile's prologue and epilogue against its main loop over k.
   const double k = static_cast<double>(g.k);
   const double main_loop = k / (k + constants_.gemm_dim_half);
-  return constants_.gemm_efficiency * useful * main_loop;
+  const double peak_share = precision == Precision::kFp8 ? constants_.fp8_gemm_efficiency
+                                                         : constants_.gemm_efficiency;
+  return peak_share * useful * main_loop;
 }
 
-double Roofline::gemm_bytes(const GemmShape& g) {
-  constexpr double kElem = 2.0;  // bf16 / fp16 operands and output
+double Roofline::gemm_bytes(const GemmShape& g, Precision precision) {
+  // bf16 / fp16 operands and output; fp8 operands with a bf16 output.
+  const double in = precision == Precision::kFp8 ? 1.0 : 2.0, out = 2.0;
   const double m = static_cast<double>(g.m), n = static_cast<double>(g.n),
                k = static_cast<double>(g.k);
-  return kElem * static_cast<double>(g.batch) * (m * k + k * n + m * n);
+  return static_cast<double>(g.batch) * (in * (m * k + k * n) + out * m * n);
 }
 
 double Roofline::kernel_time_s(const KernelDesc& k) const {
-  const double peak = k.precision == Precision::kBf16 ? gpu_.peak_bf16_flops : gpu_.peak_fp16_flops;
+  const double peak = peak_flops(gpu_, k.precision);
   double t = 0;
   if (is_gemm(k.kind)) {
     // Kernels carry their forward GEMM's shape; the backward GEMMs of
@@ -44,8 +47,8 @@ double Roofline::kernel_time_s(const KernelDesc& k) const {
     if (k.pass == Pass::kBackwardWeight) g = {k.gemm.k, k.gemm.n, k.gemm.m, k.gemm.batch};
     // Compute at the tile-level efficiency, or HBM traffic (A and B read
     // once, C written once) for thin GEMMs such as attention's.
-    t = std::max(k.flops / (peak * gemm_efficiency(g)),
-                 gemm_bytes(g) / (gpu_.hbm_bytes_per_s * constants_.memory_efficiency));
+    t = std::max(k.flops / (peak * gemm_efficiency(g, k.precision)),
+                 gemm_bytes(g, k.precision) / (gpu_.hbm_bytes_per_s * constants_.memory_efficiency));
   } else if (k.kind == KernelKind::kFlashAttention) {
     t = k.flops / (peak * constants_.flash_attention_efficiency);
   } else {

@@ -19,7 +19,9 @@ namespace llmplan::simulator {
 // tile per SM, batch included) x k / (k + gemm_dim_half) for each tile's
 // fixed prologue and epilogue; the bytes are A and B read and C written once,
 // which bounds thin GEMMs such as attention's score and value products. Fused
-// flash attention runs at flash_attention_efficiency of peak. Memory-bound
+// flash attention runs at flash_attention_efficiency of peak. FP8 GEMMs run
+// at fp8_gemm_efficiency of the fp8 peak with the same shape factors.
+// Memory-bound
 // kernels move `bytes` at memory_efficiency of HBM bandwidth. Kernel times
 // are GPU times; the host's launch interval (kernel_overhead_s) and run-ahead
 // window are applied by the lowering's launch queue. All constants come from
@@ -40,10 +42,12 @@ class Roofline final : public CostModel {
   double comm_compute_slowdown() const override { return constants_.comm_compute_slowdown; }
   std::string describe() const override;
 
-  // The GEMM efficiency factor (0, 1] the model applies to `shape`.
-  double gemm_efficiency(const GemmShape& shape) const;
-  // HBM bytes of a half-precision GEMM: A and B read once, C written once.
-  static double gemm_bytes(const GemmShape& shape);
+  // The GEMM efficiency factor (0, 1] the model applies to `shape`
+  // (fp8_gemm_efficiency instead of gemm_efficiency for an FP8 GEMM).
+  double gemm_efficiency(const GemmShape& shape, Precision precision = Precision::kBf16) const;
+  // HBM bytes of a GEMM: A and B read once (2 bytes per element, 1 in
+  // fp8), C written once in 16 bits.
+  static double gemm_bytes(const GemmShape& shape, Precision precision = Precision::kBf16);
   const CollectiveModel& collectives() const { return collectives_; }
 
  private:

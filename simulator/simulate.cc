@@ -376,9 +376,22 @@ class GraphBuilder {
     opt.kind = KernelKind::kOptimizerStep;
     opt.pass = Pass::kForward;
     opt.bytes = shard * kAdamBytesPerParameter;
-    opt.precision = plan_.precision;
+    opt.precision = plan_.precision == Precision::kFp8 ? Precision::kBf16 : plan_.precision;
     // One launch after the pass: at least the host's launch interval.
-    const double opt_s = std::max(cost_.kernel_time_s(opt), cost_.launch_interval_s());
+    double opt_s = std::max(cost_.kernel_time_s(opt), cost_.launch_interval_s());
+    if (plan_.precision == Precision::kFp8 && stage < 3) {
+      // The updated layer weights cast to their cached fp8 copies (lowering.h).
+      double layer_params = 0;
+      for (int c = 0; c < v_; ++c) {
+        layer_params += programs_[c * p_ + r]->layers * static_cast<double>(model_.layer_parameters()) /
+                        plan_.tensor_parallel;
+      }
+      KernelDesc cast;
+      cast.kind = KernelKind::kFp8CastTranspose;
+      cast.pass = Pass::kForward;
+      cast.bytes = layer_params * fp8_cast_bytes_per_element(plan_.fp8_recipe);
+      opt_s += std::max(cost_.kernel_time_s(cast), cost_.launch_interval_s());
+    }
     const TaskId o = add(r, StreamKind::kCompute, opt_s, Label{"optimizer step"});
     if (previous >= 0) graph_.add_dependency(previous, o);
     for (TaskId t : dp_tasks) graph_.add_dependency(t, o);
@@ -504,6 +517,7 @@ Result<StepReport> simulate(const Model& model, const Plan& plan, const Cluster&
                             const SimOptions& options) {
   LLMPLAN_RETURN_IF_ERROR(validate(model, plan));
   LLMPLAN_RETURN_IF_ERROR(validate(cluster));
+  LLMPLAN_RETURN_IF_ERROR(check_precision(plan, cluster.gpu));
   if (cluster.max_gpus() > 0 && plan.world_size() > cluster.max_gpus()) {
     return Status::invalid_argument(
         "plan needs " + std::to_string(plan.world_size()) + " GPUs (tp*pp*dp) but cluster " +
@@ -574,6 +588,7 @@ Result<StepReport> simulate(const Model& model, const Plan& plan, const Cluster&
             case OpCategory::kRecompute: b.recompute_s += total; break;
             case OpCategory::kTensorComm: b.tp_comm_s += total; break;
             case OpCategory::kHostOverhead: b.host_overhead_s += total; break;
+            case OpCategory::kFp8Cast: b.fp8_cast_s += total; break;
             case OpCategory::kFsdpGather:
               b.fsdp_gather_exposed_s += total;
               break;
@@ -634,8 +649,10 @@ Result<StepReport> simulate(const Model& model, const Plan& plan, const Cluster&
         ") kernel and collective times are out of range; check the profile or constants");
   }
 
-  const double peak = plan.precision == Precision::kBf16 ? cluster.gpu.peak_bf16_flops
-                                                        : cluster.gpu.peak_fp16_flops;
+  // MFU against the 16-bit peak, fp8 plans included (the convention of
+  // Megatron-Core and NeMo reports: FP8's gain shows as a higher MFU).
+  const double peak = plan.precision == Precision::kFp16 ? cluster.gpu.peak_fp16_flops
+                                                        : cluster.gpu.peak_bf16_flops;
   const double replicas = static_cast<double>(plan.tensor_parallel) * plan.data_parallel;
   report.model_flops = model.model_flops_per_step(plan.global_batch_size);
   report.hardware_flops = device_flops_sum * replicas;

@@ -44,14 +44,15 @@ struct SimOptions {
 // time. Overlap semantics are in lowering.h (tp_comm_overlap, ZeRO-2/3) and
 // simulate.cc (gradient buckets, hybrid all-reduce, post-optimizer gather).
 struct StageBreakdown {
-  double compute_s = 0;       // forward + backward kernels (recompute excluded)
+  double compute_s = 0;       // forward + backward kernels (recompute and fp8 casts excluded)
   double recompute_s = 0;     // recomputed forward kernels
   double tp_comm_s = 0;       // tensor-parallel collectives, exposed (all without tp_comm_overlap)
   double host_overhead_s = 0; // per-micro-batch host time
   double pp_exposed_s = 0;    // waiting for pipeline transfers
   double bubble_s = 0;        // waiting for other stages' compute (pipeline fill/drain)
   double dp_exposed_s = 0;    // waiting for per-step gradient reduction / parameter gather
-  double optimizer_s = 0;     // optimizer step
+  double optimizer_s = 0;     // optimizer step (fp8: with the weights' cast to fp8)
+  double fp8_cast_s = 0;      // fp8: casts of the linear GEMMs' inputs and output gradients
   // ZeRO-3 per-layer parameter all-gathers, exposed part (on the compute path).
   double fsdp_gather_exposed_s = 0;
   // ZeRO-2/3 per-micro-batch gradient reduce-scatters, exposed part.

@@ -447,7 +447,7 @@ void JsonObjectReader::read_double(std::string_view key, double* out, bool requi
 }
 
 void JsonObjectReader::read_bool(std::string_view key, bool* out, bool required) {
-  const boost::json::value* v = child(key, required);
+  const boost::json::value* v = number_field(key, required);  // bare or {"value": ..., "source"}
   if (v == nullptr) return;
   if (!v->is_bool()) {
     fail(key, "expected true or false, got " + kind_name(*v));

@@ -70,7 +70,8 @@ class JsonObjectReader {
   bool has(std::string_view key) const;
 
   // Each read_* leaves *out unchanged when the key is absent and not
-  // required. Integers must be integral; `min` bounds are inclusive.
+  // required. Integers must be integral; `min` bounds are inclusive. Numbers
+  // and booleans may carry provenance: {"value": X, "source": "..."}.
   void read_int(std::string_view key, int* out, bool required = false, int64_t min = INT64_MIN);
   void read_int64(std::string_view key, int64_t* out, bool required = false,
                   int64_t min = INT64_MIN);

@@ -82,6 +82,7 @@ std::vector<std::pair<std::string, std::string>> feature_groups(const AccuracyCa
   const simulator::Plan& p = c.config.plan;
   const auto yes_no = [](bool b) { return std::string(b ? "yes" : "no"); };
   return {{"source", c.origin},
+          {"precision", simulator::to_string(p.precision)},
           {"zero stage", "zero" + std::to_string(p.sharding_stage())},
           {"recompute", simulator::to_string(p.recompute)},
           {"tp>1", yes_no(p.tensor_parallel > 1)},
@@ -123,6 +124,7 @@ simulator::Cluster case_cluster(const AccuracyCase& c) {
     simulator::RooflineConstants& r = cluster.gpu.roofline;
     const double k = r.pytorch_fsdp_efficiency;
     r.gemm_efficiency *= k;
+    r.fp8_gemm_efficiency *= k;
     r.flash_attention_efficiency *= k;
     r.memory_efficiency *= k;
   }

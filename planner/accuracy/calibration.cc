@@ -18,6 +18,9 @@ namespace {
 
 constexpr int kRooflineParams = 7;
 constexpr int kNetworkParams = 2;
+// Per-feature factors: flash_attention_efficiency, pytorch_fsdp_efficiency,
+// fp8_gemm_efficiency (each fitted only when the cases exercise it).
+constexpr int kFactorParams = 3;
 constexpr double kHuberDelta = 0.03;  // on log(predicted / measured)
 
 // Parameters in solver units (so that steps are of similar size):
@@ -67,6 +70,7 @@ AccuracyConstants to_constants(const AccuracyConstants& base, const double* r, c
   c.network.nic_efficiency = std::min(n[0], 1.0);
   c.network.nic_latency_s = n[1] * 1e-6;
   c.roofline.pytorch_fsdp_efficiency = std::min(f[1], 1.0);
+  c.roofline.fp8_gemm_efficiency = std::min(f[2], 1.0);
   return c;
 }
 
@@ -188,10 +192,19 @@ Result<CalibrationResult> calibrate(const std::vector<AccuracyCase>& cases,
   });
   const bool fit_stack = has_pytorch && has_megatron;
   const Bounds stack_bounds = {0.5, 1.0};
-  const double f0[2] = {options.fit_flash_attention
-                            ? std::clamp(0.5, flash_bounds.lo, flash_bounds.hi)
-                            : initial.roofline.flash_attention_efficiency,
-                        fit_stack ? 0.85 : initial.roofline.pytorch_fsdp_efficiency};
+  // FP8 GEMM efficiency: fitted when the cases hold FP8 runs, from 0.6
+  // within [0.3, the GPU's fp8 ceiling]; otherwise held.
+  const bool fit_fp8 = std::any_of(cases.begin(), cases.end(), [](const AccuracyCase& c) {
+    return c.config.plan.precision == simulator::Precision::kFp8;
+  });
+  const double fp8_ceiling = cases.front().config.cluster.gpu.ceilings.fp8_gemm_efficiency;
+  const Bounds fp8_bounds = {std::min(0.3, fp8_ceiling), fp8_ceiling};
+  const double f0[kFactorParams] = {
+      options.fit_flash_attention ? std::clamp(0.5, flash_bounds.lo, flash_bounds.hi)
+                                  : initial.roofline.flash_attention_efficiency,
+      fit_stack ? 0.85 : initial.roofline.pytorch_fsdp_efficiency,
+      fit_fp8 ? std::clamp(0.6, fp8_bounds.lo, fp8_bounds.hi)
+              : initial.roofline.fp8_gemm_efficiency};
   auto grid = screen_points();
   for (auto& point : grid) {  // starting points inside the (ceiling-lowered) bounds
     for (int i = 0; i < kRooflineParams; ++i) {
@@ -222,14 +235,15 @@ Result<CalibrationResult> calibrate(const std::vector<AccuracyCase>& cases,
   for (int s = 0; s < polish; ++s) {
     double r[kRooflineParams];
     double n[kNetworkParams] = {n0[0], n0[1]};
-    double f[2] = {f0[0], f0[1]};
+    double f[kFactorParams] = {f0[0], f0[1], f0[2]};
     std::copy(grid[order[s]].begin(), grid[order[s]].end(), r);
     ceres::Problem problem;
     ceres::NumericDiffOptions diff;
     diff.relative_step_size = 1e-3;
     for (const AccuracyCase& c : cases) {
       auto* cost = new ceres::NumericDiffCostFunction<LogTimeResidual, ceres::FORWARD, 1,
-                                                      kRooflineParams, kNetworkParams, 2>(
+                                                      kRooflineParams, kNetworkParams,
+                                                      kFactorParams>(
           new LogTimeResidual{&c, &initial}, ceres::TAKE_OWNERSHIP, 1, diff);
       problem.AddResidualBlock(cost, new ceres::HuberLoss(kHuberDelta), r, n, f);
     }
@@ -255,10 +269,16 @@ Result<CalibrationResult> calibrate(const std::vector<AccuracyCase>& cases,
     } else {
       fixed.push_back(1);
     }
-    if (fixed.size() == 2) {
+    if (fit_fp8) {
+      problem.SetParameterLowerBound(f, 2, fp8_bounds.lo);
+      problem.SetParameterUpperBound(f, 2, fp8_bounds.hi);
+    } else {
+      fixed.push_back(2);
+    }
+    if (fixed.size() == kFactorParams) {
       problem.SetParameterBlockConstant(f);
     } else if (!fixed.empty()) {
-      problem.SetManifold(f, new ceres::SubsetManifold(2, fixed));
+      problem.SetManifold(f, new ceres::SubsetManifold(kFactorParams, fixed));
     }
     ceres::Solver::Options solver;
     solver.linear_solver_type = ceres::DENSE_QR;
@@ -293,6 +313,11 @@ Result<CalibrationResult> calibrate(const std::vector<AccuracyCase>& cases,
         best.at_bound.push_back(std::string("flash_attention_efficiency") +
                                 (f[0] <= flash_bounds.lo + 1e-9 ? " at its lower bound"
                                                                 : " at its upper bound"));
+      }
+      if (fit_fp8 && (f[2] <= fp8_bounds.lo + 1e-9 || f[2] >= fp8_bounds.hi - 1e-9)) {
+        best.at_bound.push_back(std::string("fp8_gemm_efficiency") +
+                                (f[2] <= fp8_bounds.lo + 1e-9 ? " at its lower bound"
+                                                              : " at its upper bound"));
       }
       if (fit_stack && (f[1] <= stack_bounds.lo + 1e-9 || f[1] >= stack_bounds.hi - 1e-9)) {
         best.at_bound.push_back(std::string("pytorch_fsdp_efficiency") +

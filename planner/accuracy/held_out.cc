@@ -26,9 +26,9 @@ std::vector<double> measured_mfu(const std::vector<AccuracyCase>& cases) {
   out.reserve(cases.size());
   for (const AccuracyCase& c : cases) {
     const presets::SimConfig& k = c.config;
-    const double peak = k.plan.precision == simulator::Precision::kBf16
-                            ? k.cluster.gpu.peak_bf16_flops
-                            : k.cluster.gpu.peak_fp16_flops;
+    // Utilisation of the run's own precision peak (fp8 runs: the fp8 peak),
+    // the scale GpuValidation's MFU range and its caveat use.
+    const double peak = simulator::peak_flops(k.cluster.gpu, k.plan.precision);
     const double flops = k.model.model_flops_per_step(k.plan.global_batch_size);
     out.push_back(flops / (c.run.iteration_time_s * k.plan.world_size() * peak));
   }

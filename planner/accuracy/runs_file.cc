@@ -227,8 +227,14 @@ Result<PublishedRun> map_published_run(const RunRow& row, const std::vector<Mode
   out.measured_step_s = row.measured_step_s;
 
   simulator::Precision precision = simulator::Precision::kBf16;
+  // FP8 rows: "fp8-current" (Megatron-Bridge's current scaling); a row that
+  // does not state its recipe ran Transformer Engine's default, delayed
+  // scaling (NeMo 24.07, llm-foundry's amp_fp8).
+  simulator::Fp8Recipe recipe = simulator::Fp8Recipe::kDelayed;
   if (starts_with(row.precision, "fp8")) {
-    out.missing.push_back("fp8");
+    precision = simulator::Precision::kFp8;
+    if (starts_with(row.precision, "fp8-current")) recipe = simulator::Fp8Recipe::kCurrent;
+    if (starts_with(row.precision, "fp8-mx")) recipe = simulator::Fp8Recipe::kMxfp8;
   } else if (starts_with(row.precision, "fp16")) {
     precision = simulator::Precision::kFp16;
   } else if (!starts_with(row.precision, "bf16")) {
@@ -282,6 +288,7 @@ Result<PublishedRun> map_published_run(const RunRow& row, const std::vector<Mode
   plan.sequence_parallel = row.tp > 1;
   plan.flash_attention = true;
   plan.precision = precision;
+  plan.fp8_recipe = recipe;
   const std::string fsdp = lower(row.fsdp);
   if (starts_with(fsdp, "zero") && fsdp.size() > 4 && fsdp[4] >= '1' && fsdp[4] <= '3') {
     plan.zero_stage = fsdp[4] - '0';
@@ -297,6 +304,25 @@ Result<PublishedRun> map_published_run(const RunRow& row, const std::vector<Mode
                              contains(ov, "overlap-grad-reduce") || contains(ov, "grad-reduce");
   plan.overlap_param_gather = torch_fsdp || contains(ov, "overlap_param_gather") ||
                               contains(ov, "overlap-param-gather") || contains(ov, "param-gather");
+  // NeMo 24.07's performance table states only TP/PP/CP/VP and the batches:
+  // the rest is the NeMo-Framework-Launcher 24.07 training configs the rows
+  // were run with (data/h100/README.md lists them): the distributed
+  // optimizer with gradient-reduce and parameter-gather overlap, TP
+  // communication overlap with sequence parallelism.
+  if (out.source == "NeMo" && starts_with(fsdp, "unstated") && starts_with(ov, "unstated")) {
+    if (row.dp > 1) {
+      plan.zero_stage = 1;
+      plan.distributed_optimizer = true;
+      plan.overlap_grad_reduce = true;
+      plan.overlap_param_gather = true;
+    }
+    plan.tp_comm_overlap = row.tp > 1;
+  }
+  // Llama-style models (SwiGLU) train without dropout in NeMo's and
+  // Megatron-Bridge's recipes (hidden and attention dropout 0).
+  if ((out.source == "NeMo" || out.source == "Megatron-Bridge") && m->activation == "swiglu") {
+    plan.dropout = false;
+  }
   // llm-foundry's MPT recipes train without dropout (resid/emb/attn pdrop 0)
   // and with flash-attn's fused cross-entropy (loss_fn fused_crossentropy):
   // no dropout masks, and the logits' gradient computed in place.

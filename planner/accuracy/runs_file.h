@@ -68,7 +68,7 @@ struct PublishedRun {
   std::string name;
   std::string source;                // short source id (e.g. "llm-foundry", "Megatron-LM")
   double measured_step_s = 0;
-  // Features the simulator lacks for this row ("fp8", "context-parallel",
+  // Features the simulator lacks for this row ("precision fp4", "context-parallel",
   // "moe", "activation squared-relu", "head_dim != hidden/heads", ...);
   // empty when the row is expressible, and only then is `config` set.
   std::vector<std::string> missing;
@@ -97,7 +97,10 @@ Result<std::vector<RunRow>> read_runs_rows_text(std::string_view text,
 
 // Maps a row onto the simulator's inputs (the cluster preset "dgx-h100"
 // unless `cluster` names another; 8 GPUs per node as DGX-H100):
-//  - precision bf16 (fp16 likewise); fp8 -> missing "fp8";
+//  - precision bf16 (fp16 likewise); fp8 -> precision fp8, recipe current
+//    for "fp8-current" (Megatron-Bridge), else delayed (Transformer
+//    Engine's default; NeMo 24.07 and llm-foundry do not state theirs);
+//    another precision -> missing "precision X";
 //  - cp > 1 -> missing "context-parallel"; ep > 1 or MoE experts in the
 //    model -> missing "moe"; an activation other than gelu/swiglu -> missing
 //    "activation X"; heads * head_dim != hidden -> missing
@@ -106,6 +109,11 @@ Result<std::vector<RunRow>> read_runs_rows_text(std::string_view text,
 //  - tp, pp, dp, micro and global batch as written; vp > 1 -> interleaved
 //    schedule with vp virtual stages, else 1F1B;
 //  - recompute "full..." / "selective..." / "none..."; "unstated" -> none;
+//  - NeMo rows with sharding and overlaps unstated: the NeMo-Framework-
+//    Launcher 24.07 configs they ran (distributed optimizer with gradient-
+//    reduce and parameter-gather overlap where dp > 1, TP communication
+//    overlap where tp > 1); NeMo and Megatron-Bridge SwiGLU (Llama-style)
+//    models without dropout;
 //  - sequence parallelism whenever tp > 1 (every tp > 1 row is a Megatron
 //    run: Megatron-Core recipes turn it on with TP, and --tp-comm-overlap
 //    requires it);

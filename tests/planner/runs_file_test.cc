@@ -170,15 +170,17 @@ TEST(RunsFile, ClassifiesRowsItCannotExpress) {
   ASSERT_TRUE(r.ok()) << r.status().message();
   ASSERT_EQ(r->size(), 5u);
   EXPECT_TRUE((*r)[0].missing.empty());
-  EXPECT_EQ((*r)[1].missing, std::vector<std::string>{"fp8"});
+  EXPECT_TRUE((*r)[1].missing.empty());  // fp8: expressible (recipe not stated: delayed)
+  EXPECT_EQ((*r)[1].config.plan.precision, simulator::Precision::kFp8);
+  EXPECT_EQ((*r)[1].config.plan.fp8_recipe, simulator::Fp8Recipe::kDelayed);
   EXPECT_EQ((*r)[2].missing, std::vector<std::string>{"context-parallel"});
   EXPECT_EQ((*r)[3].missing,
-            (std::vector<std::string>{"fp8", "moe", "head_dim != hidden/heads"}));
+            (std::vector<std::string>{"moe", "head_dim != hidden/heads"}));
   EXPECT_EQ((*r)[4].missing, std::vector<std::string>{"activation squared-relu"});
   const auto counts = missing_feature_counts(*r);
-  EXPECT_EQ(counts.at("fp8"), 2);
+  EXPECT_EQ(counts.count("fp8"), 0u);
   EXPECT_EQ(counts.at("moe"), 1);
-  EXPECT_EQ(make_runs_cases(*r).size(), 1u);
+  EXPECT_EQ(make_runs_cases(*r).size(), 2u);
 }
 
 TEST(RunsFile, HeadDimOtherThanHiddenOverHeadsIsMissing) {
@@ -306,13 +308,13 @@ TEST(RunsFile, CrossValidatesASmallRunsFile) {
 TEST(RunsFile, ValidateJsonKeys) {
   const std::string dir = testing::TempDir();
   std::string rows = kMptRow + kMegatronRow;
-  std::string fp8 = kMptRow;
-  fp8.replace(fp8.find("bf16 (amp_bf16)"), 15, "fp8 (amp_fp8)");
-  fp8.replace(0, 3, "fp8");
+  std::string fp4 = kMptRow;  // a precision the simulator lacks: excluded
+  fp4.replace(fp4.find("bf16 (amp_bf16)"), 15, "fp4 (nvfp4)");
+  fp4.replace(0, 3, "fp4");
   std::string other = kMptRow;
   other.replace(other.find(",8,512,"), 7, ",4,256,");
   other.replace(0, 3, "oth");
-  rows += fp8 + other;
+  rows += fp4 + other;
   std::ofstream(dir + "/runs_cli.csv") << kRunsHeader << rows;
   std::ofstream(dir + "/runs_cli_models.csv") << kModels;
   CLI::App app{"test"};
@@ -348,9 +350,9 @@ TEST(RunsFile, ValidateJsonKeys) {
                         "fold"}) {
     EXPECT_TRUE(run.contains(k)) << k;
   }
-  EXPECT_EQ(o.at("excluded").at("by_feature").at("fp8").to_number<int>(), 1);
+  EXPECT_EQ(o.at("excluded").at("by_feature").at("precision fp4").to_number<int>(), 1);
   EXPECT_EQ(o.at("excluded").at("runs").as_array().front().at("missing").as_array().front(),
-            "fp8");
+            "precision fp4");
   EXPECT_EQ(o.at("not_fitting_rows").to_number<int>() >= 0, true);
 }
 

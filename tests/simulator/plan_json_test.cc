@@ -68,7 +68,7 @@ TEST(PlanJson, ErrorsNameTheField) {
        "run.json: plan.schedule: unknown value \"zero-bubble\" (expected one of: gpipe, 1f1b, "
        "interleaved)"},
       {R"({"recompute": true})", "run.json: plan.recompute: expected a string, got a boolean"},
-      {R"({"precision": "fp8"})", "run.json: plan.precision: unknown value \"fp8\""},
+      {R"({"precision": "fp4"})", "run.json: plan.precision: unknown value \"fp4\""},
       {R"({"flash_attention": "yes"})", "run.json: plan.flash_attention: expected true or false"},
   };
   for (const Case& c : cases) {

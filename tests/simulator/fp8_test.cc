@@ -1,0 +1,221 @@
+// FP8 training (Plan::precision kFp8): which GEMMs run in FP8, the casts
+// Transformer Engine adds, the FP8 peak and efficiency in the Roofline, the
+// memory it saves and costs, and the error on GPUs without FP8 (semantics in
+// simulator/lowering.h, simulator/memory.h, simulator/roofline.h).
+#include <gtest/gtest.h>
+
+#include <map>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "simulator/lowering.h"
+#include "simulator/memory.h"
+#include "simulator/plan_json.h"
+#include "simulator/roofline.h"
+#include "simulator/simulate.h"
+#include "tests/simulator/test_cluster.h"
+
+namespace llmplan::simulator {
+namespace {
+
+using testing::a100_cluster;
+using testing::gpt;
+
+// An H100-like test cluster: the A100 fixture with an FP8 peak.
+Cluster fp8_cluster() {
+  Cluster c = a100_cluster();
+  c.gpu.name = "fp8-test";
+  c.gpu.peak_bf16_flops = 989e12;
+  c.gpu.peak_fp16_flops = 989e12;
+  c.gpu.peak_fp8_flops = 1979e12;
+  c.gpu.hbm_bytes_per_s = 3.35e12;
+  c.gpu.num_sms = 132;
+  return c;
+}
+
+// Records every kernel the lowering looks up; each costs 1 us.
+class RecordingCost final : public CostModel {
+ public:
+  double kernel_time_s(const KernelDesc& k) const override {
+    std::lock_guard<std::mutex> lock(mu_);
+    kernels_.push_back(k);
+    return 1e-6;
+  }
+  double collective_time_s(const CollectiveDesc&) const override { return 0.0; }
+  double microbatch_overhead_s() const override { return 0.0; }
+  double iteration_overhead_s() const override { return 0.0; }
+  std::string describe() const override { return "recording"; }
+  std::vector<KernelDesc> kernels() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return kernels_;
+  }
+
+ private:
+  mutable std::mutex mu_;
+  mutable std::vector<KernelDesc> kernels_;
+};
+
+Plan fp8_plan(Fp8Recipe recipe = Fp8Recipe::kDelayed) {
+  Plan p;
+  p.tensor_parallel = 2;
+  p.global_batch_size = 1;
+  p.precision = Precision::kFp8;
+  p.fp8_recipe = recipe;
+  return p;
+}
+
+TEST(Fp8, LinearGemmsRunInFp8AttentionAndLogitsStayBf16) {
+  const Model model = gpt(2, 1024, 16, 2048);
+  const Plan plan = fp8_plan();
+  const Cluster cluster = fp8_cluster();
+  RecordingCost cost;
+  const ChunkProgram prog = lower_chunk(model, plan, place(plan, cluster), cost, 0);
+  int fp8_gemms = 0;
+  for (const KernelDesc& k : cost.kernels()) {
+    const bool linear = k.kind == KernelKind::kQkvGemm || k.kind == KernelKind::kOutProjGemm ||
+                        k.kind == KernelKind::kFc1Gemm || k.kind == KernelKind::kFc2Gemm;
+    EXPECT_EQ(k.precision, linear ? Precision::kFp8 : Precision::kBf16)
+        << kernel_kind_name(k.kind) << " " << pass_name(k.pass);
+    if (linear) ++fp8_gemms;
+  }
+  // 4 linear GEMMs x (forward, data gradient, weight gradient) x 2 layers.
+  EXPECT_EQ(fp8_gemms, 4 * 3 * 2);
+}
+
+TEST(Fp8, FourCastsEachWayPerLayerWithTheirBytes) {
+  // b = 1, s = 2048, h = 1024, a = 16 (d = 64), f = 4h, t = 2, no SP.
+  const Model model = gpt(1, 1024, 16, 2048);
+  const double T = 2048, h = 1024, t = 2, f = 4096, qkv = 3 * 1024 / t;
+  for (Fp8Recipe recipe : {Fp8Recipe::kDelayed, Fp8Recipe::kCurrent}) {
+    const Plan plan = fp8_plan(recipe);
+    RecordingCost cost;
+    lower_chunk(model, plan, place(plan, fp8_cluster()), cost, 0);
+    std::vector<double> fwd, bwd;
+    for (const KernelDesc& k : cost.kernels()) {
+      if (k.kind != KernelKind::kFp8CastTranspose) continue;
+      (k.pass == Pass::kForward ? fwd : bwd).push_back(k.bytes);
+    }
+    const double per = recipe == Fp8Recipe::kDelayed ? 4.0 : 6.0;
+    // Forward: QKV input (T h), output-projection input (T a d / t), FC1
+    // input (T h), FC2 input (T f / t).
+    EXPECT_EQ(fwd, (std::vector<double>{T * h * per, T * h / t * per, T * h * per,
+                                        T * f / t * per}));
+    // Backward: output gradients of FC2 (T h), FC1 (T f / t), the output
+    // projection (T h) and QKV (T 3h / t), in backward order.
+    EXPECT_EQ(bwd, (std::vector<double>{T * h * per, T * f / t * per, T * h * per, T * qkv * per}));
+  }
+  EXPECT_DOUBLE_EQ(fp8_cast_bytes_per_element(Fp8Recipe::kMxfp8), 4.0 + 2.0 / 32.0);
+}
+
+TEST(Fp8, RooflineRunsFp8GemmsAtTheFp8PeakAndEfficiency) {
+  Cluster c = fp8_cluster();
+  c.gpu.roofline.gemm_efficiency = 0.8;
+  c.gpu.roofline.fp8_gemm_efficiency = 0.7;
+  c.gpu.roofline.gemm_dim_half = 0;
+  const Roofline roofline(c);
+  // 12 x 11 = 132 output tiles of 128 x 128: exactly one wave of full
+  // tiles, compute-bound in both precisions.
+  KernelDesc k;
+  k.kind = KernelKind::kFc1Gemm;
+  k.gemm = {12 * 128, 11 * 128, 8192, 1};
+  k.flops = 2.0 * 12 * 128 * 11 * 128 * 8192;
+  k.precision = Precision::kBf16;
+  const double bf16 = roofline.kernel_time_s(k);
+  EXPECT_NEAR(bf16, k.flops / (989e12 * 0.8), 1e-12);
+  k.precision = Precision::kFp8;
+  const double fp8 = roofline.kernel_time_s(k);
+  EXPECT_NEAR(fp8, k.flops / (1979e12 * 0.7), 1e-12);
+  // FP8 operands are 1 byte, the output 2.
+  EXPECT_DOUBLE_EQ(Roofline::gemm_bytes({10, 20, 30, 1}, Precision::kFp8),
+                   1.0 * (10 * 30 + 30 * 20) + 2.0 * 10 * 20);
+}
+
+TEST(Fp8, FasterThanBf16OnAnFp8Gpu) {
+  const Model model = gpt(8, 4096, 32, 4096);
+  Plan plan;
+  plan.tensor_parallel = 8;
+  plan.sequence_parallel = true;
+  plan.global_batch_size = 8;
+  const Cluster cluster = fp8_cluster();
+  const Result<StepReport> bf16 = simulate(model, plan, cluster);
+  plan.precision = Precision::kFp8;
+  const Result<StepReport> fp8 = simulate(model, plan, cluster);
+  ASSERT_TRUE(bf16.ok()) << bf16.status().message();
+  ASSERT_TRUE(fp8.ok()) << fp8.status().message();
+  EXPECT_LT(fp8->iteration_time_s, bf16->iteration_time_s);
+  EXPECT_GT(fp8->breakdown.fp8_cast_s, 0.0);
+  EXPECT_EQ(bf16->breakdown.fp8_cast_s, 0.0);
+  // The model FLOPs are the same; MFU is against the bf16 peak for both.
+  EXPECT_DOUBLE_EQ(fp8->model_flops, bf16->model_flops);
+  EXPECT_NEAR(fp8->mfu / bf16->mfu, bf16->iteration_time_s / fp8->iteration_time_s, 1e-9);
+}
+
+TEST(Fp8, GpuWithoutFp8IsAOneLineError) {
+  Plan plan = fp8_plan();
+  const Result<StepReport> r = simulate(gpt(2, 1024, 16, 2048), plan, a100_cluster());
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("a100-test has no FP8 tensor cores"), std::string::npos)
+      << r.status().message();
+  EXPECT_EQ(r.status().message().find('\n'), std::string::npos);
+  // MXFP8 needs block scaling (Blackwell).
+  plan.fp8_recipe = Fp8Recipe::kMxfp8;
+  const Result<StepReport> mx = simulate(gpt(2, 1024, 16, 2048), plan, fp8_cluster());
+  ASSERT_FALSE(mx.ok());
+  EXPECT_NE(mx.status().message().find("mxfp8"), std::string::npos);
+  Cluster blackwell = fp8_cluster();
+  blackwell.gpu.fp8_block_scaling = true;
+  EXPECT_TRUE(simulate(gpt(2, 1024, 16, 2048), plan, blackwell).ok());
+}
+
+TEST(Fp8, ActivationsKeepFp8CopiesOfTheGemmInputs) {
+  // Per token and hidden unit, GeLU, no SP, t = 1, dropout on: bf16 keeps
+  // 10 (replicated) + 2 + 4 + 2 + 16 (Q, K+V, out-proj input, MLP 2f+2f
+  // with f = 4h) = 34 bytes x h; fp8 keeps the QKV, FC1, out-proj and FC2
+  // inputs in 1 byte: 34 - 1 - 1 - 1 - 4 = 27.
+  const Model model = gpt(1, 1024, 16, 2048);
+  Plan plan;
+  const double bf16 = layer_activation_bytes(model, plan);
+  plan.precision = Precision::kFp8;
+  const double fp8 = layer_activation_bytes(model, plan);
+  EXPECT_DOUBLE_EQ(bf16, 2048.0 * 1024 * 34);
+  EXPECT_DOUBLE_EQ(fp8, 2048.0 * 1024 * 27);
+}
+
+TEST(Fp8, CachedFp8WeightsCostTwoBytesPerLayerParameter) {
+  const Model model = gpt(4, 1024, 16, 2048);
+  Plan plan;
+  plan.global_batch_size = 1;
+  const std::vector<double> params = {static_cast<double>(model.parameter_count())};
+  const MemoryBreakdown bf16 = stage_memory(model, plan, params, 0)[0];
+  plan.precision = Precision::kFp8;
+  const MemoryBreakdown fp8 = stage_memory(model, plan, params, 0)[0];
+  EXPECT_DOUBLE_EQ(fp8.weights_and_optimizer_bytes - bf16.weights_and_optimizer_bytes,
+                   2.0 * 4 * static_cast<double>(model.layer_parameters()));
+  // At ZeRO-3 they are cast per layer after the gather: no cached copy.
+  plan.zero_stage = 3;
+  plan.data_parallel = 2;
+  plan.global_batch_size = 2;
+  Plan bf16_z3 = plan;
+  bf16_z3.precision = Precision::kBf16;
+  EXPECT_DOUBLE_EQ(stage_memory(model, plan, params, 0)[0].weights_and_optimizer_bytes,
+                   stage_memory(model, bf16_z3, params, 0)[0].weights_and_optimizer_bytes);
+}
+
+TEST(Fp8, PlanJsonRoundTripsPrecisionAndRecipe) {
+  Plan p = fp8_plan(Fp8Recipe::kCurrent);
+  const boost::json::value v = plan_to_json(p);
+  EXPECT_EQ(v.at("precision").as_string(), "fp8");
+  EXPECT_EQ(v.at("fp8_recipe").as_string(), "current");
+  Plan q;
+  ASSERT_TRUE(apply_plan_json(v, "plan", &q).ok());
+  EXPECT_EQ(q, p);
+  // A bf16 plan writes no recipe.
+  EXPECT_FALSE(plan_to_json(Plan{}).as_object().contains("fp8_recipe"));
+  const Status bad = apply_plan_json(boost::json::parse(R"({"fp8_recipe": "fast"})"), "x.json", &q);
+  EXPECT_FALSE(bad.ok());
+  EXPECT_NE(bad.message().find("fp8_recipe"), std::string::npos) << bad.message();
+}
+
+}  // namespace
+}  // namespace llmplan::simulator
