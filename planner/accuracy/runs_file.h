@@ -68,7 +68,7 @@ struct PublishedRun {
   std::string name;
   std::string source;                // short source id (e.g. "llm-foundry", "Megatron-LM")
   double measured_step_s = 0;
-  // Features the simulator lacks for this row ("fp8", "context-parallel",
+  // Features the simulator lacks for this row ("fp8",
   // "moe", "activation squared-relu", "head_dim != hidden/heads", ...);
   // empty when the row is expressible, and only then is `config` set.
   std::vector<std::string> missing;
@@ -98,12 +98,14 @@ Result<std::vector<RunRow>> read_runs_rows_text(std::string_view text,
 // Maps a row onto the simulator's inputs (the cluster preset "dgx-h100"
 // unless `cluster` names another; 8 GPUs per node as DGX-H100):
 //  - precision bf16 (fp16 likewise); fp8 -> missing "fp8";
-//  - cp > 1 -> missing "context-parallel"; ep > 1 or MoE experts in the
+//  - ep > 1 or MoE experts in the
 //    model -> missing "moe"; an activation other than gelu/swiglu -> missing
 //    "activation X"; heads * head_dim != hidden -> missing
 //    "head_dim != hidden/heads"; positions other than learned / rotary /
 //    alibi / none -> missing "positions X";
-//  - tp, pp, dp, micro and global batch as written; vp > 1 -> interleaved
+//  - tp, pp, cp, dp, micro and global batch as written (the file's dp
+//    excludes cp; cp > 1 runs ring attention, cp_comm p2p, Megatron-Core's
+//    default); vp > 1 -> interleaved
 //    schedule with vp virtual stages, else 1F1B;
 //  - recompute "full..." / "selective..." / "none..."; "unstated" -> none;
 //  - sequence parallelism whenever tp > 1 (every tp > 1 row is a Megatron
