@@ -20,8 +20,8 @@ using simulator::Plan;
 struct SimulateOptions {
   std::string config, vtrain_config, model_name;
   int layers = 0, hidden = 0, heads = 0, kv_heads = 0, ffn_hidden = 0, seq = 0, vocab = 0;
-  int tp = 0, pp = 0, dp = 0, micro_batch = 0, global_batch = 0, virtual_stages = 0;
-  std::string schedule, recompute, precision, fp8_recipe;
+  int tp = 0, pp = 0, dp = 0, cp = 0, micro_batch = 0, global_batch = 0, virtual_stages = 0;
+  std::string schedule, recompute, precision, fp8_recipe, cp_comm;
   bool sequence_parallel = false, distributed_optimizer = false, no_flash_attention = false;
   int zero = 0, fsdp_group = 0;
   bool tp_comm_overlap = false, overlap_grad_reduce = true, overlap_param_gather = false;
@@ -77,6 +77,10 @@ Status apply_plan_flags(const SimulateOptions& o, Plan* plan) {
   if (o.given("--tp")) plan->tensor_parallel = o.tp;
   if (o.given("--pp")) plan->pipeline_parallel = o.pp;
   if (o.given("--dp")) plan->data_parallel = o.dp;
+  if (o.given("--cp")) plan->context_parallel = o.cp;
+  if (o.given("--cp-comm")) {
+    plan->cp_comm = o.cp_comm == "p2p" ? simulator::CpComm::kP2p : simulator::CpComm::kAllGather;
+  }
   if (o.given("--micro-batch")) plan->micro_batch_size = o.micro_batch;
   if (o.given("--global-batch")) plan->global_batch_size = o.global_batch;
   if (o.given("--virtual-stages")) plan->virtual_stages = o.virtual_stages;
@@ -198,7 +202,16 @@ void add_simulate_command(CLI::App& app, const GlobalOptions& global, Action* ac
       ->check(int_in(1, Model::kMaxVocab));
   cmd->add_option("--tp", o->tp, "Tensor-parallel degree")->check(int_in(1, Plan::kMaxGpus));
   cmd->add_option("--pp", o->pp, "Pipeline-parallel degree")->check(int_in(1, Plan::kMaxGpus));
-  cmd->add_option("--dp", o->dp, "Data-parallel degree")->check(int_in(1, Plan::kMaxGpus));
+  cmd->add_option("--dp", o->dp, "Data-parallel degree (replicas; GPUs = tp * cp * pp * dp)")
+      ->check(int_in(1, Plan::kMaxGpus));
+  cmd->add_option("--cp", o->cp,
+                  "Context-parallel degree: each sequence split over N ranks (2N load-balanced "
+                  "chunks; N*2 must divide the sequence length)")
+      ->check(int_in(1, Plan::kMaxGpus));
+  cmd->add_option("--cp-comm", o->cp_comm,
+                  "How context parallelism exchanges keys/values: p2p (ring attention, "
+                  "overlapped; default) or all-gather")
+      ->check(CLI::IsMember({"p2p", "all-gather"}));
   cmd->add_option("--micro-batch", o->micro_batch, "Sequences per micro-batch")
       ->check(int_in(1, Plan::kMaxGlobalBatch));
   cmd->add_option("--global-batch", o->global_batch, "Sequences per optimizer step")

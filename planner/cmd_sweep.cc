@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <memory>
 
 #include "planner/command.h"
@@ -44,6 +45,18 @@ struct SweepOptions {
   bool progress = false;
 };
 
+// GPUs of a plan, t * p * d * cp, also for plans validate() rejects. Each
+// degree is <= Plan::kMaxGpus (flags, config), so t * p * d fits 64 bits;
+// the product saturates beyond.
+int64_t gpus_of(const simulator::Plan& p) {
+  const int64_t tpd =
+      static_cast<int64_t>(p.tensor_parallel) * p.pipeline_parallel * p.data_parallel;
+  if (tpd > 0 && p.context_parallel > std::numeric_limits<int64_t>::max() / tpd) {
+    return std::numeric_limits<int64_t>::max();
+  }
+  return tpd * p.context_parallel;
+}
+
 // The grid: every combination of the listed values, the config's plan for
 // axes not listed. Global batches given in tokens become sequences of the
 // model's length. With a model-parallel cap, layouts above it are left out.
@@ -53,6 +66,7 @@ std::vector<simulator::Plan> sweep_plans(const simulator::Plan& base, const simu
   auto or_base = [](const std::vector<int>& v, int b) { return v.empty() ? std::vector<int>{b} : v; };
   const std::vector<int> tps = or_base(s.tp, base.tensor_parallel);
   const std::vector<int> pps = or_base(s.pp, base.pipeline_parallel);
+  const std::vector<int> cps = or_base(s.context_parallel, base.context_parallel);
   const std::vector<int> dps = or_base(dps_in, base.data_parallel);
   const std::vector<int> bs = or_base(s.micro_batch, base.micro_batch_size);
   const std::vector<int> vs = or_base(s.virtual_stages, base.virtual_stages);
@@ -78,34 +92,36 @@ std::vector<simulator::Plan> sweep_plans(const simulator::Plan& base, const simu
   for (int t : tps)
     for (int p : pps) {
       if (s.max_model_parallel > 0 && static_cast<long>(t) * p > s.max_model_parallel) continue;
-      for (int d : dps)
-        for (int b : bs)
-          for (int v : vs)
-            for (int gb : gbs)
-              for (simulator::Recompute rc : rcs)
-                for (bool sp : sps) {
-                  Plan plan = base;
-                  plan.tensor_parallel = t;
-                  plan.pipeline_parallel = p;
-                  plan.data_parallel = d;
-                  plan.micro_batch_size = b;
-                  plan.virtual_stages = v;
-                  if (v > 1) plan.schedule = simulator::Schedule::kInterleaved;
-                  plan.global_batch_size = gb;
-                  plan.recompute = rc;
-                  plan.sequence_parallel = sp;
-                  // ZeRO stage, FSDP group and the overlap flags.
-                  for (const Plan& q : expand_sharding_axes(s, plan)) {
-                    for (simulator::Precision precision : precisions) {
-                      Plan r = q;
-                      r.precision = precision;
-                      if (!keep_precision && precision == simulator::Precision::kFp8) {
-                        r.fp8_recipe = s.fp8_recipe;
+      for (int cp : cps)
+        for (int d : dps)
+          for (int b : bs)
+            for (int v : vs)
+              for (int gb : gbs)
+                for (simulator::Recompute rc : rcs)
+                  for (bool sp : sps) {
+                    Plan plan = base;
+                    plan.tensor_parallel = t;
+                    plan.pipeline_parallel = p;
+                    plan.context_parallel = cp;
+                    plan.data_parallel = d;
+                    plan.micro_batch_size = b;
+                    plan.virtual_stages = v;
+                    if (v > 1) plan.schedule = simulator::Schedule::kInterleaved;
+                    plan.global_batch_size = gb;
+                    plan.recompute = rc;
+                    plan.sequence_parallel = sp;
+                    // ZeRO stage, FSDP group and the overlap flags.
+                    for (const Plan& q : expand_sharding_axes(s, plan)) {
+                      for (simulator::Precision precision : precisions) {
+                        Plan r = q;
+                        r.precision = precision;
+                        if (!keep_precision && precision == simulator::Precision::kFp8) {
+                          r.fp8_recipe = s.fp8_recipe;
+                        }
+                        plans.push_back(r);
                       }
-                      plans.push_back(r);
                     }
                   }
-                }
     }
   return plans;
 }
@@ -191,10 +207,10 @@ Status run_sweep(const SweepOptions& o, const GlobalOptions& global) {
         {"tp", r.plan.tensor_parallel},
         {"pp", r.plan.pipeline_parallel},
         {"dp", r.plan.data_parallel},
+        {"cp", r.plan.context_parallel},
         {"micro_batch", r.plan.micro_batch_size},
         {"global_batch", r.plan.global_batch_size},
-        {"gpus", static_cast<int64_t>(r.plan.tensor_parallel) * r.plan.pipeline_parallel *
-                     r.plan.data_parallel},
+        {"gpus", gpus_of(r.plan)},
         {"iteration_s", number_or_null(r.iteration_time_s)},
         {"days", number_or_null(d)},
         {"mfu", number_or_null(r.mfu)},
@@ -216,9 +232,7 @@ Status run_sweep(const SweepOptions& o, const GlobalOptions& global) {
     t.add_row({std::to_string(r.plan.tensor_parallel), std::to_string(r.plan.pipeline_parallel),
                std::to_string(r.plan.data_parallel), std::to_string(r.plan.micro_batch_size),
                std::to_string(r.plan.global_batch_size),
-               // Each degree is <= Plan::kMaxGpus (flags, config): 64 bits hold the product.
-               std::to_string(static_cast<int64_t>(r.plan.tensor_parallel) *
-                              r.plan.pipeline_parallel * r.plan.data_parallel),
+               std::to_string(gpus_of(r.plan)),
                good ? fmt::format("{:.4f}", r.iteration_time_s) : "",
                good ? fmt::format("{:.2f}", d) : "", good ? fmt::format("{:.4f}", r.mfu) : "",
                good ? fmt::format("{:.0f}", d * 24 * r.gpus_used) : "",
@@ -315,7 +329,7 @@ void add_sweep_command(CLI::App& app, const GlobalOptions& global, Action* actio
     }
     const PlanSpace& sp = o->space;
     double grid = 1;
-    for (size_t n : {sp.tp.size(), sp.pp.size(), o->dps.size(), sp.micro_batch.size(),
+    for (size_t n : {sp.tp.size(), sp.pp.size(), sp.context_parallel.size(), o->dps.size(), sp.micro_batch.size(),
                      sp.virtual_stages.size(), sp.global_batch.size(), sp.global_batch_tokens.size(),
                      sp.recompute.size(), sp.zero_stage.size(), sp.fsdp_group.size() + 1}) {
       grid *= static_cast<double>(std::max<size_t>(n, 1));

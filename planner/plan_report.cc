@@ -22,6 +22,10 @@ std::string plan_label(const simulator::Plan& p) {
   std::string s = fmt::format("t{} p{} d{} b{} B{}", p.tensor_parallel, p.pipeline_parallel,
                               p.data_parallel, p.micro_batch_size, p.global_batch_size);
   if (p.virtual_stages > 1) s += fmt::format(" v{}", p.virtual_stages);
+  if (p.context_parallel > 1) {
+    s += fmt::format(" cp{}{}", p.context_parallel,
+                     p.cp_comm == simulator::CpComm::kAllGather ? "ag" : "");
+  }
   if (p.recompute != simulator::Recompute::kNone) s += std::string(" ") + simulator::to_string(p.recompute);
   if (p.sequence_parallel) s += " SP";
   const int stage = p.sharding_stage();
@@ -287,6 +291,7 @@ std::string plan_report_markdown(const PlanReportView& v) {
     row("pipeline transfers (exposed)", t.pp_exposed_s);
     row("pipeline bubble", t.bubble_s);
     row("data-parallel communication (exposed)", t.dp_exposed_s);
+    if (t.cp_comm_s > 0) row("context-parallel KV exchange (exposed)", t.cp_comm_s);
     row("optimizer step", t.optimizer_s);
     if (t.fp8_cast_s > 0) row("FP8 casts", t.fp8_cast_s);
     row("host overhead", t.host_overhead_s);
@@ -302,6 +307,10 @@ std::string plan_report_markdown(const PlanReportView& v) {
                   reports::bytes_human(worst->sharded_working_bytes)});
       mt.add_row({"stored activations", reports::bytes_human(worst->activation_bytes)});
       mt.add_row({"recompute working set", reports::bytes_human(worst->recompute_bytes)});
+      if (worst->context_parallel_bytes > 0) {
+        mt.add_row({"context-parallel KV buffers",
+                    reports::bytes_human(worst->context_parallel_bytes)});
+      }
       mt.add_row({"logits", reports::bytes_human(worst->logits_bytes)});
       mt.add_row({"allocator fragmentation", reports::bytes_human(worst->fragmentation_bytes)});
       mt.add_row({"reserved (CUDA, NCCL, workspaces)", reports::bytes_human(worst->reserved_bytes)});
@@ -318,7 +327,8 @@ std::string plan_report_markdown(const PlanReportView& v) {
         "(1: optimizer state, the distributed optimizer; 2: + gradients; 3: + parameters, FSDP), "
         "shardS hybrid sharding within groups of S data-parallel ranks, TPov tensor-parallel "
         "communication overlapped with GEMMs, PGov parameter all-gather overlapped with compute, "
-        "noGRov gradient reduction not overlapped with backward.\n\n";
+        "noGRov gradient reduction not overlapped with backward, cpN context parallelism over N "
+        "ranks (ring attention; cpNag: KV all-gather; GPUs = t x cp x p x d).\n\n";
   if (!r.pinned) {
     md += "## Naive vs simulated\n\n";
     reports::Table nv({"", "naive (100% of peak)", "simulated"});

@@ -14,6 +14,8 @@ boost::json::object plan_json(const PlanResult& p) {
   plan["tp"] = p.plan.tensor_parallel;
   plan["pp"] = p.plan.pipeline_parallel;
   plan["dp"] = p.plan.data_parallel;
+  plan["cp"] = p.plan.context_parallel;
+  plan["cp_comm"] = simulator::to_string(p.plan.cp_comm);
   plan["micro_batch"] = p.plan.micro_batch_size;
   plan["global_batch"] = p.plan.global_batch_size;
   plan["virtual_stages"] = p.plan.virtual_stages;

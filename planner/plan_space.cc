@@ -6,6 +6,7 @@
 #include <cmath>
 #include <set>
 #include <tuple>
+#include <utility>
 
 #include "reports/format.h"
 #include "simulator/memory.h"
@@ -63,6 +64,7 @@ Status validate(const PlanSpace& s) {
   };
   LLMPLAN_RETURN_IF_ERROR(sizes(s.tp, "--tp", Plan::kMaxGpus));
   LLMPLAN_RETURN_IF_ERROR(sizes(s.pp, "--pp", Plan::kMaxGpus));
+  LLMPLAN_RETURN_IF_ERROR(sizes(s.context_parallel, "--cp", Plan::kMaxGpus));
   LLMPLAN_RETURN_IF_ERROR(sizes(s.micro_batch, "--micro-batch", Plan::kMaxGlobalBatch));
   LLMPLAN_RETURN_IF_ERROR(sizes(s.virtual_stages, "--virtual-stages", Model::kMaxLayers));
   LLMPLAN_RETURN_IF_ERROR(sizes(s.global_batch, "--global-batch", Plan::kMaxGlobalBatch));
@@ -102,6 +104,13 @@ Status check_against_model(const PlanSpace& s, const Model& m) {
     return Status::invalid_argument(fmt::format(
         "--tp {}: no value divides {}'s {} heads, {} KV heads and FFN size {}",
         fmt::join(s.tp, ","), m.name, m.num_heads, m.kv_heads(), m.ffn_hidden()));
+  }
+  if (!s.context_parallel.empty() &&
+      std::none_of(s.context_parallel.begin(), s.context_parallel.end(),
+                   [&](int cp) { return m.seq_length % (2 * static_cast<long>(cp)) == 0; })) {
+    return Status::invalid_argument(fmt::format(
+        "--cp {}: no value splits {}'s sequence of {} tokens into 2 * cp equal chunks",
+        fmt::join(s.context_parallel, ","), m.name, m.seq_length));
   }
   if (!s.pp.empty() &&
       std::none_of(s.pp.begin(), s.pp.end(), [&](int p) { return p <= m.num_layers; })) {
@@ -167,7 +176,7 @@ std::vector<bool> choice_values(Choice c, bool auto_value, bool meaningful) {
 // axes set.
 struct PlanLess {
   static auto key(const Plan& p) {
-    return std::make_tuple(p.tensor_parallel, p.pipeline_parallel, p.data_parallel,
+    return std::make_tuple(p.tensor_parallel, p.context_parallel, p.pipeline_parallel, p.data_parallel,
                            p.micro_batch_size, p.global_batch_size, p.virtual_stages,
                            p.sequence_parallel, p.distributed_optimizer, p.zero_stage,
                            p.fsdp_group, p.tp_comm_overlap, p.overlap_grad_reduce,
@@ -179,8 +188,19 @@ struct PlanLess {
 
 }  // namespace
 
+std::vector<int> auto_context_parallel(const Model& model) {
+  std::vector<int> out = {1};
+  if (model.seq_length <= 8192) return out;
+  for (int cp : {2, 4, 8}) {
+    if (model.seq_length % (2 * cp) == 0) out.push_back(cp);
+  }
+  return out;
+}
+
 std::vector<Plan> expand_sharding_axes(const PlanSpace& space, const Plan& base) {
   const int d = base.data_parallel;
+  // The ranks sharing the gradients: d * cp (simulator/plan.h).
+  const int64_t ranks = static_cast<int64_t>(d) * base.context_parallel;
   // ZeRO stages as (distributed_optimizer, zero_stage) pairs, stage 1 being
   // the distributed optimizer as the existing flag and JSON spell it.
   std::vector<int> stages;
@@ -194,7 +214,7 @@ std::vector<Plan> expand_sharding_axes(const PlanSpace& space, const Plan& base)
   std::vector<Plan> out;
   std::vector<int> done;
   for (int stage : stages) {
-    if (d == 1) stage = 0;  // nothing to shard over
+    if (ranks == 1) stage = 0;  // nothing to shard over
     if (std::find(done.begin(), done.end(), stage) != done.end()) continue;
     done.push_back(stage);
     std::vector<int> groups;
@@ -207,18 +227,19 @@ std::vector<Plan> expand_sharding_axes(const PlanSpace& space, const Plan& base)
     for (int group : groups) {
       for (bool tpo : choice_values(space.tp_comm_overlap, base.tp_comm_overlap,
                                     base.tensor_parallel > 1)) {
-        for (bool grad : choice_values(space.overlap_grad_reduce, base.overlap_grad_reduce, d > 1)) {
+        for (bool grad :
+             choice_values(space.overlap_grad_reduce, base.overlap_grad_reduce, ranks > 1)) {
           // Automatic: FSDP (stage 3) prefetches its gathers; stages 1-2 keep base's.
           const bool auto_param = stage == 3 || base.overlap_param_gather;
           for (bool param : choice_values(space.overlap_param_gather, auto_param,
-                                          d > 1 && stage >= 1)) {
+                                          ranks > 1 && stage >= 1)) {
             Plan plan = base;
             plan.distributed_optimizer = stage >= 1;
             plan.zero_stage = stage;
             plan.fsdp_group = group;
             plan.tp_comm_overlap = tpo;
             // Without data parallelism the flag has no effect: keep the default.
-            plan.overlap_grad_reduce = d > 1 ? grad : base.overlap_grad_reduce;
+            plan.overlap_grad_reduce = ranks > 1 ? grad : base.overlap_grad_reduce;
             plan.overlap_param_gather = param;
             out.push_back(plan);
           }
@@ -258,6 +279,11 @@ std::vector<Plan> enumerate_plans(const Model& model, const simulator::Cluster& 
     for (int t = 1; t <= std::min(cluster.gpus_per_node, 8); t *= 2) tps.push_back(t);
   }
   const std::vector<int> pps = space.pp.empty() ? auto_pipeline_degrees(model.num_layers) : space.pp;
+  std::vector<int> cps;
+  for (int cp : space.context_parallel.empty() ? auto_context_parallel(model)
+                                               : space.context_parallel) {
+    if (model.seq_length % (2 * static_cast<int64_t>(cp)) == 0 || cp == 1) cps.push_back(cp);
+  }
   const std::vector<int> bs = space.micro_batch.empty() ? std::vector<int>{1, 2, 4} : space.micro_batch;
   const std::vector<int> vs = space.virtual_stages.empty() ? std::vector<int>{1, 2} : space.virtual_stages;
   // Global batches in sequences.
@@ -276,14 +302,22 @@ std::vector<Plan> enumerate_plans(const Model& model, const simulator::Cluster& 
   batches.erase(std::unique(batches.begin(), batches.end()), batches.end());
   // Plans already listed (recompute is still none when inserted).
   std::set<Plan, PlanLess> seen;
+  // (t, cp) pairs: t divides the heads and fits a node; t * cp fits the GPUs.
+  std::vector<std::pair<int, int>> t_cps;
   for (int t : tps) {
     if (model.num_heads % t != 0 || model.kv_heads() % t != 0 || model.ffn_hidden() % t != 0) continue;
     if (t > cluster.gpus_per_node || t > gpus) continue;
+    for (int cp : cps) {
+      if (static_cast<long>(t) * cp <= gpus) t_cps.emplace_back(t, cp);
+    }
+  }
+  for (const auto& [t, cp] : t_cps) {
+    const long tc = static_cast<long>(t) * cp;
     for (int p : pps) {
-      if (static_cast<long>(t) * p > gpus) continue;
+      if (tc * p > gpus) continue;
       if (space.max_model_parallel > 0 && static_cast<long>(t) * p > space.max_model_parallel) continue;
       if (p > model.num_layers) continue;
-      const int d_max = gpus / (t * p);
+      const int d_max = static_cast<int>(gpus / (tc * p));
       for (int v : vs) {
         if (v > 1 && (p == 1 || model.num_layers % (p * v) != 0)) continue;
         for (int b : bs) {
@@ -299,6 +333,7 @@ std::vector<Plan> enumerate_plans(const Model& model, const simulator::Cluster& 
               for (bool sp : choice_values(space.sequence_parallel, t > 1, t > 1)) {
                 Plan base;
                 base.tensor_parallel = t;
+                base.context_parallel = cp;
                 base.pipeline_parallel = p;
                 base.data_parallel = d;
                 base.micro_batch_size = b;
@@ -307,7 +342,8 @@ std::vector<Plan> enumerate_plans(const Model& model, const simulator::Cluster& 
                 base.schedule = v > 1 ? simulator::Schedule::kInterleaved
                                       : simulator::Schedule::kOneFOneB;
                 base.sequence_parallel = sp;
-                base.distributed_optimizer = d > 1;  // the automatic rule
+                // The automatic rule: shard over the d * cp ranks sharing the gradients.
+                base.distributed_optimizer = static_cast<long>(d) * cp > 1;
                 if (!simulator::validate(base).ok() || !simulator::validate(model, base).ok()) continue;
                 if (p > 1 && base.num_micro_batches() < p) continue;  // pipeline never fills
                 if (static_cast<long>(base.num_micro_batches()) * p * v >
@@ -371,11 +407,14 @@ std::string describe(const PlanSpace& s) {
                                                           simulator::Precision::kFp8) != s.precision.end();
   if (fp8_listed) precision += fmt::format(" (fp8: {} scaling)", simulator::to_string(s.fp8_recipe));
   return fmt::format(
-      "global batch {}; tp {}; pp {}; micro-batch {}; virtual stages {}; recompute {}; "
+      "global batch {}; tp {}; pp {}; cp {}; micro-batch {}; virtual stages {}; recompute {}; "
       "sequence parallel {}; distributed optimizer {}; ZeRO stage {}; FSDP group {}; "
       "TP comm overlap {}; grad-reduce overlap {}; param-gather overlap {}; "
       "precision {}; max model parallel {}{}",
-      batch, list(s.tp), list(s.pp), list(s.micro_batch), list(s.virtual_stages),
+      batch, list(s.tp), list(s.pp),
+      s.context_parallel.empty() ? std::string("auto (1; beyond 8192 tokens also 2,4,8)")
+                                 : list(s.context_parallel),
+      list(s.micro_batch), list(s.virtual_stages),
       rc.empty() ? std::string("auto (none, full if none does not fit)") : fmt::format("{}", fmt::join(rc, ",")),
       to_string(s.sequence_parallel), to_string(s.distributed_optimizer),
       s.zero_stage.empty() ? std::string("auto (1 when d > 1, or as --distributed-optimizer)")

@@ -47,6 +47,10 @@ struct PlanSpace {
   // Pipeline sizes; empty: the divisors of the layer count and the powers of
   // two, up to min(layers, 128).
   std::vector<int> pp;
+  // Context-parallel sizes (simulator/plan.h: GPUs = t * cp * p * d); empty:
+  // auto_context_parallel(model), 1 only for sequences up to 8192 tokens.
+  // Sizes that do not split the sequence into 2 * cp chunks are skipped.
+  std::vector<int> context_parallel;
   // Micro-batch sizes; empty: 1, 2, 4.
   std::vector<int> micro_batch;
   // Interleaving (virtual stages per pipeline rank); empty: 1 and 2.
@@ -55,7 +59,7 @@ struct PlanSpace {
   // memory estimate says none does not fit.
   std::vector<simulator::Recompute> recompute;
   Choice sequence_parallel = Choice::kAuto;      // auto: on when t > 1
-  Choice distributed_optimizer = Choice::kAuto;  // auto: on when d > 1
+  Choice distributed_optimizer = Choice::kAuto;  // auto: on when d * cp > 1
   // ZeRO stages (0..3, simulator/plan.h); empty: from distributed_optimizer
   // (auto: 1 when d > 1). With d = 1 every stage is stage 0.
   std::vector<int> zero_stage;
@@ -97,9 +101,16 @@ struct EnumerationStats {
   long kept = 0;
 };
 
+// The automatic context-parallel sizes for `model`: {1} for sequences of at
+// most 8192 tokens; beyond, also 2, 4 and 8 where 2 * cp divides the sequence
+// (long-context training splits sequences over CP ranks: Llama 3 405B used
+// CP 16 at 128K).
+std::vector<int> auto_context_parallel(const simulator::Model& model);
+
 // The plans worth simulating for `model` on at most `gpus` GPUs of
 // `cluster` within `space`: t | heads, kv heads and FFN; t <= GPUs per node;
-// p with every chunk getting layers; d = min(G/(t p), B/b) and half of it
+// cp from the space (2 * cp dividing the sequence); p with every chunk
+// getting layers; d = min(G/(t cp p), B/b) and half of it
 // (unless all_gpus_only); the global batch rounded to a multiple of d*b;
 // v > 1 only with p > 1 and p*v dividing the layers; pipelines that never
 // fill (fewer micro-batches than stages) dropped; plans whose analytic peak
@@ -113,8 +124,8 @@ std::vector<simulator::Plan> enumerate_plans(const simulator::Model& model,
 // ZeRO stage (zero_stage, or distributed_optimizer), FSDP group, tensor-
 // parallel overlap, gradient-reduce overlap, parameter-gather overlap. An
 // automatic axis keeps base's value; values without meaning for base's
-// layout collapse (no sharding or overlaps with d = 1, no TP overlap with
-// t = 1). Fixed order, no duplicates; shared by the planner and `sweep`.
+// layout collapse (no sharding or overlaps with d * cp = 1, no TP overlap
+// with t = 1). Fixed order, no duplicates; shared by the planner and `sweep`.
 std::vector<simulator::Plan> expand_sharding_axes(const PlanSpace& space,
                                                   const simulator::Plan& base);
 

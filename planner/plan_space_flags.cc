@@ -78,6 +78,9 @@ void add_plan_space_flags(CLI::App* cmd, PlanSpaceFlags* f, const std::string& w
                   what + ": global batch sizes in sequences, e.g. 1024,2048");
   cmd->add_option("--tp", f->tp, what + ": tensor-parallel sizes, e.g. 4,8");
   cmd->add_option("--pp", f->pp, what + ": pipeline-parallel sizes, e.g. 1,2,4,8");
+  cmd->add_option("--cp", f->cp,
+                  what + ": context-parallel sizes, e.g. 1,2,4 (default: 1; for sequences "
+                         "longer than 8192 tokens also 2, 4, 8 where 2 x cp divides them)");
   cmd->add_option("--micro-batch", f->micro_batch, what + ": micro-batch sizes (sequences), e.g. 1,2");
   cmd->add_option("--virtual-stages", f->virtual_stages,
                   what + ": interleaved virtual stages per pipeline rank, e.g. 1,2,4");
@@ -142,6 +145,9 @@ Result<PlanSpace> to_plan_space(const PlanSpaceFlags& f) {
   }
   if (given("--pp", f.pp)) {
     LLMPLAN_ASSIGN_OR_RETURN(s.pp, parse_int_list(f.pp, "--pp", Plan::kMaxGpus));
+  }
+  if (given("--cp", f.cp)) {
+    LLMPLAN_ASSIGN_OR_RETURN(s.context_parallel, parse_int_list(f.cp, "--cp", Plan::kMaxGpus));
   }
   if (given("--micro-batch", f.micro_batch)) {
     LLMPLAN_ASSIGN_OR_RETURN(s.micro_batch,

@@ -31,6 +31,7 @@ std::vector<std::pair<const char*, double>> parts(const StageBreakdown& b) {
   if (b.fsdp_reduce_scatter_exposed_s > 0) {
     out.push_back({"FSDP gradient reduce-scatters (exposed)", b.fsdp_reduce_scatter_exposed_s});
   }
+  if (b.cp_comm_s > 0) out.push_back({"context-parallel KV exchange (exposed)", b.cp_comm_s});
   if (b.overlap_slowdown_s > 0) {
     out.push_back({"SM contention of overlapped comm", b.overlap_slowdown_s});
   }
@@ -44,6 +45,9 @@ std::vector<std::pair<const char*, double>> hidden(const StageBreakdown& b) {
   if (b.dp_comm_hidden_s > 0) out.push_back({"data-parallel comm (hidden)", b.dp_comm_hidden_s});
   if (b.fsdp_hidden_s > 0) {
     out.push_back({"FSDP gathers and reduce-scatters (hidden)", b.fsdp_hidden_s});
+  }
+  if (b.cp_comm_hidden_s > 0) {
+    out.push_back({"context-parallel ring transfers (hidden)", b.cp_comm_hidden_s});
   }
   return out;
 }
@@ -128,10 +132,14 @@ std::string caveat_lines(const SimulationView& v, const char* bullet) {
 }  // namespace
 
 std::string describe_plan(const simulator::Plan& p) {
-  std::string s = fmt::format("tp {} x pp {} x dp {}, micro batch {}, global batch {} ({} per replica), {}",
-                              p.tensor_parallel, p.pipeline_parallel, p.data_parallel,
-                              p.micro_batch_size, p.global_batch_size, p.num_micro_batches(),
-                              simulator::to_string(p.schedule));
+  std::string s = fmt::format("tp {} x pp {} x dp {}", p.tensor_parallel, p.pipeline_parallel,
+                              p.data_parallel);
+  if (p.context_parallel > 1) {
+    s += fmt::format(" x cp {} ({})", p.context_parallel,
+                     p.cp_comm == simulator::CpComm::kP2p ? "ring attention" : "KV all-gather");
+  }
+  s += fmt::format(", micro batch {}, global batch {} ({} per replica), {}", p.micro_batch_size,
+                   p.global_batch_size, p.num_micro_batches(), simulator::to_string(p.schedule));
   if (p.schedule == simulator::Schedule::kInterleaved) s += fmt::format(" (v={})", p.virtual_stages);
   s += fmt::format(", recompute {}", simulator::to_string(p.recompute));
   if (p.sequence_parallel) s += ", sequence parallel";

@@ -20,11 +20,13 @@ boost::json::object breakdown_to_json(const simulator::StageBreakdown& b) {
   o["fp8_cast_s"] = b.fp8_cast_s;
   o["fsdp_gather_exposed_s"] = b.fsdp_gather_exposed_s;
   o["fsdp_reduce_scatter_exposed_s"] = b.fsdp_reduce_scatter_exposed_s;
+  o["cp_comm_s"] = b.cp_comm_s;
   o["overlap_slowdown_s"] = b.overlap_slowdown_s;
   o["end_s"] = b.end_s;
   o["tp_comm_hidden_s"] = b.tp_comm_hidden_s;
   o["dp_comm_hidden_s"] = b.dp_comm_hidden_s;
   o["fsdp_hidden_s"] = b.fsdp_hidden_s;
+  o["cp_comm_hidden_s"] = b.cp_comm_hidden_s;
   return o;
 }
 
@@ -64,6 +66,7 @@ boost::json::object step_report_to_json(const SimulationView& v) {
     mem["recompute_bytes"] = s.memory.recompute_bytes;
     mem["logits_bytes"] = s.memory.logits_bytes;
     mem["sharded_working_bytes"] = s.memory.sharded_working_bytes;
+    mem["context_parallel_bytes"] = s.memory.context_parallel_bytes;
     mem["fragmentation_bytes"] = s.memory.fragmentation_bytes;
     mem["reserved_bytes"] = s.memory.reserved_bytes;
     mem["in_flight_micro_batches"] = s.memory.in_flight_micro_batches;

@@ -11,6 +11,7 @@ const char* to_string(StreamKind s) {
     case StreamKind::kPipeForward: return "pp-send-fwd";
     case StreamKind::kPipeBackward: return "pp-send-bwd";
     case StreamKind::kDataComm: return "dp-comm";
+    case StreamKind::kContextComm: return "cp-comm";
   }
   return "?";
 }
@@ -26,20 +27,26 @@ double fp8_cast_bytes_per_element(Fp8Recipe recipe) {
 
 Placement place(const Plan& plan, const Cluster& cluster) {
   const int t = plan.tensor_parallel, d = plan.data_parallel, p = plan.pipeline_parallel;
+  const int cp = plan.context_parallel;
   const int G = cluster.gpus_per_node;
+  // Ranks t apart, `n` consecutive of them in one group: how many share a node.
+  auto stride_t = [&](int n) { return t >= G ? 1 : std::max(1, std::min(n, G / t)); };
   Placement pl;
   pl.tensor = {t, std::min(t, G)};
-  // DP peers of a rank are t apart: how many of them share its node.
-  const int dp_per_node = t >= G ? 1 : std::max(1, std::min(d, G / t));
-  pl.data = {d, dp_per_node};
-  // Shard groups are S consecutive DP ranks (t apart); the replicas of a
-  // shard S * t apart.
-  const int S = plan.shard_group_size();
-  pl.shard = {S, t >= G ? 1 : std::max(1, std::min(S, G / t))};
-  const int R = std::max(1, d / S);
+  // CP peers of a rank are t apart, inside the node first.
+  pl.context = {cp, stride_t(cp)};
+  // The gradient-reduction group: the d * cp ranks (t apart) of one
+  // (tensor, pipeline) position, contiguous since CP and DP are adjacent in
+  // the rank order.
+  pl.data = {d * cp, stride_t(d * cp)};
+  // Shard groups are S * cp consecutive ranks (t apart); the replicas of a
+  // shard S * cp * t apart.
+  const int S = plan.shard_ranks();
+  pl.shard = {S, stride_t(S)};
+  const int R = std::max(1, d / plan.shard_group_size());
   const int64_t replica_stride = static_cast<int64_t>(S) * t;
   pl.replica = {R, replica_stride >= G ? 1 : std::max(1, std::min<int>(R, G / replica_stride))};
-  const int64_t stage_ranks = static_cast<int64_t>(t) * d;
+  const int64_t stage_ranks = static_cast<int64_t>(t) * cp * d;
   pl.pipe_crosses_node.assign(p, false);
   for (int r = 0; r < p; ++r) {
     const int next = (r + 1) % p;
@@ -70,7 +77,9 @@ class Lowerer {
     d_ = model.head_dim();
     f_ = model.ffn_hidden();
     V_ = model.vocab_size;
-    T_ = static_cast<double>(b_) * s_;
+    cp_ = plan.context_parallel;
+    sl_ = s_ / cp_;  // validate(model, plan): 2 * cp divides s
+    T_ = static_cast<double>(b_) * sl_;
     layer_params_ = static_cast<double>(model.layer_parameters()) / t_;
     sp_ = plan.sequence_parallel && t_ > 1;
     Tsp_ = sp_ ? T_ / t_ : T_;
@@ -124,17 +133,81 @@ class Lowerer {
     push_kernel(out, desc, cat);
   }
 
+  // Flash attention over the rank's queries. Without context parallelism one
+  // kernel over the whole sequence. With cp > 1, cp blocks of the rank's
+  // s/cp queries against one s/cp-token KV chunk each (see lowering.h), and
+  // the KV exchange of cp_comm.
   void flash(std::vector<LoweredOp>* out, Pass pass, OpCategory cat) {
     KernelDesc desc;
     desc.kind = KernelKind::kFlashAttention;
     desc.pass = pass;
     const double heads = static_cast<double>(b_) * a_ / t_;
-    desc.gemm = {s_, s_, d_, static_cast<int64_t>(heads)};
-    const double fwd = 4.0 * heads * s_ * s_ * d_;
+    desc.gemm = {sl_, sl_, d_, static_cast<int64_t>(heads)};
+    // Matmul FLOPs of QK^T and AV over every query-key pair (the causal mask
+    // is not subtracted, as in the model-FLOPs formula, Model::
+    // model_flops_per_step); the backward recomputes QK^T: 2.5x.
+    const double fwd = 4.0 * heads * sl_ * sl_ * d_;
     desc.flops = pass == Pass::kForward ? fwd : 2.5 * fwd;
     desc.precision = p16_;
-    push_kernel(out, desc, cat);
+    if (cp_ == 1) {
+      push_kernel(out, desc, cat);
+      return;
+    }
+    // The cp blocks, one op: cp x the block (FLOPs and time).
+    const double block_s = cost_.kernel_time_s(desc);
+    LoweredOp op;
+    op.stream = StreamKind::kCompute;
+    op.category = cat;
+    op.duration_s = cp_ * block_s;
+    op.flops = cp_ * desc.flops;
+    op.name = kernel_kind_name(desc.kind);
+    const bool backward = pass != Pass::kForward;
+    // K and V of the rank's s/cp tokens, this TP rank's kv heads, 2 bytes.
+    const double kv_bytes = cp_kv_bytes();
+    if (p_.cp_comm == CpComm::kAllGather) {
+      // KV gathered over the CP group before the blocks (again in the
+      // backward), dKV reduce-scattered after them; nothing overlaps.
+      out->push_back(cp_op(collective_s(CollectiveKind::kAllGather, cp_ * kv_bytes),
+                           "cp all_gather kv"));
+      out->push_back(op);
+      if (backward) {
+        out->push_back(cp_op(collective_s(CollectiveKind::kReduceScatter, cp_ * kv_bytes),
+                             "cp reduce_scatter dkv"));
+      }
+      return;
+    }
+    // Ring: transfer i runs during block i. Forward: the KV for the next
+    // block, cp - 1 transfers. Backward (Transformer Engine): KV only with
+    // block 0, KV and the dKV accumulated so far with blocks 1 .. cp-2, the
+    // dKV alone with block cp-1: cp transfers.
+    const double kv_s = ring_hop_s(kv_bytes);
+    const double both_s = ring_hop_s(2 * kv_bytes);
+    std::vector<double> transfers;
+    if (!backward) {
+      transfers.assign(cp_ - 1, kv_s);
+    } else {
+      transfers.assign(cp_, both_s);
+      transfers.front() = kv_s;
+      transfers.back() = kv_s;
+    }
+    double exposed = 0, hidden = 0;
+    for (double x : transfers) {
+      exposed += std::max(0.0, x - block_s);
+      hidden += std::min(x, block_s);
+    }
+    const double slowdown = cost_.comm_compute_slowdown() * hidden;
+    op.duration_s += slowdown;
+    op.slowdown_s = slowdown;
+    out->push_back(op);
+    cp_hidden_s_ += hidden;
+    if (exposed > 0) out->push_back(cp_op(exposed, "cp ring kv send_recv (not hidden)"));
   }
+
+  // Bytes of K and V of the rank's s/cp tokens per CP exchange.
+  double cp_kv_bytes() const { return T_ * 2.0 * g_ * d_ / t_ * kElem; }
+
+  // Collective time hidden under attention blocks so far (ring only).
+  double cp_hidden_s() const { return cp_hidden_s_; }
 
   void tp(std::vector<LoweredOp>* out, CollectiveKind kind, double bytes) {
     if (t_ <= 1) return;
@@ -310,6 +383,37 @@ class Lowerer {
 
   double tokens() const { return T_; }
 
+ private:
+  double collective_s(CollectiveKind kind, double bytes) const {
+    CollectiveDesc c;
+    c.kind = kind;
+    c.bytes = bytes;
+    c.group = pl_.context;
+    return cost_.collective_time_s(c);
+  }
+
+  // One step of the ring: every rank sends to the next and receives from the
+  // previous at once; a ring that spans nodes waits for its slowest hop,
+  // over the NIC.
+  double ring_hop_s(double bytes) const {
+    CollectiveDesc c;
+    c.kind = CollectiveKind::kSendRecv;
+    c.bytes = bytes;
+    c.group = {2, pl_.context.nodes() > 1 ? 1 : 2};
+    return cost_.collective_time_s(c);
+  }
+
+  static LoweredOp cp_op(double seconds, const char* name) {
+    LoweredOp op;
+    op.stream = StreamKind::kContextComm;
+    op.category = OpCategory::kContextComm;
+    op.duration_s = seconds;
+    op.name = name;
+    return op;
+  }
+
+ public:
+
   static constexpr double kElem = 2.0;  // bf16 / fp16 activations
 
  private:
@@ -329,7 +433,9 @@ class Lowerer {
   const Placement& pl_;
   const CostModel& cost_;
   int t_, b_, s_, h_, a_, g_, d_, f_, V_;
+  int cp_ = 1, sl_ = 0;  // context parallelism; tokens of a sequence on this rank
   double T_, Tsp_;
+  double cp_hidden_s_ = 0;
   bool sp_, swiglu_;
   bool fp8_ = false;                    // precision fp8 (linear GEMMs in FP8)
   Precision p16_ = Precision::kBf16;    // precision of everything else
@@ -575,6 +681,7 @@ ChunkProgram lower_chunk(const Model& model, const Plan& plan, const Placement& 
     unit(&backward_units, prog.backward, b, embedding_params);
   }
 
+  prog.cp_hidden_s = low.cp_hidden_s();
   if (plan.tp_comm_overlap && t > 1) {
     prog.tp_hidden_s = overlap_tp(t, cost.comm_compute_slowdown(), &prog.forward) +
                        overlap_tp(t, cost.comm_compute_slowdown(), &prog.backward);

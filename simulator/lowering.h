@@ -51,6 +51,30 @@
 //    reduce-scatter and every collective whose overlap is off are exposed
 //    in full. Units of a chunk are equal layers, so this per-unit rule is
 //    the steady state of FSDP's prefetch (one unit ahead).
+//
+// Context parallelism (cp > 1; Megatron-Core / Transformer Engine): every
+// per-token op (LN, GEMMs, activations, TP collectives, embedding, logits,
+// the pipeline message) runs on the rank's b * s / cp tokens. Attention is
+// cp flash-attention blocks, each of the rank's s/cp queries (its chunks i
+// and 2cp-1-i of 2cp) against one s/cp-token KV chunk: with the load-
+// balanced chunks every block does the work of causal attention over s/cp
+// tokens, so a block is the kernel of shape {s/cp, s/cp, d, b*a/t} and the
+// rank's attention FLOPs are the full sequence's / cp (FLOPs counted as for
+// cp = 1: every query-key pair, as the model-FLOPs formula does). The cp
+// blocks are one op, followed by one kContextComm op with the exchange's
+// exposed time:
+//  - kP2p (ring attention): transfer i of the rank's KV chunk to the next CP
+//    rank (send_recv of b * s/cp * 2 * g * d / t * 2 bytes; over the NIC when
+//    the CP group spans nodes) runs during block i. Forward: cp - 1 transfers
+//    of KV; backward (Transformer Engine): KV with block 0, KV + dKV (twice
+//    the bytes) with blocks 1 .. cp-2, dKV with block cp-1. Exposed =
+//    sum over transfers of max(0, transfer - block) (so the forward takes
+//    the first block + sum over the next cp-1 of max(transfer, block));
+//    the hidden rest is ChunkProgram::cp_hidden_s and costs
+//    comm_compute_slowdown() x itself on the attention op.
+//  - kAllGather: the KV all-gathered over the CP group (cp x the chunk)
+//    before the blocks, in the forward and again in the backward, and the
+//    dKV reduce-scattered after the backward blocks; all exposed.
 #ifndef LLMPLAN_SIMULATOR_LOWERING_H_
 #define LLMPLAN_SIMULATOR_LOWERING_H_
 
@@ -65,8 +89,15 @@
 namespace llmplan::simulator {
 
 // Streams of one device.
-enum class StreamKind : int { kCompute = 0, kTensorComm, kPipeForward, kPipeBackward, kDataComm };
-constexpr int kStreamsPerDevice = 5;
+enum class StreamKind : int {
+  kCompute = 0,
+  kTensorComm,
+  kPipeForward,
+  kPipeBackward,
+  kDataComm,
+  kContextComm,  // context-parallel KV exchange (ring send_recv, all-gather)
+};
+constexpr int kStreamsPerDevice = 6;
 const char* to_string(StreamKind s);
 
 enum class OpCategory : uint8_t {
@@ -77,6 +108,7 @@ enum class OpCategory : uint8_t {
   kFsdpGather,         // exposed part of ZeRO-3 parameter all-gathers
   kFsdpReduceScatter,  // exposed part of ZeRO-2/3 per-micro-batch gradient reduce-scatters
   kFp8Cast,            // FP8 training: casts of GEMM operands to fp8 (not recomputed ones)
+  kContextComm,        // exposed part of the context-parallel KV exchange
 };
 
 // One kernel or TP collective of a micro-batch pass.
@@ -105,14 +137,21 @@ struct PassCollective {
   double time_s = 0;  // its full duration
 };
 
-// Where the ranks of each communicator sit (ranks: TP fastest, then DP, then PP).
+// Where the ranks of each communicator sit. Ranks are ordered TP fastest,
+// then CP, then DP, then PP (Megatron-Core's tp-cp-ep-dp-pp), so a CP group
+// sits inside a node when t * cp <= GPUs per node. With cp > 1 the groups
+// that reduce or shard the training state (`data`, `shard`) take in the CP
+// ranks: a CP rank computes gradients of the same parameters from other
+// tokens. `tensor`, `replica`, `embedding` and the pipeline keep their
+// members (the pipeline's stages are t * cp * d ranks apart).
 struct Placement {
   CommGroup tensor;              // t ranks
-  CommGroup data;                // d ranks, stride t
-  // The sharded state's group: shard_group_size() = S consecutive DP ranks
-  // (stride t). Equals `data` when S = d.
+  CommGroup context;             // cp ranks, stride t
+  CommGroup data;                // the gradient reduction: d * cp ranks, stride t
+  // The sharded state's group: shard_ranks() = S * cp consecutive ranks
+  // (stride t; S = shard_group_size()). Equals `data` when S = d.
   CommGroup shard;
-  // Hybrid sharding: the d / S ranks holding the same shard (stride S * t).
+  // Hybrid sharding: the d / S ranks holding the same shard (stride S * cp * t).
   CommGroup replica;
   // Per stage boundary r -> r+1 (r = 0..p-1; p-1 -> 0 for the interleaved
   // wrap-around): whether any rank pair crosses a node.
@@ -145,6 +184,7 @@ struct ChunkProgram {
   // compute (tp_comm_overlap; ZeRO-2/3 gathers and reduce-scatters).
   double tp_hidden_s = 0;
   double fsdp_hidden_s = 0;
+  double cp_hidden_s = 0;  // context-parallel ring transfers under attention blocks
   // ZeRO-2/3: the data-parallel collectives each forward / backward pass
   // issues over the shard group, in order.
   std::vector<PassCollective> forward_collectives, backward_collectives;

@@ -16,7 +16,8 @@ constexpr double kTpOverlapBufferBytes = 0.5 * kGiB;
 }  // namespace
 
 double layer_activation_bytes(const Model& model, const Plan& plan) {
-  const double s = model.seq_length, b = plan.micro_batch_size, h = model.hidden_size;
+  const double s = static_cast<double>(model.seq_length) / plan.context_parallel;
+  const double b = plan.micro_batch_size, h = model.hidden_size;
   const double a = model.num_heads, t = plan.tensor_parallel;
   const double kv_ratio = static_cast<double>(model.kv_heads()) / model.num_heads;
   const double f_over_h = static_cast<double>(model.ffn_hidden()) / model.hidden_size;
@@ -42,7 +43,7 @@ double layer_activation_bytes(const Model& model, const Plan& plan) {
 }
 
 double state_bytes_per_parameter(const Plan& plan) {
-  const double shards = plan.shard_group_size();
+  const double shards = plan.shard_ranks();
   switch (plan.sharding_stage()) {
     case 0: return 18.0;
     case 1: return 6.0 + 12.0 / shards;
@@ -62,9 +63,18 @@ double sharded_working_bytes(const Plan& plan, double layer_parameters, int laye
   return unsharded * bytes_per_parameter;
 }
 
+double context_parallel_buffer_bytes(const Model& model, const Plan& plan) {
+  const int cp = plan.context_parallel;
+  if (cp <= 1) return 0.0;
+  const double chunk = static_cast<double>(plan.micro_batch_size) * (model.seq_length / cp) * 2.0 *
+                       model.kv_heads() * model.head_dim() / plan.tensor_parallel * 2.0;
+  return plan.cp_comm == CpComm::kP2p ? 4.0 * chunk : 2.0 * cp * chunk;
+}
+
 double framework_buffer_bytes(const Plan& plan) {
   int communicators = 0;
-  for (int degree : {plan.tensor_parallel, plan.pipeline_parallel, plan.data_parallel}) {
+  for (int degree : {plan.tensor_parallel, plan.pipeline_parallel, plan.grad_reduce_ranks(),
+                     plan.context_parallel}) {
     if (degree > 1) ++communicators;
   }
   double bytes = kCudaContextBytes + kCublasWorkspaceBytes + communicators * kNcclBytesPerCommunicator;
@@ -81,7 +91,9 @@ std::vector<MemoryBreakdown> stage_memory(const Model& model, const Plan& plan,
   full_plan.recompute = Recompute::kNone;
   const double full_layer = layer_activation_bytes(model, full_plan);
   const double t = plan.tensor_parallel;
-  const double tokens = static_cast<double>(plan.micro_batch_size) * model.seq_length;
+  // Tokens of one micro-batch on this rank (s/cp of each sequence).
+  const double tokens =
+      static_cast<double>(plan.micro_batch_size) * model.seq_length / plan.context_parallel;
   const double layer_params = static_cast<double>(model.layer_parameters()) / t;
   const double reserved = framework_buffer_bytes(plan) + extra_reserved_bytes;
   std::vector<MemoryBreakdown> out(p);
@@ -111,13 +123,15 @@ std::vector<MemoryBreakdown> stage_memory(const Model& model, const Plan& plan,
     // The first stage also keeps the embedding output per in-flight micro-batch.
     if (r == 0) mb.activation_bytes += mb.in_flight_micro_batches * tokens * model.hidden_size * 2.0;
     if (plan.recompute == Recompute::kFull) mb.recompute_bytes = full_layer;
+    mb.context_parallel_bytes = context_parallel_buffer_bytes(model, plan);
     if (r == p - 1) {
       // Logits in bf16 plus their fp32 copy for the loss, one micro-batch;
       // a fused cross-entropy keeps the bf16 logits only.
       mb.logits_bytes = tokens * model.vocab_size / t * (plan.fused_cross_entropy ? 2.0 : 6.0);
     }
-    mb.fragmentation_bytes = kAllocatorFragmentation * (mb.activation_bytes + mb.recompute_bytes +
-                                                        mb.logits_bytes + mb.sharded_working_bytes);
+    mb.fragmentation_bytes =
+        kAllocatorFragmentation * (mb.activation_bytes + mb.recompute_bytes + mb.logits_bytes +
+                                   mb.sharded_working_bytes + mb.context_parallel_bytes);
     mb.reserved_bytes = reserved;
   }
   return out;

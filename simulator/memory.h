@@ -10,6 +10,8 @@
 //                      (fp8: the linear GEMMs' inputs kept as 1-byte copies)
 //                      (layer_activation_bytes x layers x peak_in_flight)
 //   recompute          full recompute: one layer's activations rebuilt
+//   context parallel   cp > 1: the KV exchange buffers of one layer
+//                      (context_parallel_buffer_bytes)
 //   logits             last stage: one micro-batch's logits and loss
 //   fragmentation      caching-allocator slack, a fraction of the dynamic part
 //   reserved           CUDA context, cuBLAS and NCCL buffers
@@ -37,13 +39,15 @@ struct MemoryBreakdown {
   double sharded_working_bytes = 0;  // ZeRO 2-3: unsharded grads in flight, gathered params
   double activation_bytes = 0;    // stored activations of in-flight micro-batches
   double recompute_bytes = 0;     // one layer's full activations while recomputing
+  double context_parallel_bytes = 0;  // cp > 1: KV exchange buffers of one layer
   double logits_bytes = 0;        // last stage: logits and loss of one micro-batch
   double fragmentation_bytes = 0; // caching-allocator fragmentation of the dynamic part
   double reserved_bytes = 0;      // CUDA context, NCCL and cuBLAS workspaces (+ extra)
   int in_flight_micro_batches = 0;
   double total_bytes() const {
     return weights_and_optimizer_bytes + sharded_working_bytes + activation_bytes +
-           recompute_bytes + logits_bytes + fragmentation_bytes + reserved_bytes;
+           recompute_bytes + context_parallel_bytes + logits_bytes + fragmentation_bytes +
+           reserved_bytes;
   }
 };
 
@@ -61,7 +65,10 @@ struct MemoryBreakdown {
 // attention + 19 MLP for f = 4h GeLU; 32 without dropout, whose two 1-byte
 // masks go with plan.dropout = false): K and V scale with kv_heads/heads,
 // the MLP stores 4f/h (GeLU: FC1 output + activation output) or 6f/h
-// (SwiGLU: two projections + the gated product).
+// (SwiGLU: two projections + the gated product). With context parallelism
+// a rank holds s/cp tokens of each sequence: s becomes s/cp throughout (the
+// K and V it stores are its own chunk's; ring attention keeps no gathered
+// KV between forward and backward).
 double layer_activation_bytes(const Model& model, const Plan& plan);
 
 // Bytes of weights, gradients and optimizer state per parameter, per device,
@@ -69,7 +76,8 @@ double layer_activation_bytes(const Model& model, const Plan& plan);
 // Training Trillion Parameter Models", section 5: 2 + 2 + K bytes with K = 12
 // for mixed-precision Adam). Megatron keeps fp32 main gradients, so the
 // unsharded figure is 2 (bf16 weight) + 4 (fp32 gradient) + 12 (fp32 master
-// weight, Adam m and v) = 18. With S = plan.shard_group_size():
+// weight, Adam m and v) = 18. With S = plan.shard_ranks() (the data-
+// parallel shard group times cp):
 //   stage 0   18
 //   stage 1   6 + 12/S      (optimizer state sharded: distributed optimizer)
 //   stage 2   2 + 16/S      (gradients too, as fp32 shards: FSDP SHARD_GRAD_OP
@@ -98,11 +106,22 @@ double state_bytes_per_parameter(const Plan& plan);
 double sharded_working_bytes(const Plan& plan, double layer_parameters, int layers,
                              double root_parameters);
 
+// The context-parallel KV exchange's buffers on one device, bytes, for the
+// layer being computed (0 with cp = 1). A KV chunk is the rank's s/cp tokens
+// of K and V: b * s/cp * 2 * g * d / t * 2 bytes. Ring attention (kP2p,
+// Transformer Engine) double-buffers its receives: 2 chunks in the forward;
+// in the backward each of the two slots holds a KV and a dKV chunk: 4 at
+// the peak. All-gather (kAllGather): the gathered KV of the whole sequence
+// (cp chunks) and, in the backward, its gradient before the reduce-scatter:
+// 2 cp chunks at the peak.
+double context_parallel_buffer_bytes(const Model& model, const Plan& plan);
+
 // Framework buffers per device, bytes: the CUDA context (about 0.5 GiB on
 // H100 with CUDA 12 and lazy module loading), cuBLAS workspaces (PyTorch
 // sets 32 MiB per handle on Hopper, CUBLAS_WORKSPACE_CONFIG ":4096:8"; two
 // streams: 64 MiB) and NCCL buffers for each communicator of more than one
-// rank (tensor, pipeline, data parallel), 0.5 GiB each (NCCL_BUFFSIZE 4 MiB
+// rank (tensor, pipeline, context parallel, and the data-parallel gradient
+// group of d * cp ranks), 0.5 GiB each (NCCL_BUFFSIZE 4 MiB
 // per channel and protocol, up to 32 channels, send and receive, plus NVLS
 // buffers on H100), and Transformer Engine's userbuffers when tensor-parallel
 // communication is overlapped (one s b h bf16 buffer per ring: bounded here

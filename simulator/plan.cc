@@ -34,6 +34,7 @@ const char* to_string(Fp8Recipe r) {
   }
   return "?";
 }
+const char* to_string(CpComm c) { return c == CpComm::kP2p ? "p2p" : "all_gather"; }
 
 Status validate(const Plan& p) {
   auto bad = [](const char* field, const std::string& why) {
@@ -49,6 +50,7 @@ Status validate(const Plan& p) {
   LLMPLAN_RETURN_IF_ERROR(in_range("tp", p.tensor_parallel, Plan::kMaxGpus));
   LLMPLAN_RETURN_IF_ERROR(in_range("pp", p.pipeline_parallel, Plan::kMaxGpus));
   LLMPLAN_RETURN_IF_ERROR(in_range("dp", p.data_parallel, Plan::kMaxGpus));
+  LLMPLAN_RETURN_IF_ERROR(in_range("cp", p.context_parallel, Plan::kMaxGpus));
   LLMPLAN_RETURN_IF_ERROR(in_range("global_batch", p.global_batch_size, Plan::kMaxGlobalBatch));
   LLMPLAN_RETURN_IF_ERROR(in_range("micro_batch", p.micro_batch_size, Plan::kMaxGlobalBatch));
   LLMPLAN_RETURN_IF_ERROR(in_range("virtual_stages", p.virtual_stages, Model::kMaxLayers));
@@ -72,6 +74,11 @@ Status validate(const Plan& p) {
   const int64_t tp_pp = static_cast<int64_t>(p.tensor_parallel) * p.pipeline_parallel;
   if (tp_pp > Plan::kMaxGpus || tp_pp * p.data_parallel > Plan::kMaxGpus) {
     return bad("dp", "tp * pp * dp = " + std::to_string(tp_pp * p.data_parallel) +
+                         " GPUs is more than the limit of " + std::to_string(Plan::kMaxGpus));
+  }
+  const int64_t world = tp_pp * p.data_parallel * p.context_parallel;
+  if (world > Plan::kMaxGpus) {
+    return bad("cp", "tp * cp * pp * dp = " + std::to_string(world) +
                          " GPUs is more than the limit of " + std::to_string(Plan::kMaxGpus));
   }
   const int64_t per_step = static_cast<int64_t>(p.data_parallel) * p.micro_batch_size;
@@ -138,6 +145,28 @@ Status validate(const Model& model, const Plan& plan) {
     return Status::invalid_argument("plan.sequence_parallel: sequence length " +
                                     std::to_string(model.seq_length) +
                                     " is not divisible by tp " + std::to_string(t));
+  }
+  const int cp = plan.context_parallel;
+  if (cp > 1) {
+    const int64_t chunks_cp = 2 * static_cast<int64_t>(cp);
+    if (model.seq_length % chunks_cp != 0) {
+      return Status::invalid_argument(
+          "plan.cp: context parallelism " + std::to_string(cp) + " splits each sequence into 2 * cp = " +
+          std::to_string(chunks_cp) + " equal chunks (load-balanced causal attention), but the "
+          "sequence length " + std::to_string(model.seq_length) + " is not divisible by " +
+          std::to_string(chunks_cp));
+    }
+    if (plan.sequence_parallel && (model.seq_length / cp) % t != 0) {
+      return Status::invalid_argument("plan.sequence_parallel: the " +
+                                      std::to_string(model.seq_length / cp) +
+                                      " tokens per context-parallel rank are not divisible by tp " +
+                                      std::to_string(t));
+    }
+    if (!plan.flash_attention) {
+      return Status::invalid_argument(
+          "plan.cp: context parallelism needs flash attention (ring attention runs flash-attention "
+          "blocks); turn flash_attention on or use cp 1");
+    }
   }
   return Status();
 }

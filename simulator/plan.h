@@ -22,23 +22,31 @@ enum class Precision { kBf16, kFp16, kFp8 };
 // tensor amax of the tensor itself: one more read before each cast), MXFP8
 // (32-element block scales; Blackwell only).
 enum class Fp8Recipe { kDelayed, kCurrent, kMxfp8 };
+// How context parallelism exchanges keys and values (Megatron-Core's
+// --cp-comm-type): kP2p passes each rank's KV chunk around the CP ring,
+// overlapped with attention (ring attention, the default); kAllGather
+// all-gathers the KV over the CP group before attention.
+enum class CpComm { kP2p, kAllGather };
 
 const char* to_string(Schedule s);
 const char* to_string(Recompute r);
 const char* to_string(Precision p);
 const char* to_string(Fp8Recipe r);
+const char* to_string(CpComm c);  // "p2p", "all_gather" (the JSON values)
 
 // The parallelism degrees, the batching of one optimizer step, and which
-// memory savers are on. World size is t * p * d; ranks are ordered tensor
-// fastest, then data, then pipeline (Megatron's order).
+// memory savers are on. World size is t * cp * p * d; ranks are ordered
+// tensor fastest, then context, then data, then pipeline (Megatron-Core's
+// tp-cp-ep-dp-pp order).
 //
 // A plain value: cheap to copy, comparable, safe to read from many threads.
 struct Plan {
   // Largest values validate() accepts, chosen so that no count derived from
   // a valid plan can overflow an int and the simulator's work stays bounded:
   //  - kMaxGpus (2^20, about ten times the largest clusters built so far)
-  //    bounds t, p, d and the world size t * p * d, which validate() forms
-  //    in 64 bits before comparing; so world_size() fits an int.
+  //    bounds t, cp, p, d and the world size t * cp * p * d, which
+  //    validate() forms in 64 bits before comparing; so world_size() fits
+  //    an int.
   //  - kMaxGlobalBatch (2^24 sequences, thousands of times today's batches)
   //    bounds B, and with it d * b (which divides B) and the tokens per step
   //    B * s (< 2^44 with Model::kMaxSeqLength).
@@ -55,7 +63,16 @@ struct Plan {
 
   int tensor_parallel = 1;    // t: divides the heads (and kv heads)
   int pipeline_parallel = 1;  // p: pipeline stages
-  int data_parallel = 1;      // d: replicas
+  int data_parallel = 1;      // d: replicas (not counting context parallelism)
+  // cp: context parallelism. Each sequence is split into 2*cp equal chunks
+  // and CP rank i holds chunks i and 2cp-1-i (load-balanced causal
+  // attention), s/cp tokens of every sequence; the cp ranks of a group see
+  // the same sequences, so micro-batches per replica stay B / (d * b). The
+  // data-parallel gradient reduction and ZeRO sharding run over the d * cp
+  // ranks of a (tensor, pipeline) position (Megatron-Core reduces gradients
+  // over DP x CP). Needs flash attention.
+  int context_parallel = 1;
+  CpComm cp_comm = CpComm::kP2p;
   int micro_batch_size = 1;   // b: sequences per micro-batch
   int global_batch_size = 1;  // B: sequences per optimizer step; multiple of d*b
   int virtual_stages = 1;     // v: model chunks per pipeline rank (interleaved only)
@@ -108,11 +125,21 @@ struct Plan {
 
   // The ZeRO stage in effect: zero_stage, at least 1 with distributed_optimizer.
   int sharding_stage() const { return zero_stage > 0 ? zero_stage : (distributed_optimizer ? 1 : 0); }
-  // Data-parallel ranks the sharded state is split over (fsdp_group, or d).
+  // Data-parallel ranks the sharded state is split over (fsdp_group, or d),
+  // not counting context parallelism.
   int shard_group_size() const { return fsdp_group > 0 ? fsdp_group : data_parallel; }
+  // Ranks the sharded state is actually split over: shard_group_size() * cp
+  // (each CP rank holds its own shard, as Megatron-Core's distributed
+  // optimizer over DP x CP and torchtitan's dp_shard_cp mesh do).
+  // REQUIRES: validate(*this).ok().
+  int shard_ranks() const { return shard_group_size() * context_parallel; }
+  // Ranks the gradients are reduced over: d * cp. REQUIRES: validate(*this).ok().
+  int grad_reduce_ranks() const { return data_parallel * context_parallel; }
 
-  // GPUs: t * p * d. REQUIRES: validate(*this).ok() (so it fits an int).
-  int world_size() const { return tensor_parallel * pipeline_parallel * data_parallel; }
+  // GPUs: t * cp * p * d. REQUIRES: validate(*this).ok() (so it fits an int).
+  int world_size() const {
+    return tensor_parallel * context_parallel * pipeline_parallel * data_parallel;
+  }
   // Micro-batches per replica per step: B / (d * b). REQUIRES: validate(*this).ok().
   int num_micro_batches() const {
     return global_batch_size / (data_parallel * micro_batch_size);
@@ -134,7 +161,9 @@ Status validate(const Plan& plan);
 // the FFN size, and is at most the vocabulary (each rank holds V/t rows);
 // every one of the p*v pipeline chunks gets at least one layer (layers are
 // split as evenly as possible, see layers_in_chunk); with sequence
-// parallelism t divides the sequence. InvalidArgument otherwise.
+// parallelism t divides the sequence; with context parallelism 2*cp divides
+// the sequence (load-balanced causal chunks; with SP, t also divides s/cp) and flash
+// attention is on. InvalidArgument otherwise.
 Status validate(const Model& model, const Plan& plan);
 
 // Layers held by pipeline chunk `chunk` (0 .. p*v-1, in model order): l/(p*v)

@@ -10,6 +10,8 @@ Status apply_plan_json(const boost::json::value& v, const std::string& path, Pla
   r.read_int("tp", &p.tensor_parallel, false, 1);
   r.read_int("pp", &p.pipeline_parallel, false, 1);
   r.read_int("dp", &p.data_parallel, false, 1);
+  r.read_int("cp", &p.context_parallel, false, 1);
+  r.read_enum("cp_comm", &p.cp_comm, {{"p2p", CpComm::kP2p}, {"all_gather", CpComm::kAllGather}});
   r.read_int("micro_batch", &p.micro_batch_size, false, 1);
   r.read_int("global_batch", &p.global_batch_size, false, 1);
   r.read_int("virtual_stages", &p.virtual_stages, false, 1);
@@ -52,6 +54,8 @@ boost::json::value plan_to_json(const Plan& p) {
   o["tp"] = p.tensor_parallel;
   o["pp"] = p.pipeline_parallel;
   o["dp"] = p.data_parallel;
+  o["cp"] = p.context_parallel;
+  o["cp_comm"] = to_string(p.cp_comm);
   o["micro_batch"] = p.micro_batch_size;
   o["global_batch"] = p.global_batch_size;
   o["virtual_stages"] = p.virtual_stages;

@@ -283,7 +283,7 @@ class GraphBuilder {
     const std::vector<LoweredOp>& ops = st.forward ? prog.forward : prog.backward;
     // Stages 2 and 3 reduce-scatter every micro-batch inside the passes (lowering.h).
     const bool overlap =
-        plan_.data_parallel > 1 && plan_.overlap_grad_reduce && plan_.sharding_stage() <= 1;
+        plan_.grad_reduce_ranks() > 1 && plan_.overlap_grad_reduce && plan_.sharding_stage() <= 1;
     const bool buckets_here = overlap && !st.forward && k == state.last_backward[st.virtual_chunk];
     std::vector<bool> split;
     std::vector<TaskId> op_task;
@@ -328,7 +328,7 @@ class GraphBuilder {
     StageState& state = stages_[r];
     const TaskId previous = state.previous;
     std::vector<TaskId>& dp_tasks = state.dp_tasks;
-    const bool has_dp = plan_.data_parallel > 1;
+    const bool has_dp = plan_.grad_reduce_ranks() > 1;  // d * cp ranks share the gradients
     const int stage = plan_.sharding_stage();
     // Without overlap: reduce every chunk's gradients after the stage's last pass.
     if (has_dp && !plan_.overlap_grad_reduce && stage <= 1) {
@@ -361,7 +361,7 @@ class GraphBuilder {
       params += programs_[c * p_ + r]->parameters;
       grad_bytes += programs_[c * p_ + r]->grad_bytes;
     }
-    const int S = plan_.shard_group_size();
+    const int S = plan_.shard_ranks();
     if (stage >= 1 && placement_.replica.size > 1) {
       const TaskId t =
           add_dp(r, dp_time(CollectiveKind::kAllReduce, grad_bytes / S, placement_.replica),
@@ -520,7 +520,7 @@ Result<StepReport> simulate(const Model& model, const Plan& plan, const Cluster&
   LLMPLAN_RETURN_IF_ERROR(check_precision(plan, cluster.gpu));
   if (cluster.max_gpus() > 0 && plan.world_size() > cluster.max_gpus()) {
     return Status::invalid_argument(
-        "plan needs " + std::to_string(plan.world_size()) + " GPUs (tp*pp*dp) but cluster " +
+        "plan needs " + std::to_string(plan.world_size()) + " GPUs (tp*cp*pp*dp) but cluster " +
         cluster.name + " has " + std::to_string(cluster.max_gpus()));
   }
   Roofline roofline(cluster);
@@ -595,6 +595,7 @@ Result<StepReport> simulate(const Model& model, const Plan& plan, const Cluster&
             case OpCategory::kFsdpReduceScatter:
               b.fsdp_reduce_scatter_exposed_s += total;
               break;
+            case OpCategory::kContextComm: b.cp_comm_s += total; break;
           }
           b.overlap_slowdown_s += op.slowdown_s * m;
           device_flops_sum += op.flops * m;
@@ -602,6 +603,7 @@ Result<StepReport> simulate(const Model& model, const Plan& plan, const Cluster&
       }
       b.tp_comm_hidden_s += prog.tp_hidden_s * m;
       b.fsdp_hidden_s += prog.fsdp_hidden_s * m;
+      b.cp_comm_hidden_s += prog.cp_hidden_s * m;
     }
     // Idle time on the compute stream, split into pipeline transfers and bubble.
     double prev_end = 0, busy = 0, pp_wait = 0;
@@ -653,7 +655,9 @@ Result<StepReport> simulate(const Model& model, const Plan& plan, const Cluster&
   // Megatron-Core and NeMo reports: FP8's gain shows as a higher MFU).
   const double peak = plan.precision == Precision::kFp16 ? cluster.gpu.peak_fp16_flops
                                                         : cluster.gpu.peak_bf16_flops;
-  const double replicas = static_cast<double>(plan.tensor_parallel) * plan.data_parallel;
+  // Devices per stage, each doing what the simulated one does.
+  const double replicas =
+      static_cast<double>(plan.tensor_parallel) * plan.context_parallel * plan.data_parallel;
   report.model_flops = model.model_flops_per_step(plan.global_batch_size);
   report.hardware_flops = device_flops_sum * replicas;
   const double capacity = report.iteration_time_s * plan.world_size() * peak;

@@ -57,6 +57,9 @@ struct StageBreakdown {
   double fsdp_gather_exposed_s = 0;
   // ZeRO-2/3 per-micro-batch gradient reduce-scatters, exposed part.
   double fsdp_reduce_scatter_exposed_s = 0;
+  // Context-parallel KV exchange (ring send_recv or all-gather /
+  // reduce-scatter), exposed part (lowering.h).
+  double cp_comm_s = 0;
   // SM contention: compute slowed by collectives overlapped with it
   // (CostModel::comm_compute_slowdown() x the hidden time of the new overlaps).
   double overlap_slowdown_s = 0;
@@ -65,6 +68,7 @@ struct StageBreakdown {
   double tp_comm_hidden_s = 0;  // tp_comm_overlap
   double dp_comm_hidden_s = 0;  // per-step DP collectives (buckets, post-optimizer gather)
   double fsdp_hidden_s = 0;     // ZeRO-2/3 per-layer gathers and reduce-scatters
+  double cp_comm_hidden_s = 0;  // context-parallel ring transfers under attention blocks
 };
 
 struct StageReport {
@@ -110,9 +114,11 @@ struct StepReport {
 // Runs one training step of `model`, laid out by `plan`, on `cluster`.
 //
 // Data parallelism by ZeRO stage (Plan::sharding_stage(); S =
-// shard_group_size(), the shard group being S consecutive DP ranks, so S * t
-// <= gpus_per_node stays on NVLink):
-//  - stage 0: gradients all-reduced over the d ranks; stage 1: reduce-
+// shard_ranks(), the shard group being S consecutive DP x CP ranks, so S * t
+// <= gpus_per_node stays on NVLink; with context parallelism every group
+// below that reduces or shards the state spans the d * cp ranks, see
+// Placement in lowering.h):
+//  - stage 0: gradients all-reduced over the d * cp ranks; stage 1: reduce-
 //    scattered over the shard group. Both once per step, in buckets
 //    (grad_bucket_bytes) after each chunk's last micro-batch backward,
 //    overlapping it when overlap_grad_reduce (no SM contention charged: the

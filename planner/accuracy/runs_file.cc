@@ -240,7 +240,6 @@ Result<PublishedRun> map_published_run(const RunRow& row, const std::vector<Mode
   } else if (!starts_with(row.precision, "bf16")) {
     out.missing.push_back("precision " + row.precision.substr(0, row.precision.find(' ')));
   }
-  if (row.cp > 1) out.missing.push_back("context-parallel");
   if (row.ep > 1 || m->moe_experts > 0) out.missing.push_back("moe");
   if (m->activation != "gelu" && m->activation != "swiglu") {
     out.missing.push_back("activation " + m->activation);
@@ -273,7 +272,8 @@ Result<PublishedRun> map_published_run(const RunRow& row, const std::vector<Mode
   simulator::Plan& plan = out.config.plan;
   plan.tensor_parallel = row.tp;
   plan.pipeline_parallel = row.pp;
-  plan.data_parallel = row.dp;
+  plan.data_parallel = row.dp;       // the file's dp excludes cp: gpus = tp * pp * cp * dp
+  plan.context_parallel = row.cp;   // ring attention (Megatron-Core's default cp_comm_type p2p)
   plan.micro_batch_size = row.micro_batch;
   plan.global_batch_size = row.global_batch;
   plan.virtual_stages = row.vp;

@@ -68,7 +68,7 @@ struct PublishedRun {
   std::string name;
   std::string source;                // short source id (e.g. "llm-foundry", "Megatron-LM")
   double measured_step_s = 0;
-  // Features the simulator lacks for this row ("precision fp4", "context-parallel",
+  // Features the simulator lacks for this row ("precision fp4",
   // "moe", "activation squared-relu", "head_dim != hidden/heads", ...);
   // empty when the row is expressible, and only then is `config` set.
   std::vector<std::string> missing;
@@ -101,12 +101,14 @@ Result<std::vector<RunRow>> read_runs_rows_text(std::string_view text,
 //    for "fp8-current" (Megatron-Bridge), else delayed (Transformer
 //    Engine's default; NeMo 24.07 and llm-foundry do not state theirs);
 //    another precision -> missing "precision X";
-//  - cp > 1 -> missing "context-parallel"; ep > 1 or MoE experts in the
+//  - ep > 1 or MoE experts in the
 //    model -> missing "moe"; an activation other than gelu/swiglu -> missing
 //    "activation X"; heads * head_dim != hidden -> missing
 //    "head_dim != hidden/heads"; positions other than learned / rotary /
 //    alibi / none -> missing "positions X";
-//  - tp, pp, dp, micro and global batch as written; vp > 1 -> interleaved
+//  - tp, pp, cp, dp, micro and global batch as written (the file's dp
+//    excludes cp; cp > 1 runs ring attention, cp_comm p2p, Megatron-Core's
+//    default); vp > 1 -> interleaved
 //    schedule with vp virtual stages, else 1F1B;
 //  - recompute "full..." / "selective..." / "none..."; "unstated" -> none;
 //  - NeMo rows with sharding and overlaps unstated: the NeMo-Framework-

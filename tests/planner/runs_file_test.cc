@@ -173,13 +173,19 @@ TEST(RunsFile, ClassifiesRowsItCannotExpress) {
   EXPECT_TRUE((*r)[1].missing.empty());  // fp8: expressible (recipe not stated: delayed)
   EXPECT_EQ((*r)[1].config.plan.precision, simulator::Precision::kFp8);
   EXPECT_EQ((*r)[1].config.plan.fp8_recipe, simulator::Fp8Recipe::kDelayed);
-  EXPECT_EQ((*r)[2].missing, std::vector<std::string>{"context-parallel"});
+  // Context parallelism is expressible: the row's cp goes into the plan and
+  // its dp (which excludes cp: 4 * 4 * 2 * 2 = 64 GPUs) stays the replicas.
+  EXPECT_TRUE((*r)[2].missing.empty());
+  EXPECT_EQ((*r)[2].config.plan.context_parallel, 2);
+  EXPECT_EQ((*r)[2].config.plan.data_parallel, 2);
+  EXPECT_EQ((*r)[2].config.plan.world_size(), 64);
   EXPECT_EQ((*r)[3].missing,
             (std::vector<std::string>{"moe", "head_dim != hidden/heads"}));
   EXPECT_EQ((*r)[4].missing, std::vector<std::string>{"activation squared-relu"});
   const auto counts = missing_feature_counts(*r);
   EXPECT_EQ(counts.count("fp8"), 0u);
   EXPECT_EQ(counts.at("moe"), 1);
+  EXPECT_EQ(counts.count("context-parallel"), 0u);
   EXPECT_EQ(make_runs_cases(*r).size(), 2u);
 }
 

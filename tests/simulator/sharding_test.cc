@@ -38,7 +38,7 @@ Plan base_plan(int t, int p, int d, int m) {
 double sum_parts(const StageBreakdown& b) {
   return b.compute_s + b.recompute_s + b.tp_comm_s + b.host_overhead_s + b.pp_exposed_s +
          b.bubble_s + b.dp_exposed_s + b.optimizer_s + b.fsdp_gather_exposed_s +
-         b.fsdp_reduce_scatter_exposed_s + b.overlap_slowdown_s + b.fp8_cast_s;
+         b.fsdp_reduce_scatter_exposed_s + b.cp_comm_s + b.overlap_slowdown_s + b.fp8_cast_s;
 }
 
 double total_time(const std::vector<PassCollective>& cs) {

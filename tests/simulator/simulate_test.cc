@@ -317,7 +317,7 @@ TEST(Simulate, BreakdownAddsUpToStageTime) {
     const double sum = b.compute_s + b.recompute_s + b.tp_comm_s + b.host_overhead_s +
                        b.pp_exposed_s + b.bubble_s + b.dp_exposed_s + b.optimizer_s +
                        b.fsdp_gather_exposed_s + b.fsdp_reduce_scatter_exposed_s +
-                       b.overlap_slowdown_s + b.fp8_cast_s;
+                       b.cp_comm_s + b.overlap_slowdown_s + b.fp8_cast_s;
     EXPECT_NEAR(sum, b.end_s, 1e-9 * b.end_s) << "stage " << s.stage;
     EXPECT_GT(b.recompute_s, 0);
     EXPECT_GT(b.tp_comm_s, 0);
