@@ -22,6 +22,7 @@ std::string plan_label(const simulator::Plan& p) {
   std::string s = fmt::format("t{} p{} d{} b{} B{}", p.tensor_parallel, p.pipeline_parallel,
                               p.data_parallel, p.micro_batch_size, p.global_batch_size);
   if (p.virtual_stages > 1) s += fmt::format(" v{}", p.virtual_stages);
+  if (p.schedule == simulator::Schedule::kZbH1) s += " zb-h1";
   if (p.recompute != simulator::Recompute::kNone) s += std::string(" ") + simulator::to_string(p.recompute);
   if (p.sequence_parallel) s += " SP";
   const int stage = p.sharding_stage();

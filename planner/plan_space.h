@@ -51,6 +51,10 @@ struct PlanSpace {
   std::vector<int> micro_batch;
   // Interleaving (virtual stages per pipeline rank); empty: 1 and 2.
   std::vector<int> virtual_stages;
+  // Schedules of pipelines without interleaving (p > 1, v = 1): kOneFOneB
+  // and/or kZbH1 (schedule.h); empty: kAutoSchedules. Interleaved plans
+  // (v > 1) always run interleaved 1F1B; p = 1 has no pipeline schedule.
+  std::vector<simulator::Schedule> schedule;
   // Activation recomputation; empty: none, or full where the analytic
   // memory estimate says none does not fit.
   std::vector<simulator::Recompute> recompute;
@@ -103,6 +107,16 @@ std::vector<simulator::Plan> enumerate_plans(const simulator::Model& model,
                                              const simulator::Cluster& cluster, int gpus,
                                              const PlanSpace& space,
                                              EnumerationStats* stats = nullptr);
+
+// The schedules the automatic schedule axis tries for p > 1, v = 1.
+inline const std::vector<simulator::Schedule> kAutoSchedules = {
+    simulator::Schedule::kOneFOneB, simulator::Schedule::kZbH1};
+
+// The plans `base` becomes along the schedule axis: for p > 1 and v = 1 one
+// plan per schedule of space.schedule (kAutoSchedules when empty); otherwise
+// base alone. Shared by the planner and `sweep`.
+std::vector<simulator::Plan> expand_schedule_axis(const PlanSpace& space,
+                                                  const simulator::Plan& base);
 
 // The plans `base` becomes along the sharding and overlap axes of `space`:
 // ZeRO stage (zero_stage, or distributed_optimizer), FSDP group, tensor-

@@ -17,6 +17,7 @@ namespace llmplan::planner {
 // The flags as given (empty string: not given).
 struct PlanSpaceFlags {
   std::string global_batch_tokens, global_batch, tp, pp, micro_batch, virtual_stages, recompute;
+  std::string schedule;
   std::string sequence_parallel, distributed_optimizer;
   std::string zero, fsdp_group, tp_comm_overlap, overlap_grad_reduce, overlap_param_gather;
   int max_model_parallel = 0;
@@ -26,7 +27,7 @@ struct PlanSpaceFlags {
 };
 
 // Registers --global-batch-tokens, --global-batch, --tp, --pp, --micro-batch,
-// --virtual-stages, --recompute, --sequence-parallel, --distributed-optimizer,
+// --virtual-stages, --schedule, --recompute, --sequence-parallel, --distributed-optimizer,
 // --zero, --fsdp-group, --tp-comm-overlap, --overlap-grad-reduce,
 // --overlap-param-gather and --max-model-parallel on `cmd`; `what` prefixes the help texts.
 void add_plan_space_flags(CLI::App* cmd, PlanSpaceFlags* flags, const std::string& what);

@@ -10,7 +10,11 @@
 
 namespace llmplan::simulator {
 
-enum class Schedule { kGpipe, kOneFOneB, kInterleaved };
+// kZbH1: ZB-H1 of Qi et al. 2024, "Zero Bubble Pipeline Parallelism"
+// (ICLR): 1F1B's order with each backward split into B (input gradient, sent
+// upstream at once) and W (weight gradient, deferred to fill the cool-down);
+// see schedule.h.
+enum class Schedule { kGpipe, kOneFOneB, kInterleaved, kZbH1 };
 enum class Recompute { kNone, kSelective, kFull };
 enum class Precision { kBf16, kFp16 };
 
@@ -48,7 +52,7 @@ struct Plan {
   int data_parallel = 1;      // d: replicas
   int micro_batch_size = 1;   // b: sequences per micro-batch
   int global_batch_size = 1;  // B: sequences per optimizer step; multiple of d*b
-  int virtual_stages = 1;     // v: model chunks per pipeline rank (interleaved only)
+  int virtual_stages = 1;     // v: model chunks per pipeline rank (interleaved only; zb-h1: 1)
   Schedule schedule = Schedule::kOneFOneB;
   Recompute recompute = Recompute::kNone;
   bool sequence_parallel = false;

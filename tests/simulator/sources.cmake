@@ -12,3 +12,4 @@ list(APPEND LLMPLAN_TEST_SOURCES simulator/csv_test.cc simulator/input_file_test
 list(APPEND LLMPLAN_TEST_SOURCES simulator/limits_test.cc)
 list(APPEND LLMPLAN_TEST_SOURCES simulator/plausibility_test.cc)
 list(APPEND LLMPLAN_TEST_SOURCES simulator/sharding_test.cc)
+list(APPEND LLMPLAN_TEST_SOURCES simulator/zero_bubble_test.cc)
