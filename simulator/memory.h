@@ -77,7 +77,9 @@ double layer_activation_bytes(const Model& model, const Plan& plan);
 // for the whole layer: W frees little, which is why ZB-H1 keeps the number
 // of in-flight micro-batches of 1F1B's first stage (schedule.h). The
 // LayerNorm weight gradients are folded into the B pass. Independent of the
-// recompute setting: the recomputed forward is what B and W consume.
+// recompute setting: the recomputed forward is what B and W consume, so with
+// full recomputation (2 s b h stored per layer) the deferred W's dominate
+// and zb-h1 needs more memory than 1F1B.
 double layer_weight_grad_bytes(const Model& model, const Plan& plan);
 
 // Bytes of weights, gradients and optimizer state per parameter, per device,

@@ -44,7 +44,9 @@ struct PipelineStep {
 // with p - 1 W's while the stages before it still wait for gradients. Every
 // stage then has up to w + 1 + L = p micro-batches in flight (from F to W),
 // the first stage's count under 1F1B, so the peak (the first stage's)
-// matches 1F1B's (the paper's Figure 3, top); with equal F, B and W times
+// matches 1F1B's (the paper's Figure 3, top) as long as what a deferred W
+// keeps is less than what a forward stores (not so with full recomputation,
+// memory.h); with equal F, B and W times
 // the bubble is (p - 1)(F + B - W), a third of 1F1B's (p - 1)(F + B + W).
 // REQUIRES: validate(plan).ok().
 std::vector<PipelineStep> stage_schedule(const Plan& plan, int stage);
