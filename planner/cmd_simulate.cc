@@ -85,9 +85,10 @@ Status apply_plan_flags(const SimulateOptions& o, Plan* plan) {
   if (o.given("--global-batch")) plan->global_batch_size = o.global_batch;
   if (o.given("--virtual-stages")) plan->virtual_stages = o.virtual_stages;
   if (o.given("--schedule")) {
-    plan->schedule = o.schedule == "gpipe"  ? simulator::Schedule::kGpipe
-                     : o.schedule == "1f1b" ? simulator::Schedule::kOneFOneB
-                                            : simulator::Schedule::kInterleaved;
+    plan->schedule = o.schedule == "gpipe"   ? simulator::Schedule::kGpipe
+                     : o.schedule == "1f1b"  ? simulator::Schedule::kOneFOneB
+                     : o.schedule == "zb-h1" ? simulator::Schedule::kZbH1
+                                             : simulator::Schedule::kInterleaved;
   }
   if (o.given("--recompute")) {
     plan->recompute = o.recompute == "none"      ? simulator::Recompute::kNone
@@ -216,8 +217,10 @@ void add_simulate_command(CLI::App& app, const GlobalOptions& global, Action* ac
       ->check(int_in(1, Plan::kMaxGlobalBatch));
   cmd->add_option("--global-batch", o->global_batch, "Sequences per optimizer step")
       ->check(int_in(1, Plan::kMaxGlobalBatch));
-  cmd->add_option("--schedule", o->schedule, "Pipeline schedule")
-      ->check(CLI::IsMember({"gpipe", "1f1b", "interleaved"}));
+  cmd->add_option("--schedule", o->schedule,
+                  "Pipeline schedule (zb-h1: zero-bubble ZB-H1, backward split into input and "
+                  "weight gradients)")
+      ->check(CLI::IsMember({"gpipe", "1f1b", "interleaved", "zb-h1"}));
   cmd->add_option("--virtual-stages", o->virtual_stages, "Model chunks per stage (interleaved)")
       ->check(int_in(1, Model::kMaxLayers));
   cmd->add_option("--recompute", o->recompute, "Activation recomputation")

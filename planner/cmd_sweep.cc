@@ -111,14 +111,20 @@ std::vector<simulator::Plan> sweep_plans(const simulator::Plan& base, const simu
                     plan.recompute = rc;
                     plan.sequence_parallel = sp;
                     // ZeRO stage, FSDP group and the overlap flags.
-                    for (const Plan& q : expand_sharding_axes(s, plan)) {
-                      for (simulator::Precision precision : precisions) {
-                        Plan r = q;
-                        r.precision = precision;
-                        if (!keep_precision && precision == simulator::Precision::kFp8) {
-                          r.fp8_recipe = s.fp8_recipe;
+                    // A listed schedule axis (--schedule) replaces the
+                    // config's schedule for p > 1, v = 1; automatic keeps it.
+                    std::vector<Plan> scheduled = {plan};
+                    if (!s.schedule.empty()) scheduled = expand_schedule_axis(s, plan);
+                    for (const Plan& one : scheduled) {
+                      for (const Plan& q : expand_sharding_axes(s, one)) {
+                        for (simulator::Precision precision : precisions) {
+                          Plan r = q;
+                          r.precision = precision;
+                          if (!keep_precision && precision == simulator::Precision::kFp8) {
+                            r.fp8_recipe = s.fp8_recipe;
+                          }
+                          plans.push_back(r);
                         }
-                        plans.push_back(r);
                       }
                     }
                   }

@@ -26,6 +26,7 @@ std::string plan_label(const simulator::Plan& p) {
     s += fmt::format(" cp{}{}", p.context_parallel,
                      p.cp_comm == simulator::CpComm::kAllGather ? "ag" : "");
   }
+  if (p.schedule == simulator::Schedule::kZbH1) s += " zb-h1";
   if (p.recompute != simulator::Recompute::kNone) s += std::string(" ") + simulator::to_string(p.recompute);
   if (p.sequence_parallel) s += " SP";
   const int stage = p.sharding_stage();

@@ -79,6 +79,13 @@ Status validate(const PlanSpace& s) {
     return Status::invalid_argument(
         "--global-batch and --global-batch-tokens: give one of them (sequences or tokens)");
   }
+  for (simulator::Schedule x : s.schedule) {
+    if (x != simulator::Schedule::kOneFOneB && x != simulator::Schedule::kZbH1) {
+      return Status::invalid_argument(fmt::format(
+          "--schedule: {} is not a schedule of pipelines without interleaving (1f1b, zb-h1)",
+          simulator::to_string(x)));
+    }
+  }
   for (int z : s.zero_stage) {
     if (z < 0 || z > 3) {
       return Status::invalid_argument(fmt::format("--zero: {} is not a ZeRO stage (0, 1, 2 or 3)", z));
@@ -181,7 +188,8 @@ struct PlanLess {
                            p.sequence_parallel, p.distributed_optimizer, p.zero_stage,
                            p.fsdp_group, p.tp_comm_overlap, p.overlap_grad_reduce,
                            p.overlap_param_gather, static_cast<int>(p.recompute),
-                           static_cast<int>(p.precision), static_cast<int>(p.fp8_recipe));
+                           static_cast<int>(p.precision), static_cast<int>(p.fp8_recipe),
+                           static_cast<int>(p.schedule));
   }
   bool operator()(const Plan& a, const Plan& b) const { return key(a) < key(b); }
 };
@@ -193,6 +201,17 @@ std::vector<int> auto_context_parallel(const Model& model) {
   if (model.seq_length <= 8192) return out;
   for (int cp : {2, 4, 8}) {
     if (model.seq_length % (2 * cp) == 0) out.push_back(cp);
+  }
+  return out;
+}
+
+std::vector<Plan> expand_schedule_axis(const PlanSpace& space, const Plan& base) {
+  if (base.pipeline_parallel <= 1 || base.virtual_stages > 1) return {base};
+  std::vector<Plan> out;
+  for (simulator::Schedule s : space.schedule.empty() ? kAutoSchedules : space.schedule) {
+    Plan plan = base;
+    plan.schedule = s;
+    out.push_back(plan);
   }
   return out;
 }
@@ -350,7 +369,11 @@ std::vector<Plan> enumerate_plans(const Model& model, const simulator::Cluster& 
                     Plan::kMaxMicroBatchPasses) {
                   continue;
                 }
-                for (Plan sharded : expand_sharding_axes(space, base)) {
+                std::vector<Plan> expanded;
+                for (const Plan& scheduled : expand_schedule_axis(space, base)) {
+                  for (const Plan& q : expand_sharding_axes(space, scheduled)) expanded.push_back(q);
+                }
+                for (const Plan& sharded : expanded) {
                  for (simulator::Precision precision : precisions) {
                   Plan plan = sharded;
                   plan.precision = precision;
@@ -406,15 +429,23 @@ std::string describe(const PlanSpace& s) {
   const bool fp8_listed = precisions.empty() || std::find(s.precision.begin(), s.precision.end(),
                                                           simulator::Precision::kFp8) != s.precision.end();
   if (fp8_listed) precision += fmt::format(" (fp8: {} scaling)", simulator::to_string(s.fp8_recipe));
+  std::vector<std::string> schedule_names;
+  for (simulator::Schedule x : s.schedule.empty() ? kAutoSchedules : s.schedule) {
+    schedule_names.push_back(simulator::to_string(x));
+  }
+  const std::string schedules = fmt::format("{}{} (v = 1; interleaved when v > 1)",
+                                            s.schedule.empty() ? "auto " : "",
+                                            fmt::join(schedule_names, ","));
   return fmt::format(
-      "global batch {}; tp {}; pp {}; cp {}; micro-batch {}; virtual stages {}; recompute {}; "
+      "global batch {}; tp {}; pp {}; cp {}; micro-batch {}; virtual stages {}; schedule {}; "
+      "recompute {}; "
       "sequence parallel {}; distributed optimizer {}; ZeRO stage {}; FSDP group {}; "
       "TP comm overlap {}; grad-reduce overlap {}; param-gather overlap {}; "
       "precision {}; max model parallel {}{}",
       batch, list(s.tp), list(s.pp),
       s.context_parallel.empty() ? std::string("auto (1; beyond 8192 tokens also 2,4,8)")
                                  : list(s.context_parallel),
-      list(s.micro_batch), list(s.virtual_stages),
+      list(s.micro_batch), list(s.virtual_stages), schedules,
       rc.empty() ? std::string("auto (none, full if none does not fit)") : fmt::format("{}", fmt::join(rc, ",")),
       to_string(s.sequence_parallel), to_string(s.distributed_optimizer),
       s.zero_stage.empty() ? std::string("auto (1 when d > 1, or as --distributed-optimizer)")

@@ -84,6 +84,9 @@ void add_plan_space_flags(CLI::App* cmd, PlanSpaceFlags* f, const std::string& w
   cmd->add_option("--micro-batch", f->micro_batch, what + ": micro-batch sizes (sequences), e.g. 1,2");
   cmd->add_option("--virtual-stages", f->virtual_stages,
                   what + ": interleaved virtual stages per pipeline rank, e.g. 1,2,4");
+  cmd->add_option("--schedule", f->schedule,
+                  what + ": pipeline schedules for p > 1 without interleaving, a list of 1f1b, "
+                         "zb-h1 (default: 1f1b; 1f1b,zb-h1 also tries zero-bubble ZB-H1)");
   cmd->add_option("--recompute", f->recompute,
                   what + ": activation recomputation, a list of none, selective, full");
   cmd->add_option("--sequence-parallel", f->sequence_parallel, what + ": on, off or both")
@@ -156,6 +159,25 @@ Result<PlanSpace> to_plan_space(const PlanSpaceFlags& f) {
   if (given("--virtual-stages", f.virtual_stages)) {
     LLMPLAN_ASSIGN_OR_RETURN(s.virtual_stages, parse_int_list(f.virtual_stages, "--virtual-stages",
                                                               simulator::Model::kMaxLayers));
+  }
+  if (given("--schedule", f.schedule)) {
+    if (f.schedule.empty()) return empty_list("--schedule");
+    for (const std::string& item : split(f.schedule)) {
+      simulator::Schedule x;
+      if (item == "1f1b") {
+        x = simulator::Schedule::kOneFOneB;
+      } else if (item == "zb-h1") {
+        x = simulator::Schedule::kZbH1;
+      } else {
+        return Status::invalid_argument(
+            "--schedule: '" + item +
+            "' is not one of 1f1b, zb-h1 (interleaving: --virtual-stages)");
+      }
+      if (std::find(s.schedule.begin(), s.schedule.end(), x) != s.schedule.end()) {
+        return Status::invalid_argument("--schedule: " + item + " is listed twice");
+      }
+      s.schedule.push_back(x);
+    }
   }
   if (given("--recompute", f.recompute)) {
     if (f.recompute.empty()) return empty_list("--recompute");

@@ -17,6 +17,7 @@ namespace llmplan::planner {
 // The flags as given (empty string: not given).
 struct PlanSpaceFlags {
   std::string global_batch_tokens, global_batch, tp, pp, cp, micro_batch, virtual_stages, recompute;
+  std::string schedule;
   std::string sequence_parallel, distributed_optimizer;
   std::string zero, fsdp_group, tp_comm_overlap, overlap_grad_reduce, overlap_param_gather;
   std::string precision, fp8_recipe;
@@ -27,7 +28,7 @@ struct PlanSpaceFlags {
 };
 
 // Registers --global-batch-tokens, --global-batch, --tp, --pp, --cp, --micro-batch,
-// --virtual-stages, --recompute, --sequence-parallel, --distributed-optimizer,
+// --virtual-stages, --schedule, --recompute, --sequence-parallel, --distributed-optimizer,
 // --zero, --fsdp-group, --tp-comm-overlap, --overlap-grad-reduce,
 // --overlap-param-gather, --precision, --fp8-recipe and --max-model-parallel on `cmd`; `what` prefixes the help texts.
 void add_plan_space_flags(CLI::App* cmd, PlanSpaceFlags* flags, const std::string& what);

@@ -108,8 +108,12 @@ class Lowerer {
   // gathered weights. Nothing otherwise.
   void cast(std::vector<LoweredOp>* out, Pass pass, double elements, OpCategory cat) {
     if (!fp8_) return;
-    mem(out, KernelKind::kFp8CastTranspose, pass == Pass::kForward ? pass : Pass::kBackward,
-        elements * cast_bytes_, cat == OpCategory::kCompute ? OpCategory::kFp8Cast : cat);
+    KernelDesc desc;  // looked up under fp8 (the profile's key)
+    desc.kind = KernelKind::kFp8CastTranspose;
+    desc.pass = pass == Pass::kForward ? pass : Pass::kBackward;
+    desc.bytes = elements * cast_bytes_;
+    desc.precision = Precision::kFp8;
+    push_kernel(out, desc, cat == OpCategory::kCompute ? OpCategory::kFp8Cast : cat);
   }
 
   void gemm(std::vector<LoweredOp>* out, KernelKind kind, Pass pass, double m, double n, double k,
@@ -291,10 +295,13 @@ class Lowerer {
   }
 
   // Data- and weight-gradient GEMMs of a forward GEMM [m,k]x[k,n].
+  // The weight-gradient GEMM of a parameter GEMM is marked weight_grad; the
+  // attention GEMMs' second operand is an activation, whose gradient B needs.
   void gemm_backward(std::vector<LoweredOp>* out, KernelKind kind, double m, double n, double k,
                      double batch) {
     gemm(out, kind, Pass::kBackwardData, m, n, k, batch, OpCategory::kCompute);
     gemm(out, kind, Pass::kBackwardWeight, m, n, k, batch, OpCategory::kCompute);
+    out->back().weight_grad = kind != KernelKind::kAttnScoreGemm && kind != KernelKind::kAttnValueGemm;
   }
 
   void layer_backward(std::vector<LoweredOp>* out, double layer_grad_bytes) {
@@ -349,6 +356,7 @@ class Lowerer {
     sp_gather(out);
     mem(out, KernelKind::kEmbedding, Pass::kBackward, T_ * h_ * kElem * 2, OpCategory::kCompute);
     out->back().grad_ready_bytes += grad_bytes;
+    out->back().weight_grad = true;  // the gradient scatter into the table
   }
 
   void head_forward(std::vector<LoweredOp>* out) {
@@ -475,14 +483,14 @@ struct Unit {
   double parameters = 0;
 };
 
-// ZeRO-2/3 data-parallel collectives of one pass (see lowering.h): rebuilds
-// `ops` with the exposed parts inserted between units, appends what the pass
-// issues to `issued`, and returns the time hidden.
-double shard_pass(const Plan& plan, const CommGroup& group, const CostModel& cost, bool backward,
-                  const std::vector<Unit>& units, std::vector<LoweredOp>* ops,
+// ZeRO-2/3 data-parallel collectives of one pass (see lowering.h): each
+// unit's parameter all-gather before it (`gather`), its gradient
+// reduce-scatter after it (`scatter`). Rebuilds `ops` with the exposed parts
+// inserted between units, appends what the pass issues to `issued` (when not
+// null), and returns the time hidden.
+double shard_pass(const Plan& plan, const CommGroup& group, const CostModel& cost, bool gather,
+                  bool scatter, const std::vector<Unit>& units, std::vector<LoweredOp>* ops,
                   std::vector<PassCollective>* issued) {
-  const bool gather = plan.sharding_stage() >= 3;
-  const bool scatter = backward;
   const bool prefetch = plan.overlap_param_gather;
   const bool overlap_rs = plan.overlap_grad_reduce;
   if (!gather && !scatter) return 0;
@@ -500,12 +508,14 @@ double shard_pass(const Plan& plan, const CommGroup& group, const CostModel& cos
     if (gather) {
       const double bytes = units[u].parameters * 2.0;
       gather_s[u] = time(CollectiveKind::kAllGather, bytes);
-      issued->push_back({CollectiveKind::kAllGather, bytes, gather_s[u]});
+      if (issued != nullptr) issued->push_back({CollectiveKind::kAllGather, bytes, gather_s[u]});
     }
     if (scatter) {
       const double bytes = units[u].parameters * plan.grad_reduce_bytes();
       scatter_s[u] = time(CollectiveKind::kReduceScatter, bytes);
-      issued->push_back({CollectiveKind::kReduceScatter, bytes, scatter_s[u]});
+      if (issued != nullptr) {
+        issued->push_back({CollectiveKind::kReduceScatter, bytes, scatter_s[u]});
+      }
     }
   }
   auto exposed_op = [](OpCategory cat, double s, const char* name) {
@@ -573,6 +583,38 @@ double shard_pass(const Plan& plan, const CommGroup& group, const CostModel& cos
   out.insert(out.end(), ops->begin() + static_cast<int64_t>(units[n - 1].end), ops->end());
   *ops = std::move(out);
   return hidden;
+}
+
+// Splits a backward pass into its B ops (`input`) and W ops (`weight`, the
+// weight_grad kernels), unit by unit, with the units of each. A unit's ready
+// gradient bytes move to its last W op (it has one whenever it holds
+// parameters whose gradient a GEMM or the embedding computes); ops outside
+// the units (host overhead, the pipeline all-gather) stay in B.
+void split_backward(const std::vector<LoweredOp>& ops, const std::vector<Unit>& units,
+                    std::vector<LoweredOp>* input, std::vector<Unit>* input_units,
+                    std::vector<LoweredOp>* weight, std::vector<Unit>* weight_units) {
+  input->reserve(ops.size());
+  size_t k = 0;
+  for (const Unit& u : units) {
+    for (; k < u.begin; ++k) input->push_back(ops[k]);
+    const size_t input_begin = input->size(), weight_begin = weight->size();
+    double ready = 0;
+    for (; k < u.end; ++k) {
+      ready += ops[k].grad_ready_bytes;
+      (ops[k].weight_grad ? weight : input)->push_back(ops[k]);
+    }
+    // Every unit with a gradient has a W op (a weight-gradient GEMM or the
+    // embedding's scatter), so the data-parallel buckets of W see it all.
+    LLMPLAN_CHECK(ready == 0 || weight->size() > weight_begin);
+    if (weight->size() > weight_begin) {
+      for (size_t q = input_begin; q < input->size(); ++q) (*input)[q].grad_ready_bytes = 0;
+      for (size_t q = weight_begin; q < weight->size(); ++q) (*weight)[q].grad_ready_bytes = 0;
+      weight->back().grad_ready_bytes = ready;
+    }
+    input_units->push_back({input_begin, input->size(), u.parameters});
+    weight_units->push_back({weight_begin, weight->size(), u.parameters});
+  }
+  for (; k < ops.size(); ++k) input->push_back(ops[k]);
 }
 
 }  // namespace
@@ -682,21 +724,53 @@ ChunkProgram lower_chunk(const Model& model, const Plan& plan, const Placement& 
   }
 
   prog.cp_hidden_s = low.cp_hidden_s();
-  if (plan.tp_comm_overlap && t > 1) {
-    prog.tp_hidden_s = overlap_tp(t, cost.comm_compute_slowdown(), &prog.forward) +
-                       overlap_tp(t, cost.comm_compute_slowdown(), &prog.backward);
-  }
-  if (plan.sharding_stage() >= 2 && placement.shard.size > 1) {
-    prog.fsdp_hidden_s = shard_pass(plan, placement.shard, cost, false, forward_units,
-                                    &prog.forward, &prog.forward_collectives) +
-                         shard_pass(plan, placement.shard, cost, true, backward_units,
-                                    &prog.backward, &prog.backward_collectives);
+  // Split backward (zb-h1): B and W cut from the raw backward, then lowered
+  // like the other passes.
+  prog.split_backward = plan.schedule == Schedule::kZbH1;
+  std::vector<Unit> input_units, weight_units;
+  if (prog.split_backward) {
+    split_backward(prog.backward, backward_units, &prog.backward_input, &input_units,
+                   &prog.backward_weight, &weight_units);
   }
 
-  apply_launch_queue(cost.launch_interval_s(), cost.host_run_ahead_s(), &prog.forward);
-  apply_launch_queue(cost.launch_interval_s(), cost.host_run_ahead_s(), &prog.backward);
+  if (plan.tp_comm_overlap && t > 1) {
+    const double slowdown = cost.comm_compute_slowdown();
+    const double forward = overlap_tp(t, slowdown, &prog.forward);
+    const double backward = overlap_tp(t, slowdown, &prog.backward);
+    prog.tp_hidden_s = forward + backward;
+    if (prog.split_backward) {
+      prog.tp_hidden_s = forward + overlap_tp(t, slowdown, &prog.backward_input) +
+                         overlap_tp(t, slowdown, &prog.backward_weight);
+    }
+  }
+  if (plan.sharding_stage() >= 2 && placement.shard.size > 1) {
+    const bool gather = plan.sharding_stage() >= 3;
+    const double forward = shard_pass(plan, placement.shard, cost, gather, false, forward_units,
+                                      &prog.forward, &prog.forward_collectives);
+    const double backward = shard_pass(plan, placement.shard, cost, gather, true, backward_units,
+                                       &prog.backward, &prog.backward_collectives);
+    prog.fsdp_hidden_s = forward + backward;
+    if (prog.split_backward) {
+      prog.fsdp_hidden_s =
+          forward +
+          shard_pass(plan, placement.shard, cost, gather, false, input_units,
+                     &prog.backward_input, nullptr) +
+          shard_pass(plan, placement.shard, cost, false, true, weight_units,
+                     &prog.backward_weight, nullptr);
+    }
+  }
+
+  const double interval = cost.launch_interval_s(), run_ahead = cost.host_run_ahead_s();
+  apply_launch_queue(interval, run_ahead, &prog.forward);
+  apply_launch_queue(interval, run_ahead, &prog.backward);
   for (const LoweredOp& op : prog.forward) prog.forward_s += op.duration_s;
   for (const LoweredOp& op : prog.backward) prog.backward_s += op.duration_s;
+  if (prog.split_backward) {
+    apply_launch_queue(interval, run_ahead, &prog.backward_input);
+    apply_launch_queue(interval, run_ahead, &prog.backward_weight);
+    for (const LoweredOp& op : prog.backward_input) prog.backward_input_s += op.duration_s;
+    for (const LoweredOp& op : prog.backward_weight) prog.backward_weight_s += op.duration_s;
+  }
   return prog;
 }
 

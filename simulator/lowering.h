@@ -75,6 +75,21 @@
 //  - kAllGather: the KV all-gathered over the CP group (cp x the chunk)
 //    before the blocks, in the forward and again in the backward, and the
 //    dKV reduce-scattered after the backward blocks; all exposed.
+// Split backward (zb-h1, schedule.h): the backward is also lowered as two
+// passes. B, the input gradient, is the backward without the parameters'
+// weight-gradient kernels (LoweredOp::weight_grad: the weight-gradient GEMMs
+// of QKV, output projection, FC1, FC2 and the logits, and the embedding's
+// gradient scatter); W is those kernels, unit by unit. LayerNorm weight
+// gradients stay fused in B's LayerNorm kernels. Each pass is lowered as
+// above on its own: tp_comm_overlap pairs B's collectives with the GEMMs of
+// B (a reduction of a data-gradient GEMM's output with that GEMM, which
+// produces it, rather than with the weight-gradient GEMM Megatron overlaps it
+// with under 1F1B); W has no TP collectives. ZeRO-3 gathers each unit's
+// parameters before its B (W = X^T dY reads no parameters); ZeRO-2/3
+// reduce-scatter each unit's gradients after its W (the gradient is final
+// only then), overlapped with the next unit's W. A unit's data-parallel
+// gradient bytes (grad_ready_bytes) are ready after its last W kernel. The
+// host's per-micro-batch overhead stays with B (one per backward, as 1F1B).
 #ifndef LLMPLAN_SIMULATOR_LOWERING_H_
 #define LLMPLAN_SIMULATOR_LOWERING_H_
 
@@ -125,6 +140,9 @@ struct LoweredOp {
   // with this kernel (see the header comment); 0 without overlap.
   double slowdown_s = 0;
   bool gemm = false;  // a GEMM kernel (tp_comm_overlap pairs collectives with GEMMs)
+  // Backward only: a kernel computing parameters' gradients, which a split
+  // backward runs in its W pass (see the header comment).
+  bool weight_grad = false;
   // TP collectives: +1 pairs with the next op (an all-gather feeding a
   // GEMM), -1 with the previous one (a reduction of a GEMM's output).
   int8_t tp_pair = 0;
@@ -177,16 +195,25 @@ struct ChunkProgram {
   std::vector<LoweredOp> forward;
   std::vector<LoweredOp> backward;  // includes recomputation
   double forward_s = 0, backward_s = 0;
+  // Schedules with split backward steps (zb-h1; empty otherwise): the
+  // backward as its B pass (input gradient, with recomputation) and its W
+  // pass (weight gradients), see the header comment. `backward` is still the
+  // whole pass; the engine runs these two instead.
+  bool split_backward = false;
+  std::vector<LoweredOp> backward_input, backward_weight;
+  double backward_input_s = 0, backward_weight_s = 0;
   double parameters = 0;      // parameters held by one device for this chunk
   double grad_bytes = 0;      // their gradient bytes in the DP reduction
   double activation_send_bytes = 0;  // pipeline message per micro-batch
-  // Per micro-batch (forward + backward pass): collective time hidden under
-  // compute (tp_comm_overlap; ZeRO-2/3 gathers and reduce-scatters).
+  // Per micro-batch (forward + backward pass, or forward + B + W when split):
+  // collective time hidden under compute (tp_comm_overlap; ZeRO-2/3 gathers
+  // and reduce-scatters).
   double tp_hidden_s = 0;
   double fsdp_hidden_s = 0;
   double cp_hidden_s = 0;  // context-parallel ring transfers under attention blocks
   // ZeRO-2/3: the data-parallel collectives each forward / backward pass
-  // issues over the shard group, in order.
+  // issues over the shard group, in order (a split backward issues the same
+  // ones, the gathers in B and the reduce-scatters in W).
   std::vector<PassCollective> forward_collectives, backward_collectives;
 };
 

@@ -42,6 +42,17 @@ double layer_activation_bytes(const Model& model, const Plan& plan) {
   return s * b * h * per_token_h;
 }
 
+double layer_weight_grad_bytes(const Model& model, const Plan& plan) {
+  const double t = plan.tensor_parallel, h = model.hidden_size;
+  const double qkv_cols = static_cast<double>(model.num_heads + 2 * model.kv_heads()) *
+                          model.head_dim() / t;
+  const double attn_cols = static_cast<double>(model.num_heads) * model.head_dim() / t;
+  const double ffn = static_cast<double>(model.ffn_hidden()) / t;
+  const double fc1_cols = model.activation == Activation::kSwiglu ? 2.0 * ffn : ffn;
+  const double per_token = (h + qkv_cols) + (attn_cols + h) + (h + fc1_cols) + (ffn + h);
+  return static_cast<double>(model.seq_length) * plan.micro_batch_size * per_token * 2.0;
+}
+
 double state_bytes_per_parameter(const Plan& plan) {
   const double shards = plan.shard_ranks();
   switch (plan.sharding_stage()) {
@@ -101,13 +112,28 @@ std::vector<MemoryBreakdown> stage_memory(const Model& model, const Plan& plan,
     MemoryBreakdown& mb = out[r];
     mb.parameters = stage_parameters[r];
     mb.weights_and_optimizer_bytes = stage_parameters[r] * state_bytes_per_parameter(plan);
-    const std::vector<int> live = peak_in_flight(plan, r);
     int stage_layers = 0;
-    for (int c = 0; c < v; ++c) {
-      const int layers = layers_in_chunk(model, plan, c * p + r);
-      stage_layers += layers;
-      mb.activation_bytes += live[c] * layers * per_layer;
-      mb.in_flight_micro_batches += live[c];
+    int forwards_in_flight = 0;  // micro-batches holding all their activations
+    if (plan.schedule == Schedule::kZbH1) {
+      // v = 1: the stage's layers hold per_layer per forward in flight and
+      // weight_grad per deferred W; the peak of their sum.
+      const int layers = layers_in_chunk(model, plan, r);
+      const double weight_grad = layer_weight_grad_bytes(model, plan);
+      const SplitInFlight live = peak_in_flight_split(plan, r, per_layer, weight_grad);
+      stage_layers = layers;
+      forwards_in_flight = live.forwards;
+      mb.activation_bytes = layers * (live.forwards * per_layer +
+                                      live.deferred_weight_grads * weight_grad);
+      mb.in_flight_micro_batches = live.forwards + live.deferred_weight_grads;
+    } else {
+      const std::vector<int> live = peak_in_flight(plan, r);
+      for (int c = 0; c < v; ++c) {
+        const int layers = layers_in_chunk(model, plan, c * p + r);
+        stage_layers += layers;
+        mb.activation_bytes += live[c] * layers * per_layer;
+        mb.in_flight_micro_batches += live[c];
+      }
+      forwards_in_flight = mb.in_flight_micro_batches;
     }
     // The root unit: what the stage holds besides its layers (embedding,
     // positions, final norm, output head).
@@ -121,7 +147,7 @@ std::vector<MemoryBreakdown> stage_memory(const Model& model, const Plan& plan,
     }
     mb.sharded_working_bytes = sharded_working_bytes(plan, layer_params, stage_layers, root);
     // The first stage also keeps the embedding output per in-flight micro-batch.
-    if (r == 0) mb.activation_bytes += mb.in_flight_micro_batches * tokens * model.hidden_size * 2.0;
+    if (r == 0) mb.activation_bytes += forwards_in_flight * tokens * model.hidden_size * 2.0;
     if (plan.recompute == Recompute::kFull) mb.recompute_bytes = full_layer;
     mb.context_parallel_bytes = context_parallel_buffer_bytes(model, plan);
     if (r == p - 1) {

@@ -8,7 +8,9 @@
 //                      the gathered parameters (sharded_working_bytes)
 //   activations        stored activations of the in-flight micro-batches
 //                      (fp8: the linear GEMMs' inputs kept as 1-byte copies)
-//                      (layer_activation_bytes x layers x peak_in_flight)
+//                      (layer_activation_bytes x layers x peak_in_flight;
+//                      zb-h1 also layer_weight_grad_bytes x layers per
+//                      micro-batch whose W is deferred, at the joint peak)
 //   recompute          full recompute: one layer's activations rebuilt
 //   context parallel   cp > 1: the KV exchange buffers of one layer
 //                      (context_parallel_buffer_bytes)
@@ -43,7 +45,7 @@ struct MemoryBreakdown {
   double logits_bytes = 0;        // last stage: logits and loss of one micro-batch
   double fragmentation_bytes = 0; // caching-allocator fragmentation of the dynamic part
   double reserved_bytes = 0;      // CUDA context, NCCL and cuBLAS workspaces (+ extra)
-  int in_flight_micro_batches = 0;
+  int in_flight_micro_batches = 0;  // at the peak (zb-h1: forwards + deferred W's)
   double total_bytes() const {
     return weights_and_optimizer_bytes + sharded_working_bytes + activation_bytes +
            recompute_bytes + context_parallel_bytes + logits_bytes + fragmentation_bytes +
@@ -70,6 +72,25 @@ struct MemoryBreakdown {
 // K and V it stores are its own chunk's; ring attention keeps no gathered
 // KV between forward and backward).
 double layer_activation_bytes(const Model& model, const Plan& plan);
+
+// What one layer keeps for one micro-batch between its B (input gradient)
+// and its deferred W (weight gradient) under zb-h1, bytes: the operands of
+// the four weight-gradient GEMMs dW = X^T dY, each input X and output
+// gradient dY in the compute precision (2 bytes), as the GEMM reads them
+// (sequence-parallel inputs gathered, so W needs no communication):
+//   QKV      X: h            dY: (a + 2g) d / t
+//   out-proj X: a d / t      dY: h
+//   FC1      X: h            dY: f / t (2f / t SwiGLU)
+//   FC2      X: f / t        dY: h
+// elements per token, times s b. For a GPT layer (g = a, f = 4h) at t = 1
+// that is 32 s b h, against 34 s b h (+ 5 a s^2 b without flash attention)
+// for the whole layer: W frees little, which is why ZB-H1 keeps the number
+// of in-flight micro-batches of 1F1B's first stage (schedule.h). The
+// LayerNorm weight gradients are folded into the B pass. Independent of the
+// recompute setting: the recomputed forward is what B and W consume, so with
+// full recomputation (2 s b h stored per layer) the deferred W's dominate
+// and zb-h1 needs more memory than 1F1B.
+double layer_weight_grad_bytes(const Model& model, const Plan& plan);
 
 // Bytes of weights, gradients and optimizer state per parameter, per device,
 // by ZeRO stage (Rajbhandari et al. 2020, "ZeRO: Memory Optimizations Toward

@@ -7,6 +7,7 @@ const char* to_string(Schedule s) {
     case Schedule::kGpipe: return "gpipe";
     case Schedule::kOneFOneB: return "1f1b";
     case Schedule::kInterleaved: return "interleaved";
+    case Schedule::kZbH1: return "zb-h1";
   }
   return "?";
 }
@@ -95,6 +96,11 @@ Status validate(const Plan& p) {
                                    "virtual_stages), more than the limit of " +
                                    std::to_string(Plan::kMaxMicroBatchPasses) +
                                    "; use a larger micro batch or dp");
+  }
+  if (p.schedule == Schedule::kZbH1 && p.virtual_stages != 1) {
+    return bad("virtual_stages", "zb-h1 needs virtual_stages = 1, got " +
+                                     std::to_string(p.virtual_stages) +
+                                     " (the interleaved zero-bubble ZB-V is not modelled)");
   }
   if (p.schedule != Schedule::kInterleaved && p.virtual_stages != 1) {
     return bad("virtual_stages", "virtual stages > 1 need the interleaved schedule");

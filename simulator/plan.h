@@ -10,7 +10,11 @@
 
 namespace llmplan::simulator {
 
-enum class Schedule { kGpipe, kOneFOneB, kInterleaved };
+// kZbH1: ZB-H1 of Qi et al. 2024, "Zero Bubble Pipeline Parallelism"
+// (ICLR): 1F1B's order with each backward split into B (input gradient, sent
+// upstream at once) and W (weight gradient, deferred to fill the cool-down);
+// see schedule.h.
+enum class Schedule { kGpipe, kOneFOneB, kInterleaved, kZbH1 };
 enum class Recompute { kNone, kSelective, kFull };
 // Precision of the matrix math. kFp8: the linear layers' GEMMs (QKV, output
 // projection, FC1, FC2) run in FP8 with Transformer Engine's casts; attention,
@@ -75,7 +79,7 @@ struct Plan {
   CpComm cp_comm = CpComm::kP2p;
   int micro_batch_size = 1;   // b: sequences per micro-batch
   int global_batch_size = 1;  // B: sequences per optimizer step; multiple of d*b
-  int virtual_stages = 1;     // v: model chunks per pipeline rank (interleaved only)
+  int virtual_stages = 1;     // v: model chunks per pipeline rank (interleaved only; zb-h1: 1)
   Schedule schedule = Schedule::kOneFOneB;
   Recompute recompute = Recompute::kNone;
   bool sequence_parallel = false;

@@ -18,7 +18,8 @@ Status apply_plan_json(const boost::json::value& v, const std::string& path, Pla
   r.read_enum("schedule", &p.schedule,
               {{"gpipe", Schedule::kGpipe},
                {"1f1b", Schedule::kOneFOneB},
-               {"interleaved", Schedule::kInterleaved}});
+               {"interleaved", Schedule::kInterleaved},
+               {"zb-h1", Schedule::kZbH1}});
   r.read_enum("recompute", &p.recompute,
               {{"none", Recompute::kNone},
                {"selective", Recompute::kSelective},

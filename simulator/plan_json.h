@@ -2,7 +2,7 @@
 //
 // Fields (all optional when applying; every one written by plan_to_json):
 //   tp, pp, dp, micro_batch, global_batch, virtual_stages (integers >= 1),
-//   schedule ("gpipe" | "1f1b" | "interleaved"),
+//   schedule ("gpipe" | "1f1b" | "interleaved" | "zb-h1"),
 //   recompute ("none" | "selective" | "full"), precision ("bf16" | "fp16" | "fp8"),
 //   fp8_recipe ("delayed" | "current" | "mxfp8"; written only with fp8),
 //   grad_bucket_bytes (integer >= 0; 0 = one bucket per stage),

@@ -22,7 +22,8 @@ std::vector<PipelineStep> stage_schedule(const Plan& plan, int stage) {
   const int p = plan.pipeline_parallel;
   const int m = plan.num_micro_batches();
   std::vector<PipelineStep> steps;
-  steps.reserve(static_cast<size_t>(2) * m * plan.virtual_stages);
+  steps.reserve(static_cast<size_t>(plan.schedule == Schedule::kZbH1 ? 3 : 2) * m *
+                plan.virtual_stages);
   switch (plan.schedule) {
     case Schedule::kGpipe:
       for (int i = 0; i < m; ++i) steps.push_back({true, 0, i});
@@ -50,6 +51,25 @@ std::vector<PipelineStep> stage_schedule(const Plan& plan, int stage) {
       for (int k = total - warmup; k < total; ++k) steps.push_back(interleaved_step(plan, k, false));
       break;
     }
+    case Schedule::kZbH1: {
+      const int warmup = std::min(p - stage - 1, m);
+      const int lag = std::min(stage, m - warmup);
+      auto b = [](int i) { return PipelineStep{false, 0, i, BackwardKind::kInput}; };
+      auto w = [](int i) { return PipelineStep{false, 0, i, BackwardKind::kWeight}; };
+      int next_w = 0;
+      for (int i = 0; i < warmup; ++i) steps.push_back({true, 0, i});
+      for (int k = 0; k < m - warmup; ++k) {
+        steps.push_back({true, 0, warmup + k});
+        steps.push_back(b(k));
+        if (k >= lag) steps.push_back(w(next_w++));
+      }
+      for (int k = m - warmup; k < m; ++k) {
+        steps.push_back(b(k));
+        steps.push_back(w(next_w++));
+      }
+      while (next_w < m) steps.push_back(w(next_w++));
+      break;
+    }
   }
   return steps;
 }
@@ -59,10 +79,34 @@ std::vector<int> peak_in_flight(const Plan& plan, int stage) {
   std::vector<int> live(v, 0), best(v, 0);
   int live_total = 0, best_total = -1;
   for (const PipelineStep& s : stage_schedule(plan, stage)) {
+    if (!s.forward && s.backward == BackwardKind::kWeight) continue;
     live[s.virtual_chunk] += s.forward ? 1 : -1;
     live_total += s.forward ? 1 : -1;
     if (live_total > best_total) {
       best_total = live_total;
+      best = live;
+    }
+  }
+  return best;
+}
+
+SplitInFlight peak_in_flight_split(const Plan& plan, int stage, double forward_bytes,
+                                   double weight_grad_bytes) {
+  SplitInFlight live, best;
+  double best_bytes = -1;
+  for (const PipelineStep& s : stage_schedule(plan, stage)) {
+    if (s.forward) {
+      ++live.forwards;
+    } else if (s.backward == BackwardKind::kWeight) {
+      --live.deferred_weight_grads;
+    } else {
+      --live.forwards;
+      if (s.backward == BackwardKind::kInput) ++live.deferred_weight_grads;
+    }
+    const double bytes =
+        live.forwards * forward_bytes + live.deferred_weight_grads * weight_grad_bytes;
+    if (bytes > best_bytes) {
+      best_bytes = bytes;
       best = live;
     }
   }

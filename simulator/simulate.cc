@@ -62,9 +62,13 @@ class GraphBuilder {
     for (int j = 0; j < chunks; ++j) {
       const ChunkProgram& prog = *programs_[j];
       const double forward_ops = static_cast<double>(prog.forward.size());
-      const double backward_ops = static_cast<double>(prog.backward.size());
+      // A split backward runs as two passes (B and W).
+      const double backward_ops = static_cast<double>(
+          prog.split_backward ? prog.backward_input.size() + prog.backward_weight.size()
+                              : prog.backward.size());
       const double per_pass_f = options_.collapse_chains ? 1.0 : forward_ops;
-      const double per_pass_b = options_.collapse_chains ? 1.0 : backward_ops;
+      const double per_pass_b =
+          options_.collapse_chains ? (prog.split_backward ? 2.0 : 1.0) : backward_ops;
       tasks += static_cast<double>(m_) * (per_pass_f + per_pass_b + 2.0);
       tasks += 2.0 * backward_ops;  // overlapped buckets and the pieces they split
       const double bucket = static_cast<double>(plan_.grad_bucket_bytes);
@@ -108,7 +112,11 @@ class GraphBuilder {
       st.steps = stage_schedule(plan_, r);
       st.last_backward.assign(v_, -1);
       for (size_t k = 0; k < st.steps.size(); ++k) {
-        if (!st.steps[k].forward) st.last_backward[st.steps[k].virtual_chunk] = static_cast<int>(k);
+        const PipelineStep& step = st.steps[k];
+        // The gradients are final after the full backward or the W step.
+        if (!step.forward && step.backward != BackwardKind::kInput) {
+          st.last_backward[step.virtual_chunk] = static_cast<int>(k);
+        }
       }
       st.segments.reserve(st.steps.size());
     }
@@ -154,7 +162,8 @@ class GraphBuilder {
  private:
   struct StageState {
     std::vector<PipelineStep> steps;
-    std::vector<int> last_backward;  // per virtual chunk: where its DP buckets fire
+    // Per virtual chunk: where its DP buckets fire (its last full backward or W step).
+    std::vector<int> last_backward;
     size_t next = 0;
     bool done = false;
     TaskId previous = -1;            // last compute-stream task of the stage
@@ -270,17 +279,28 @@ class GraphBuilder {
     const PipelineStep& st = state.steps[k];
     const int chunks = p_ * v_;
     const int j = st.virtual_chunk * p_ + r;
+    // A W step (split backward) waits only for the stage's previous work:
+    // its B, earlier on the same stream, consumed the gradient transfer.
+    const bool weight = !st.forward && st.backward == BackwardKind::kWeight;
+    const bool input = !st.forward && st.backward == BackwardKind::kInput;
     TaskId transfer = -1;
     if (st.forward && j > 0) {
       transfer = send_fwd_[idx(j - 1, st.micro_batch)];
       if (transfer < 0) return false;
-    } else if (!st.forward && j < chunks - 1) {
+    } else if (!st.forward && !weight && j < chunks - 1) {
       transfer = send_bwd_[idx(j + 1, st.micro_batch)];
       if (transfer < 0) return false;
     }
     const ChunkProgram& prog = *programs_[j];
-    const Label label{st.forward ? "F" : "B", st.micro_batch, j};
-    const std::vector<LoweredOp>& ops = st.forward ? prog.forward : prog.backward;
+    const Label label{st.forward ? "F" : (weight ? "W" : "B"), st.micro_batch, j};
+    const std::vector<LoweredOp>& ops = st.forward ? prog.forward
+                                        : weight   ? prog.backward_weight
+                                        : input    ? prog.backward_input
+                                                   : prog.backward;
+    const double total_s = st.forward ? prog.forward_s
+                           : weight   ? prog.backward_weight_s
+                           : input    ? prog.backward_input_s
+                                      : prog.backward_s;
     // Stages 2 and 3 reduce-scatter every micro-batch inside the passes (lowering.h).
     const bool overlap =
         plan_.grad_reduce_ranks() > 1 && plan_.overlap_grad_reduce && plan_.sharding_stage() <= 1;
@@ -292,8 +312,8 @@ class GraphBuilder {
       split = bucket_cuts(ops, &bucket_sizes);
       op_task.assign(ops.size(), -1);
     }
-    const Segment seg = emit_pass(r, ops, st.forward ? prog.forward_s : prog.backward_s, label,
-                                  state.previous, transfer, buckets_here ? &op_task : nullptr,
+    const Segment seg = emit_pass(r, ops, total_s, label, state.previous, transfer,
+                                  buckets_here ? &op_task : nullptr,
                                   buckets_here ? &split : nullptr);
     state.segments.push_back(seg);
     state.previous = seg.last;
@@ -302,7 +322,8 @@ class GraphBuilder {
                            Label{"send activation", st.micro_batch, j});
       graph_.add_dependency(seg.last, s);
       send_fwd_[idx(j, st.micro_batch)] = s;
-    } else if (!st.forward && j > 0) {
+    } else if (!st.forward && !weight && j > 0) {
+      // The input gradient leaves as soon as the full backward or B ends.
       const TaskId s = add(r, StreamKind::kPipeBackward, send_bwd_s_[j],
                            Label{"send gradient", st.micro_batch, j});
       graph_.add_dependency(seg.last, s);
@@ -389,6 +410,7 @@ class GraphBuilder {
       KernelDesc cast;
       cast.kind = KernelKind::kFp8CastTranspose;
       cast.pass = Pass::kForward;
+      cast.precision = Precision::kFp8;
       cast.bytes = layer_params * fp8_cast_bytes_per_element(plan_.fp8_recipe);
       opt_s += std::max(cost_.kernel_time_s(cast), cost_.launch_interval_s());
     }
@@ -549,7 +571,8 @@ Result<StepReport> simulate(const Model& model, const Plan& plan, const Cluster&
   // A cost model fed absurd numbers (a profile or constants file) can give
   // durations that are not finite: name the first such kernel.
   for (const ChunkProgram& prog : unique) {
-    for (const auto* ops : {&prog.forward, &prog.backward}) {
+    for (const auto* ops :
+         {&prog.forward, &prog.backward, &prog.backward_input, &prog.backward_weight}) {
       for (const LoweredOp& op : *ops) {
         if (op.duration_s >= 0 && std::isfinite(op.duration_s)) continue;
         return Status::invalid_argument(
@@ -580,7 +603,14 @@ Result<StepReport> simulate(const Model& model, const Plan& plan, const Cluster&
       const ChunkProgram& prog = *programs[c * p + r];
       sr.layers += prog.layers;
       stage_params[r] += prog.parameters;
-      for (const auto* ops : {&prog.forward, &prog.backward}) {
+      // What ran: a split backward as its B and W passes.
+      const std::vector<LoweredOp>* passes[] = {&prog.forward, &prog.backward, nullptr};
+      if (prog.split_backward) {
+        passes[1] = &prog.backward_input;
+        passes[2] = &prog.backward_weight;
+      }
+      for (const auto* ops : passes) {
+        if (ops == nullptr) continue;
         for (const LoweredOp& op : *ops) {
           const double total = (op.duration_s - op.slowdown_s) * m;
           switch (op.category) {

@@ -120,9 +120,13 @@ struct StepReport {
 // Placement in lowering.h):
 //  - stage 0: gradients all-reduced over the d * cp ranks; stage 1: reduce-
 //    scattered over the shard group. Both once per step, in buckets
-//    (grad_bucket_bytes) after each chunk's last micro-batch backward,
+//    (grad_bucket_bytes) after each chunk's last micro-batch backward (zb-h1:
+//    its last W step, which computes the weight gradients),
 //    overlapping it when overlap_grad_reduce (no SM contention charged: the
 //    A100 calibration absorbs it).
+//  - zb-h1 (schedule.h): each backward is a B step, after which the input
+//    gradient is sent upstream at once, and a W step at its place in the
+//    stage's order on the compute stream (lowering.h, split backward).
 //  - stages 2 and 3: reduce-scattered after every micro-batch's backward,
 //    per layer, inside the pass (lowering.h, with stage 3's per-layer
 //    parameter all-gathers).

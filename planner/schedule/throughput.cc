@@ -56,7 +56,7 @@ std::vector<ThroughputCurve> compute_curves(const std::vector<simulator::Model>&
     int model, count, unique;
   };
   using Key = std::tuple<int, int, int, int, int, int, int, int, bool, bool, bool, int, int, bool,
-                         bool, bool, int>;
+                         bool, bool, int, int, int, int>;
   std::map<Key, int> index;
   std::vector<std::pair<int, simulator::Plan>> unique;  // (model, plan)
   std::vector<Task> tasks;
@@ -73,7 +73,8 @@ std::vector<ThroughputCurve> compute_curves(const std::vector<simulator::Model>&
                       static_cast<int>(p.recompute), p.sequence_parallel,
                       p.distributed_optimizer, p.flash_attention, p.zero_stage, p.fsdp_group,
                       p.tp_comm_overlap, p.overlap_grad_reduce, p.overlap_param_gather,
-                      p.context_parallel};
+                      p.context_parallel, static_cast<int>(p.schedule),
+                      static_cast<int>(p.precision), static_cast<int>(p.fp8_recipe)};
         auto [it, added] = index.emplace(key, static_cast<int>(unique.size()));
         if (added) {
           unique.emplace_back(m, p);

@@ -80,6 +80,50 @@ TEST(PlanSpace, ContradictionsWithTheModelNameTheFlag) {
   EXPECT_TRUE(check_against_model(s, llama).ok());
 }
 
+TEST(PlanSpace, ZeroBubbleIsTriedWhereListedForPipelinesWithoutInterleaving) {
+  const simulator::Model llama = catalog().model("llama3-8b").value();
+  PlanSpace s;
+  s.tp = {8};
+  s.pp = {1, 4};
+  s.micro_batch = {1};
+  s.virtual_stages = {1, 2};
+  s.global_batch = {256};
+  s.recompute = {simulator::Recompute::kSelective};
+  auto count = [&](simulator::Schedule x) {
+    long n = 0;
+    for (const simulator::Plan& p : enumerate_plans(llama, a100(), 64, s)) {
+      n += p.schedule == x;
+      if (p.schedule == simulator::Schedule::kZbH1) {
+        EXPECT_EQ(p.virtual_stages, 1);
+        EXPECT_GT(p.pipeline_parallel, 1);
+      }
+    }
+    return n;
+  };
+  // Automatic: 1F1B only (zb-h1 would double the simulations, plan_space.h).
+  EXPECT_EQ(count(simulator::Schedule::kZbH1), 0);
+  const long one = count(simulator::Schedule::kOneFOneB);
+  EXPECT_GT(one, 0);
+  s.schedule = {simulator::Schedule::kOneFOneB, simulator::Schedule::kZbH1};
+  // p = 4, v = 1: zb-h1 plans beside the 1F1B ones (some may be pruned by
+  // memory: the deferred W's operands, memory.h).
+  const long zb = count(simulator::Schedule::kZbH1);
+  EXPECT_GT(zb, 0);
+  EXPECT_EQ(count(simulator::Schedule::kOneFOneB), one);
+  s.schedule = {simulator::Schedule::kZbH1};
+  EXPECT_EQ(count(simulator::Schedule::kZbH1), zb);
+  PlanSpaceFlags f;
+  f.schedule = "1f1b,zb-h1";
+  EXPECT_EQ(to_plan_space(f).value().schedule,
+            (std::vector<simulator::Schedule>{simulator::Schedule::kOneFOneB,
+                                              simulator::Schedule::kZbH1}));
+  f.schedule = "gpipe";
+  EXPECT_EQ(error_of(to_plan_space(f).status()),
+            "--schedule: 'gpipe' is not one of 1f1b, zb-h1 (interleaving: --virtual-stages)");
+  f.schedule = "zb-h1,zb-h1";
+  EXPECT_EQ(error_of(to_plan_space(f).status()), "--schedule: zb-h1 is listed twice");
+}
+
 TEST(PlanSpace, ListedValuesAreExactlyTheOnesTried) {
   const simulator::Model llama = catalog().model("llama3-70b").value();
   PlanSpace s;

@@ -1,4 +1,4 @@
-// FP8 training (Plan::precision kFp8): which GEMMs run in FP8, the casts
+// FP8 training (Plan::precision kFp8): which GEMMs (and casts) run in FP8, the casts
 // Transformer Engine adds, the FP8 peak and efficiency in the Roofline, the
 // memory it saves and costs, and the error on GPUs without FP8 (semantics in
 // simulator/lowering.h, simulator/memory.h, simulator/roofline.h).
@@ -75,7 +75,8 @@ TEST(Fp8, LinearGemmsRunInFp8AttentionAndLogitsStayBf16) {
   for (const KernelDesc& k : cost.kernels()) {
     const bool linear = k.kind == KernelKind::kQkvGemm || k.kind == KernelKind::kOutProjGemm ||
                         k.kind == KernelKind::kFc1Gemm || k.kind == KernelKind::kFc2Gemm;
-    EXPECT_EQ(k.precision, linear ? Precision::kFp8 : Precision::kBf16)
+    const bool fp8 = linear || k.kind == KernelKind::kFp8CastTranspose;
+    EXPECT_EQ(k.precision, fp8 ? Precision::kFp8 : Precision::kBf16)
         << kernel_kind_name(k.kind) << " " << pass_name(k.pass);
     if (linear) ++fp8_gemms;
   }

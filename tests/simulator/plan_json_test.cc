@@ -53,6 +53,21 @@ TEST(PlanJson, AppliesOnlyTheFieldsPresent) {
   EXPECT_EQ(p, expected);
 }
 
+TEST(PlanJson, ReadsZeroBubbleSchedule) {
+  Plan p;
+  p.pipeline_parallel = 4;
+  p.global_batch_size = 8;
+  ASSERT_TRUE(apply_plan_json(parse(R"({"schedule": "zb-h1"})"), "p", &p).ok());
+  EXPECT_EQ(p.schedule, Schedule::kZbH1);
+  EXPECT_EQ(plan_to_json(p).as_object().at("schedule").as_string(), "zb-h1");
+  EXPECT_TRUE(validate(p).ok());
+  p.virtual_stages = 2;
+  const Status s = validate(p);
+  EXPECT_NE(s.message().find("plan.virtual_stages: zb-h1 needs virtual_stages = 1"),
+            std::string::npos)
+      << s.message();
+}
+
 TEST(PlanJson, ErrorsNameTheField) {
   struct Case {
     const char* json;
@@ -66,7 +81,7 @@ TEST(PlanJson, ErrorsNameTheField) {
       {R"({"grad_bucket_bytes": -1})", "run.json: plan.grad_bucket_bytes: must be >= 0, got -1"},
       {R"({"schedule": "zero-bubble"})",
        "run.json: plan.schedule: unknown value \"zero-bubble\" (expected one of: gpipe, 1f1b, "
-       "interleaved)"},
+       "interleaved, zb-h1)"},
       {R"({"recompute": true})", "run.json: plan.recompute: expected a string, got a boolean"},
       {R"({"precision": "fp4"})", "run.json: plan.precision: unknown value \"fp4\""},
       {R"({"flash_attention": "yes"})", "run.json: plan.flash_attention: expected true or false"},

@@ -225,7 +225,7 @@ Plan random_plan(std::mt19937_64& rng) {
   p.micro_batch_size = pick({1, 2});
   const int m = p.pipeline_parallel * pick({1, 2, 3});
   p.global_batch_size = m * p.micro_batch_size * p.data_parallel;
-  p.schedule = p.pipeline_parallel > 1 ? static_cast<Schedule>(pick({0, 1, 2})) : Schedule::kOneFOneB;
+  p.schedule = p.pipeline_parallel > 1 ? static_cast<Schedule>(pick({0, 1, 2, 3})) : Schedule::kOneFOneB;
   p.virtual_stages = p.schedule == Schedule::kInterleaved ? pick({1, 2}) : 1;
   p.recompute = static_cast<Recompute>(pick({0, 1, 2}));
   p.sequence_parallel = pick({0, 1}) == 1;
