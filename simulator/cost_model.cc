@@ -20,6 +20,7 @@ const char* kernel_kind_name(KernelKind k) {
     case KernelKind::kLogitsGemm: return "logits_gemm";
     case KernelKind::kCrossEntropy: return "cross_entropy";
     case KernelKind::kOptimizerStep: return "optimizer_step";
+    case KernelKind::kFp8CastTranspose: return "fp8_cast_transpose";
     case KernelKind::kCount: break;
   }
   return "?";

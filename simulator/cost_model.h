@@ -36,6 +36,7 @@ enum class KernelKind {
   kLogitsGemm,       // [b*s, h] x [h, V/t]
   kCrossEntropy,     // memory-bound over b*s*V/t
   kOptimizerStep,    // Adam over the local parameter shard, memory-bound
+  kFp8CastTranspose,  // FP8 cast + transpose + amax of a GEMM input, memory-bound
   kCount
 };
 

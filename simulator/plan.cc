@@ -18,7 +18,14 @@ const char* to_string(Recompute r) {
   }
   return "?";
 }
-const char* to_string(Precision p) { return p == Precision::kBf16 ? "bf16" : "fp16"; }
+const char* to_string(Precision p) {
+  switch (p) {
+    case Precision::kBf16: return "bf16";
+    case Precision::kFp16: return "fp16";
+    case Precision::kFp8: return "fp8";
+  }
+  return "?";
+}
 
 Status validate(const Plan& p) {
   auto bad = [](const char* field, const std::string& why) {

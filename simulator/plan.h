@@ -12,7 +12,7 @@ namespace llmplan::simulator {
 
 enum class Schedule { kGpipe, kOneFOneB, kInterleaved };
 enum class Recompute { kNone, kSelective, kFull };
-enum class Precision { kBf16, kFp16 };
+enum class Precision { kBf16, kFp16, kFp8 };
 
 const char* to_string(Schedule s);
 const char* to_string(Recompute r);

@@ -12,7 +12,7 @@ namespace {
 
 constexpr int kNumKinds = static_cast<int>(KernelKind::kCount);
 constexpr int kNumPasses = 4;
-constexpr int kNumPrecisions = 2;
+constexpr int kNumPrecisions = 3;
 constexpr size_t kNumBuckets = static_cast<size_t>(kNumKinds * kNumPasses * kNumPrecisions);
 
 double gemm_work(const GemmShape& g) {
@@ -86,6 +86,11 @@ Status validate(const Profile& profile) {
     }
     if (k.kind == KernelKind::kOptimizerStep && k.pass != Pass::kForward) {
       return Status::invalid_argument(at + ".pass: optimizer_step entries use \"fwd\"");
+    }
+    if (k.kind == KernelKind::kFp8CastTranspose && k.pass != Pass::kForward &&
+        k.pass != Pass::kBackward) {
+      return Status::invalid_argument(at +
+                                      ".pass: fp8_cast_transpose entries use \"fwd\" or \"bwd\"");
     }
     const int b =
         (static_cast<int>(k.kind) * kNumPasses + static_cast<int>(k.pass)) * kNumPrecisions +
