@@ -130,6 +130,15 @@ int run(int argc, char** argv) {
     return 2;
   }
   for (const std::string& n : unmeasured_kernel_notes()) profile.notes.push_back(n);
+  for (const KernelJob& j : jobs) {
+    if (j.desc.kind == simulator::KernelKind::kFlashAttention) {
+      profile.notes.push_back(
+          "flash_attention measured with llmplan-profile's own FlashAttention-2-style kernel "
+          "(causal, bf16 WMMA; see profiler/README.md): slower than FlashAttention-2/3 or "
+          "cuDNN, so its times are an upper bound");
+      break;
+    }
+  }
   std::fprintf(stderr, "llmplan-profile: %zu kernels on GPU %d (%s)\n", jobs.size(), o.device,
                profile.gpu.name.c_str());
   if (Status s = measure_kernels(o, jobs, &profile); !s.ok()) return fail(s);
