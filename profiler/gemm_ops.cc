@@ -1,6 +1,8 @@
 #include "profiler/gemm_ops.h"
 
 #include <climits>
+#include <cstdint>
+#include <string>
 
 namespace llmplan::profiler {
 namespace {
@@ -21,22 +23,143 @@ struct RowMajorGemm {
   void* C = nullptr;
 };
 
+bool is_linear_gemm(KernelKind kind) {
+  return kind == KernelKind::kQkvGemm || kind == KernelKind::kOutProjGemm ||
+         kind == KernelKind::kFc1Gemm || kind == KernelKind::kFc2Gemm;
+}
+
 }  // namespace
+
+// The cuBLASLt descriptors and algorithm of one FP8 GEMM.
+struct GemmRunner::Fp8Plan {
+  simulator::KernelDesc key;
+  cublasLtMatmulDesc_t op = nullptr;
+  cublasLtMatrixLayout_t x = nullptr, y = nullptr, out = nullptr;
+  cublasLtMatmulPreference_t preference = nullptr;
+  cublasLtMatmulAlgo_t algo{};
+
+  bool same(const simulator::KernelDesc& k) const {
+    return k.kind == key.kind && k.pass == key.pass && k.gemm == key.gemm;
+  }
+  ~Fp8Plan() {
+    if (preference != nullptr) cublasLtMatmulPreferenceDestroy(preference);
+    if (out != nullptr) cublasLtMatrixLayoutDestroy(out);
+    if (y != nullptr) cublasLtMatrixLayoutDestroy(y);
+    if (x != nullptr) cublasLtMatrixLayoutDestroy(x);
+    if (op != nullptr) cublasLtMatmulDescDestroy(op);
+  }
+};
+
+Result<Fp8GemmOperands> fp8_gemm_operands(const simulator::KernelDesc& kernel) {
+  const char* name = simulator::kernel_kind_name(kernel.kind);
+  if (!is_linear_gemm(kernel.kind)) {
+    return Status::invalid_argument(std::string(name) +
+                                    ": FP8 GEMMs are the linear layers' (qkv, out_proj, fc1, fc2)");
+  }
+  const auto& g = kernel.gemm;
+  if (g.batch != 1) return Status::invalid_argument(std::string(name) + ": FP8 GEMMs have batch 1");
+  switch (kernel.pass) {
+    case Pass::kForward:
+      return Fp8GemmOperands{g.m, g.n, g.k, false, true};
+    case Pass::kBackwardData:
+      return Fp8GemmOperands{g.m, g.k, g.n, true, false};
+    case Pass::kBackwardWeight:
+      return Fp8GemmOperands{g.n, g.k, g.m, true, false};
+    case Pass::kBackward:
+      break;
+  }
+  return Status::invalid_argument("GEMMs are measured per pass (fwd, bwd_data, bwd_weight)");
+}
+
+GemmRunner::GemmRunner() = default;
 
 Result<std::unique_ptr<GemmRunner>> GemmRunner::create(cudaStream_t stream) {
   std::unique_ptr<GemmRunner> r(new GemmRunner());
+  r->stream_ = stream;
   LLMPLAN_CUDA_TRY(cublasCreate(&r->handle_));
   LLMPLAN_CUDA_TRY(cublasSetStream(r->handle_, stream));
+  LLMPLAN_CUDA_TRY(cublasLtCreate(&r->lt_));
   LLMPLAN_ASSIGN_OR_RETURN(r->workspace_, DeviceBuffer::allocate(kWorkspaceBytes));
   LLMPLAN_CUDA_TRY(cublasSetWorkspace(r->handle_, r->workspace_.get(), kWorkspaceBytes));
+  LLMPLAN_ASSIGN_OR_RETURN(r->scales_, DeviceBuffer::allocate(2 * sizeof(float)));
+  const float ones[2] = {1.0f, 1.0f};
+  LLMPLAN_CUDA_TRY(cudaMemcpy(r->scales_.get(), ones, sizeof ones, cudaMemcpyHostToDevice));
   return r;
 }
 
 GemmRunner::~GemmRunner() {
+  fp8_plan_.reset();
+  if (lt_ != nullptr) cublasLtDestroy(lt_);
   if (handle_ != nullptr) cublasDestroy(handle_);
 }
 
+Status GemmRunner::run_fp8(const simulator::KernelDesc& kernel, const void* x, const void* y,
+                           void* out) {
+  LLMPLAN_ASSIGN_OR_RETURN(const Fp8GemmOperands o, fp8_gemm_operands(kernel));
+  if (o.M % 16 != 0 || o.N % 16 != 0 || o.K % 16 != 0) {
+    return Status::invalid_argument("FP8 GEMM dimensions must be multiples of 16");
+  }
+  if (o.M > INT_MAX || o.N > INT_MAX || o.K > INT_MAX) {
+    return Status::invalid_argument("GEMM dimensions exceed cuBLASLt's int range");
+  }
+  if (fp8_plan_ == nullptr || !fp8_plan_->same(kernel)) {
+    fp8_plan_.reset();
+    auto plan = std::make_unique<Fp8Plan>();
+    plan->key = kernel;
+    // Column-major cuBLASLt computes out^T[N,M] = Y[N,K] X^T[K,M]: its A is
+    // Y stored [K,N] (ld K) transposed, its B is X stored [K,M] (ld K):
+    // the "TN" form FP8 requires.
+    LLMPLAN_CUDA_TRY(cublasLtMatmulDescCreate(&plan->op, CUBLAS_COMPUTE_32F, CUDA_R_32F));
+    const cublasOperation_t ta = CUBLAS_OP_T, tb = CUBLAS_OP_N;
+    LLMPLAN_CUDA_TRY(
+        cublasLtMatmulDescSetAttribute(plan->op, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta));
+    LLMPLAN_CUDA_TRY(
+        cublasLtMatmulDescSetAttribute(plan->op, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb));
+    const int8_t fast = o.fast_accum ? 1 : 0;
+    LLMPLAN_CUDA_TRY(cublasLtMatmulDescSetAttribute(plan->op, CUBLASLT_MATMUL_DESC_FAST_ACCUM,
+                                                    &fast, sizeof fast));
+    const void* scale_a = scales_.get();
+    const void* scale_b = static_cast<const float*>(scales_.get()) + 1;
+    LLMPLAN_CUDA_TRY(cublasLtMatmulDescSetAttribute(plan->op, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER,
+                                                    &scale_a, sizeof scale_a));
+    LLMPLAN_CUDA_TRY(cublasLtMatmulDescSetAttribute(plan->op, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER,
+                                                    &scale_b, sizeof scale_b));
+    const cudaDataType_t x_type = o.x_e5m2 ? CUDA_R_8F_E5M2 : CUDA_R_8F_E4M3;
+    LLMPLAN_CUDA_TRY(cublasLtMatrixLayoutCreate(
+        &plan->y, CUDA_R_8F_E4M3, static_cast<uint64_t>(o.K), static_cast<uint64_t>(o.N), o.K));
+    LLMPLAN_CUDA_TRY(cublasLtMatrixLayoutCreate(&plan->x, x_type, static_cast<uint64_t>(o.K),
+                                                static_cast<uint64_t>(o.M), o.K));
+    LLMPLAN_CUDA_TRY(cublasLtMatrixLayoutCreate(&plan->out, CUDA_R_16BF, static_cast<uint64_t>(o.N),
+                                                static_cast<uint64_t>(o.M), o.N));
+    LLMPLAN_CUDA_TRY(cublasLtMatmulPreferenceCreate(&plan->preference));
+    const uint64_t workspace = kWorkspaceBytes;
+    LLMPLAN_CUDA_TRY(cublasLtMatmulPreferenceSetAttribute(
+        plan->preference, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &workspace, sizeof workspace));
+    cublasLtMatmulHeuristicResult_t result{};
+    int found = 0;
+    LLMPLAN_CUDA_TRY(cublasLtMatmulAlgoGetHeuristic(lt_, plan->op, plan->y, plan->x, plan->out,
+                                                    plan->out, plan->preference, 1, &result,
+                                                    &found));
+    if (found < 1) {
+      return Status::internal(std::string(simulator::kernel_kind_name(kernel.kind)) + " " +
+                              simulator::pass_name(kernel.pass) +
+                              ": cuBLASLt has no FP8 algorithm for M=" + std::to_string(o.M) +
+                              " N=" + std::to_string(o.N) + " K=" + std::to_string(o.K));
+    }
+    plan->algo = result.algo;
+    fp8_plan_ = std::move(plan);
+  }
+  const float alpha = 1.0f, beta = 0.0f;
+  const Fp8Plan& p = *fp8_plan_;
+  LLMPLAN_CUDA_TRY(cublasLtMatmul(lt_, p.op, &alpha, y, p.y, x, p.x, &beta, out, p.out, out, p.out,
+                                  &p.algo, workspace_.get(), kWorkspaceBytes, stream_));
+  return Status();
+}
+
 Status GemmRunner::run(const simulator::KernelDesc& kernel, void* a, void* b, void* c) {
+  if (kernel.precision == simulator::Precision::kFp8) {
+    return Status::invalid_argument("FP8 GEMMs run through run_fp8");
+  }
   if (!simulator::is_gemm(kernel.kind)) {
     return Status::invalid_argument(std::string(simulator::kernel_kind_name(kernel.kind)) +
                                     " is not a GEMM");

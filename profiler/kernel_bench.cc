@@ -4,6 +4,7 @@
 #include <functional>
 #include <vector>
 
+#include "profiler/attention_kernels.h"
 #include "profiler/memory_kernels.h"
 
 namespace llmplan::profiler {
@@ -44,6 +45,12 @@ class Buffers {
     LLMPLAN_CUDA_TRY(fill_uniform_f32(static_cast<float*>(p), n, ++seed_, lo, hi, stream_));
     return static_cast<float*>(p);
   }
+  // n FP8 elements, uniform in [-1, 1].
+  Result<void*> fp8(int64_t n, Fp8Format f) {
+    LLMPLAN_ASSIGN_OR_RETURN(void* p, raw(static_cast<size_t>(n)));
+    LLMPLAN_CUDA_TRY(fill_uniform_fp8(f, p, n, ++seed_, 1.0f, stream_));
+    return p;
+  }
   // n bytes set to 1 (a dropout mask that keeps everything).
   Result<uint8_t*> mask(int64_t n) {
     LLMPLAN_ASSIGN_OR_RETURN(void* p, raw(static_cast<size_t>(n)));
@@ -67,6 +74,18 @@ class Buffers {
 // Device bytes a job allocates (approximately; for the free-memory check).
 double job_device_bytes(const KernelJob& job) {
   const auto& g = job.desc.gemm;
+  if (job.desc.kind == KernelKind::kFlashAttention) {
+    // q, k, v, o (+ do, dq, dk, dv) bf16; dq_accum fp32 backward.
+    const double n = static_cast<double>(g.batch) * static_cast<double>(g.m * g.k);
+    return job.desc.pass == Pass::kForward ? 8 * n : 20 * n;
+  }
+  if (job.desc.precision == simulator::Precision::kFp8 && simulator::is_gemm(job.desc.kind)) {
+    return static_cast<double>(g.m * g.k + g.k * g.n) + 2.0 * static_cast<double>(g.m * g.n) +
+           static_cast<double>(std::max({g.m * g.k, g.k * g.n, g.m * g.n}));
+  }
+  if (job.desc.kind == KernelKind::kFp8CastTranspose) {
+    return 4.0 * static_cast<double>(job.elements());
+  }
   if (simulator::is_shape_keyed(job.desc.kind)) {
     return 2.0 * static_cast<double>(g.batch) *
            static_cast<double>(g.m * g.k + g.k * g.n + g.m * g.n);
@@ -77,12 +96,54 @@ double job_device_bytes(const KernelJob& job) {
 
 bool row_kernel(KernelKind k) { return k == KernelKind::kLayerNorm || k == KernelKind::kSoftmax; }
 
+// Why llmplan-profile's kernels cannot run `job` on the current GPU, or "".
+std::string unsupported_reason(const KernelJob& job) {
+  const auto& d = job.desc;
+  if (d.kind == KernelKind::kFlashAttention) {
+    if (d.precision != simulator::Precision::kBf16) {
+      return "llmplan-profile's flash attention is bf16 only";
+    }
+    if (!flash_attention_supports_head_dim(d.gemm.k)) {
+      return "head dim " + std::to_string(d.gemm.k) +
+             " (llmplan-profile's flash attention is built for 64, 80, 96 and 128)";
+    }
+    int device = 0, optin = 0;
+    if (cudaGetDevice(&device) != cudaSuccess ||
+        cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device) !=
+            cudaSuccess) {
+      return "cannot read the GPU's shared memory per block";
+    }
+    const size_t need = flash_attention_shared_bytes(d.pass == Pass::kForward, d.gemm.k);
+    if (need > static_cast<size_t>(optin)) {
+      return "needs " + std::to_string(need / 1024) + " KiB of shared memory per block, the GPU " +
+             "allows " + std::to_string(optin / 1024) + " KiB";
+    }
+  }
+  if (d.precision == simulator::Precision::kFp8 && simulator::is_gemm(d.kind)) {
+    Result<Fp8GemmOperands> o = fp8_gemm_operands(d);
+    if (!o.ok()) return o.status().message();
+    if (o->M % 16 != 0 || o->N % 16 != 0 || o->K % 16 != 0) {
+      return "cuBLASLt FP8 needs M, N, K multiples of 16 (M=" + std::to_string(o->M) +
+             " N=" + std::to_string(o->N) + " K=" + std::to_string(o->K) + ")";
+    }
+  }
+  return "";
+}
+
 // Allocates the job's buffers in *b and returns the launch of its op.
 Result<Enqueue> prepare(const KernelJob& job, Buffers* b, cudaStream_t s, GemmRunner* gemm) {
   const auto& d = job.desc;
-  const ElemType t = d.precision == simulator::Precision::kBf16 ? ElemType::kBf16 : ElemType::kFp16;
+  const ElemType t = d.precision == simulator::Precision::kFp16 ? ElemType::kFp16 : ElemType::kBf16;
   const bool fwd = d.pass == Pass::kForward;
   const int64_t rows = job.rows, cols = job.cols, n = job.elements();
+  if (simulator::is_gemm(d.kind) && d.precision == simulator::Precision::kFp8) {
+    LLMPLAN_ASSIGN_OR_RETURN(const Fp8GemmOperands o, fp8_gemm_operands(d));
+    LLMPLAN_ASSIGN_OR_RETURN(void* x,
+                             b->fp8(o.M * o.K, o.x_e5m2 ? Fp8Format::kE5M2 : Fp8Format::kE4M3));
+    LLMPLAN_ASSIGN_OR_RETURN(void* y, b->fp8(o.N * o.K, Fp8Format::kE4M3));
+    LLMPLAN_ASSIGN_OR_RETURN(void* out, b->half(o.M * o.N));
+    return Enqueue([gemm, d, x, y, out] { return gemm->run_fp8(d, x, y, out); });
+  }
   if (simulator::is_gemm(d.kind)) {
     const auto& g = d.gemm;
     LLMPLAN_ASSIGN_OR_RETURN(void* a, b->half(g.batch * g.m * g.k));
@@ -142,6 +203,38 @@ Result<Enqueue> prepare(const KernelJob& job, Buffers* b, cudaStream_t s, GemmRu
       LLMPLAN_ASSIGN_OR_RETURN(void* dup, b->half(n));
       return LLMPLAN_LAUNCH(swiglu_backward(t, x, up, dy, out, dup, n, s));
     }
+    case KernelKind::kFlashAttention: {
+      const int64_t heads = d.gemm.batch, seq = d.gemm.m, dim = d.gemm.k;
+      const int64_t e = heads * seq * dim;
+      LLMPLAN_ASSIGN_OR_RETURN(void* q, b->half(e));
+      LLMPLAN_ASSIGN_OR_RETURN(void* k, b->half(e));
+      LLMPLAN_ASSIGN_OR_RETURN(void* v, b->half(e));
+      LLMPLAN_ASSIGN_OR_RETURN(void* o, b->half(e));
+      LLMPLAN_ASSIGN_OR_RETURN(float* lse, b->f32(heads * seq, 0.f, 0.f));
+      if (fwd) {
+        return LLMPLAN_LAUNCH(flash_attention_forward(q, k, v, o, lse, heads, seq, dim, s));
+      }
+      // The backward reads the forward's output and log-sum-exp.
+      LLMPLAN_CUDA_TRY(flash_attention_forward(q, k, v, o, lse, heads, seq, dim, s));
+      LLMPLAN_ASSIGN_OR_RETURN(void* d_o, b->half(e));
+      LLMPLAN_ASSIGN_OR_RETURN(float* delta, b->f32(heads * seq, 0.f, 0.f));
+      LLMPLAN_ASSIGN_OR_RETURN(float* dq_accum, b->f32(e, 0.f, 0.f));
+      LLMPLAN_ASSIGN_OR_RETURN(void* dq, b->half(e));
+      LLMPLAN_ASSIGN_OR_RETURN(void* dk, b->half(e));
+      LLMPLAN_ASSIGN_OR_RETURN(void* dv, b->half(e));
+      return LLMPLAN_LAUNCH(flash_attention_backward(q, k, v, o, d_o, lse, delta, dq_accum, dq, dk,
+                                                     dv, heads, seq, dim, s));
+    }
+    case KernelKind::kFp8CastTranspose: {
+      // Forward casts activations to E4M3, backward gradients to E5M2.
+      const Fp8Format f = fwd ? Fp8Format::kE4M3 : Fp8Format::kE5M2;
+      LLMPLAN_ASSIGN_OR_RETURN(void* x, b->half(n));
+      LLMPLAN_ASSIGN_OR_RETURN(float* scale, b->f32(1, 1.f, 1.f));
+      LLMPLAN_ASSIGN_OR_RETURN(float* amax, b->f32(1, 0.f, 0.f));
+      LLMPLAN_ASSIGN_OR_RETURN(void* y, b->fp8(n, f));
+      LLMPLAN_ASSIGN_OR_RETURN(void* y_t, b->fp8(n, f));
+      return LLMPLAN_LAUNCH(fp8_cast_transpose(f, x, scale, y, y_t, amax, rows, cols, s));
+    }
     case KernelKind::kOptimizerStep: {
       LLMPLAN_ASSIGN_OR_RETURN(float* master, b->f32(n, -0.05f, 0.05f));
       LLMPLAN_ASSIGN_OR_RETURN(float* m, b->f32(n, -1e-3f, 1e-3f));
@@ -169,6 +262,10 @@ Result<std::optional<simulator::ProfileKernel>> measure_kernel_job(
     *skip_reason = what + ": row length " + std::to_string(job.cols) + " is not a multiple of 8";
     return std::optional<simulator::ProfileKernel>();
   }
+  if (std::string why = unsupported_reason(job); !why.empty()) {
+    *skip_reason = what + ": " + why;
+    return std::optional<simulator::ProfileKernel>();
+  }
   size_t free_bytes = 0, total_bytes = 0;
   LLMPLAN_CUDA_TRY(cudaMemGetInfo(&free_bytes, &total_bytes));
   const double need = job_device_bytes(job);
@@ -178,8 +275,9 @@ Result<std::optional<simulator::ProfileKernel>> measure_kernel_job(
     return std::optional<simulator::ProfileKernel>();
   }
 
+  // FP8 jobs' 16-bit tensors (GEMM outputs, cast inputs) are bf16.
   Buffers buffers(
-      job.desc.precision == simulator::Precision::kBf16 ? ElemType::kBf16 : ElemType::kFp16,
+      job.desc.precision == simulator::Precision::kFp16 ? ElemType::kFp16 : ElemType::kBf16,
       stream);
   LLMPLAN_ASSIGN_OR_RETURN(Enqueue enqueue, prepare(job, &buffers, stream, gemm));
   for (int i = 0; i < settings.warmup; ++i) LLMPLAN_RETURN_IF_ERROR(enqueue());

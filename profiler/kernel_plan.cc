@@ -1,5 +1,6 @@
 #include "profiler/kernel_plan.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <sstream>
 
@@ -35,6 +36,8 @@ double memory_bytes(KernelKind kind, Pass pass, double n, bool swiglu) {
       return swiglu ? (fwd ? 3 : 5) * n * kElem : (fwd ? 2 : 3) * n * kElem;
     case KernelKind::kOptimizerStep:
       return 30 * n;
+    case KernelKind::kFp8CastTranspose:
+      return 4 * n;  // read bf16 (2N), write fp8 and its fp8 transpose (N each)
     default:
       return 0;
   }
@@ -44,6 +47,29 @@ class JobBuilder {
  public:
   JobBuilder(Precision precision, std::string origin, std::vector<KernelJob>* out)
       : precision_(precision), origin_(std::move(origin)), out_(out) {}
+
+  // Jobs added from now on are keyed under `precision`.
+  void set_precision(Precision precision) { precision_ = precision; }
+
+  // Fused attention over `heads` (b*a/t) heads of s x d, causal: forward and
+  // backward, keyed like the lowering's flash-attention op (the forward
+  // score GEMM's shape; 4*heads*s*s*d FLOPs forward, 2.5x that backward).
+  void flash(int64_t seq, int64_t head_dim, int64_t heads) {
+    for (Pass pass : {Pass::kForward, Pass::kBackward}) {
+      KernelJob j;
+      j.desc.kind = KernelKind::kFlashAttention;
+      j.desc.pass = pass;
+      j.desc.precision = precision_;
+      j.desc.gemm = {seq, seq, head_dim, heads};
+      const double fwd = 4.0 * static_cast<double>(heads) * static_cast<double>(seq) *
+                         static_cast<double>(seq) * static_cast<double>(head_dim);
+      j.desc.flops = pass == Pass::kForward ? fwd : 2.5 * fwd;
+      j.rows = heads;
+      j.cols = seq * head_dim;
+      j.origin = origin_;
+      out_->push_back(j);
+    }
+  }
 
   void gemm(KernelKind kind, int64_t m, int64_t n, int64_t k, int64_t batch) {
     for (Pass pass : {Pass::kForward, Pass::kBackwardData, Pass::kBackwardWeight}) {
@@ -61,12 +87,15 @@ class JobBuilder {
 
   void memory(KernelKind kind, int64_t rows, int64_t cols, bool swiglu = false) {
     const bool has_backward = kind != KernelKind::kOptimizerStep;
+    // Cast-transposes are listed at fp8 whatever the builder's precision.
+    const Precision precision =
+        kind == KernelKind::kFp8CastTranspose ? Precision::kFp8 : precision_;
     for (Pass pass : {Pass::kForward, Pass::kBackward}) {
       if (pass == Pass::kBackward && !has_backward) break;
       KernelJob j;
       j.desc.kind = kind;
       j.desc.pass = pass;
-      j.desc.precision = precision_;
+      j.desc.precision = precision;
       j.desc.bytes =
           memory_bytes(kind, pass, static_cast<double>(rows) * static_cast<double>(cols), swiglu);
       j.rows = rows;
@@ -154,7 +183,10 @@ std::string describe_shape(const ProfileShape& s) {
 std::vector<KernelJob> layer_kernel_jobs(const ProfileShape& s, Precision precision) {
   LLMPLAN_CHECK(validate_shape(s).ok());
   std::vector<KernelJob> jobs;
-  JobBuilder add(precision, describe_shape(s), &jobs);
+  // FP8 training runs the linear GEMMs in FP8 and every other kernel in bf16.
+  const bool fp8 = precision == Precision::kFp8;
+  const Precision other = fp8 ? Precision::kBf16 : precision;
+  JobBuilder add(other, describe_shape(s), &jobs);
   const int64_t b = s.micro_batch, seq = s.seq, h = s.hidden, a = s.heads, g = kv_heads(s);
   const int64_t d = h / a, f = ffn(s), t = s.tp;
   const bool swiglu = s.activation == simulator::Activation::kSwiglu;
@@ -163,18 +195,44 @@ std::vector<KernelJob> layer_kernel_jobs(const ProfileShape& s, Precision precis
   if (t > 1 && tokens % t == 0) norm_rows.push_back(tokens / t);  // sequence parallelism
   const int64_t heads_local = b * a / t;
 
+  const int64_t q_cols = (a + 2 * g) * d / t, fc1_cols = (swiglu ? 2 : 1) * f / t;
+  // The linear GEMMs, at `precision` (fp8 included).
+  auto linear = [&](KernelKind kind, int64_t m, int64_t n, int64_t k) {
+    add.set_precision(precision);
+    add.gemm(kind, m, n, k, 1);
+    add.set_precision(other);
+  };
+
   for (int64_t rows : norm_rows) add.memory(KernelKind::kLayerNorm, rows, h);
-  add.gemm(KernelKind::kQkvGemm, tokens, (a + 2 * g) * d / t, h, 1);
+  linear(KernelKind::kQkvGemm, tokens, q_cols, h);
+  add.flash(seq, d, heads_local);
   add.gemm(KernelKind::kAttnScoreGemm, seq, seq, d, heads_local);
   add.memory(KernelKind::kSoftmax, heads_local * seq, seq);
   add.memory(KernelKind::kAttnDropout, heads_local * seq, seq);
   add.gemm(KernelKind::kAttnValueGemm, seq, d, seq, heads_local);
-  add.gemm(KernelKind::kOutProjGemm, tokens, h, a * d / t, 1);
+  linear(KernelKind::kOutProjGemm, tokens, h, a * d / t);
   for (int64_t rows : norm_rows) add.memory(KernelKind::kDropoutResidual, rows, h);
-  add.gemm(KernelKind::kFc1Gemm, tokens, (swiglu ? 2 : 1) * f / t, h, 1);
+  linear(KernelKind::kFc1Gemm, tokens, fc1_cols, h);
   add.memory(KernelKind::kActivation, tokens, f / t, swiglu);
-  add.gemm(KernelKind::kFc2Gemm, tokens, h, f / t, 1);
+  linear(KernelKind::kFc2Gemm, tokens, h, f / t);
   if (s.vocab > 0) add.gemm(KernelKind::kLogitsGemm, tokens, s.vocab / t, h, 1);
+  if (fp8) {
+    // Transformer Engine casts each linear GEMM's input to FP8 with its
+    // transpose (for the weight-gradient GEMM) in one kernel, forward, and
+    // each incoming gradient backward. Listed for every tensor a linear GEMM
+    // reads or whose gradient it receives -- inputs b*s x {h, a*d/t, f/t},
+    // gradients b*s x {(a+2g)*d/t, h, fc1 columns} -- at b*s rows and, with
+    // sequence parallelism, b*s/t rows; "fwd" (to E4M3) and "bwd" (to E5M2)
+    // at each size.
+    std::vector<int64_t> listed;  // elements already listed
+    for (int64_t rows : norm_rows) {
+      for (int64_t cols : {h, a * d / t, f / t, q_cols, fc1_cols}) {
+        if (std::find(listed.begin(), listed.end(), rows * cols) != listed.end()) continue;
+        listed.push_back(rows * cols);
+        add.memory(KernelKind::kFp8CastTranspose, rows, cols);
+      }
+    }
+  }
 
   simulator::Model model;
   model.num_layers = 1;
@@ -207,8 +265,6 @@ std::vector<KernelJob> plan_kernel_jobs(const std::vector<ProfileShape>& shapes,
 
 std::vector<std::string> unmeasured_kernel_notes() {
   return {
-      "flash_attention not measured (llmplan-profile has no fused attention kernel of its own; "
-      "the simulator falls back for it)",
       "embedding and cross_entropy not measured (outside the transformer layer; the simulator "
       "falls back for them)",
   };

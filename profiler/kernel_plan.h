@@ -45,11 +45,20 @@ std::string describe_shape(const simulator::ProfileShape& shape);
 
 // The kernels of one layer of `shape` at `precision`, forward and backward
 // (dgrad and wgrad per GEMM), plus the Adam step over the layer's parameter
-// shard and, when shape.vocab > 0, the logits GEMM. Attention is the
-// unfused path (score GEMM, softmax, dropout, value GEMM): flash attention is
-// not measured. With tp > 1 the memory-bound kernels that sequence
-// parallelism shrinks (layernorm, dropout_residual) are listed at both row
-// counts (b*s and b*s/t). REQUIRES: validate_shape(shape).ok().
+// shard and, when shape.vocab > 0, the logits GEMM. Attention is listed both
+// ways the lowering can run it: one fused flash-attention op (causal, fwd
+// and bwd) and the unfused path (score GEMM, softmax, dropout, value GEMM).
+// With tp > 1 the memory-bound kernels that sequence parallelism shrinks
+// (layernorm, dropout_residual) are listed at both row counts (b*s and
+// b*s/t).
+//
+// Precision::kFp8 lists what FP8 training runs (Transformer Engine's
+// recipe, the simulator's lowering): the linear GEMMs (qkv, out_proj, fc1,
+// fc2; all three passes) under fp8, fp8_cast_transpose (fwd and bwd) for
+// every tensor a linear GEMM reads or whose gradient it receives, under
+// fp8, and every other kernel (attention, logits, norms, activation,
+// dropout, Adam) under bf16, exactly as a bf16 layer lists them.
+// REQUIRES: validate_shape(shape).ok().
 std::vector<KernelJob> layer_kernel_jobs(const simulator::ProfileShape& shape,
                                          simulator::Precision precision);
 

@@ -3,7 +3,8 @@
 // See profiler/README.md.
 //
 // Exit status: 0 success (also --help, --version and --list), 1 a
-// measurement or I/O failure, 2 bad flags, 3 no CUDA GPU visible. Every
+// measurement or I/O failure, 2 bad flags (also --precision fp8 on a GPU
+// without FP8), 3 no CUDA GPU visible. Every
 // failure is one line on stderr. --help, --version and --list need no GPU.
 #include <cuda_runtime_api.h>
 
@@ -124,7 +125,20 @@ int run(int argc, char** argv) {
   Result<simulator::ProfileGpu> gpu = describe_gpu(o.device, *gpus);
   if (!gpu.ok()) return fail(gpu.status());
   profile.gpu = *gpu;
+  if (Status s = check_gpu_precisions(o.precisions, profile.gpu, o.device); !s.ok()) {
+    std::fprintf(stderr, "llmplan-profile: error: %s\n", s.message().c_str());
+    return 2;
+  }
   for (const std::string& n : unmeasured_kernel_notes()) profile.notes.push_back(n);
+  for (const KernelJob& j : jobs) {
+    if (j.desc.kind == simulator::KernelKind::kFlashAttention) {
+      profile.notes.push_back(
+          "flash_attention measured with llmplan-profile's own FlashAttention-2-style kernel "
+          "(causal, bf16 WMMA; see profiler/README.md): slower than FlashAttention-2/3 or "
+          "cuDNN, so its times are an upper bound");
+      break;
+    }
+  }
   std::fprintf(stderr, "llmplan-profile: %zu kernels on GPU %d (%s)\n", jobs.size(), o.device,
                profile.gpu.name.c_str());
   if (Status s = measure_kernels(o, jobs, &profile); !s.ok()) return fail(s);

@@ -86,6 +86,23 @@ struct AdamHyper {
 cudaError_t adam_step(ElemType t, float* master, float* m, float* v, const float* grad, void* param,
                       int64_t n, const AdamHyper& hyper, cudaStream_t stream);
 
+// ---- FP8 (compute capability 8.9+ runs the GEMMs; these kernels run anywhere)
+
+enum class Fp8Format { kE4M3, kE5M2 };  // forward tensors / gradients (TE's hybrid)
+
+// Fills n FP8 elements with values uniform in [-scale, scale] (finite,
+// never NaN), as the FP8 GEMMs' inputs.
+cudaError_t fill_uniform_fp8(Fp8Format f, void* p, int64_t n, uint64_t seed, float scale,
+                             cudaStream_t stream);
+
+// Transformer Engine's fused cast-transpose of a GEMM input: x is bf16
+// [rows, cols]; writes y = fp8(x * *scale) [rows, cols] and its transpose
+// y_t [cols, rows], and folds max |x| into *amax (atomicMax; the caller
+// zeroes it when a new amax is wanted). HBM traffic 2N + N + N bytes for
+// N = rows * cols. 64 x 64 tiles through shared memory, 16-byte loads.
+cudaError_t fp8_cast_transpose(Fp8Format f, const void* x, const float* scale, void* y, void* y_t,
+                               float* amax, int64_t rows, int64_t cols, cudaStream_t stream);
+
 }  // namespace llmplan::profiler
 
 #endif  // LLMPLAN_PROFILER_MEMORY_KERNELS_H_

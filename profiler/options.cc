@@ -2,6 +2,7 @@
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <cstdio>
 
 #include "profiler/kernel_plan.h"
 #include "simulator/profile_table_json.h"
@@ -104,9 +105,12 @@ Result<ProfileOptions> parse_profile_args(int argc, const char* const* argv) {
   app.add_option("--micro-batch", f.micro_batch, "micro batch sizes (swept); default 1")
       ->delimiter(',');
   app.add_option("--tp", f.tp, "tensor-parallel degrees (swept); default 1")->delimiter(',');
-  app.add_option("--precision", precisions, "bf16 and/or fp16 (default bf16)")
+  app.add_option("--precision", precisions,
+                 "bf16, fp16 and/or fp8 (default bf16); fp8 measures the FP8 GEMMs, the FP8 "
+                 "cast-transposes and the bf16 kernels FP8 training runs, and needs a GPU of "
+                 "compute capability 8.9 or newer")
       ->delimiter(',')
-      ->check(CLI::IsMember({"bf16", "fp16"}));
+      ->check(CLI::IsMember({"bf16", "fp16", "fp8"}));
   app.add_option("--warmup", o.warmup, "launches before timing (default 5)")
       ->check(CLI::Range(0, 1000));
   app.add_option("--repeats", o.repeats, "timed launches per kernel (default 20)")
@@ -136,7 +140,9 @@ Result<ProfileOptions> parse_profile_args(int argc, const char* const* argv) {
   if (!precisions.empty()) {
     o.precisions.clear();
     for (const std::string& p : precisions) {
-      const auto prec = p == "bf16" ? simulator::Precision::kBf16 : simulator::Precision::kFp16;
+      const auto prec = p == "bf16"   ? simulator::Precision::kBf16
+                        : p == "fp16" ? simulator::Precision::kFp16
+                                      : simulator::Precision::kFp8;
       if (std::find(o.precisions.begin(), o.precisions.end(), prec) == o.precisions.end()) {
         o.precisions.push_back(prec);
       }
@@ -159,6 +165,27 @@ Result<ProfileOptions> parse_profile_args(int argc, const char* const* argv) {
     LLMPLAN_ASSIGN_OR_RETURN(o.shapes, expand_shapes(f, &o.skipped_shapes));
   }
   return o;
+}
+
+Status check_gpu_precisions(const std::vector<simulator::Precision>& precisions,
+                            const simulator::ProfileGpu& gpu, int device) {
+  if (std::find(precisions.begin(), precisions.end(), simulator::Precision::kFp8) ==
+      precisions.end()) {
+    return Status();
+  }
+  int major = 0, minor = 0;
+  if (std::sscanf(gpu.compute_capability.c_str(), "%d.%d", &major, &minor) != 2) {
+    return Status::invalid_argument("--precision fp8: GPU " + std::to_string(device) + " (" +
+                                    gpu.name + ") reports compute capability \"" +
+                                    gpu.compute_capability + "\", not major.minor");
+  }
+  if (major * 10 + minor < 89) {
+    return Status::invalid_argument(
+        "--precision fp8: GPU " + std::to_string(device) + " (" + gpu.name +
+        ") has compute capability " + gpu.compute_capability +
+        "; FP8 tensor cores need 8.9 or newer (Ada, Hopper, Blackwell)");
+  }
+  return Status();
 }
 
 }  // namespace llmplan::profiler

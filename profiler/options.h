@@ -60,6 +60,13 @@ struct ProfileOptions {
 // message for bad flags or values. Never throws.
 Result<ProfileOptions> parse_profile_args(int argc, const char* const* argv);
 
+// OK when `gpu` (device number `device`, for the message) runs every
+// precision in `precisions`: fp8 needs compute capability 8.9 or newer
+// (Ada, Hopper, Blackwell; A100 is 8.0). InvalidArgument, one line naming
+// --precision fp8, the GPU and its compute capability, otherwise. Pure.
+Status check_gpu_precisions(const std::vector<simulator::Precision>& precisions,
+                            const simulator::ProfileGpu& gpu, int device);
+
 }  // namespace llmplan::profiler
 
 #endif  // LLMPLAN_PROFILER_OPTIONS_H_

@@ -87,6 +87,11 @@ Status validate(const Profile& profile) {
     if (k.kind == KernelKind::kOptimizerStep && k.pass != Pass::kForward) {
       return Status::invalid_argument(at + ".pass: optimizer_step entries use \"fwd\"");
     }
+    if (k.kind == KernelKind::kFp8CastTranspose && k.pass != Pass::kForward &&
+        k.pass != Pass::kBackward) {
+      return Status::invalid_argument(at +
+                                      ".pass: fp8_cast_transpose entries use \"fwd\" or \"bwd\"");
+    }
     const int b =
         (static_cast<int>(k.kind) * kNumPasses + static_cast<int>(k.pass)) * kNumPrecisions +
         static_cast<int>(k.precision);

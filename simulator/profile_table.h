@@ -34,6 +34,11 @@
 //      activation SwiGLU N = b*s*f/t  fwd 3Ne (gate, up, y) bwd 5Ne
 //      optimizer_step    P params     30*P (Adam, fp32 master/m/v/grad read
 //                                     and written, 16-bit param written)
+//      fp8_cast_transpose N = elements of the tensor cast (a linear GEMM's
+//                        input: rows*h, rows*f/t; or its incoming gradient)
+//                                     fwd 4N (read bf16 2N, write fp8 N and
+//                                     its fp8 transpose N; amax fused)
+//                                     bwd 4N (the same, on the gradient)
 //    rows = b*s, or b*s/t with sequence parallelism. optimizer_step has no
 //    backward: it is stored under "fwd" and a lookup of any pass finds it.
 //  - Precision must match (bf16 entries do not answer fp16 lookups).
@@ -200,7 +205,8 @@ inline constexpr size_t kMaxProfileCollectives = 10000;
 // kMaxProfileKernels kernels and kMaxProfileCollectives collectives; every
 // kernel with
 // a real kind, time_s > 0, m, n, k, batch >= 1 for shape-keyed kinds and
-// bytes > 0 for memory-bound ones, optimizer_step only under "fwd", no two
+// bytes > 0 for memory-bound ones, optimizer_step only under "fwd",
+// fp8_cast_transpose only under "fwd" and "bwd", no two
 // entries with the same key and size; every collective with group_size >= 2,
 // ranks_per_node >= 1, a valid curve and no duplicate (kind, group); overheads
 // >= 0. InvalidArgument names the entry, e.g. "kernels[3].time_s".

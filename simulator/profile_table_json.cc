@@ -65,9 +65,9 @@ KernelKind kKinds[] = {
     KernelKind::kFlashAttention, KernelKind::kOutProjGemm, KernelKind::kDropoutResidual,
     KernelKind::kFc1Gemm,        KernelKind::kActivation,  KernelKind::kFc2Gemm,
     KernelKind::kEmbedding,      KernelKind::kLogitsGemm,  KernelKind::kCrossEntropy,
-    KernelKind::kOptimizerStep};
+    KernelKind::kOptimizerStep,  KernelKind::kFp8CastTranspose};
 Pass kPasses[] = {Pass::kForward, Pass::kBackwardData, Pass::kBackwardWeight, Pass::kBackward};
-Precision kPrecisions[] = {Precision::kBf16, Precision::kFp16};
+Precision kPrecisions[] = {Precision::kBf16, Precision::kFp16, Precision::kFp8};
 CollectiveKind kCollectives[] = {CollectiveKind::kAllReduce, CollectiveKind::kAllGather,
                                  CollectiveKind::kReduceScatter, CollectiveKind::kSendRecv};
 

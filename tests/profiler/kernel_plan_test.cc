@@ -79,11 +79,73 @@ TEST(KernelPlan, GptLayerShapesFollowTheLoweringConventions) {
   ASSERT_NE(adam, nullptr);
   EXPECT_EQ(adam->cols, (12LL * 4096 * 4096 + 13 * 4096) / 2);
   EXPECT_EQ(adam->desc.bytes, 30.0 * adam->cols);
-  // Not measured: flash attention, embedding, cross entropy, and no vocab -> no logits.
-  for (KernelKind k : {KernelKind::kFlashAttention, KernelKind::kEmbedding,
-                       KernelKind::kCrossEntropy, KernelKind::kLogitsGemm}) {
+  // Flash attention, causal, keyed like the lowering's op: the score GEMM's
+  // shape, 4*heads*s*s*d FLOPs forward and 2.5x that backward.
+  const KernelJob* flash_fwd = find(jobs, KernelKind::kFlashAttention, Pass::kForward);
+  const KernelJob* flash_bwd = find(jobs, KernelKind::kFlashAttention, Pass::kBackward);
+  ASSERT_NE(flash_fwd, nullptr);
+  ASSERT_NE(flash_bwd, nullptr);
+  EXPECT_EQ(flash_fwd->desc.gemm, (GemmShape{2048, 2048, 128, 32}));
+  EXPECT_EQ(flash_fwd->desc.flops, 4.0 * 32 * 2048 * 2048 * 128);
+  EXPECT_EQ(flash_bwd->desc.flops, 2.5 * flash_fwd->desc.flops);
+  // Not measured: embedding, cross entropy, no vocab -> no logits; no FP8 casts at bf16.
+  for (KernelKind k : {KernelKind::kEmbedding, KernelKind::kCrossEntropy, KernelKind::kLogitsGemm,
+                       KernelKind::kFp8CastTranspose}) {
     EXPECT_EQ(find(jobs, k, Pass::kForward), nullptr) << simulator::kernel_kind_name(k);
   }
+  for (const KernelJob& j : jobs) EXPECT_EQ(j.desc.precision, Precision::kBf16);
+}
+
+bool is_linear(KernelKind k) {
+  return k == KernelKind::kQkvGemm || k == KernelKind::kOutProjGemm || k == KernelKind::kFc1Gemm ||
+         k == KernelKind::kFc2Gemm;
+}
+
+TEST(KernelPlan, Fp8ListsFp8LinearGemmsCastsAndTheBf16Rest) {
+  // h 4096, 32 heads (d 128), s 2048, b 2, t 2, vocab 32000.
+  ProfileShape s = shape(4096, 32, 2048, 2, 2);
+  s.vocab = 32000;
+  const std::vector<KernelJob> bf16 = layer_kernel_jobs(s, Precision::kBf16);
+  const std::vector<KernelJob> fp8 = layer_kernel_jobs(s, Precision::kFp8);
+  // Every bf16 job has its FP8-training counterpart: the same key, with the
+  // linear GEMMs under fp8 and the rest still under bf16.
+  for (const KernelJob& b : bf16) {
+    const Precision want = is_linear(b.desc.kind) ? Precision::kFp8 : Precision::kBf16;
+    const bool found = std::any_of(fp8.begin(), fp8.end(), [&](const KernelJob& j) {
+      return j.desc.kind == b.desc.kind && j.desc.pass == b.desc.pass && j.desc.precision == want &&
+             j.desc.gemm == b.desc.gemm && j.desc.bytes == b.desc.bytes;
+    });
+    EXPECT_TRUE(found) << simulator::kernel_kind_name(b.desc.kind) << " "
+                       << simulator::pass_name(b.desc.pass);
+  }
+  size_t casts = 0;
+  for (const KernelJob& j : fp8) {
+    if (j.desc.kind == KernelKind::kFp8CastTranspose) {
+      ++casts;
+      EXPECT_EQ(j.desc.precision, Precision::kFp8);
+      EXPECT_EQ(j.desc.bytes, 4.0 * j.rows * j.cols);  // 2N read, N + N written
+      EXPECT_TRUE(j.desc.pass == Pass::kForward || j.desc.pass == Pass::kBackward);
+    } else if (is_linear(j.desc.kind)) {
+      EXPECT_EQ(j.desc.precision, Precision::kFp8) << simulator::kernel_kind_name(j.desc.kind);
+    } else {
+      EXPECT_EQ(j.desc.precision, Precision::kBf16) << simulator::kernel_kind_name(j.desc.kind);
+    }
+  }
+  EXPECT_EQ(fp8.size(), bf16.size() + casts);
+  // Inputs b*s x h (qkv, fc1), b*s x h/t (out_proj), b*s x f/t (fc2), the
+  // qkv gradient b*s x (a+2g)d/t, at b*s and (sequence parallel) b*s/t rows.
+  const double tokens = 2 * 2048;
+  for (double n : {tokens * 4096, tokens * 2048, tokens * 8192, tokens * 6144, tokens / 2 * 4096}) {
+    for (Pass pass : {Pass::kForward, Pass::kBackward}) {
+      EXPECT_NE(find(fp8, KernelKind::kFp8CastTranspose, pass, 4 * n), nullptr) << n;
+    }
+  }
+  // Listed together, bf16 and fp8 share their bf16 kernels.
+  const std::vector<KernelJob> both = plan_kernel_jobs({s}, {Precision::kBf16, Precision::kFp8});
+  size_t linear = 0;
+  for (const KernelJob& b : bf16) linear += is_linear(b.desc.kind) ? 1 : 0;
+  EXPECT_EQ(linear, 12u);  // 4 GEMMs x 3 passes
+  EXPECT_EQ(both.size(), bf16.size() + linear + casts);
 }
 
 TEST(KernelPlan, GqaSwigluAndVocab) {
@@ -141,55 +203,154 @@ class RecordingModel : public simulator::CostModel {
   mutable std::vector<KernelDesc> asked;
 };
 
-TEST(KernelPlan, CoversEveryKernelTheLoweringLooksUp) {
-  simulator::Cluster cluster;
-  cluster.gpus_per_node = 8;
+// One layer configuration of the coverage tests: the model and plan the
+// lowering sees, and the profiler shape that describes the same layer.
+struct CoverageCase {
+  simulator::Model model;
+  simulator::Plan plan;
+  ProfileShape shape;
+  std::string name;
+};
+
+std::vector<CoverageCase> coverage_cases(Precision precision) {
+  std::vector<CoverageCase> out;
   for (bool swiglu : {false, true}) {
     for (bool sp : {false, true}) {
-      simulator::Model model;
-      model.num_layers = 2;
-      model.hidden_size = 1024;
-      model.num_heads = 16;
-      model.seq_length = 512;
-      model.vocab_size = 32000;
-      if (swiglu) {
-        model.activation = simulator::Activation::kSwiglu;
-        model.ffn_hidden_size = 2816;
-        model.num_kv_heads = 4;
-        model.linear_bias = false;
-      }
-      simulator::Plan plan;
-      plan.tensor_parallel = 2;
-      plan.micro_batch_size = 2;
-      plan.global_batch_size = 4;
-      plan.flash_attention = false;
-      plan.sequence_parallel = sp;
-      ASSERT_TRUE(simulator::validate(model, plan).ok());
-      RecordingModel rec;
-      simulator::lower_chunk(model, plan, simulator::place(plan, cluster), rec, 0);
-      ASSERT_FALSE(rec.asked.empty());
-
-      ProfileShape s = shape(1024, 16, 512, 2, 2);
-      s.vocab = 32000;
-      s.kv_heads = model.num_kv_heads;
-      s.ffn = model.ffn_hidden_size;
-      s.activation = model.activation;
-      const std::vector<KernelJob> jobs = layer_kernel_jobs(s, Precision::kBf16);
-      for (const KernelDesc& k : rec.asked) {
-        if (k.kind == KernelKind::kEmbedding || k.kind == KernelKind::kCrossEntropy) continue;
-        const bool covered = std::any_of(jobs.begin(), jobs.end(), [&](const KernelJob& j) {
-          return j.desc.kind == k.kind && j.desc.pass == k.pass &&
-                 j.desc.precision == k.precision &&
-                 (simulator::is_shape_keyed(k.kind) ? j.desc.gemm == k.gemm
-                                                    : j.desc.bytes == k.bytes);
-        });
-        EXPECT_TRUE(covered) << "swiglu=" << swiglu << " sp=" << sp << ": "
-                             << simulator::kernel_kind_name(k.kind) << " "
-                             << simulator::pass_name(k.pass) << " m=" << k.gemm.m
-                             << " n=" << k.gemm.n << " k=" << k.gemm.k << " batch=" << k.gemm.batch
-                             << " bytes=" << k.bytes;
+      for (bool flash : {false, true}) {
+        CoverageCase c;
+        c.model.num_layers = 2;
+        c.model.hidden_size = 1024;
+        c.model.num_heads = 16;
+        c.model.seq_length = 512;
+        c.model.vocab_size = 32000;
+        if (swiglu) {
+          c.model.activation = simulator::Activation::kSwiglu;
+          c.model.ffn_hidden_size = 2816;
+          c.model.num_kv_heads = 4;
+          c.model.linear_bias = false;
+        }
+        c.plan.tensor_parallel = 2;
+        c.plan.micro_batch_size = 2;
+        c.plan.global_batch_size = 4;
+        c.plan.flash_attention = flash;
+        c.plan.sequence_parallel = sp;
+        c.plan.precision = precision;
+        c.shape = shape(1024, 16, 512, 2, 2);
+        c.shape.vocab = 32000;
+        c.shape.kv_heads = c.model.num_kv_heads;
+        c.shape.ffn = c.model.ffn_hidden_size;
+        c.shape.activation = c.model.activation;
+        c.name = std::string(simulator::to_string(precision)) + " swiglu=" + (swiglu ? "1" : "0") +
+                 " sp=" + (sp ? "1" : "0") + " flash=" + (flash ? "1" : "0");
+        out.push_back(c);
       }
     }
+  }
+  return out;
+}
+
+// The kernels lower_chunk asks the cost model for, over the whole chunk.
+std::vector<KernelDesc> lowering_lookups(const CoverageCase& c) {
+  simulator::Cluster cluster;
+  cluster.gpus_per_node = 8;
+  EXPECT_TRUE(simulator::validate(c.model, c.plan).ok()) << c.name;
+  RecordingModel rec;
+  simulator::lower_chunk(c.model, c.plan, simulator::place(c.plan, cluster), rec, 0);
+  EXPECT_FALSE(rec.asked.empty()) << c.name;
+  return rec.asked;
+}
+
+// True when `jobs` has an entry with the key a ProfileTable looks `k` up
+// by: kind, pass, precision and the GEMM shape or the bytes.
+bool covered(const std::vector<KernelJob>& jobs, const KernelDesc& k) {
+  return std::any_of(jobs.begin(), jobs.end(), [&](const KernelJob& j) {
+    return j.desc.kind == k.kind && j.desc.pass == k.pass && j.desc.precision == k.precision &&
+           (simulator::is_shape_keyed(k.kind) ? j.desc.gemm == k.gemm : j.desc.bytes == k.bytes);
+  });
+}
+
+std::string describe(const KernelDesc& k) {
+  std::ostringstream o;
+  o << simulator::kernel_kind_name(k.kind) << " " << simulator::pass_name(k.pass) << " "
+    << simulator::to_string(k.precision) << " m=" << k.gemm.m << " n=" << k.gemm.n
+    << " k=" << k.gemm.k << " batch=" << k.gemm.batch << " bytes=" << k.bytes;
+  return o.str();
+}
+
+// Outside the transformer layer: the profiler does not measure them.
+bool outside_layer(const KernelDesc& k) {
+  return k.kind == KernelKind::kEmbedding || k.kind == KernelKind::kCrossEntropy;
+}
+
+TEST(KernelPlan, CoversEveryKernelTheLoweringLooksUp) {
+  for (Precision precision : {Precision::kBf16, Precision::kFp16}) {
+    for (const CoverageCase& c : coverage_cases(precision)) {
+      const std::vector<KernelJob> jobs = layer_kernel_jobs(c.shape, precision);
+      for (const KernelDesc& k : lowering_lookups(c)) {
+        if (outside_layer(k)) continue;
+        EXPECT_TRUE(covered(jobs, k)) << c.name << ": " << describe(k);
+      }
+    }
+  }
+}
+
+// FP8 training as the simulator lowers it (Transformer Engine's recipe): the
+// bf16 layer's lookups with the linear GEMMs under fp8, plus one
+// fp8_cast_transpose per linear GEMM input (forward) and per incoming
+// gradient (backward), at the rows the GEMM runs on or, with sequence
+// parallelism, before the all-gather (b*s/t rows). Derived here from the
+// lowering's own bf16 lookups, so a change of shapes there is caught.
+TEST(KernelPlan, Fp8CoversTheLinearGemmsCastsAndBf16KernelsOfTheLowering) {
+  std::vector<CoverageCase> bf16_cases = coverage_cases(Precision::kBf16);
+  for (CoverageCase& c : bf16_cases) {
+    const std::vector<KernelJob> jobs = layer_kernel_jobs(c.shape, Precision::kFp8);
+    const int64_t t = c.plan.tensor_parallel;
+    for (KernelDesc k : lowering_lookups(c)) {
+      if (outside_layer(k)) continue;
+      if (!is_linear(k.kind)) {
+        EXPECT_TRUE(covered(jobs, k)) << c.name << ": " << describe(k);
+        continue;
+      }
+      k.precision = Precision::kFp8;
+      EXPECT_TRUE(covered(jobs, k)) << c.name << ": " << describe(k);
+      if (k.pass != Pass::kForward) continue;
+      // Input [m, k] forward, gradient [m, n] backward; also at m/t rows.
+      for (int64_t rows : {k.gemm.m, k.gemm.m / t}) {
+        if (rows == k.gemm.m / t && !c.plan.sequence_parallel) continue;
+        KernelDesc cast;
+        cast.kind = KernelKind::kFp8CastTranspose;
+        cast.precision = Precision::kFp8;
+        cast.pass = Pass::kForward;
+        cast.bytes = 4.0 * static_cast<double>(rows * k.gemm.k);
+        EXPECT_TRUE(covered(jobs, cast)) << c.name << ": " << describe(cast);
+        cast.pass = Pass::kBackward;
+        cast.bytes = 4.0 * static_cast<double>(rows * k.gemm.n);
+        EXPECT_TRUE(covered(jobs, cast)) << c.name << ": " << describe(cast);
+      }
+    }
+  }
+}
+
+// The same against the lowering itself with plan.precision = fp8: every
+// kernel it looks up (FP8 GEMMs, casts, bf16 attention / logits / norms) is
+// a job of `llmplan-profile --precision fp8`. Needs a lowering that lowers
+// FP8 (it emits fp8_cast_transpose ops); one that does not has nothing to
+// check yet and the test says so.
+TEST(KernelPlan, Fp8CoversEveryKernelTheFp8LoweringLooksUp) {
+  for (const CoverageCase& c : coverage_cases(Precision::kFp8)) {
+    const std::vector<KernelDesc> asked = lowering_lookups(c);
+    const bool lowers_fp8 = std::any_of(asked.begin(), asked.end(), [](const KernelDesc& k) {
+      return k.kind == KernelKind::kFp8CastTranspose;
+    });
+    if (!lowers_fp8) GTEST_SKIP() << "the simulator's lowering emits no FP8 casts yet";
+    const std::vector<KernelJob> jobs = layer_kernel_jobs(c.shape, Precision::kFp8);
+    size_t fp8_gemms = 0;
+    for (const KernelDesc& k : asked) {
+      if (outside_layer(k)) continue;
+      EXPECT_TRUE(covered(jobs, k)) << c.name << ": " << describe(k);
+      fp8_gemms += is_linear(k.kind) && k.precision == Precision::kFp8 ? 1 : 0;
+    }
+    EXPECT_GT(fp8_gemms, 0u) << c.name;
   }
 }
 
@@ -233,7 +394,9 @@ TEST(KernelPlan, FormatPlanListsEveryJobOnItsOwnLine) {
             std::string::npos)
       << text;
   EXPECT_NE(text.find("21 sizes from 1 KiB to 1 GiB"), std::string::npos) << text;
-  EXPECT_NE(text.find("flash_attention not measured"), std::string::npos);
+  EXPECT_NE(text.find("  flash_attention   bwd        bf16 m=512 n=512 k=64 batch=8"),
+            std::string::npos)
+      << text;
   EXPECT_NE(format_plan(shapes, jobs, {}, false).find("collectives: not measured"),
             std::string::npos);
 }

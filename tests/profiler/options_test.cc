@@ -52,7 +52,7 @@ TEST(ProfileOptions, BadFlagsAreOneLineErrors) {
            {{"--hidden", "1024,2048", "--heads", "16", "--seq", "512"}, "--heads"},
            {{"--hidden", "1024", "--heads", "16"}, "--seq"},
            {{"--hidden", "1024", "--heads", "16", "--seq", "512", "--ffn", "1,2"}, "--ffn"},
-           {{"--hidden", "1024", "--heads", "16", "--seq", "512", "--precision", "fp8"}, "fp8"},
+           {{"--hidden", "1024", "--heads", "16", "--seq", "512", "--precision", "fp4"}, "fp4"},
            {{"--hidden", "1024", "--heads", "16", "--seq", "512", "--bogus"}, "--bogus"},
            {{"--hidden", "1024", "--heads", "16", "--seq", "512", "--repeats", "0"}, "repeats"},
            {{"--shapes", "x.json", "--hidden", "1024"}, "either a shapes file or shape flags"},
@@ -78,6 +78,32 @@ TEST(ProfileOptions, PrecisionsHelpAndCollectiveFlags) {
   ASSERT_TRUE(help.ok());
   EXPECT_TRUE(help->show_help);
   EXPECT_NE(help->help_text.find("--list"), std::string::npos);
+}
+
+TEST(ProfileOptions, Fp8IsAcceptedAndNeedsComputeCapability89) {
+  auto o = parse({"--hidden", "1024", "--heads", "16", "--seq", "512", "--precision", "bf16,fp8"});
+  ASSERT_TRUE(o.ok()) << o.status().message();
+  EXPECT_EQ(o->precisions, (std::vector<simulator::Precision>{simulator::Precision::kBf16,
+                                                              simulator::Precision::kFp8}));
+  simulator::ProfileGpu gpu;
+  gpu.name = "NVIDIA A100-SXM4-80GB";
+  gpu.compute_capability = "8.0";
+  // bf16 alone runs anywhere; fp8 on an A100 is a one-line error naming it.
+  EXPECT_TRUE(check_gpu_precisions({simulator::Precision::kBf16}, gpu, 0).ok());
+  const Status a100 = check_gpu_precisions(o->precisions, gpu, 1);
+  ASSERT_FALSE(a100.ok());
+  EXPECT_NE(a100.message().find("--precision fp8"), std::string::npos) << a100.message();
+  EXPECT_NE(a100.message().find("GPU 1 (NVIDIA A100-SXM4-80GB)"), std::string::npos);
+  EXPECT_NE(a100.message().find("8.0"), std::string::npos);
+  EXPECT_EQ(a100.message().find('\n'), std::string::npos);
+  gpu.compute_capability = "8.6";  // Ampere consumer parts: no FP8 either
+  EXPECT_FALSE(check_gpu_precisions(o->precisions, gpu, 0).ok());
+  for (const char* cc : {"8.9", "9.0", "10.0", "12.0"}) {  // Ada, Hopper, Blackwell
+    gpu.compute_capability = cc;
+    EXPECT_TRUE(check_gpu_precisions(o->precisions, gpu, 0).ok()) << cc;
+  }
+  gpu.compute_capability = "";
+  EXPECT_FALSE(check_gpu_precisions(o->precisions, gpu, 0).ok());
 }
 
 TEST(ProfileOptions, VersionNeedsNoShapesButRejectsUnknownFlags) {

@@ -223,6 +223,50 @@ TEST(ProfileTable, InterpolatesMemoryBandwidthInLogBytes) {
                    2e-6);
 }
 
+TEST(ProfileTable, Fp8GemmsAndCastTransposesHaveTheirOwnKeys) {
+  // fc1 forward in FP8 at 4096^3 (800 TFLOP/s) beside the bf16 entry (200),
+  // and the FP8 cast-transpose forward at 4 MB.
+  const double fp8_s = work(4096, 4096, 4096) / 800e12;
+  char extra[512];
+  std::snprintf(extra, sizeof extra,
+                R"(,
+    {"kind": "fc1_gemm", "pass": "fwd", "precision": "fp8", "m": 4096, "n": 4096, "k": 4096,
+     "time_s": %.17g},
+    {"kind": "fp8_cast_transpose", "pass": "fwd", "precision": "fp8", "bytes": 4000000,
+     "time_s": 2e-6, "elements": 1000000})",
+                fp8_s);
+  auto t = load(profile_json(extra));
+  ASSERT_NE(t, nullptr);
+  KernelDesc g = gemm(KernelKind::kFc1Gemm, Pass::kForward, 4096, 4096, 4096);
+  EXPECT_NEAR(t->kernel_time_s(g), work(4096, 4096, 4096) / 200e12, 1e-12);  // bf16
+  g.precision = Precision::kFp8;
+  EXPECT_DOUBLE_EQ(t->kernel_time_s(g), fp8_s);
+  KernelDesc cast = memory(KernelKind::kFp8CastTranspose, Pass::kForward, 4e6);
+  EXPECT_EQ(t->kernel_time_s(cast), 1.0);  // bf16 has no cast entries: fallback
+  cast.precision = Precision::kFp8;
+  EXPECT_DOUBLE_EQ(t->kernel_time_s(cast), 2e-6);
+  cast.pass = Pass::kBackward;
+  EXPECT_EQ(t->kernel_time_s(cast), 1.0);  // not measured
+  EXPECT_EQ(t->fallback_counts().kernels[static_cast<size_t>(KernelKind::kFp8CastTranspose)], 2);
+  // Written back with the same names.
+  const std::string text = profile_to_json(t->profile());
+  EXPECT_NE(text.find("\"fp8_cast_transpose\""), std::string::npos);
+  EXPECT_NE(text.find("\"fp8\""), std::string::npos);
+  Result<Profile> again = parse_profile(text, "again.json");
+  ASSERT_TRUE(again.ok()) << again.status().message();
+  EXPECT_EQ(*again, t->profile());
+  // Casts have fwd and bwd only; unknown precisions list fp8 among the values.
+  EXPECT_NE(error_of(profile_json(R"(,
+    {"kind": "fp8_cast_transpose", "pass": "bwd_data", "precision": "fp8", "bytes": 4,
+     "time_s": 1e-6})"))
+                .find("fp8_cast_transpose entries use"),
+            std::string::npos);
+  EXPECT_NE(error_of(profile_json(R"(,
+    {"kind": "layernorm", "pass": "fwd", "precision": "fp4", "bytes": 4, "time_s": 1e-6})"))
+                .find("bf16, fp16, fp8"),
+            std::string::npos);
+}
+
 TEST(ProfileTable, FallsBackAndCountsWhatIsNotMeasured) {
   auto t = load(profile_json());
   // No bwd_data entries for fc1, no fc2 at all, no fp16, no flash attention.
