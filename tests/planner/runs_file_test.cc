@@ -186,7 +186,7 @@ TEST(RunsFile, ClassifiesRowsItCannotExpress) {
   EXPECT_EQ(counts.count("fp8"), 0u);
   EXPECT_EQ(counts.at("moe"), 1);
   EXPECT_EQ(counts.count("context-parallel"), 0u);
-  EXPECT_EQ(make_runs_cases(*r).size(), 2u);
+  EXPECT_EQ(make_runs_cases(*r).size(), 3u);
 }
 
 TEST(RunsFile, HeadDimOtherThanHiddenOverHeadsIsMissing) {
