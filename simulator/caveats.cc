@@ -79,8 +79,9 @@ std::vector<Caveat> caveat_list(uint32_t mask, const GpuSpec& gpu, double mfu) {
       case kCaveatMfuAboveValidated:
         text = "predicted MFU " + pct(mfu) + " is above the highest MFU (" + pct(v.max_mfu) +
                ") of the measured runs " + gpu.name +
-               "'s constants were fitted on (FP8 plans and runs measured against the fp8 "
-               "peak): an extrapolation";
+               "'s constants were fitted on" +
+               (gpu.peak_fp8_flops > 0 ? " (FP8 plans and runs against the fp8 peak)" : "") +
+               ": an extrapolation";
         break;
       case kCaveatFlashAttentionUnfitted:
         text = "flash attention runs at an assumed " + fixed2(r.flash_attention_efficiency) +

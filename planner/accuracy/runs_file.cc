@@ -298,11 +298,14 @@ Result<PublishedRun> map_published_run(const RunRow& row, const std::vector<Mode
   }
   const std::string ov = lower(row.overlaps);
   const bool torch_fsdp = plan.zero_stage >= 2 && contains(fsdp, "pytorch fsdp");
+  // Megatron-FSDP, like PyTorch FSDP, prefetches its gathers and overlaps its
+  // reduce-scatters by default (its overlap_grad_reduce / overlap_param_gather).
+  const bool megatron_fsdp = plan.zero_stage >= 2 && contains(fsdp, "megatron-fsdp");
   plan.tp_comm_overlap =
       row.tp > 1 && (contains(ov, "tp-comm overlap on") || contains(ov, "--tp-comm-overlap"));
-  plan.overlap_grad_reduce = torch_fsdp || contains(ov, "overlap_grad_reduce") ||
+  plan.overlap_grad_reduce = torch_fsdp || megatron_fsdp || contains(ov, "overlap_grad_reduce") ||
                              contains(ov, "overlap-grad-reduce") || contains(ov, "grad-reduce");
-  plan.overlap_param_gather = torch_fsdp || contains(ov, "overlap_param_gather") ||
+  plan.overlap_param_gather = torch_fsdp || megatron_fsdp || contains(ov, "overlap_param_gather") ||
                               contains(ov, "overlap-param-gather") || contains(ov, "param-gather");
   // NeMo 24.07's performance table states only TP/PP/CP/VP and the batches:
   // the rest is the NeMo-Framework-Launcher 24.07 training configs the rows

@@ -128,7 +128,9 @@ Result<std::vector<RunRow>> read_runs_rows_text(std::string_view text,
 //    "overlap_param_gather" / "param-gather" -> overlap_param_gather. PyTorch
 //    FSDP rows (zero2/zero3 with "PyTorch FSDP") overlap both: FSDP issues
 //    its all-gathers and reduce-scatters on a separate stream and the host
-//    runs ahead, so parameter gathers overlap compute. Otherwise no overlap;
+//    runs ahead, so parameter gathers overlap compute; Megatron-FSDP rows
+//    (zero2/zero3 with "Megatron-FSDP") likewise, its defaults. Otherwise
+//    no overlap;
 //  - flash attention on; learned positions stay learned; ALiBi and "none"
 //    become rotary (no position parameters; their compute is negligible).
 // NotFound naming the row when its model is not in `models`; InvalidArgument
