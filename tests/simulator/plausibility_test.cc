@@ -218,14 +218,18 @@ TEST(Caveats, BuiltinPresetsSayWhatIsCalibrated) {
     EXPECT_LT(g->ceilings.gemm_efficiency, 0.9) << name;
     EXPECT_FALSE(g->ceilings.source.empty()) << name;
   }
-  // The H100 is calibrated on the published runs (issue 13): a held-out
-  // band, every fitted efficiency within its cited ceiling.
+  // The H100 is calibrated on the published runs (issues 13 and 14: the
+  // BF16 and FP8 rows): a held-out band, every fitted efficiency within its
+  // cited ceiling, the FP8 one included.
   {
     Result<GpuSpec> g = catalog->gpu("h100-sxm");
     ASSERT_TRUE(g.ok());
     EXPECT_TRUE(g->validation.calibrated);
     EXPECT_TRUE(g->validation.flash_attention);
-    EXPECT_EQ(g->validation.samples, 79);
+    EXPECT_EQ(g->validation.samples, 105);
+    EXPECT_GT(g->peak_fp8_flops, g->peak_bf16_flops);
+    EXPECT_LE(g->roofline.fp8_gemm_efficiency, g->ceilings.fp8_gemm_efficiency);
+    EXPECT_LT(g->ceilings.fp8_gemm_efficiency, 1.0);
     const ErrorBand band = error_band(*g);
     ASSERT_TRUE(band.known);
     EXPECT_LT(band.ratio_at(0.1), 1.0);
