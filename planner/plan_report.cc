@@ -35,6 +35,11 @@ std::string plan_label(const simulator::Plan& p) {
   if (p.tp_comm_overlap) s += " TPov";
   if (stage > 0 && p.overlap_param_gather) s += " PGov";
   if (p.data_parallel > 1 && !p.overlap_grad_reduce) s += " noGRov";
+  if (p.precision == simulator::Precision::kFp8) {
+    s += p.fp8_recipe == simulator::Fp8Recipe::kDelayed
+             ? std::string(" FP8")
+             : fmt::format(" FP8-{}", simulator::to_string(p.fp8_recipe));
+  }
   return s;
 }
 
@@ -329,7 +334,9 @@ std::string plan_report_markdown(const PlanReportView& v) {
         "shardS hybrid sharding within groups of S data-parallel ranks, TPov tensor-parallel "
         "communication overlapped with GEMMs, PGov parameter all-gather overlapped with compute, "
         "noGRov gradient reduction not overlapped with backward, cpN context parallelism over N "
-        "ranks (ring attention; cpNag: KV all-gather; GPUs = t x cp x p x d).\n\n";
+        "ranks (ring attention; cpNag: KV all-gather; GPUs = t x cp x p x d), zb-h1 the "
+        "zero-bubble schedule, FP8 linear layers in FP8 with delayed scaling (FP8-current, "
+        "FP8-mxfp8: those recipes; absent: bf16).\n\n";
   if (!r.pinned) {
     md += "## Naive vs simulated\n\n";
     reports::Table nv({"", "naive (100% of peak)", "simulated"});
