@@ -13,7 +13,7 @@
 #     with bash in a fresh temporary folder holding a link `data` to
 #     SOURCE_DIR/data (the README's commands are written for the repository
 #     root), with LLMPLAN_DIR and PROFILE_DIR first on PATH, under a timeout
-#     of README_COMMAND_TIMEOUT_S seconds (default 300). Each must exit 0;
+#     of README_COMMAND_TIMEOUT_S seconds (default 600: under ASan+UBSan the H100 planner example, FP8 and BF16 plans, takes about 5 min on 2 cores). Each must exit 0;
 #     a failure prints the command, its exit status and its stderr.
 #     llmplan-profile lines are skipped, with a message, when PROFILE_DIR is
 #     not given (not built) or the command reports that no CUDA GPU is
@@ -94,7 +94,7 @@ check_files() {
 
 run_commands() {
   local llmplan_dir=$1 profile_dir=${2:-}
-  local timeout_s=${README_COMMAND_TIMEOUT_S:-300}
+  local timeout_s=${README_COMMAND_TIMEOUT_S:-600}
   if [[ ! -x "$llmplan_dir/llmplan" ]]; then
     echo "error: $llmplan_dir/llmplan is not an executable (build the llmplan target)" >&2
     exit 2
