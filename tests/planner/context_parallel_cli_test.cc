@@ -5,28 +5,14 @@
 #include <string>
 
 #include "planner/command.h"
+#include "tests/planner/simulate_cli.h"
 #include "simulator/strict_json.h"
 
 namespace llmplan::planner {
 namespace {
 
-struct CliRun {
-  Status status;
-  std::string out;
-};
-
-CliRun run_simulate(const std::string& args) {
-  CLI::App app{"test"};
-  GlobalOptions global;
-  Action action;
-  add_simulate_command(app, global, &action);
-  app.parse("simulate " + args);
-  EXPECT_TRUE(static_cast<bool>(action)) << args;
-  if (!action) return {Status::internal("no action"), ""};
-  testing::internal::CaptureStdout();
-  Status status = action();
-  return {status, testing::internal::GetCapturedStdout()};
-}
+using testing_cli::CliRun;
+using testing_cli::run_simulate;
 
 constexpr const char* kAcceptance =
     "--model llama3-70b --cluster dgx-h100 --tp 8 --pp 4 --cp 2 --dp 8 --zero 3 "

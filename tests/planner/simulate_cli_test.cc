@@ -5,28 +5,14 @@
 #include <string>
 
 #include "planner/command.h"
+#include "tests/planner/simulate_cli.h"
 #include "simulator/strict_json.h"
 
 namespace llmplan::planner {
 namespace {
 
-struct CliRun {
-  Status status;
-  std::string out;
-};
-
-CliRun run_simulate(const std::string& args) {
-  CLI::App app{"test"};
-  GlobalOptions global;
-  Action action;
-  add_simulate_command(app, global, &action);
-  app.parse("simulate " + args);
-  EXPECT_TRUE(static_cast<bool>(action)) << args;
-  if (!action) return {Status::internal("no action"), ""};
-  testing::internal::CaptureStdout();
-  Status status = action();
-  return {status, testing::internal::GetCapturedStdout()};
-}
+using testing_cli::CliRun;
+using testing_cli::run_simulate;
 
 constexpr const char* kSmall =
     "--layers 32 --hidden 4096 --heads 32 --tp 1 --pp 1 --dp 8 --micro-batch 2 "
