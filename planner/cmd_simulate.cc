@@ -20,6 +20,10 @@ using simulator::Plan;
 struct SimulateOptions {
   std::string config, vtrain_config, model_name;
   int layers = 0, hidden = 0, heads = 0, kv_heads = 0, ffn_hidden = 0, seq = 0, vocab = 0;
+  int head_dim = 0, experts = 0, top_k = 0, expert_ffn_hidden = 0, shared_experts = 0;
+  int ep = 0, etp = 0;
+  bool moe_a2a_overlap = false;
+  double moe_imbalance = 1.0;
   int tp = 0, pp = 0, dp = 0, cp = 0, micro_batch = 0, global_batch = 0, virtual_stages = 0;
   std::string schedule, recompute, precision, fp8_recipe, cp_comm;
   bool sequence_parallel = false, distributed_optimizer = false, no_flash_attention = false;
@@ -66,6 +70,11 @@ Status apply_model_flags(const SimulateOptions& o, const presets::Catalog& catal
   if (o.given("--ffn-hidden")) model->ffn_hidden_size = o.ffn_hidden;
   if (o.given("--seq")) model->seq_length = o.seq;
   if (o.given("--vocab")) model->vocab_size = o.vocab;
+  if (o.given("--head-dim")) model->head_dim_size = o.head_dim;
+  if (o.given("--experts")) model->num_experts = o.experts;
+  if (o.given("--top-k")) model->moe_top_k = o.top_k;
+  if (o.given("--expert-ffn-hidden")) model->moe_ffn_hidden_size = o.expert_ffn_hidden;
+  if (o.given("--shared-experts")) model->moe_shared_experts = o.shared_experts;
   return Status();
 }
 
@@ -81,6 +90,10 @@ Status apply_plan_flags(const SimulateOptions& o, Plan* plan) {
   if (o.given("--cp-comm")) {
     plan->cp_comm = o.cp_comm == "p2p" ? simulator::CpComm::kP2p : simulator::CpComm::kAllGather;
   }
+  if (o.given("--ep")) plan->expert_parallel = o.ep;
+  if (o.given("--etp")) plan->expert_tensor_parallel = o.etp;
+  if (o.moe_a2a_overlap) plan->moe_a2a_overlap = true;
+  if (o.given("--moe-imbalance")) plan->moe_imbalance = o.moe_imbalance;
   if (o.given("--micro-batch")) plan->micro_batch_size = o.micro_batch;
   if (o.given("--global-batch")) plan->global_batch_size = o.global_batch;
   if (o.given("--virtual-stages")) plan->virtual_stages = o.virtual_stages;
@@ -201,6 +214,21 @@ void add_simulate_command(CLI::App& app, const GlobalOptions& global, Action* ac
       ->check(int_in(1, Model::kMaxSeqLength));
   cmd->add_option("--vocab", o->vocab, "Vocabulary size (default 50257 for a custom shape)")
       ->check(int_in(1, Model::kMaxVocab));
+  cmd->add_option("--head-dim", o->head_dim,
+                  "Width of one attention head (default hidden / heads; when given, heads need "
+                  "not divide hidden)")
+      ->check(int_in(0, Model::kMaxHidden));
+  cmd->add_option("--experts", o->experts,
+                  "Routed experts per MoE layer (mixture of experts; 0 = dense)")
+      ->check(int_in(0, Model::kMaxExperts));
+  cmd->add_option("--top-k", o->top_k, "Experts each token is routed to (MoE)")
+      ->check(int_in(0, Model::kMaxExperts));
+  cmd->add_option("--expert-ffn-hidden", o->expert_ffn_hidden,
+                  "FFN size of one expert (MoE; default = --ffn-hidden)")
+      ->check(int_in(0, Model::kMaxFfnHidden));
+  cmd->add_option("--shared-experts", o->shared_experts,
+                  "Always-on experts per MoE layer, each of the expert FFN size")
+      ->check(int_in(0, Model::kMaxExperts));
   cmd->add_option("--tp", o->tp, "Tensor-parallel degree")->check(int_in(1, Plan::kMaxGpus));
   cmd->add_option("--pp", o->pp, "Pipeline-parallel degree")->check(int_in(1, Plan::kMaxGpus));
   cmd->add_option("--dp", o->dp, "Data-parallel degree (replicas; GPUs = tp * cp * pp * dp)")
@@ -213,6 +241,19 @@ void add_simulate_command(CLI::App& app, const GlobalOptions& global, Action* ac
                   "How context parallelism exchanges keys/values: p2p (ring attention, "
                   "overlapped; default) or all-gather")
       ->check(CLI::IsMember({"p2p", "all-gather"}));
+  cmd->add_option("--ep", o->ep,
+                  "Expert-parallel degree (MoE): experts split over N ranks, folded onto the "
+                  "tp x cp x dp ranks of a stage (ep x etp must divide them; N divides the experts)")
+      ->check(int_in(1, Plan::kMaxGpus));
+  cmd->add_option("--etp", o->etp, "Expert tensor-parallel degree (MoE; default 1)")
+      ->check(int_in(1, Plan::kMaxGpus));
+  cmd->add_flag("--moe-a2a-overlap", o->moe_a2a_overlap,
+                "Overlap the MoE dispatch/combine all-to-alls with another micro-batch's compute "
+                "(Megatron-Core --overlap-moe-expert-parallel-comm)");
+  cmd->add_option("--moe-imbalance", o->moe_imbalance,
+                  "Expert load imbalance: tokens on the busiest expert-parallel rank over the "
+                  "balanced share (1 = balanced, the default)")
+      ->check(CLI::Range(1.0, 64.0));
   cmd->add_option("--micro-batch", o->micro_batch, "Sequences per micro-batch")
       ->check(int_in(1, Plan::kMaxGlobalBatch));
   cmd->add_option("--global-batch", o->global_batch, "Sequences per optimizer step")

@@ -298,6 +298,7 @@ std::string plan_report_markdown(const PlanReportView& v) {
     row("pipeline bubble", t.bubble_s);
     row("data-parallel communication (exposed)", t.dp_exposed_s);
     if (t.cp_comm_s > 0) row("context-parallel KV exchange (exposed)", t.cp_comm_s);
+    if (t.moe_a2a_s > 0) row("MoE dispatch + combine all-to-all (exposed)", t.moe_a2a_s);
     row("optimizer step", t.optimizer_s);
     if (t.fp8_cast_s > 0) row("FP8 casts", t.fp8_cast_s);
     row("host overhead", t.host_overhead_s);

@@ -72,6 +72,18 @@ class Group {
           if (i == 1)
             LLMPLAN_CUDA_TRY(ncclRecv(out, count, ncclFloat32, 0, comms_[r], streams_[r]));
           break;
+        case CollectiveKind::kAllToAll: {  // count: elements of the send buffer, count/g per peer
+          const size_t chunk = count / static_cast<size_t>(g);
+          const size_t chunk_bytes = chunk * sizeof(float);
+          for (int j = 0; j < g; ++j) {
+            const size_t off = static_cast<size_t>(j) * chunk_bytes;
+            LLMPLAN_CUDA_TRY(ncclSend(static_cast<char*>(in) + off, chunk, ncclFloat32, j,
+                                      comms_[r], streams_[r]));
+            LLMPLAN_CUDA_TRY(ncclRecv(static_cast<char*>(out) + off, chunk, ncclFloat32, j,
+                                      comms_[r], streams_[r]));
+          }
+          break;
+        }
       }
     }
     LLMPLAN_CUDA_TRY(ncclGroupEnd());
@@ -137,7 +149,8 @@ Result<std::vector<simulator::ProfileCollective>> measure_collectives(
     Group group;
     LLMPLAN_RETURN_IF_ERROR(group.init(g, max_bytes));
     std::vector<CollectiveKind> kinds = {CollectiveKind::kAllReduce, CollectiveKind::kAllGather,
-                                         CollectiveKind::kReduceScatter};
+                                         CollectiveKind::kReduceScatter,
+                                         CollectiveKind::kAllToAll};
     if (g == 2) kinds.push_back(CollectiveKind::kSendRecv);
     for (CollectiveKind kind : kinds) {
       simulator::ProfileCollective c;

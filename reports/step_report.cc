@@ -32,6 +32,9 @@ std::vector<std::pair<const char*, double>> parts(const StageBreakdown& b) {
     out.push_back({"FSDP gradient reduce-scatters (exposed)", b.fsdp_reduce_scatter_exposed_s});
   }
   if (b.cp_comm_s > 0) out.push_back({"context-parallel KV exchange (exposed)", b.cp_comm_s});
+  if (b.moe_a2a_s > 0) {
+    out.push_back({"MoE dispatch + combine all-to-all (exposed)", b.moe_a2a_s});
+  }
   if (b.overlap_slowdown_s > 0) {
     out.push_back({"SM contention of overlapped comm", b.overlap_slowdown_s});
   }
@@ -48,6 +51,9 @@ std::vector<std::pair<const char*, double>> hidden(const StageBreakdown& b) {
   }
   if (b.cp_comm_hidden_s > 0) {
     out.push_back({"context-parallel ring transfers (hidden)", b.cp_comm_hidden_s});
+  }
+  if (b.moe_a2a_hidden_s > 0) {
+    out.push_back({"MoE all-to-alls (hidden)", b.moe_a2a_hidden_s});
   }
   return out;
 }
@@ -111,6 +117,16 @@ std::string header_lines(const SimulationView& v, const char* bullet) {
                      count_human(static_cast<double>(v.model.parameter_count())),
                      v.model.num_layers, v.model.hidden_size, v.model.num_heads,
                      v.model.kv_heads(), v.model.seq_length);
+  if (v.model.is_moe()) {
+    out += fmt::format(
+        "{}experts: {} routed (top-{}) of FFN {}{} in {} of {} layers -- {} parameters active per "
+        "token\n",
+        bullet, v.model.num_experts, v.model.moe_top_k, v.model.moe_ffn_hidden(),
+        v.model.moe_shared_experts > 0 ? fmt::format(", {} shared", v.model.moe_shared_experts)
+                                       : std::string(),
+        v.model.num_moe_layers(), v.model.num_layers,
+        count_human(static_cast<double>(v.model.active_parameter_count())));
+  }
   out += fmt::format("{}cluster: {} GPUs of {} ({}, {} per node)\n", bullet, r.num_gpus,
                      v.cluster.gpu.name, v.cluster.name.empty() ? "custom" : v.cluster.name,
                      v.cluster.gpus_per_node);
@@ -138,6 +154,12 @@ std::string describe_plan(const simulator::Plan& p) {
     s += fmt::format(" x cp {} ({})", p.context_parallel,
                      p.cp_comm == simulator::CpComm::kP2p ? "ring attention" : "KV all-gather");
   }
+  if (p.expert_parallel > 1 || p.expert_tensor_parallel > 1) {
+    s += fmt::format(", experts ep {}", p.expert_parallel);
+    if (p.expert_tensor_parallel > 1) s += fmt::format(" x etp {}", p.expert_tensor_parallel);
+    if (p.moe_a2a_overlap) s += " (all-to-all overlapped)";
+  }
+  if (p.moe_imbalance != 1.0) s += fmt::format(", expert load imbalance {:.2f}", p.moe_imbalance);
   s += fmt::format(", micro batch {}, global batch {} ({} per replica), {}", p.micro_batch_size,
                    p.global_batch_size, p.num_micro_batches(), simulator::to_string(p.schedule));
   if (p.schedule == simulator::Schedule::kInterleaved) s += fmt::format(" (v={})", p.virtual_stages);
@@ -179,6 +201,10 @@ std::string step_report_text(const SimulationView& v) {
   if (!caveats.empty()) out += "\ncaveats:\n" + caveats;
   out += fmt::format("\nbreakdown of the critical stage ({}):\n", r.critical_stage);
   out += breakdown_table(r).text();
+  if (r.breakdown.expert_compute_s > 0) {
+    out += fmt::format("of which MoE kernels (router, permutation, expert GEMMs): {:.4f} s\n",
+                       r.breakdown.expert_compute_s);
+  }
   if (!hidden(r.breakdown).empty()) {
     out += "\ncommunication hidden under compute (not in the parts above):\n";
     out += hidden_table(r).text();

@@ -21,12 +21,15 @@ boost::json::object breakdown_to_json(const simulator::StageBreakdown& b) {
   o["fsdp_gather_exposed_s"] = b.fsdp_gather_exposed_s;
   o["fsdp_reduce_scatter_exposed_s"] = b.fsdp_reduce_scatter_exposed_s;
   o["cp_comm_s"] = b.cp_comm_s;
+  o["moe_a2a_s"] = b.moe_a2a_s;
   o["overlap_slowdown_s"] = b.overlap_slowdown_s;
   o["end_s"] = b.end_s;
   o["tp_comm_hidden_s"] = b.tp_comm_hidden_s;
   o["dp_comm_hidden_s"] = b.dp_comm_hidden_s;
   o["fsdp_hidden_s"] = b.fsdp_hidden_s;
   o["cp_comm_hidden_s"] = b.cp_comm_hidden_s;
+  o["moe_a2a_hidden_s"] = b.moe_a2a_hidden_s;
+  o["expert_compute_s"] = b.expert_compute_s;
   return o;
 }
 
@@ -76,6 +79,8 @@ boost::json::object step_report_to_json(const SimulationView& v) {
   o["stages"] = std::move(stages);
   o["model"] = simulator::model_to_json(v.model);
   o["parameters"] = static_cast<double>(v.model.parameter_count());
+  o["total_params"] = r.total_params;
+  o["active_params"] = r.active_params;
   o["plan"] = simulator::plan_to_json(v.plan);
   o["cluster"] = simulator::cluster_to_json(v.cluster);
   boost::json::array notes;

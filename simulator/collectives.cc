@@ -31,6 +31,16 @@ double CollectiveModel::formula_time_s(const CollectiveDesc& c) const {
   if (n <= 1 || c.bytes <= 0) return 0.0;
   const int nodes = c.group.nodes();
   const int k = std::min(c.group.ranks_per_node, n);
+  if (c.kind == CollectiveKind::kAllToAll) {
+    // (k-1)/n of the buffer goes to the rank's node peers over NVLink and,
+    // at the same time, (n-k)/n to other nodes through the rank's own NIC
+    // (rail-aligned peers, NCCL's PXN); one latency per in-node peer, one
+    // NIC latency when the group spans nodes.
+    const double in_node_s = (k - 1.0) / n * c.bytes / nvlink_bytes_per_s_;
+    if (nodes <= 1) return in_node_s + (n - 1.0) * nvlink_latency_s_;
+    const double off_node_s = (n - static_cast<double>(k)) / n * c.bytes / nic_bytes_per_s_;
+    return std::max(in_node_s, off_node_s) + (k - 1.0) * nvlink_latency_s_ + nic_latency_s_;
+  }
   double bw = nvlink_bytes_per_s_;
   double alpha_steps = 0;  // latency of the whole operation
   if (nodes <= 1) {
@@ -52,6 +62,8 @@ double CollectiveModel::formula_time_s(const CollectiveDesc& c) const {
       return frac * c.bytes / bw + alpha_steps;
     case CollectiveKind::kSendRecv:
       return c.bytes / bw + alpha_steps;
+    case CollectiveKind::kAllToAll:
+      break;  // above
   }
   return 0.0;
 }

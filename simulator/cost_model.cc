@@ -21,6 +21,11 @@ const char* kernel_kind_name(KernelKind k) {
     case KernelKind::kCrossEntropy: return "cross_entropy";
     case KernelKind::kOptimizerStep: return "optimizer_step";
     case KernelKind::kFp8CastTranspose: return "fp8_cast_transpose";
+    case KernelKind::kRouterGemm: return "router_gemm";
+    case KernelKind::kMoeRouting: return "moe_routing";
+    case KernelKind::kMoePermute: return "moe_permute";
+    case KernelKind::kExpertFc1Gemm: return "expert_fc1_gemm";
+    case KernelKind::kExpertFc2Gemm: return "expert_fc2_gemm";
     case KernelKind::kCount: break;
   }
   return "?";
@@ -45,6 +50,9 @@ bool is_gemm(KernelKind k) {
     case KernelKind::kFc1Gemm:
     case KernelKind::kFc2Gemm:
     case KernelKind::kLogitsGemm:
+    case KernelKind::kRouterGemm:
+    case KernelKind::kExpertFc1Gemm:
+    case KernelKind::kExpertFc2Gemm:
       return true;
     default:
       return false;
@@ -57,6 +65,7 @@ const char* collective_kind_name(CollectiveKind k) {
     case CollectiveKind::kAllGather: return "all_gather";
     case CollectiveKind::kReduceScatter: return "reduce_scatter";
     case CollectiveKind::kSendRecv: return "send_recv";
+    case CollectiveKind::kAllToAll: return "all_to_all";
   }
   return "?";
 }

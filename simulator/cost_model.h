@@ -37,6 +37,12 @@ enum class KernelKind {
   kCrossEntropy,     // memory-bound over b*s*V/t
   kOptimizerStep,    // Adam over the local parameter shard, memory-bound
   kFp8CastTranspose, // FP8 training: bf16 -> fp8 cast + transpose + amax, memory-bound
+  // Mixture of experts (lowering.h):
+  kRouterGemm,       // [tokens, h] x [h, E]: the router's expert scores
+  kMoeRouting,       // softmax/sigmoid, top-k and the auxiliary loss, memory-bound
+  kMoePermute,       // token rows gathered by expert / scattered back, memory-bound
+  kExpertFc1Gemm,    // grouped: batch = local experts, [m_e, h] x [h, f_e/etp] (x2 SwiGLU)
+  kExpertFc2Gemm,    // grouped: batch = local experts, [m_e, f_e/etp] x [f_e/etp, h]
   kCount
 };
 
@@ -64,7 +70,9 @@ struct KernelDesc {
   Precision precision = Precision::kBf16;
 };
 
-enum class CollectiveKind { kAllReduce, kAllGather, kReduceScatter, kSendRecv };
+// kAllToAll: every rank sends S/n bytes to each rank of the group (the MoE
+// token dispatch and combine); `bytes` is the per-rank send buffer S.
+enum class CollectiveKind { kAllReduce, kAllGather, kReduceScatter, kSendRecv, kAllToAll };
 const char* collective_kind_name(CollectiveKind k);
 
 // A communicator: `size` ranks, of which `ranks_per_node` share a node

@@ -12,6 +12,7 @@ const char* to_string(StreamKind s) {
     case StreamKind::kPipeBackward: return "pp-send-bwd";
     case StreamKind::kDataComm: return "dp-comm";
     case StreamKind::kContextComm: return "cp-comm";
+    case StreamKind::kExpertComm: return "ep-comm";
   }
   return "?";
 }

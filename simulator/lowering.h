@@ -111,8 +111,9 @@ enum class StreamKind : int {
   kPipeBackward,
   kDataComm,
   kContextComm,  // context-parallel KV exchange (ring send_recv, all-gather)
+  kExpertComm,   // MoE dispatch / combine all-to-all over the expert-parallel group
 };
-constexpr int kStreamsPerDevice = 6;
+constexpr int kStreamsPerDevice = 7;
 const char* to_string(StreamKind s);
 
 enum class OpCategory : uint8_t {
@@ -124,6 +125,7 @@ enum class OpCategory : uint8_t {
   kFsdpReduceScatter,  // exposed part of ZeRO-2/3 per-micro-batch gradient reduce-scatters
   kFp8Cast,            // FP8 training: casts of GEMM operands to fp8 (not recomputed ones)
   kContextComm,        // exposed part of the context-parallel KV exchange
+  kMoeA2a,             // exposed part of the MoE dispatch / combine all-to-alls
 };
 
 // One kernel or TP collective of a micro-batch pass.
@@ -175,6 +177,11 @@ struct Placement {
   // wrap-around): whether any rank pair crosses a node.
   std::vector<bool> pipe_crosses_node;
   CommGroup embedding;           // first and last stage (tied embeddings)
+  // Expert layers (MoE parallel folding, Plan::expert_parallel): the t*cp*d
+  // ranks of a stage as etp x ep x edp, etp fastest.
+  CommGroup expert_tensor;       // etp ranks (consecutive)
+  CommGroup expert;              // ep ranks, stride etp: the all-to-all group
+  CommGroup expert_data;         // edp ranks, stride etp * ep: expert gradients
 };
 
 // FP8 training (Plan::precision kFp8, Transformer Engine's recipes): HBM
@@ -211,6 +218,10 @@ struct ChunkProgram {
   double tp_hidden_s = 0;
   double fsdp_hidden_s = 0;
   double cp_hidden_s = 0;  // context-parallel ring transfers under attention blocks
+  double moe_a2a_hidden_s = 0;  // MoE all-to-alls hidden under compute (moe_a2a_overlap)
+  // Routed-expert parameters among `parameters` (their gradients reduce over
+  // Placement::expert_data, the rest over Placement::data).
+  double expert_parameters = 0;
   // ZeRO-2/3: the data-parallel collectives each forward / backward pass
   // issues over the shard group, in order (a split backward issues the same
   // ones, the gathers in B and the reduce-scatters in W).

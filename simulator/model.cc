@@ -1,19 +1,61 @@
 #include "simulator/model.h"
 
+#include <algorithm>
+#include <string>
+
 namespace llmplan::simulator {
 
+namespace {
+
+// Attention (QKV, output projection, their biases) and the two norms of a layer.
+int64_t attention_and_norms(const Model& m) {
+  const int64_t h = m.hidden_size;
+  const int64_t d = m.head_dim();
+  const int64_t q = static_cast<int64_t>(m.num_heads) * d;
+  const int64_t kv = static_cast<int64_t>(m.kv_heads()) * d;
+  const int64_t bias = m.linear_bias ? 1 : 0;
+  const int64_t attn = h * (q + 2 * kv) + q * h + bias * (q + 2 * kv + h);
+  const int64_t norms = 2 * (m.linear_bias ? 2 * h : h);
+  return attn + norms;
+}
+
+// One MLP (or expert) of width f.
+int64_t mlp_parameters(const Model& m, int64_t f) {
+  const int64_t h = m.hidden_size;
+  const int64_t bias = m.linear_bias ? 1 : 0;
+  return m.activation == Activation::kSwiglu ? 3 * h * f + bias * (2 * f + h)
+                                             : 2 * h * f + bias * (f + h);
+}
+
+// An MoE layer without its routed experts: attention, norms, router, shared experts.
+int64_t moe_layer_dense_part(const Model& m) {
+  const int64_t h = m.hidden_size, e = m.num_experts;
+  const int64_t router = h * e + (m.linear_bias ? e : 0);
+  return attention_and_norms(m) + router +
+         static_cast<int64_t>(m.moe_shared_experts) * mlp_parameters(m, m.moe_ffn_hidden());
+}
+
+}  // namespace
+
 int64_t Model::layer_parameters() const {
-  const int64_t h = hidden_size;
-  const int64_t d = head_dim();
-  const int64_t q = static_cast<int64_t>(num_heads) * d;
-  const int64_t kv = static_cast<int64_t>(kv_heads()) * d;
-  const int64_t f = ffn_hidden();
-  const int64_t bias = linear_bias ? 1 : 0;
-  int64_t attn = h * (q + 2 * kv) + q * h + bias * (q + 2 * kv + h);
-  int64_t mlp = activation == Activation::kSwiglu ? 3 * h * f + bias * (2 * f + h)
-                                                  : 2 * h * f + bias * (f + h);
-  int64_t norms = 2 * (linear_bias ? 2 * h : h);
-  return attn + mlp + norms;
+  return attention_and_norms(*this) + mlp_parameters(*this, ffn_hidden());
+}
+
+int64_t Model::expert_parameters_per_layer() const {
+  return static_cast<int64_t>(num_experts) * mlp_parameters(*this, moe_ffn_hidden());
+}
+
+int64_t Model::moe_layer_parameters() const {
+  return moe_layer_dense_part(*this) + expert_parameters_per_layer();
+}
+
+int64_t Model::layer_parameters(int layer) const {
+  return is_moe_layer(layer) ? moe_layer_parameters() : layer_parameters();
+}
+
+int Model::num_moe_layers() const {
+  if (!is_moe() || num_layers <= moe_first_dense) return 0;
+  return (num_layers - moe_first_dense + moe_layer_every - 1) / moe_layer_every;
 }
 
 int64_t Model::embedding_parameters() const {
@@ -29,21 +71,40 @@ int64_t Model::head_parameters() const {
 }
 
 int64_t Model::parameter_count() const {
-  return num_layers * layer_parameters() + embedding_parameters() + head_parameters();
+  const int64_t moe = num_moe_layers();
+  return (num_layers - moe) * layer_parameters() + moe * moe_layer_parameters() +
+         embedding_parameters() + head_parameters();
+}
+
+int64_t Model::active_parameter_count() const {
+  const int64_t moe = num_moe_layers();
+  const int64_t idle = is_moe() ? static_cast<int64_t>(num_experts - moe_top_k) *
+                                      mlp_parameters(*this, moe_ffn_hidden())
+                                : 0;
+  return parameter_count() - moe * idle;
 }
 
 double Model::model_flops_per_step(int64_t global_batch) const {
   const double B = static_cast<double>(global_batch);
-  const double s = seq_length, h = hidden_size, l = num_layers, V = vocab_size;
+  const double s = seq_length, h = hidden_size, V = vocab_size;
   const double d = head_dim();
   const double q = num_heads * d, kv = kv_heads() * d, f = ffn_hidden();
   const double mlp_mats = activation == Activation::kSwiglu ? 3.0 : 2.0;
-  // Forward matmul FLOPs per token per layer: QKV, attention (QK^T and AV),
-  // output projection, MLP.
-  const double per_layer = 2.0 * h * (q + 2 * kv) + 2.0 * 2.0 * s * q + 2.0 * q * h +
-                           2.0 * mlp_mats * h * f;
+  // Forward matmul FLOPs per token per layer: QKV, attention (QK^T and AV
+  // over the layer's span), output projection, MLP (dense) or router + the
+  // top_k and shared experts (MoE).
+  const double projections = 2.0 * h * (q + 2 * kv) + 2.0 * q * h;
+  const double dense_mlp = 2.0 * mlp_mats * h * f;
+  const double moe_mlp = is_moe() ? 2.0 * h * num_experts + 2.0 * mlp_mats * h * moe_ffn_hidden() *
+                                                               (moe_top_k + moe_shared_experts)
+                                  : 0.0;
+  double per_token = 0;
+  for (int i = 0; i < num_layers; ++i) {
+    per_token += projections + 2.0 * 2.0 * attention_span(i) * q +
+                 (is_moe_layer(i) ? moe_mlp : dense_mlp);
+  }
   const double logits = 2.0 * h * V;
-  return 3.0 * B * s * (l * per_layer + logits);  // forward + 2x backward
+  return 3.0 * B * s * (per_token + logits);  // forward + 2x backward
 }
 
 Status validate(const Model& m) {
@@ -68,7 +129,56 @@ Status validate(const Model& m) {
   LLMPLAN_RETURN_IF_ERROR(in_range("ffn_hidden", m.ffn_hidden_size, 0, Model::kMaxFfnHidden));
   LLMPLAN_RETURN_IF_ERROR(in_range("seq", m.seq_length, 1, Model::kMaxSeqLength));
   LLMPLAN_RETURN_IF_ERROR(in_range("vocab", m.vocab_size, 1, Model::kMaxVocab));
-  if (m.hidden_size % m.num_heads != 0) {
+  LLMPLAN_RETURN_IF_ERROR(in_range("head_dim", m.head_dim_size, 0, Model::kMaxHidden));
+  LLMPLAN_RETURN_IF_ERROR(in_range("sliding_window", m.sliding_window, 0, Model::kMaxSeqLength));
+  LLMPLAN_RETURN_IF_ERROR(
+      in_range("full_attention_every", m.full_attention_every, 0, Model::kMaxLayers));
+  if (m.full_attention_every > 0 && m.sliding_window == 0) {
+    return bad("full_attention_every", "needs a sliding_window");
+  }
+  LLMPLAN_RETURN_IF_ERROR(in_range("experts", m.num_experts, 0, Model::kMaxExperts));
+  if (!m.is_moe()) {
+    // A dense model: no expert field may be set (it would be silently ignored).
+    if (m.moe_top_k != 0) return bad("top_k", "needs experts (the model is dense)");
+    if (m.moe_ffn_hidden_size != 0) return bad("expert_ffn_hidden", "needs experts (the model is dense)");
+    if (m.moe_shared_experts != 0) return bad("shared_experts", "needs experts (the model is dense)");
+    if (m.moe_layer_every != 1) return bad("moe_every", "needs experts (the model is dense)");
+    if (m.moe_first_dense != 0) return bad("moe_first_dense", "needs experts (the model is dense)");
+    if (m.moe_capacity_factor != 0) return bad("capacity_factor", "needs experts (the model is dense)");
+    if (m.moe_router != MoeRouter::kSoftmax) return bad("router", "needs experts (the model is dense)");
+  } else {
+    LLMPLAN_RETURN_IF_ERROR(in_range("top_k", m.moe_top_k, 1, m.num_experts));
+    LLMPLAN_RETURN_IF_ERROR(
+        in_range("expert_ffn_hidden", m.moe_ffn_hidden_size, 0, Model::kMaxFfnHidden));
+    LLMPLAN_RETURN_IF_ERROR(in_range("shared_experts", m.moe_shared_experts, 0, Model::kMaxExperts));
+    LLMPLAN_RETURN_IF_ERROR(in_range("moe_every", m.moe_layer_every, 1, Model::kMaxLayers));
+    LLMPLAN_RETURN_IF_ERROR(in_range("moe_first_dense", m.moe_first_dense, 0, m.num_layers - 1));
+    if (!(m.moe_capacity_factor == 0 || (m.moe_capacity_factor >= 1 && m.moe_capacity_factor <= 64))) {
+      return bad("capacity_factor", "must be 0 (dropless) or in [1, 64], got " +
+                                        std::to_string(m.moe_capacity_factor));
+    }
+  }
+  // Bound the total before any int64_t count is formed (see kMaxParameters).
+  {
+    const double h = m.hidden_size, d = m.head_dim_size > 0 ? m.head_dim_size : 1.0;
+    const double f = std::max<double>(m.ffn_hidden(), m.moe_ffn_hidden());
+    const double attn = 4.0 * h * (static_cast<double>(m.num_heads) * d + h);
+    const double experts = (static_cast<double>(m.num_experts) + m.moe_shared_experts + 1) * 3.0 * h * (f + 1);
+    const double total = static_cast<double>(m.num_layers) * (attn + experts) +
+                         2.0 * static_cast<double>(m.vocab_size + m.seq_length) * h;
+    if (total > Model::kMaxParameters) {
+      return bad("experts", "the model has more than 2^50 parameters (about " +
+                                std::to_string(static_cast<long long>(total / 1e12)) +
+                                " T); llmplan's counts are bounded there");
+    }
+  }
+  if (m.head_dim_size > 0 &&
+      static_cast<int64_t>(m.num_heads) * m.head_dim_size > Model::kMaxFfnHidden) {
+    return bad("head_dim", "heads x head_dim must be at most " +
+                               std::to_string(Model::kMaxFfnHidden) + ", got " +
+                               std::to_string(static_cast<int64_t>(m.num_heads) * m.head_dim_size));
+  }
+  if (m.head_dim_size == 0 && m.hidden_size % m.num_heads != 0) {
     return bad("heads", std::to_string(m.num_heads) + " heads do not divide hidden size " +
                             std::to_string(m.hidden_size));
   }

@@ -11,6 +11,9 @@ namespace llmplan::simulator {
 
 enum class Activation { kGelu, kSwiglu };
 enum class PositionEmbedding { kLearned, kRotary };
+// How a mixture-of-experts router scores experts: softmax over the experts
+// (Mixtral, Qwen3, GPT-OSS) or independent sigmoids (DeepSeek-V3).
+enum class MoeRouter { kSoftmax, kSigmoid };
 
 // A decoder-only transformer (GPT, Llama, ...). A plain value: cheap to copy,
 // comparable, safe to share between threads.
@@ -37,6 +40,14 @@ struct Model {
   static constexpr int kMaxFfnHidden = 1048576;  // 2^20 (4 x kMaxHidden)
   static constexpr int kMaxSeqLength = 1048576;  // 2^20 tokens of context
   static constexpr int kMaxVocab = 16777216;     // 2^24
+  // Routed experts per MoE layer (DeepSeek-V3 has 256; 4096 keeps a layer's
+  // expert parameters, E x 3 h f_e, inside int64_t at every other maximum).
+  static constexpr int kMaxExperts = 4096;
+  // Most parameters (all experts) validate() accepts, checked in double
+  // before any int64_t count is formed: with experts a model could otherwise
+  // reach E x 3 h f_e x layers ~ 2^63. 2^50 (10^15) is a thousand times the
+  // largest models trained so far.
+  static constexpr double kMaxParameters = 1125899906842624.0;  // 2^50
 
   std::string name;
   int num_layers = 0;
@@ -50,34 +61,107 @@ struct Model {
   PositionEmbedding positions = PositionEmbedding::kLearned;
   bool tied_embeddings = true;
   bool linear_bias = true;   // biases in linears and LayerNorm (GPT); false: RMSNorm, no bias
+  // Width of one attention head; 0 = hidden / heads. When set, the heads need
+  // not divide hidden: the query width is heads x head_dim (Qwen3, GPT-OSS)
+  // and the output projection maps it back to hidden.
+  int head_dim_size = 0;
+
+  // Mixture of experts (Shazeer et al. 2017; Megatron-Core's MoE layer). 0
+  // experts: a dense model, and every field below keeps its default. In an
+  // MoE layer the MLP is replaced by a router ([h, E] GEMM, top-k), E routed
+  // experts of moe_ffn_hidden() each (same activation as the dense MLP), of
+  // which every token uses moe_top_k, plus moe_shared_experts always-on
+  // experts of the same width (DeepSeek, Qwen2-MoE).
+  int num_experts = 0;
+  int moe_top_k = 0;
+  int moe_ffn_hidden_size = 0;   // 0: ffn_hidden()
+  int moe_shared_experts = 0;
+  // Which layers are MoE: layer i (0-based) is when i >= moe_first_dense
+  // and (i - moe_first_dense) % moe_layer_every == 0; the others are dense
+  // layers with ffn_hidden(). Defaults: every layer.
+  int moe_layer_every = 1;
+  int moe_first_dense = 0;
+  MoeRouter moe_router = MoeRouter::kSoftmax;
+  // Tokens an expert takes per micro-batch, as a multiple of the balanced
+  // share (tokens x top_k / E), padded to exactly that (Megatron-Core's
+  // --moe-expert-capacity-factor with --moe-pad-expert-input-to-capacity;
+  // tokens beyond it are dropped). 0: dropless, each expert takes what it is
+  // routed.
+  double moe_capacity_factor = 0;
+
+  // Sliding-window attention (Mistral, GPT-OSS): windowed layers attend to
+  // the last sliding_window tokens only; 0 = no window. full_attention_every
+  // = k > 0: layer i has full attention when i % k == k - 1 (GPT-OSS: 2,
+  // alternating), the others are windowed; 0: every layer is windowed.
+  int sliding_window = 0;
+  int full_attention_every = 0;
 
   int kv_heads() const { return num_kv_heads > 0 ? num_kv_heads : num_heads; }
   int ffn_hidden() const { return ffn_hidden_size > 0 ? ffn_hidden_size : 4 * hidden_size; }
-  int head_dim() const { return num_heads > 0 ? hidden_size / num_heads : 0; }
+  int head_dim() const {
+    if (head_dim_size > 0) return head_dim_size;
+    return num_heads > 0 ? hidden_size / num_heads : 0;
+  }
+  bool is_moe() const { return num_experts > 0; }
+  int moe_ffn_hidden() const { return moe_ffn_hidden_size > 0 ? moe_ffn_hidden_size : ffn_hidden(); }
+  // Whether layer `layer` (0-based) is an MoE layer (never for a dense model).
+  bool is_moe_layer(int layer) const {
+    return is_moe() && layer >= moe_first_dense &&
+           (layer - moe_first_dense) % moe_layer_every == 0;
+  }
+  int num_moe_layers() const;
+  // Whether layer `layer` attends through a sliding window.
+  bool is_windowed_layer(int layer) const {
+    return sliding_window > 0 && (full_attention_every <= 0 ||
+                                  layer % full_attention_every != full_attention_every - 1);
+  }
+  // Keys each query of layer `layer` attends to at most: min(s, window) for
+  // a windowed layer, s otherwise.
+  int attention_span(int layer) const {
+    return is_windowed_layer(layer) && sliding_window < seq_length ? sliding_window : seq_length;
+  }
 
   // The counts below are exact in int64_t for any model that validate()
   // accepts (REQUIRES: validate(*this).ok(); larger sizes could overflow).
-  // Trainable parameters of one transformer layer.
+  // Trainable parameters of one dense transformer layer (attention, norms,
+  // the dense MLP of ffn_hidden()), whatever the model's experts.
   int64_t layer_parameters() const;
+  // One MoE layer: attention, norms, the router (h x E, + E biases with
+  // linear_bias), the shared experts and all E routed experts.
+  int64_t moe_layer_parameters() const;
+  // The E routed experts of one MoE layer (0 for a dense model).
+  int64_t expert_parameters_per_layer() const;
+  // Layer `layer`'s parameters: moe_layer_parameters() or layer_parameters().
+  int64_t layer_parameters(int layer) const;
   // Input embedding (+ learned positions) parameters.
   int64_t embedding_parameters() const;
   // Output projection parameters (0 when tied) plus the final norm.
   int64_t head_parameters() const;
-  // All trainable parameters. For a GPT with learned positions and tied
-  // embeddings this equals 12 l h^2 (1 + 13/(12h) + (V+s)/(12 l h)) plus the
-  // final LayerNorm's 2h.
+  // All trainable parameters (every expert). For a GPT with learned
+  // positions and tied embeddings this equals 12 l h^2 (1 + 13/(12h) +
+  // (V+s)/(12 l h)) plus the final LayerNorm's 2h.
   int64_t parameter_count() const;
+  // Parameters one token uses: parameter_count() less, in each MoE layer, the
+  // E - top_k routed experts it is not sent to. Equals parameter_count() for
+  // a dense model. (Embeddings count in full, as parameter_count does.)
+  int64_t active_parameter_count() const;
 
   // Model FLOPs of one training step (forward + backward, no recompute) for
-  // `global_batch` sequences, counting every matmul including attention and
-  // the logits: for a GPT (f = 4h, no GQA) 72 B s l h^2 (1 + s/(6h) + V/(12 l h)).
+  // `global_batch` sequences, counting every matmul a token takes part in:
+  // attention (QK^T and AV over the attention span, every query-key pair),
+  // the logits, and in MoE layers the router GEMM and its top_k + shared
+  // experts only (active FLOPs, as MFU counts them for MoE models). For a GPT
+  // (f = 4h, no GQA) 72 B s l h^2 (1 + s/(6h) + V/(12 l h)).
   double model_flops_per_step(int64_t global_batch) const;
 
   friend bool operator==(const Model&, const Model&) = default;
 };
 
 // OK when every size is positive and at most its Model::kMax* bound, heads
-// divide hidden, kv heads divide heads. Otherwise InvalidArgument naming the
+// divide hidden (unless head_dim is given), kv heads divide heads; for an
+// MoE model 1 <= top_k <= experts <= kMaxExperts, shared experts and the
+// layer pattern in range and at least one MoE layer; for a dense model no
+// expert field is set; a sliding window within the sequence bound. Otherwise InvalidArgument naming the
 // first field at fault ("model.hidden: must be at most 262144, got ...").
 Status validate(const Model& model);
 

@@ -21,6 +21,18 @@ Status apply_model_json(const boost::json::value& v, const std::string& path, Mo
               {{"learned", PositionEmbedding::kLearned}, {"rotary", PositionEmbedding::kRotary}});
   r.read_bool("tied_embeddings", &m.tied_embeddings);
   r.read_bool("linear_bias", &m.linear_bias);
+  r.read_int("head_dim", &m.head_dim_size, false, 0);
+  r.read_int("experts", &m.num_experts, false, 0);
+  r.read_int("top_k", &m.moe_top_k, false, 0);
+  r.read_int("expert_ffn_hidden", &m.moe_ffn_hidden_size, false, 0);
+  r.read_int("shared_experts", &m.moe_shared_experts, false, 0);
+  r.read_int("moe_every", &m.moe_layer_every, false, 1);
+  r.read_int("moe_first_dense", &m.moe_first_dense, false, 0);
+  r.read_enum("router", &m.moe_router,
+              {{"softmax", MoeRouter::kSoftmax}, {"sigmoid", MoeRouter::kSigmoid}});
+  r.read_double("capacity_factor", &m.moe_capacity_factor, false, 0);
+  r.read_int("sliding_window", &m.sliding_window, false, 0);
+  r.read_int("full_attention_every", &m.full_attention_every, false, 0);
   r.ignore("source");
   r.ignore("note");
   r.ignore("description");
@@ -43,6 +55,22 @@ boost::json::value model_to_json(const Model& m) {
   o["positions"] = m.positions == PositionEmbedding::kRotary ? "rotary" : "learned";
   o["tied_embeddings"] = m.tied_embeddings;
   o["linear_bias"] = m.linear_bias;
+  // Optional fields only when set, so dense models' JSON is unchanged.
+  if (m.head_dim_size > 0) o["head_dim"] = m.head_dim_size;
+  if (m.is_moe()) {
+    o["experts"] = m.num_experts;
+    o["top_k"] = m.moe_top_k;
+    o["expert_ffn_hidden"] = m.moe_ffn_hidden();
+    o["shared_experts"] = m.moe_shared_experts;
+    o["moe_every"] = m.moe_layer_every;
+    o["moe_first_dense"] = m.moe_first_dense;
+    o["router"] = m.moe_router == MoeRouter::kSigmoid ? "sigmoid" : "softmax";
+    o["capacity_factor"] = m.moe_capacity_factor;
+  }
+  if (m.sliding_window > 0) {
+    o["sliding_window"] = m.sliding_window;
+    o["full_attention_every"] = m.full_attention_every;
+  }
   return o;
 }
 

@@ -1,9 +1,15 @@
 // JSON form of a Model (see model.h), for presets, configs and reports.
 //
-// Fields (all optional when applying; every one written by model_to_json):
+// Fields (all optional when applying):
 //   name (string), layers, hidden, heads, kv_heads (0: = heads), ffn_hidden
 //   (0: 4 * hidden), seq, vocab (integers), activation ("gelu" | "swiglu"),
-//   positions ("learned" | "rotary"), tied_embeddings, linear_bias (booleans).
+//   positions ("learned" | "rotary"), tied_embeddings, linear_bias (booleans),
+//   head_dim (0: hidden / heads), sliding_window, full_attention_every, and
+//   for mixture-of-experts models experts, top_k, expert_ffn_hidden (0:
+//   ffn_hidden), shared_experts, moe_every, moe_first_dense (integers),
+//   router ("softmax" | "sigmoid"), capacity_factor (0: dropless).
+//   model_to_json writes head_dim, the window fields and the MoE fields only
+//   when they are set (a dense model's JSON is as before).
 // Numbers may be bare or {"value": X, "source": "..."}. The documentation keys
 // "source", "note" and "description" are accepted and ignored; any other key
 // is an error.

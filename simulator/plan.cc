@@ -55,6 +55,12 @@ Status validate(const Plan& p) {
   LLMPLAN_RETURN_IF_ERROR(in_range("global_batch", p.global_batch_size, Plan::kMaxGlobalBatch));
   LLMPLAN_RETURN_IF_ERROR(in_range("micro_batch", p.micro_batch_size, Plan::kMaxGlobalBatch));
   LLMPLAN_RETURN_IF_ERROR(in_range("virtual_stages", p.virtual_stages, Model::kMaxLayers));
+  LLMPLAN_RETURN_IF_ERROR(in_range("ep", p.expert_parallel, Plan::kMaxGpus));
+  LLMPLAN_RETURN_IF_ERROR(in_range("etp", p.expert_tensor_parallel, Plan::kMaxGpus));
+  if (!(p.moe_imbalance >= 1.0 && p.moe_imbalance <= 64.0)) {
+    return bad("moe_imbalance", "must be in [1, 64] (tokens on the busiest expert-parallel rank "
+                                "over the balanced share), got " + std::to_string(p.moe_imbalance));
+  }
   if (p.grad_bucket_bytes < 0) return bad("grad_bucket_bytes", "must not be negative");
   if (p.zero_stage < 0 || p.zero_stage > 3) {
     return bad("zero_stage", "must be 0, 1, 2 or 3, got " + std::to_string(p.zero_stage));
@@ -131,7 +137,7 @@ Status validate(const Model& model, const Plan& plan) {
                                     " does not divide " + std::to_string(model.kv_heads()) +
                                     " kv heads");
   }
-  if (model.ffn_hidden() % t != 0) {
+  if (model.num_moe_layers() < model.num_layers && model.ffn_hidden() % t != 0) {
     return Status::invalid_argument("plan.tp: tensor parallelism " + std::to_string(t) +
                                     " does not divide the FFN size " +
                                     std::to_string(model.ffn_hidden()));
@@ -140,6 +146,44 @@ Status validate(const Model& model, const Plan& plan) {
     return Status::invalid_argument(
         "plan.tp: tensor parallelism " + std::to_string(t) + " is larger than the vocabulary of " +
         std::to_string(model.vocab_size) + " (every rank holds a slice of the embedding)");
+  }
+  const int ep = plan.expert_parallel, etp = plan.expert_tensor_parallel;
+  if (!model.is_moe()) {
+    if (ep > 1) {
+      return Status::invalid_argument("plan.ep: expert parallelism " + std::to_string(ep) +
+                                      " needs a mixture-of-experts model (this one is dense)");
+    }
+    if (etp > 1) {
+      return Status::invalid_argument("plan.etp: expert tensor parallelism " +
+                                      std::to_string(etp) +
+                                      " needs a mixture-of-experts model (this one is dense)");
+    }
+  } else {
+    if (model.num_experts % ep != 0) {
+      return Status::invalid_argument("plan.ep: " + std::to_string(ep) + " does not divide the " +
+                                      std::to_string(model.num_experts) + " experts of the model");
+    }
+    if (model.moe_ffn_hidden() % etp != 0) {
+      return Status::invalid_argument("plan.etp: " + std::to_string(etp) +
+                                      " does not divide the expert FFN size " +
+                                      std::to_string(model.moe_ffn_hidden()));
+    }
+    if (model.moe_shared_experts > 0 &&
+        static_cast<int64_t>(model.moe_shared_experts) * model.moe_ffn_hidden() % t != 0) {
+      return Status::invalid_argument(
+          "plan.tp: tensor parallelism " + std::to_string(t) + " does not divide the shared "
+          "experts' FFN size " +
+          std::to_string(static_cast<int64_t>(model.moe_shared_experts) * model.moe_ffn_hidden()));
+    }
+    const int64_t stage_ranks =
+        static_cast<int64_t>(t) * plan.context_parallel * plan.data_parallel;
+    const int64_t expert_ranks = static_cast<int64_t>(ep) * etp;
+    if (stage_ranks % expert_ranks != 0) {
+      return Status::invalid_argument(
+          "plan.ep: ep x etp = " + std::to_string(expert_ranks) + " does not divide the " +
+          std::to_string(stage_ranks) +
+          " tensor x context x data ranks of a pipeline stage (expert layers fold onto them)");
+    }
   }
   const int64_t chunks = static_cast<int64_t>(plan.pipeline_parallel) * plan.virtual_stages;
   if (model.num_layers < chunks) {

@@ -127,6 +127,26 @@ struct Plan {
   // activation and the receiver all-gathers it over NVLink.
   bool pipeline_scatter_gather = false;
 
+  // Mixture-of-experts layers (Megatron-Core's MoE parallel folding): the
+  // t * cp * d ranks of a pipeline stage, which run attention as tensor x
+  // context x data parallel, run the expert layers as etp x ep x edp
+  // (expert tensor, expert, expert-data parallel; etp fastest, in rank
+  // order). Each of the ep ranks of an expert-parallel group holds E / ep
+  // experts (split over etp ranks), tokens travel to their experts by an
+  // all-to-all over the ep group, and the edp = t*cp*d / (etp*ep) ranks
+  // holding the same experts reduce (or shard) their gradients. ep = etp =
+  // 1 and dense models: no expert layout.
+  int expert_parallel = 1;         // ep: divides the experts
+  int expert_tensor_parallel = 1;  // etp: divides the expert FFN size
+  // The dispatch / combine all-to-alls of one micro-batch run under another
+  // micro-batch's compute (Megatron-Core's --overlap-moe-expert-parallel-comm
+  // with --delay-wgrad-compute; DeepSeek-V3's DualPipe idea).
+  bool moe_a2a_overlap = false;
+  // Load imbalance of the routed experts: tokens received by the busiest
+  // expert-parallel rank over the balanced share (1 = balanced, as the
+  // published benchmarks force with --moe-router-force-load-balancing).
+  double moe_imbalance = 1.0;
+
   // The ZeRO stage in effect: zero_stage, at least 1 with distributed_optimizer.
   int sharding_stage() const { return zero_stage > 0 ? zero_stage : (distributed_optimizer ? 1 : 0); }
   // Data-parallel ranks the sharded state is split over (fsdp_group, or d),
@@ -143,6 +163,12 @@ struct Plan {
   // GPUs: t * cp * p * d. REQUIRES: validate(*this).ok() (so it fits an int).
   int world_size() const {
     return tensor_parallel * context_parallel * pipeline_parallel * data_parallel;
+  }
+  // Expert-data-parallel width: t * cp * d / (etp * ep), the ranks holding
+  // the same experts. REQUIRES: validate(model, *this).ok() for an MoE model.
+  int expert_data_parallel() const {
+    return tensor_parallel * context_parallel * data_parallel /
+           (expert_tensor_parallel * expert_parallel);
   }
   // Micro-batches per replica per step: B / (d * b). REQUIRES: validate(*this).ok().
   int num_micro_batches() const {

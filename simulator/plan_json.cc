@@ -42,6 +42,10 @@ Status apply_plan_json(const boost::json::value& v, const std::string& path, Pla
   r.read_bool("overlap_param_gather", &p.overlap_param_gather);
   r.read_bool("dropout", &p.dropout);
   r.read_bool("fused_cross_entropy", &p.fused_cross_entropy);
+  r.read_int("ep", &p.expert_parallel, false, 1);
+  r.read_int("etp", &p.expert_tensor_parallel, false, 1);
+  r.read_bool("moe_a2a_overlap", &p.moe_a2a_overlap);
+  r.read_double("moe_imbalance", &p.moe_imbalance, false, 1.0);
   r.ignore("source");
   r.ignore("note");
   r.ignore("description");
@@ -76,6 +80,15 @@ boost::json::value plan_to_json(const Plan& p) {
   o["overlap_param_gather"] = p.overlap_param_gather;
   o["dropout"] = p.dropout;
   o["fused_cross_entropy"] = p.fused_cross_entropy;
+  // The expert layout only when it is not the default (dense plans' JSON is
+  // as before).
+  if (p.expert_parallel > 1 || p.expert_tensor_parallel > 1 || p.moe_a2a_overlap ||
+      p.moe_imbalance != 1.0) {
+    o["ep"] = p.expert_parallel;
+    o["etp"] = p.expert_tensor_parallel;
+    o["moe_a2a_overlap"] = p.moe_a2a_overlap;
+    o["moe_imbalance"] = p.moe_imbalance;
+  }
   return o;
 }
 

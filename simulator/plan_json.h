@@ -1,6 +1,6 @@
 // JSON form of a Plan (see plan.h), for configs, job lists and reports.
 //
-// Fields (all optional when applying; every one written by plan_to_json):
+// Fields (all optional when applying):
 //   tp, pp, dp, micro_batch, global_batch, virtual_stages (integers >= 1),
 //   schedule ("gpipe" | "1f1b" | "interleaved" | "zb-h1"),
 //   recompute ("none" | "selective" | "full"), precision ("bf16" | "fp16" | "fp8"),
@@ -9,7 +9,10 @@
 //   sequence_parallel, distributed_optimizer, flash_attention,
 //   overlap_grad_reduce, pipeline_scatter_gather, tp_comm_overlap,
 //   overlap_param_gather, dropout, fused_cross_entropy (booleans), zero_stage (0..3), fsdp_group (integer
-//   >= 0; 0 = the whole data-parallel group).
+//   >= 0; 0 = the whole data-parallel group), ep, etp (integers >= 1; expert
+//   and expert tensor parallelism), moe_a2a_overlap (boolean), moe_imbalance
+//   (number in [1, 64]); plan_to_json writes these four only when one is not
+//   its default.
 // Numbers may be bare or {"value": X, "source": "..."}. The documentation keys
 // "source", "note" and "description" are accepted and ignored; any other key
 // is an error.

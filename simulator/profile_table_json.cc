@@ -65,11 +65,14 @@ KernelKind kKinds[] = {
     KernelKind::kFlashAttention, KernelKind::kOutProjGemm, KernelKind::kDropoutResidual,
     KernelKind::kFc1Gemm,        KernelKind::kActivation,  KernelKind::kFc2Gemm,
     KernelKind::kEmbedding,      KernelKind::kLogitsGemm,  KernelKind::kCrossEntropy,
-    KernelKind::kOptimizerStep,  KernelKind::kFp8CastTranspose};
+    KernelKind::kOptimizerStep,  KernelKind::kFp8CastTranspose, KernelKind::kRouterGemm,
+    KernelKind::kMoeRouting,     KernelKind::kMoePermute,  KernelKind::kExpertFc1Gemm,
+    KernelKind::kExpertFc2Gemm};
 Pass kPasses[] = {Pass::kForward, Pass::kBackwardData, Pass::kBackwardWeight, Pass::kBackward};
 Precision kPrecisions[] = {Precision::kBf16, Precision::kFp16, Precision::kFp8};
 CollectiveKind kCollectives[] = {CollectiveKind::kAllReduce, CollectiveKind::kAllGather,
-                                 CollectiveKind::kReduceScatter, CollectiveKind::kSendRecv};
+                                 CollectiveKind::kReduceScatter, CollectiveKind::kSendRecv,
+                                 CollectiveKind::kAllToAll};
 
 const char* precision_name(Precision p) { return to_string(p); }
 const char* activation_name(Activation a) { return a == Activation::kGelu ? "gelu" : "swiglu"; }

@@ -589,6 +589,8 @@ Result<StepReport> simulate(const Model& model, const Plan& plan, const Cluster&
 
   StepReport report;
   report.num_gpus = plan.world_size();
+  report.total_params = static_cast<double>(model.parameter_count());
+  report.active_params = static_cast<double>(model.active_parameter_count());
   report.num_tasks = builder.graph().num_tasks();
   report.cost_model = cost.describe();
   const int m = plan.num_micro_batches();
@@ -626,6 +628,7 @@ Result<StepReport> simulate(const Model& model, const Plan& plan, const Cluster&
               b.fsdp_reduce_scatter_exposed_s += total;
               break;
             case OpCategory::kContextComm: b.cp_comm_s += total; break;
+            case OpCategory::kMoeA2a: b.moe_a2a_s += total; break;
           }
           b.overlap_slowdown_s += op.slowdown_s * m;
           device_flops_sum += op.flops * m;

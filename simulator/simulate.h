@@ -60,6 +60,9 @@ struct StageBreakdown {
   // Context-parallel KV exchange (ring send_recv or all-gather /
   // reduce-scatter), exposed part (lowering.h).
   double cp_comm_s = 0;
+  // MoE dispatch and combine all-to-alls over the expert-parallel group,
+  // exposed part (lowering.h).
+  double moe_a2a_s = 0;
   // SM contention: compute slowed by collectives overlapped with it
   // (CostModel::comm_compute_slowdown() x the hidden time of the new overlaps).
   double overlap_slowdown_s = 0;
@@ -69,6 +72,10 @@ struct StageBreakdown {
   double dp_comm_hidden_s = 0;  // per-step DP collectives (buckets, post-optimizer gather)
   double fsdp_hidden_s = 0;     // ZeRO-2/3 per-layer gathers and reduce-scatters
   double cp_comm_hidden_s = 0;  // context-parallel ring transfers under attention blocks
+  double moe_a2a_hidden_s = 0;  // MoE all-to-alls hidden under compute (moe_a2a_overlap)
+  // Informational, a subset of compute_s + recompute_s (not a separate part):
+  // the MoE kernels (router GEMM, routing, permutation, expert GEMMs).
+  double expert_compute_s = 0;
 };
 
 struct StageReport {
@@ -101,6 +108,9 @@ struct StepReport {
   StageBreakdown breakdown;     // of the critical stage
   std::vector<StageReport> stages;
   int num_gpus = 0;
+  // Model::parameter_count() and active_parameter_count() (equal for a dense model).
+  double total_params = 0;
+  double active_params = 0;
   int num_tasks = 0;
   std::string cost_model;
   // Bitmask of CaveatBit (caveats.h): where this result lies outside what the
