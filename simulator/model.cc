@@ -167,9 +167,9 @@ Status validate(const Model& m) {
     const double total = static_cast<double>(m.num_layers) * (attn + experts) +
                          2.0 * static_cast<double>(m.vocab_size + m.seq_length) * h;
     if (total > Model::kMaxParameters) {
-      return bad("experts", "the model has more than 2^50 parameters (about " +
-                                std::to_string(static_cast<long long>(total / 1e12)) +
-                                " T); llmplan's counts are bounded there");
+      return bad("experts", "the model has more than 2^56 (7.2e16) parameters (about " +
+                                std::to_string(static_cast<long long>(total / 1e15)) +
+                                "e15); llmplan's counts are bounded there");
     }
   }
   if (m.head_dim_size > 0 &&

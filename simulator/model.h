@@ -45,9 +45,10 @@ struct Model {
   static constexpr int kMaxExperts = 4096;
   // Most parameters (all experts) validate() accepts, checked in double
   // before any int64_t count is formed: with experts a model could otherwise
-  // reach E x 3 h f_e x layers ~ 2^63. 2^50 (10^15) is a thousand times the
-  // largest models trained so far.
-  static constexpr double kMaxParameters = 1125899906842624.0;  // 2^50
+  // reach E x 3 h f_e x layers ~ 2^63. 2^56 (7 x 10^16) admits every dense
+  // shape within the bounds above (at most ~2^52) and stays far inside
+  // int64_t.
+  static constexpr double kMaxParameters = 72057594037927936.0;  // 2^56
 
   std::string name;
   int num_layers = 0;
