@@ -114,9 +114,14 @@ Result<std::vector<AccuracyCase>> load_runs_cases(const AccuracyOptions& o,
       "overlap parameter all-gathers and gradient reduce-scatters with compute (FSDP issues them "
       "on a separate stream and the host runs ahead); Megatron rows overlap what their overlaps "
       "column states, gradient buckets of 40M parameters; unstated recompute -> none");
-  notes->push_back("rows with features the simulator lacks (fp8, context parallelism, MoE, "
-                   "other activations, heads x head_dim != hidden) are counted and listed, not "
-                   "simulated");
+  notes->push_back(
+      "MoE rows: experts, top-k, expert FFN and layer pattern from the models table, ep from the "
+      "row with expert TP 1 (expert-data-parallel = tp x cp x dp / ep), dropless and balanced "
+      "(the source forces balance), MoE all-to-all overlap where the overlaps column says it is "
+      "on; GPT-OSS: sliding window 128 on alternating layers, its gated quick_gelu costed as "
+      "SwiGLU; selective recompute of layernorm / moe_act -> selective");
+  notes->push_back("rows with features the simulator lacks (other precisions or activations, "
+                   "an MoE layer pattern it cannot read) are counted and listed, not simulated");
   return cases;
 }
 

@@ -83,6 +83,7 @@ std::vector<std::pair<std::string, std::string>> feature_groups(const AccuracyCa
   const auto yes_no = [](bool b) { return std::string(b ? "yes" : "no"); };
   return {{"source", c.origin},
           {"precision", simulator::to_string(p.precision)},
+          {"moe", yes_no(c.config.model.is_moe())},
           {"zero stage", "zero" + std::to_string(p.sharding_stage())},
           {"recompute", simulator::to_string(p.recompute)},
           {"tp>1", yes_no(p.tensor_parallel > 1)},
@@ -95,12 +96,14 @@ std::vector<std::pair<std::string, std::string>> feature_groups(const AccuracyCa
 
 std::string configuration_key(const AccuracyCase& c) {
   const simulator::Plan& p = c.config.plan;
-  char buf[256];
-  std::snprintf(buf, sizeof buf, "|%d|%d|%d|%d|%d|%d|%d|%d|%d|%d|%d|%d|%d", c.config.model.seq_length,
-                p.tensor_parallel, p.pipeline_parallel, p.data_parallel, p.virtual_stages,
-                p.micro_batch_size, p.global_batch_size, static_cast<int>(p.recompute),
-                p.sharding_stage(), p.fsdp_group, p.tp_comm_overlap ? 1 : 0,
-                p.overlap_param_gather ? 1 : 0, static_cast<int>(p.precision));
+  char buf[320];
+  std::snprintf(buf, sizeof buf, "|%d|%d|%d|%d|%d|%d|%d|%d|%d|%d|%d|%d|%d|%d|%d|%d",
+                c.config.model.seq_length, p.tensor_parallel, p.pipeline_parallel,
+                p.data_parallel, p.virtual_stages, p.micro_batch_size, p.global_batch_size,
+                static_cast<int>(p.recompute), p.sharding_stage(), p.fsdp_group,
+                p.tp_comm_overlap ? 1 : 0, p.overlap_param_gather ? 1 : 0,
+                static_cast<int>(p.precision), p.expert_parallel, p.expert_tensor_parallel,
+                p.moe_a2a_overlap ? 1 : 0);
   return c.config.model.name + buf;
 }
 

@@ -58,13 +58,14 @@ simulator::Cluster case_cluster(const AccuracyCase& c);
 std::vector<AccuracyCase> make_runs_cases(const std::vector<PublishedRun>& runs);
 
 // The feature groups a runs-file case belongs to, as (grouping, key) pairs:
-// source, ZeRO stage, recompute, t > 1, p > 1, interleaved, seq >= 8192,
-// GPUs >= 128, multi-node.
+// source, precision, moe (a mixture-of-experts model: yes / no), ZeRO stage,
+// recompute, t > 1, p > 1, interleaved, seq >= 8192, GPUs >= 128, multi-node.
 std::vector<std::pair<std::string, std::string>> feature_groups(const AccuracyCase& c);
 
 // The configuration key of a case for fold assignment (assign_folds):
-// model, sequence, GPUs and the whole plan, so that repeat measurements of
-// one configuration share a fold.
+// model, sequence, GPUs and the whole plan (expert parallelism and the MoE
+// all-to-all overlap included), so that repeat measurements of one
+// configuration share a fold.
 std::string configuration_key(const AccuracyCase& c);
 
 // The calibrated constants of one GPU and its network.

@@ -45,6 +45,14 @@ Result<std::vector<size_t>> find_columns(const csv::CsvReader& reader,
   return out;
 }
 
+// The index of an optional column, or kNoColumn.
+constexpr size_t kNoColumn = static_cast<size_t>(-1);
+size_t optional_column(const csv::CsvReader& reader, const char* name) {
+  const auto& h = reader.header();
+  const auto it = std::find(h.begin(), h.end(), name);
+  return it == h.end() ? kNoColumn : static_cast<size_t>(it - h.begin());
+}
+
 Result<int> positive(const csv::CsvReader& r, size_t column, bool zero_ok = false) {
   LLMPLAN_ASSIGN_OR_RETURN(int v, r.integer(column));
   if (v < 0 || (v == 0 && !zero_ok)) {
@@ -76,6 +84,44 @@ int number_after(std::string_view text, std::string_view marker) {
     v = v * 10 + (text[at++] - '0');
   }
   return v;
+}
+
+// The sliding window of a models-table row from its shape notes: the
+// window from "sliding-window attention (window N)", the period of the
+// full-attention layers from "window_attn_skip_freq K" (Megatron-Core's
+// option) or 2 for "alternating layers"; 0, 0 when the notes state no
+// window.
+void window_from_notes(std::string_view notes_cell, int* window, int* full_every) {
+  const std::string notes = lower(notes_cell);
+  *window = number_after(notes, "sliding-window attention (window");
+  *full_every = 0;
+  if (*window <= 0) {
+    *window = 0;
+    return;
+  }
+  *full_every = number_after(notes, "window_attn_skip_freq");
+  if (*full_every <= 0 && contains(notes, "alternating layers")) *full_every = 2;
+}
+
+// Reads an MoE layer pattern ("every layer MoE (...)", "every 2 layers",
+// "first 3 dense, then every layer"; text in parentheses is ignored) into
+// Model::moe_layer_every and moe_first_dense. False when it is not one of
+// these forms.
+bool parse_moe_layer_pattern(std::string_view cell, int* every, int* first_dense) {
+  std::string text = lower(cell);
+  text = text.substr(0, text.find('('));
+  *every = 1;
+  *first_dense = 0;
+  if (contains(text, "first")) {
+    *first_dense = number_after(text, "first");
+    if (*first_dense <= 0 || !contains(text, "dense")) return false;
+  }
+  if (contains(text, "every layer")) return true;
+  if (contains(text, "every")) {
+    *every = number_after(text, "every");
+    return *every > 0;
+  }
+  return *first_dense > 0;
 }
 
 }  // namespace
@@ -117,6 +163,13 @@ Result<std::vector<ModelRow>> read_models_csv_text(std::string_view text,
                    {"model", "layers", "hidden", "heads", "kv_heads", "head_dim", "ffn", "vocab",
                     "activation", "tied_embeddings", "positions", "linear_bias", "moe_experts"},
                    source_name));
+  const size_t top_k = optional_column(reader, "moe_top_k");
+  const size_t expert_ffn = optional_column(reader, "moe_expert_ffn");
+  const size_t shared = optional_column(reader, "moe_shared_experts");
+  const size_t pattern = optional_column(reader, "moe_layer_pattern");
+  const size_t window = optional_column(reader, "sliding_window");
+  const size_t full_every = optional_column(reader, "full_attention_every");
+  const size_t notes = optional_column(reader, "shape_notes");
   std::vector<ModelRow> out;
   while (true) {
     LLMPLAN_ASSIGN_OR_RETURN(bool more, reader.next());
@@ -143,6 +196,54 @@ Result<std::vector<ModelRow>> read_models_csv_text(std::string_view text,
     m.positions = lower(reader.cell(col[kPos]));
     LLMPLAN_ASSIGN_OR_RETURN(m.tied_embeddings, boolean(reader, col[kTied]));
     LLMPLAN_ASSIGN_OR_RETURN(m.linear_bias, boolean(reader, col[kBias]));
+    const bool moe = m.moe_experts > 0;
+    if (moe) {
+      for (const auto& [c, name] : {std::pair{top_k, "moe_top_k"},
+                                    std::pair{expert_ffn, "moe_expert_ffn"},
+                                    std::pair{shared, "moe_shared_experts"},
+                                    std::pair{pattern, "moe_layer_pattern"}}) {
+        if (c == kNoColumn) {
+          return Status::parse_error(reader.where(col[kExperts]) + ": model \"" + m.name +
+                                     "\" has " + std::to_string(m.moe_experts) +
+                                     " experts but the table has no column \"" + name + "\"");
+        }
+      }
+    }
+    if (top_k != kNoColumn) {
+      LLMPLAN_ASSIGN_OR_RETURN(m.moe_top_k, positive(reader, top_k, /*zero_ok=*/true));
+    }
+    if (expert_ffn != kNoColumn) {
+      LLMPLAN_ASSIGN_OR_RETURN(m.moe_expert_ffn, positive(reader, expert_ffn, /*zero_ok=*/true));
+    }
+    if (shared != kNoColumn) {
+      LLMPLAN_ASSIGN_OR_RETURN(m.moe_shared_experts, positive(reader, shared, /*zero_ok=*/true));
+    }
+    if (pattern != kNoColumn) m.moe_layer_pattern = reader.cell(pattern);
+    if (moe && (m.moe_top_k < 1 || m.moe_top_k > m.moe_experts)) {
+      return Status::parse_error(reader.where(top_k) + ": must be from 1 to moe_experts (" +
+                                 std::to_string(m.moe_experts) + "), got " + reader.cell(top_k));
+    }
+    if (!moe) {
+      for (const auto& [c, v] : {std::pair{top_k, m.moe_top_k},
+                                 std::pair{expert_ffn, m.moe_expert_ffn},
+                                 std::pair{shared, m.moe_shared_experts}}) {
+        if (v != 0) {
+          return Status::parse_error(reader.where(c) + ": must be 0 for a model without experts "
+                                     "(moe_experts 0), got " + reader.cell(c));
+        }
+      }
+    }
+    if (window != kNoColumn || full_every != kNoColumn) {
+      if (window != kNoColumn) {
+        LLMPLAN_ASSIGN_OR_RETURN(m.sliding_window, positive(reader, window, /*zero_ok=*/true));
+      }
+      if (full_every != kNoColumn) {
+        LLMPLAN_ASSIGN_OR_RETURN(m.full_attention_every,
+                                 positive(reader, full_every, /*zero_ok=*/true));
+      }
+    } else if (notes != kNoColumn) {
+      window_from_notes(reader.cell(notes), &m.sliding_window, &m.full_attention_every);
+    }
     out.push_back(std::move(m));
   }
   if (out.empty()) return Status::parse_error(source_name + ": no data rows after the header");
@@ -223,6 +324,7 @@ Result<PublishedRun> map_published_run(const RunRow& row, const std::vector<Mode
   out.line = row.line;
   out.file = file;
   out.name = row.name;
+  out.model = row.model;
   out.source = source_id(row.source);
   out.measured_step_s = row.measured_step_s;
 
@@ -240,12 +342,14 @@ Result<PublishedRun> map_published_run(const RunRow& row, const std::vector<Mode
   } else if (!starts_with(row.precision, "bf16")) {
     out.missing.push_back("precision " + row.precision.substr(0, row.precision.find(' ')));
   }
-  if (row.ep > 1 || m->moe_experts > 0) out.missing.push_back("moe");
+  const bool moe = m->moe_experts > 0;
+  if (row.ep > 1 && !moe) out.missing.push_back("ep > 1 on a dense model");
+  int moe_every = 1, moe_first_dense = 0;
+  if (moe && !parse_moe_layer_pattern(m->moe_layer_pattern, &moe_every, &moe_first_dense)) {
+    out.missing.push_back("moe_layer_pattern " + m->moe_layer_pattern);
+  }
   if (m->activation != "gelu" && m->activation != "swiglu") {
     out.missing.push_back("activation " + m->activation);
-  }
-  if (static_cast<int64_t>(m->heads) * m->head_dim != m->hidden) {
-    out.missing.push_back("head_dim != hidden/heads");
   }
   const bool learned = m->positions == "learned";
   if (!learned && m->positions != "rotary" && m->positions != "alibi" && m->positions != "none") {
@@ -268,6 +372,20 @@ Result<PublishedRun> map_published_run(const RunRow& row, const std::vector<Mode
       learned ? simulator::PositionEmbedding::kLearned : simulator::PositionEmbedding::kRotary;
   model.tied_embeddings = m->tied_embeddings;
   model.linear_bias = m->linear_bias;
+  // Qwen3 and GPT-OSS: heads x head_dim differs from hidden.
+  if (static_cast<int64_t>(m->heads) * m->head_dim != m->hidden) model.head_dim_size = m->head_dim;
+  model.sliding_window = m->sliding_window;
+  model.full_attention_every = m->sliding_window > 0 ? m->full_attention_every : 0;
+  if (moe) {
+    model.num_experts = m->moe_experts;
+    model.moe_top_k = m->moe_top_k;
+    model.moe_ffn_hidden_size = m->moe_expert_ffn;
+    model.moe_shared_experts = m->moe_shared_experts;
+    model.moe_layer_every = moe_every;
+    model.moe_first_dense = moe_first_dense;
+    model.moe_router = simulator::MoeRouter::kSoftmax;
+    model.moe_capacity_factor = 0;  // dropless, as the published MoE rows ran
+  }
 
   simulator::Plan& plan = out.config.plan;
   plan.tensor_parallel = row.tp;
@@ -287,6 +405,13 @@ Result<PublishedRun> map_published_run(const RunRow& row, const std::vector<Mode
   }
   plan.sequence_parallel = row.tp > 1;
   plan.flash_attention = true;
+  if (moe) {
+    // Expert layers fold EP into the tp * cp * dp ranks of a stage with
+    // expert TP 1 (the recipes' presets): edp = tp * cp * dp / ep.
+    plan.expert_parallel = row.ep;
+    plan.expert_tensor_parallel = 1;
+    plan.moe_imbalance = 1.0;  // the source forces a balanced token distribution
+  }
   plan.precision = precision;
   plan.fp8_recipe = recipe;
   const std::string fsdp = lower(row.fsdp);
@@ -307,6 +432,12 @@ Result<PublishedRun> map_published_run(const RunRow& row, const std::vector<Mode
                              contains(ov, "overlap-grad-reduce") || contains(ov, "grad-reduce");
   plan.overlap_param_gather = torch_fsdp || megatron_fsdp || contains(ov, "overlap_param_gather") ||
                               contains(ov, "overlap-param-gather") || contains(ov, "param-gather");
+  // Megatron-Core's overlap_moe_expert_parallel_comm: "MoE all-to-all
+  // overlap on (...)"; "off", "not set (default off)" and "unstated" leave it
+  // off.
+  plan.moe_a2a_overlap = moe && (contains(ov, "moe all-to-all overlap on") ||
+                                 contains(ov, "moe_a2a_overlap=true") ||
+                                 contains(ov, "--overlap-moe-expert-parallel-comm"));
   // NeMo 24.07's performance table states only TP/PP/CP/VP and the batches:
   // the rest is the NeMo-Framework-Launcher 24.07 training configs the rows
   // were run with (data/h100/README.md lists them): the distributed
@@ -320,6 +451,14 @@ Result<PublishedRun> map_published_run(const RunRow& row, const std::vector<Mode
       plan.overlap_param_gather = true;
     }
     plan.tp_comm_overlap = row.tp > 1;
+  }
+  // Megatron-Bridge rows whose release preset did not match the table
+  // (overlaps unstated) but which ran the distributed optimizer: every
+  // Megatron-Bridge recipe the file read turns on gradient-reduce and
+  // parameter-gather overlap with it (TP and MoE all-to-all overlap stay off).
+  if (out.source == "Megatron-Bridge" && plan.zero_stage == 1 && starts_with(ov, "unstated")) {
+    plan.overlap_grad_reduce = true;
+    plan.overlap_param_gather = true;
   }
   // Llama-style models (SwiGLU) train without dropout in NeMo's and
   // Megatron-Bridge's recipes (hidden and attention dropout 0).
@@ -437,6 +576,7 @@ Result<std::vector<PublishedRun>> read_runs_json_text(std::string_view text,
     r.source = r.source.empty() ? source_name : source_id(r.source);
     LLMPLAN_ASSIGN_OR_RETURN(r.config, presets::load_sim_config_text(boost::json::serialize(config),
                                                                      path, catalog));
+    r.model = r.config.model.name;
     out.push_back(std::move(r));
   }
   return out;

@@ -15,10 +15,10 @@
 //    JSON (simulator/cluster_json.h), "measured_step_s": seconds}, read as
 //    presets::load_sim_config_text reads a config.
 //
-// Rows the simulator cannot express (FP8, context parallelism, mixture of
-// experts, an activation it lacks, heads * head_dim != hidden, ...) are kept
-// with the list of features they miss, so that reports count and list them
-// rather than dropping them silently.
+// Rows the simulator cannot express (a precision or an activation it lacks,
+// an MoE layer pattern it cannot read, ...) are kept with the list of
+// features they miss, so that reports count and list them rather than
+// dropping them silently.
 //
 // Every error is one line naming the file and line (CSV: "FILE:LINE:
 // column "NAME": ...") or the JSON path ("FILE: [3].plan.tp: ...").
@@ -49,6 +49,18 @@ struct ModelRow {
   std::string positions;   // learned, rotary, alibi, none
   bool linear_bias = false;
   int moe_experts = 0;
+  // The other MoE columns: optional in a table whose every model is dense
+  // (moe_experts 0), required (an error naming the line otherwise) as soon
+  // as one model has experts. moe_expert_ffn 0 = the dense ffn.
+  int moe_top_k = 0, moe_expert_ffn = 0, moe_shared_experts = 0;
+  std::string moe_layer_pattern;  // "every layer MoE (...)", "dense (no MoE)", ...
+  // Sliding-window attention: the optional columns "sliding_window" and
+  // "full_attention_every" when the table has them, else read from the
+  // optional "shape_notes" column (data/h100/models.csv has no column for it):
+  // the window from "sliding-window attention (window N)", the period of
+  // full-attention layers from "window_attn_skip_freq K" (or 2 for
+  // "alternating layers"), 0 = every layer windowed.
+  int sliding_window = 0, full_attention_every = 0;
 };
 
 // One row of a published-runs CSV, as written (only the columns the mapping
@@ -66,10 +78,11 @@ struct PublishedRun {
   int line = 0;                      // CSV line, or 1-based array index in JSON
   std::string file;                  // the runs file
   std::string name;
+  std::string model;                 // the row's model (CSV) or the config's model name (JSON)
   std::string source;                // short source id (e.g. "llm-foundry", "Megatron-LM")
   double measured_step_s = 0;
   // Features the simulator lacks for this row ("precision fp4",
-  // "moe", "activation squared-relu", "head_dim != hidden/heads", ...);
+  // "activation squared-relu", "moe_layer_pattern X", ...);
   // empty when the row is expressible, and only then is `config` set.
   std::vector<std::string> missing;
   presets::SimConfig config;
@@ -85,7 +98,10 @@ std::string source_id(std::string_view source_cell);
 bool is_runs_csv(std::string_view text);
 
 // Parses a models table. Errors (one line, "FILE:LINE: column "NAME": ..."):
-// a missing column, a bad number, a duplicated model name, no rows.
+// a missing column, a bad number, a duplicated model name, no rows, an MoE
+// model (moe_experts > 0) in a table without the moe_top_k, moe_expert_ffn,
+// moe_shared_experts or moe_layer_pattern column, moe_top_k outside [1,
+// moe_experts] for an MoE model, MoE values other than 0 for a dense one.
 Result<std::vector<ModelRow>> read_models_csv_text(std::string_view text,
                                                    const std::string& source_name);
 
@@ -101,20 +117,57 @@ Result<std::vector<RunRow>> read_runs_rows_text(std::string_view text,
 //    for "fp8-current" (Megatron-Bridge), else delayed (Transformer
 //    Engine's default; NeMo 24.07 and llm-foundry do not state theirs);
 //    another precision -> missing "precision X";
-//  - ep > 1 or MoE experts in the
-//    model -> missing "moe"; an activation other than gelu/swiglu -> missing
-//    "activation X"; heads * head_dim != hidden -> missing
-//    "head_dim != hidden/heads"; positions other than learned / rotary /
-//    alibi / none -> missing "positions X";
+//  - an activation other than gelu/swiglu -> missing "activation X";
+//    positions other than learned / rotary / alibi / none -> missing
+//    "positions X"; ep > 1 on a dense model -> missing "ep > 1 on a dense
+//    model";
+//  - heads * head_dim != hidden (Qwen3, GPT-OSS) -> Model::head_dim_size =
+//    head_dim (the query width is heads x head_dim); otherwise head_dim_size
+//    stays 0 (= hidden / heads, as before);
+//  - MoE models (moe_experts > 0; data/h100 has gpt-oss-120b, qwen3-30b-a3b
+//    and qwen3-235b-a22b): num_experts, moe_top_k, moe_ffn_hidden_size
+//    (moe_expert_ffn; 0 = ffn), moe_shared_experts as the table gives them;
+//    moe_layer_pattern "every layer ..." -> every layer MoE, "every K ..."
+//    -> moe_layer_every K, "first N ... dense" -> moe_first_dense N (text in
+//    parentheses is ignored), anything else -> missing "moe_layer_pattern
+//    X"; router softmax (Megatron-Core's default, which Qwen3 and GPT-OSS
+//    use); dropless (capacity factor 0) and balanced (Plan::moe_imbalance
+//    1): the published MoE rows force the token distribution to balance
+//    and drop no token. GPT-OSS's gated quick_gelu (x * sigmoid(1.702 x),
+//    clamped) is listed as swiglu in models.csv and costs as SwiGLU (the
+//    same GEMMs; the gate's elementwise cost differs negligibly); its
+//    attention sinks, YaRN rotary and Qwen3's QK layernorm are not
+//    modelled (elementwise, < 1 % of a layer);
+//  - sliding-window attention: sliding_window / full_attention_every of the
+//    ModelRow (GPT-OSS: window 128, full attention every 2nd layer: 0-based
+//    layer i is full when i % 2 == 1, Megatron-Core's window_attn_skip_freq
+//    2 on 1-based layer numbers);
+//  - ep from the row, expert tensor parallelism etp = 1 (the recipes' presets
+//    for every published MoE row), so the expert-data-parallel width is
+//    tp * cp * dp / ep (what the rows' notes state); Plan::moe_a2a_overlap
+//    when the overlaps column says "MoE all-to-all overlap on" (or
+//    "moe_a2a_overlap=True", "--overlap-moe-expert-parallel-comm"); "off",
+//    "not set" and "unstated" -> false;
 //  - tp, pp, cp, dp, micro and global batch as written (the file's dp
 //    excludes cp; cp > 1 runs ring attention, cp_comm p2p, Megatron-Core's
 //    default); vp > 1 -> interleaved
 //    schedule with vp virtual stages, else 1F1B;
-//  - recompute "full..." / "selective..." / "none..."; "unstated" -> none;
+//  - recompute "full..." -> full, "selective..." -> selective, "none..."
+//    and "unstated" -> none. Megatron-Bridge's GPT-OSS recipe's "selective
+//    (recompute_modules: layernorm, moe_act)" maps to Recompute::kSelective,
+//    the closest: with flash attention the simulator's selective
+//    recomputation adds no time (its recomputed attention core is what
+//    flash attention recomputes anyway), and the recomputed norms and
+//    expert activations are memory-bound elementwise kernels (under 1 % of
+//    a layer's time) that it does not charge;
 //  - NeMo rows with sharding and overlaps unstated: the NeMo-Framework-
 //    Launcher 24.07 configs they ran (distributed optimizer with gradient-
 //    reduce and parameter-gather overlap where dp > 1, TP communication
-//    overlap where tp > 1); NeMo and Megatron-Bridge SwiGLU (Llama-style)
+//    overlap where tp > 1); Megatron-Bridge rows with the distributed
+//    optimizer (zero1) and overlaps unstated: gradient-reduce and
+//    parameter-gather overlap, as every Megatron-Bridge recipe the file
+//    read sets with the distributed optimizer (no TP or MoE all-to-all
+//    overlap); NeMo and Megatron-Bridge SwiGLU (Llama-style, Qwen3, GPT-OSS)
 //    models without dropout;
 //  - sequence parallelism whenever tp > 1 (every tp > 1 row is a Megatron
 //    run: Megatron-Core recipes turn it on with TP, and --tp-comm-overlap

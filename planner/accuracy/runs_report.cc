@@ -2,6 +2,7 @@
 
 #include <boost/json.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -75,6 +76,34 @@ int not_fitting(const RunsValidation& v) {
   int n = 0;
   for (bool f : v.fits) n += f ? 0 : 1;
   return n;
+}
+
+// The rows of each model, models in order of first appearance.
+struct ModelGroup {
+  std::string model;
+  bool moe = false;
+  int excluded = 0;           // rows the simulator cannot express
+  std::vector<size_t> index;  // the expressible rows (case indices)
+};
+std::vector<ModelGroup> model_groups(const RunsValidation& v) {
+  std::vector<ModelGroup> out;
+  size_t next = 0;  // cases hold the expressible runs in order
+  for (const PublishedRun& r : v.runs) {
+    const std::string key = r.model.empty() ? "(unnamed)" : r.model;
+    auto it = std::find_if(out.begin(), out.end(),
+                           [&](const ModelGroup& g) { return g.model == key; });
+    if (it == out.end()) {
+      out.push_back({key, false, 0, {}});
+      it = out.end() - 1;
+    }
+    if (!r.missing.empty() || next >= v.cases.size()) {
+      ++it->excluded;
+      continue;
+    }
+    it->moe = it->moe || v.cases[next].config.model.is_moe();
+    it->index.push_back(next++);
+  }
+  return out;
 }
 
 std::string missing_text(const std::vector<std::string>& missing) {
@@ -172,12 +201,33 @@ Result<std::string> runs_validation_json(const RunsValidation& v) {
     groups[name] = std::move(a);
   }
   o["groups"] = std::move(groups);
+  boost::json::object by_model;
+  for (const ModelGroup& g : model_groups(v)) {
+    boost::json::object e;
+    e["rows"] = g.index.size();
+    e["excluded_rows"] = g.excluded;
+    e["moe"] = g.moe;
+    if (g.index.empty()) {
+      e["in_sample_mape"] = nullptr;
+      e["held_out_mape"] = nullptr;
+    } else {
+      e["in_sample_mape"] = mape_of(g.index, v.predicted, v.cases);
+      if (held) {
+        e["held_out_mape"] = mape_of(g.index, v.held_out.predicted, v.cases);
+      } else {
+        e["held_out_mape"] = nullptr;
+      }
+    }
+    by_model[g.model] = std::move(e);
+  }
+  o["by_model"] = std::move(by_model);
   boost::json::array rows;
   for (size_t i = 0; i < v.cases.size(); ++i) {
     const AccuracyCase& c = v.cases[i];
     const simulator::Plan& p = c.config.plan;
     boost::json::object e;
     e["name"] = c.name;
+    e["model"] = c.config.model.name;
     e["source"] = c.origin;
     e["line"] = c.run.line;
     e["gpus"] = p.world_size();
@@ -185,6 +235,7 @@ Result<std::string> runs_validation_json(const RunsValidation& v) {
     e["p"] = p.pipeline_parallel;
     e["d"] = p.data_parallel;
     e["v"] = p.virtual_stages;
+    e["ep"] = p.expert_parallel;
     e["micro_batch"] = p.micro_batch_size;
     e["global_batch"] = p.global_batch_size;
     e["seq"] = c.config.model.seq_length;
@@ -260,8 +311,18 @@ std::string runs_validation_report(const RunsValidation& v, bool md) {
     out += md ? "## Error by " + name + "\n\n" + t.markdown() + "\n"
               : "error by " + name + ":\n" + t.text() + "\n";
   }
-  reports::Table rows({"name", "gpus", "t", "p", "v", "d", "zero", "recompute", "measured_s",
-                       "predicted_s", "APE", "held-out APE", "fits"});
+  reports::Table models({"model", "MoE", "rows", "excluded", "in-sample MAPE", "held-out MAPE"});
+  for (const ModelGroup& g : model_groups(v)) {
+    const bool any = !g.index.empty();
+    models.add_row({g.model, g.moe ? "yes" : "no", std::to_string(g.index.size()),
+                    std::to_string(g.excluded),
+                    any ? pct(mape_of(g.index, v.predicted, v.cases)) : "n/a",
+                    any && held ? pct(mape_of(g.index, v.held_out.predicted, v.cases)) : "n/a"});
+  }
+  out += md ? "## Error by model\n\n" + models.markdown() + "\n"
+            : "error by model:\n" + models.text() + "\n";
+  reports::Table rows({"name", "gpus", "t", "p", "v", "d", "ep", "zero", "recompute",
+                       "measured_s", "predicted_s", "APE", "held-out APE", "fits"});
   for (size_t i = 0; i < v.cases.size(); ++i) {
     const simulator::Plan& p = v.cases[i].config.plan;
     char m[32], pr[32];
@@ -270,7 +331,8 @@ std::string runs_validation_report(const RunsValidation& v, bool md) {
     rows.add_row({v.cases[i].name, std::to_string(p.world_size()),
                   std::to_string(p.tensor_parallel), std::to_string(p.pipeline_parallel),
                   std::to_string(p.virtual_stages), std::to_string(p.data_parallel),
-                  std::to_string(p.sharding_stage()), simulator::to_string(p.recompute), m, pr,
+                  std::to_string(p.expert_parallel), std::to_string(p.sharding_stage()),
+                  simulator::to_string(p.recompute), m, pr,
                   pct(std::abs(v.predicted[i] - meas[i]) / meas[i]),
                   held ? pct(std::abs(v.held_out.predicted[i] - meas[i]) / meas[i]) : "n/a",
                   v.fits[i] ? "yes" : "NO"});
@@ -299,14 +361,14 @@ Result<std::string> runs_validation_csv(const RunsValidation& v) {
   reports::Table t({"name", "source", "line", "gpus", "t", "p", "v", "d", "micro_batch",
                     "global_batch", "seq", "zero_stage", "recompute", "measured_s", "predicted_s",
                     "ape_percent", "held_out_predicted_s", "held_out_ape_percent", "fits",
-                    "missing"});
+                    "missing", "model", "ep"});
   size_t next = 0;
   for (const PublishedRun& r : v.runs) {
     if (!r.missing.empty()) {
       char m[32];
       std::snprintf(m, sizeof m, "%.3f", r.measured_step_s);
       t.add_row({r.name, r.source, std::to_string(r.line), "", "", "", "", "", "", "", "", "", "",
-                 m, "", "", "", "", "", missing_text(r.missing)});
+                 m, "", "", "", "", "", missing_text(r.missing), r.model, ""});
       continue;
     }
     const size_t i = next++;
@@ -327,7 +389,7 @@ Result<std::string> runs_validation_csv(const RunsValidation& v) {
                std::to_string(p.micro_batch_size), std::to_string(p.global_batch_size),
                std::to_string(c.config.model.seq_length), std::to_string(p.sharding_stage()),
                simulator::to_string(p.recompute), m, pr, e, hp, he, v.fits[i] ? "true" : "false",
-               ""});
+               "", c.config.model.name, std::to_string(p.expert_parallel)});
   }
   return t.csv();
 }

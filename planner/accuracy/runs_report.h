@@ -1,8 +1,9 @@
 // Validation of the simulator on a runs file (planner/accuracy/runs_file.h):
 // k-fold held-out cross-validation, and the report `llmplan validate` prints
 // for it (text, Markdown, JSON, CSV): in-sample and held-out errors overall,
-// by source and by feature group, per row (with the memory check), and the
-// rows the simulator cannot express, counted by missing feature and listed.
+// by source and by feature group, by model, per row (with the memory check),
+// and the rows the simulator cannot express, counted by missing feature and
+// listed.
 #ifndef LLMPLAN_PLANNER_ACCURACY_RUNS_REPORT_H_
 #define LLMPLAN_PLANNER_ACCURACY_RUNS_REPORT_H_
 
@@ -57,18 +58,24 @@ std::map<std::string, int> missing_feature_counts(const std::vector<PublishedRun
 //  "not_fitting_rows", "in_sample": {rows, mape, median_ape, max_ape,
 //  mean_signed_error}, "held_out": {"folds", "seconds_per_fold": [...],
 //  rows, mape, ...} (null when not run), "held_out_mape" (null when not run),
-//  "groups": {grouping: [{"key", "rows", "in_sample_mape", "held_out_mape"}]},
-//  "runs": [{"name", "source", "line", "gpus", "t", "p", "d", "v",
-//  "micro_batch", "global_batch", "seq", "zero_stage", "recompute",
-//  "measured_s", "predicted_s", "ape", "fits", "fold", "held_out_predicted_s",
-//  "held_out_ape"}], "excluded": {"rows", "by_feature": {feature: rows},
+//  "groups": {grouping: [{"key", "rows", "in_sample_mape", "held_out_mape"}]}
+//  (groupings: feature_groups(), "moe" among them), "by_model": {model:
+//  {"rows" (expressible), "excluded_rows", "moe", "in_sample_mape",
+//  "held_out_mape"}} (models in order of first appearance; a MAPE is null
+//  without rows or held-out run), "runs": [{"name", "model", "source",
+//  "line", "gpus", "t", "p", "d", "v", "ep", "micro_batch", "global_batch",
+//  "seq", "zero_stage", "recompute", "measured_s", "predicted_s", "ape",
+//  "fits", "fold", "held_out_predicted_s", "held_out_ape"}] (every
+//  expressible row), "excluded": {"rows", "by_feature": {feature: rows},
 //  "runs": [{"name", "source", "line", "missing": [...]}]}, "notes": [...]}.
 // Errors are fractions. InvalidArgument if a number is not finite.
 Result<std::string> runs_validation_json(const RunsValidation& v);
-// Text (md = false) or Markdown report.
+// Text (md = false) or Markdown report: the summary, one table per feature
+// grouping, the table by model, every expressible row with its error, and
+// the rows left out.
 std::string runs_validation_report(const RunsValidation& v, bool md);
 // One line per row of the file (excluded rows too, with their missing
-// features and no prediction).
+// features and no prediction); the last columns are "model" and "ep".
 Result<std::string> runs_validation_csv(const RunsValidation& v);
 
 }  // namespace llmplan::planner
