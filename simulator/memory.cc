@@ -1,6 +1,7 @@
 #include "simulator/memory.h"
 
 #include <algorithm>
+#include <cstdint>
 
 #include "simulator/schedule.h"
 
@@ -15,31 +16,112 @@ constexpr double kNcclBytesPerCommunicator = 0.5 * kGiB;
 constexpr double kTpOverlapBufferBytes = 0.5 * kGiB;
 }  // namespace
 
+namespace {
+
+// Bytes of the stored copy of a linear GEMM's input: FP8 training keeps the
+// inputs of the linear GEMMs (QKV, output projection, FC1, FC2, the expert
+// GEMMs) as the fp8 copies their weight-gradient GEMMs read (Transformer
+// Engine): 1 byte per element instead of 2.
+double gemm_input_bytes(const Plan& plan) { return plan.precision == Precision::kFp8 ? 1.0 : 2.0; }
+
+// FC1 output bytes per FFN unit: SwiGLU's two projections, GeLU's one.
+double fc1_output_bytes(const Model& model) {
+  return model.activation == Activation::kSwiglu ? 4.0 : 2.0;
+}
+
+// Attention (and norms, masks) activations of one layer per token of the
+// rank, in units of h bytes: the `replicated` part (split by t only with
+// SP) and the `split` part (split by t). `mlp_input` adds the FC1 input of a
+// dense MLP to the replicated part.
+struct AttentionActivations {
+  double replicated = 0;
+  double split = 0;
+};
+AttentionActivations attention_activations(const Model& model, const Plan& plan, bool mlp_input) {
+  const double h = model.hidden_size;
+  const double q_ratio = static_cast<double>(model.num_heads) * model.head_dim() / h;
+  const double kv_ratio = static_cast<double>(model.kv_heads()) * model.head_dim() / h;
+  const double gemm_in = gemm_input_bytes(plan);
+  AttentionActivations a;
+  // Not split by TP (unless SP): both norm inputs (4), the QKV input (and
+  // the FC1 input of a dense MLP), the two dropout masks (1 + 1) when
+  // dropout is on.
+  a.replicated = 4.0 + (mlp_input ? 2.0 : 1.0) * gemm_in + (plan.dropout ? 2.0 : 0.0);
+  // Split by TP: Q (2), K and V (2 each), the output projection input.
+  a.split = 2.0 * q_ratio + 4.0 * kv_ratio + gemm_in * q_ratio;
+  return a;
+}
+
+// Tokens of one micro-batch on this rank (s/cp of each sequence).
+double rank_tokens(const Model& model, const Plan& plan) {
+  return static_cast<double>(plan.micro_batch_size) * model.seq_length / plan.context_parallel;
+}
+
+// Tokens an MoE layer's router and dispatcher see on this rank: T / t with
+// tensor parallelism (sequence-parallel MoE).
+double moe_tokens(const Model& model, const Plan& plan) {
+  const double tokens = rank_tokens(model, plan);
+  return plan.tensor_parallel > 1 ? tokens / plan.tensor_parallel : tokens;
+}
+
+// Rows reaching this rank's experts: k T_moe etp q.
+double expert_rows(const Model& model, const Plan& plan) {
+  const double q = model.moe_capacity_factor > 0 ? model.moe_capacity_factor : plan.moe_imbalance;
+  return model.moe_top_k * moe_tokens(model, plan) * plan.expert_tensor_parallel * q;
+}
+
+}  // namespace
+
 double layer_activation_bytes(const Model& model, const Plan& plan) {
   const double s = static_cast<double>(model.seq_length) / plan.context_parallel;
   const double b = plan.micro_batch_size, h = model.hidden_size;
   const double a = model.num_heads, t = plan.tensor_parallel;
-  const double kv_ratio = static_cast<double>(model.kv_heads()) / model.num_heads;
   const double f_over_h = static_cast<double>(model.ffn_hidden()) / model.hidden_size;
   const bool sp = plan.sequence_parallel && plan.tensor_parallel > 1;
   if (plan.recompute == Recompute::kFull) return 2.0 * s * b * h / (sp ? t : 1.0);
-  // FP8 training keeps the inputs of the four linear GEMMs (QKV, output
-  // projection, FC1, FC2) as the fp8 copies their weight-gradient GEMMs read
-  // (Transformer Engine): 1 byte per element instead of 2.
-  const double gemm_in = plan.precision == Precision::kFp8 ? 1.0 : 2.0;
-  // Not split by TP (unless SP): both LayerNorm inputs (4), the QKV and FC1
-  // inputs (2 + 2), the two dropout masks (1 + 1) when dropout is on.
-  const double replicated = 4.0 + 2.0 * gemm_in + (plan.dropout ? 2.0 : 0.0);
-  // Split by TP: Q (2), K and V (2 each, scaled by kv/heads), the output
-  // projection input (2), FC1 output and activation output = FC2 input
+  const double gemm_in = gemm_input_bytes(plan);
+  const AttentionActivations attn = attention_activations(model, plan, /*mlp_input=*/true);
+  // Split by TP as well: FC1 output and activation output = FC2 input
   // (GeLU 2f+2f, SwiGLU 4f+2f, per h).
-  const double fc1_out = model.activation == Activation::kSwiglu ? 4.0 : 2.0;
-  const double mlp = (fc1_out + gemm_in) * f_over_h;
-  const double split = 2.0 + 4.0 * kv_ratio + gemm_in + mlp;
-  double per_token_h = (sp ? replicated / t : replicated) + split / t;
+  const double mlp = (fc1_output_bytes(model) + gemm_in) * f_over_h;
+  const double split = attn.split + mlp;
+  double per_token_h = (sp ? attn.replicated / t : attn.replicated) + split / t;
   const bool keep_scores = plan.recompute == Recompute::kNone && !plan.flash_attention;
   if (keep_scores) per_token_h += 5.0 * a * s / (h * t);
   return s * b * h * per_token_h;
+}
+
+double moe_layer_activation_bytes(const Model& model, const Plan& plan) {
+  const double s = static_cast<double>(model.seq_length) / plan.context_parallel;
+  const double b = plan.micro_batch_size, h = model.hidden_size;
+  const double a = model.num_heads, t = plan.tensor_parallel;
+  const bool sp = plan.sequence_parallel && plan.tensor_parallel > 1;
+  if (plan.recompute == Recompute::kFull) return 2.0 * s * b * h / (sp ? t : 1.0);
+  const double gemm_in = gemm_input_bytes(plan);
+  const double fe = model.moe_ffn_hidden(), experts = model.num_experts;
+  const double etp = plan.expert_tensor_parallel;
+  const AttentionActivations attn = attention_activations(model, plan, /*mlp_input=*/false);
+  double per_token_h = (sp ? attn.replicated / t : attn.replicated) + attn.split / t;
+  const bool keep_scores = plan.recompute == Recompute::kNone && !plan.flash_attention;
+  if (keep_scores) per_token_h += 5.0 * a * s / (h * t);
+  const double mlp_unit = fc1_output_bytes(model) + gemm_in;  // FC1 out + FC2 in per FFN unit
+  // Shared experts: a dense MLP of width n_s f_e, split by t.
+  per_token_h += mlp_unit * model.moe_shared_experts * fe / (h * t);
+  const double attention_part = s * b * h * per_token_h;
+  const double router = moe_tokens(model, plan) * (2.0 * h + 9.0 * experts);
+  const double routed = expert_rows(model, plan) * (gemm_in * h + mlp_unit * fe / etp + 4.0);
+  return attention_part + router + routed;
+}
+
+double moe_buffer_bytes(const Model& model, const Plan& plan) {
+  if (!model.is_moe()) return 0.0;
+  const double rows = expert_rows(model, plan);
+  const double back = model.moe_top_k * moe_tokens(model, plan);
+  // With etp > 1 the reduce-scatter's output is a buffer of its own; with
+  // etp = 1 FC2's output is what the all-to-all sends.
+  const double etp = plan.expert_tensor_parallel;
+  const double scattered = etp > 1 ? rows / etp : 0.0;
+  return 2.0 * model.hidden_size * (rows + scattered + back);
 }
 
 double layer_weight_grad_bytes(const Model& model, const Plan& plan) {
@@ -53,6 +135,27 @@ double layer_weight_grad_bytes(const Model& model, const Plan& plan) {
   return static_cast<double>(model.seq_length) * plan.micro_batch_size * per_token * 2.0;
 }
 
+double moe_layer_weight_grad_bytes(const Model& model, const Plan& plan) {
+  const double t = plan.tensor_parallel, h = model.hidden_size;
+  const double qkv_cols =
+      static_cast<double>(model.num_heads + 2 * model.kv_heads()) * model.head_dim() / t;
+  const double attn_cols = static_cast<double>(model.num_heads) * model.head_dim() / t;
+  const double tokens = static_cast<double>(model.seq_length) * plan.micro_batch_size;
+  const bool swiglu = model.activation == Activation::kSwiglu;
+  const double shared = static_cast<double>(model.moe_shared_experts) * model.moe_ffn_hidden() / t;
+  double per_token = (h + qkv_cols) + (attn_cols + h);
+  if (shared > 0) per_token += (h + (swiglu ? 2.0 : 1.0) * shared) + (shared + h);
+  // The router and the experts see T_moe tokens (T / t) and R rows; here T =
+  // s b as above.
+  const double moe_tok = t > 1 ? tokens / t : tokens;
+  const double router = moe_tok * (h + model.num_experts);
+  const double q = model.moe_capacity_factor > 0 ? model.moe_capacity_factor : plan.moe_imbalance;
+  const double rows = model.moe_top_k * moe_tok * plan.expert_tensor_parallel * q;
+  const double fe = static_cast<double>(model.moe_ffn_hidden()) / plan.expert_tensor_parallel;
+  const double routed = rows * ((h + (swiglu ? 2.0 : 1.0) * fe) + (fe + h));
+  return (tokens * per_token + router + routed) * 2.0;
+}
+
 double state_bytes_per_parameter(const Plan& plan) {
   const double shards = plan.shard_ranks();
   switch (plan.sharding_stage()) {
@@ -61,6 +164,63 @@ double state_bytes_per_parameter(const Plan& plan) {
     case 2: return 2.0 + 16.0 / shards;
     default: return 16.0 / shards;
   }
+}
+
+double expert_state_bytes_per_parameter(const Plan& plan) {
+  const double shards = std::max(1.0, static_cast<double>(plan.expert_data_parallel()) *
+                                          plan.shard_group_size() / plan.data_parallel);
+  switch (plan.sharding_stage()) {
+    case 0:
+      return 18.0;
+    case 1:
+      return 6.0 + 12.0 / shards;
+    case 2:
+      return 2.0 + 16.0 / shards;
+    default:
+      return 16.0 / shards;
+  }
+}
+
+double expert_parameters_per_device(const Model& model, const Plan& plan) {
+  if (!model.is_moe()) return 0.0;
+  return static_cast<double>(model.expert_parameters_per_layer()) /
+         (static_cast<double>(plan.expert_parallel) * plan.expert_tensor_parallel);
+}
+
+double layer_parameters_per_device(const Model& model, const Plan& plan, int layer) {
+  const double t = plan.tensor_parallel;
+  if (!model.is_moe_layer(layer)) return static_cast<double>(model.layer_parameters()) / t;
+  const double dense_part =
+      static_cast<double>(model.moe_layer_parameters() - model.expert_parameters_per_layer());
+  return dense_part / t + expert_parameters_per_device(model, plan);
+}
+
+int first_layer_of_chunk(const Model& model, const Plan& plan, int chunk) {
+  const int chunks = plan.pipeline_parallel * plan.virtual_stages;
+  const int base = model.num_layers / chunks;
+  const int extra = model.num_layers % chunks;
+  return chunk * base + std::max(0, chunk - (chunks - extra));
+}
+
+std::vector<double> stage_parameters_per_device(const Model& model, const Plan& plan) {
+  const int p = plan.pipeline_parallel, chunks = p * plan.virtual_stages;
+  const double t = plan.tensor_parallel, h = model.hidden_size;
+  std::vector<double> out(p, 0.0);
+  for (int c = 0; c < chunks; ++c) {
+    const int first = first_layer_of_chunk(model, plan, c);
+    const int layers = layers_in_chunk(model, plan, c);
+    for (int i = first; i < first + layers; ++i) {
+      out[c % p] += layer_parameters_per_device(model, plan, i);
+    }
+  }
+  out[0] += static_cast<double>(model.vocab_size) * h / t;
+  if (model.positions == PositionEmbedding::kLearned) {
+    out[0] += static_cast<double>(model.seq_length) * h;
+  }
+  out[p - 1] += model.linear_bias ? 2.0 * h : h;
+  if (!model.tied_embeddings || chunks > 1)
+    out[p - 1] += static_cast<double>(model.vocab_size) * h / t;
+  return out;
 }
 
 double sharded_working_bytes(const Plan& plan, double layer_parameters, int layers,
@@ -88,6 +248,21 @@ double framework_buffer_bytes(const Plan& plan) {
                      plan.context_parallel}) {
     if (degree > 1) ++communicators;
   }
+  // MoE expert layers (ep x etp > 1, only valid for an MoE model): the
+  // expert-parallel all-to-all group, the expert-data-parallel gradient
+  // group and, with etp != t, the expert tensor-parallel group are
+  // communicators of their own.
+  if (static_cast<int64_t>(plan.expert_parallel) * plan.expert_tensor_parallel > 1) {
+    if (plan.expert_parallel > 1) ++communicators;
+    if (plan.expert_tensor_parallel > 1 && plan.expert_tensor_parallel != plan.tensor_parallel) {
+      ++communicators;
+    }
+    // With etp x ep = t the expert-data-parallel group is the data x
+    // context group (counted above).
+    const int64_t expert_ranks =
+        static_cast<int64_t>(plan.expert_parallel) * plan.expert_tensor_parallel;
+    if (plan.expert_data_parallel() > 1 && expert_ranks != plan.tensor_parallel) ++communicators;
+  }
   double bytes = kCudaContextBytes + kCublasWorkspaceBytes + communicators * kNcclBytesPerCommunicator;
   if (plan.tp_comm_overlap && plan.tensor_parallel > 1) bytes += kTpOverlapBufferBytes;
   return bytes;
@@ -103,61 +278,123 @@ std::vector<MemoryBreakdown> stage_memory(const Model& model, const Plan& plan,
   const double full_layer = layer_activation_bytes(model, full_plan);
   const double t = plan.tensor_parallel;
   // Tokens of one micro-batch on this rank (s/cp of each sequence).
-  const double tokens =
-      static_cast<double>(plan.micro_batch_size) * model.seq_length / plan.context_parallel;
+  const double tokens = rank_tokens(model, plan);
   const double layer_params = static_cast<double>(model.layer_parameters()) / t;
   const double reserved = framework_buffer_bytes(plan) + extra_reserved_bytes;
+  // MoE layers (none in a dense model, whose figures take the dense
+  // expressions below unchanged).
+  const bool moe = model.is_moe();
+  const double moe_per_layer = moe ? moe_layer_activation_bytes(model, plan) : 0.0;
+  const double moe_full_layer = moe ? moe_layer_activation_bytes(model, full_plan) : 0.0;
+  const double moe_layer_params =
+      moe ? layer_parameters_per_device(model, plan, model.moe_first_dense) : 0.0;
+  const double experts_per_layer = expert_parameters_per_device(model, plan);
+  // MoE layers among the `layers` layers of chunk `chunk`.
+  const auto moe_layers_in = [&](int chunk, int layers) {
+    if (!moe) return 0;
+    const int first = first_layer_of_chunk(model, plan, chunk);
+    int n = 0;
+    for (int i = first; i < first + layers; ++i) n += model.is_moe_layer(i) ? 1 : 0;
+    return n;
+  };
   std::vector<MemoryBreakdown> out(p);
   for (int r = 0; r < p; ++r) {
     MemoryBreakdown& mb = out[r];
     mb.parameters = stage_parameters[r];
-    mb.weights_and_optimizer_bytes = stage_parameters[r] * state_bytes_per_parameter(plan);
     int stage_layers = 0;
+    int stage_moe_layers = 0;
     int forwards_in_flight = 0;  // micro-batches holding all their activations
     if (plan.schedule == Schedule::kZbH1) {
       // v = 1: the stage's layers hold per_layer per forward in flight and
       // weight_grad per deferred W; the peak of their sum.
       const int layers = layers_in_chunk(model, plan, r);
+      const int moe_layers = moe_layers_in(r, layers);
       const double weight_grad = layer_weight_grad_bytes(model, plan);
-      const SplitInFlight live = peak_in_flight_split(plan, r, per_layer, weight_grad);
       stage_layers = layers;
-      forwards_in_flight = live.forwards;
-      mb.activation_bytes = layers * (live.forwards * per_layer +
-                                      live.deferred_weight_grads * weight_grad);
-      mb.in_flight_micro_batches = live.forwards + live.deferred_weight_grads;
+      stage_moe_layers = moe_layers;
+      if (moe_layers == 0) {
+        const SplitInFlight live = peak_in_flight_split(plan, r, per_layer, weight_grad);
+        forwards_in_flight = live.forwards;
+        mb.activation_bytes =
+            layers * (live.forwards * per_layer + live.deferred_weight_grads * weight_grad);
+        mb.in_flight_micro_batches = live.forwards + live.deferred_weight_grads;
+      } else {
+        const int dense_layers = layers - moe_layers;
+        const double forward = dense_layers * per_layer + moe_layers * moe_per_layer;
+        const double deferred =
+            dense_layers * weight_grad + moe_layers * moe_layer_weight_grad_bytes(model, plan);
+        const SplitInFlight live = peak_in_flight_split(plan, r, forward, deferred);
+        forwards_in_flight = live.forwards;
+        mb.activation_bytes = live.forwards * forward + live.deferred_weight_grads * deferred;
+        mb.in_flight_micro_batches = live.forwards + live.deferred_weight_grads;
+      }
     } else {
       const std::vector<int> live = peak_in_flight(plan, r);
       for (int c = 0; c < v; ++c) {
         const int layers = layers_in_chunk(model, plan, c * p + r);
+        const int moe_layers = moe_layers_in(c * p + r, layers);
         stage_layers += layers;
-        mb.activation_bytes += live[c] * layers * per_layer;
+        stage_moe_layers += moe_layers;
+        if (moe_layers == 0) {
+          mb.activation_bytes += live[c] * layers * per_layer;
+        } else {
+          mb.activation_bytes +=
+              live[c] * (layers - moe_layers) * per_layer + live[c] * moe_layers * moe_per_layer;
+        }
         mb.in_flight_micro_batches += live[c];
       }
       forwards_in_flight = mb.in_flight_micro_batches;
     }
+    const int stage_dense_layers = stage_layers - stage_moe_layers;
+    // This stage's layers' parameters on the device, and its routed experts'.
+    const double stage_layer_params =
+        stage_moe_layers == 0
+            ? stage_layers * layer_params
+            : stage_dense_layers * layer_params + stage_moe_layers * moe_layer_params;
+    mb.expert_parameters = stage_moe_layers * experts_per_layer;
+    if (stage_moe_layers == 0) {
+      mb.weights_and_optimizer_bytes = stage_parameters[r] * state_bytes_per_parameter(plan);
+    } else {
+      // The dense part's state is sharded over the data-parallel group (x
+      // cp), the experts' over the expert-data-parallel group.
+      const double dense_params = std::max(0.0, stage_parameters[r] - mb.expert_parameters);
+      mb.weights_and_optimizer_bytes =
+          dense_params * state_bytes_per_parameter(plan) +
+          mb.expert_parameters * expert_state_bytes_per_parameter(plan);
+    }
     // The root unit: what the stage holds besides its layers (embedding,
     // positions, final norm, output head).
-    const double root = std::max(0.0, stage_parameters[r] - stage_layers * layer_params);
+    const double root = std::max(0.0, stage_parameters[r] - stage_layer_params);
     // FP8: Transformer Engine caches each layer weight's fp8 copy and its
     // transpose across the micro-batches of a step (2 bytes per layer
-    // parameter); at ZeRO-3 they are cast per layer after the gather
-    // (in the working set's gathered layer).
+    // parameter, routed experts included: the grouped GEMMs keep theirs);
+    // at ZeRO-3 they are cast per layer after the gather (in the working
+    // set's gathered layer).
     if (plan.precision == Precision::kFp8 && plan.sharding_stage() < 3) {
-      mb.weights_and_optimizer_bytes += 2.0 * stage_layers * layer_params;
+      mb.weights_and_optimizer_bytes += 2.0 * stage_layer_params;
     }
-    mb.sharded_working_bytes = sharded_working_bytes(plan, layer_params, stage_layers, root);
+    // ZeRO 2-3 work on the stage's largest layer unit (an MoE layer, if any).
+    mb.sharded_working_bytes = sharded_working_bytes(
+        plan, stage_moe_layers == 0 ? layer_params : std::max(layer_params, moe_layer_params),
+        stage_layers, root);
     // The first stage also keeps the embedding output per in-flight micro-batch.
     if (r == 0) mb.activation_bytes += forwards_in_flight * tokens * model.hidden_size * 2.0;
-    if (plan.recompute == Recompute::kFull) mb.recompute_bytes = full_layer;
+    if (plan.recompute == Recompute::kFull) {
+      mb.recompute_bytes = stage_moe_layers == 0     ? full_layer
+                           : stage_dense_layers == 0 ? moe_full_layer
+                                                     : std::max(full_layer, moe_full_layer);
+    }
     mb.context_parallel_bytes = context_parallel_buffer_bytes(model, plan);
+    if (stage_moe_layers > 0) mb.moe_buffer_bytes = moe_buffer_bytes(model, plan);
     if (r == p - 1) {
       // Logits in bf16 plus their fp32 copy for the loss, one micro-batch;
       // a fused cross-entropy keeps the bf16 logits only.
       mb.logits_bytes = tokens * model.vocab_size / t * (plan.fused_cross_entropy ? 2.0 : 6.0);
     }
     mb.fragmentation_bytes =
-        kAllocatorFragmentation * (mb.activation_bytes + mb.recompute_bytes + mb.logits_bytes +
-                                   mb.sharded_working_bytes + mb.context_parallel_bytes);
+        kAllocatorFragmentation *
+        (mb.activation_bytes + mb.recompute_bytes + mb.logits_bytes + mb.sharded_working_bytes +
+         mb.context_parallel_bytes + mb.moe_buffer_bytes);
     mb.reserved_bytes = reserved;
   }
   return out;

@@ -14,6 +14,8 @@
 //   recompute          full recompute: one layer's activations rebuilt
 //   context parallel   cp > 1: the KV exchange buffers of one layer
 //                      (context_parallel_buffer_bytes)
+//   MoE buffers        MoE stage: the dispatch / combine buffers of one MoE
+//                      layer (moe_buffer_bytes)
 //   logits             last stage: one micro-batch's logits and loss
 //   fragmentation      caching-allocator slack, a fraction of the dynamic part
 //   reserved           CUDA context, cuBLAS and NCCL buffers
@@ -21,7 +23,23 @@
 // Every figure is a formula of the model and plan, stated below with its
 // source; nothing is fitted. data/h100/published_runs.csv's dense BF16 runs
 // (which all ran on 80 GB H100s) are all predicted to fit (tests check the
-// tightest of them).
+// tightest of them); so does Qwen3-235B-A22B on its published layout.
+//
+// Mixture-of-experts layers (Model::is_moe_layer) differ in these places:
+//  - the routed experts' parameters on a device are
+//    expert_parameters_per_layer() / (ep x etp) per MoE layer (the dense part
+//    of the layer -- attention, norms, router, shared experts -- is split by
+//    t as a dense layer); their gradients and optimizer state are sharded by
+//    ZeRO over the expert-data-parallel group edp (Megatron-Core's distributed
+//    optimizer shards expert state over EDP, not d x cp):
+//    expert_state_bytes_per_parameter; FP8's cached weight copies cover the
+//    experts too;
+//  - an MoE layer stores moe_layer_activation_bytes per micro-batch;
+//  - the dispatch / combine all-to-all buffers of one MoE layer are live at
+//    the peak (moe_buffer_bytes);
+//  - the expert groups (ep, edp, etp) have NCCL communicators of their own
+//    (framework_buffer_bytes).
+// A dense model gives exactly the figures it gave before MoE existed.
 #ifndef LLMPLAN_SIMULATOR_MEMORY_H_
 #define LLMPLAN_SIMULATOR_MEMORY_H_
 
@@ -37,19 +55,21 @@ namespace llmplan::simulator {
 // Bytes held by one device of one pipeline stage at its peak.
 struct MemoryBreakdown {
   double parameters = 0;          // parameters held (count, not bytes)
+  double expert_parameters = 0;   // MoE: routed-expert parameters among `parameters`
   double weights_and_optimizer_bytes = 0;  // weights + grads + Adam state (sharded by ZeRO)
   double sharded_working_bytes = 0;  // ZeRO 2-3: unsharded grads in flight, gathered params
   double activation_bytes = 0;    // stored activations of in-flight micro-batches
   double recompute_bytes = 0;     // one layer's full activations while recomputing
   double context_parallel_bytes = 0;  // cp > 1: KV exchange buffers of one layer
+  double moe_buffer_bytes = 0;        // MoE: dispatch / combine buffers of one MoE layer
   double logits_bytes = 0;        // last stage: logits and loss of one micro-batch
   double fragmentation_bytes = 0; // caching-allocator fragmentation of the dynamic part
   double reserved_bytes = 0;      // CUDA context, NCCL and cuBLAS workspaces (+ extra)
   int in_flight_micro_batches = 0;  // at the peak (zb-h1: forwards + deferred W's)
   double total_bytes() const {
     return weights_and_optimizer_bytes + sharded_working_bytes + activation_bytes +
-           recompute_bytes + context_parallel_bytes + logits_bytes + fragmentation_bytes +
-           reserved_bytes;
+           recompute_bytes + context_parallel_bytes + moe_buffer_bytes + logits_bytes +
+           fragmentation_bytes + reserved_bytes;
   }
 };
 
@@ -70,8 +90,57 @@ struct MemoryBreakdown {
 // (SwiGLU: two projections + the gated product). With context parallelism
 // a rank holds s/cp tokens of each sequence: s becomes s/cp throughout (the
 // K and V it stores are its own chunk's; ring attention keeps no gathered
-// KV between forward and backward).
+// KV between forward and backward). With an explicit head_dim (Qwen3,
+// GPT-OSS) Q, the output projection's input and K, V scale with
+// heads x head_dim / h and kv_heads x head_dim / h instead of 1 and
+// kv_heads / heads (the same numbers when head_dim = h / heads).
+// This is a dense layer (ffn_hidden()), whatever the model's experts.
 double layer_activation_bytes(const Model& model, const Plan& plan);
+
+// Activations one MoE layer stores for one micro-batch on one device, bytes.
+// T = s b / cp tokens of the micro-batch on the rank; T_moe = T / t when
+// t > 1 (Megatron-Core runs MoE with sequence parallelism: the router and
+// the dispatcher see the rank's 1/t of the tokens); R = k T_moe etp q rows
+// reach the rank's experts (the all-to-all over ep brings k T_moe rows on
+// average, the all-gather over etp multiplies them by etp; q = the capacity
+// factor c when c > 0 -- experts padded to capacity -- else
+// plan.moe_imbalance, the busiest rank's share). With f_e =
+// moe_ffn_hidden(), E experts, top-k k, g = 1 byte in FP8 (the GEMM
+// inputs' fp8 copies), else 2:
+//   attention and norms   as layer_activation_bytes without the MLP: both
+//                         norm inputs (4 h), the QKV input (g h), dropout
+//                         masks (2 h), Q, K, V, the output projection's
+//                         input (split by t), per token of T
+//   router                T_moe (2 h + 4 E + E + 4 E): its input (bf16, read
+//                         by the router GEMM's weight gradient), the fp32
+//                         scores (softmax / sigmoid output, read by their
+//                         backward and the aux loss), the routing map (1
+//                         byte per token and expert) and the permutation's
+//                         row map (int32 per token and expert)
+//   routed experts        R (g h + (2 c_1 + g) f_e / etp + 4): FC1's input
+//                         (the permuted tokens, as the grouped GEMM keeps
+//                         them), FC1's output (c_1 = 2 projections SwiGLU,
+//                         1 GeLU, 2 bytes each), the activation output = FC2's
+//                         input, and the fp32 routing probability per row
+//                         (Megatron-Core >= 0.12 applies the probabilities in
+//                         the activation, so FC2's output is not kept and the
+//                         unpermute stores only indices)
+//   shared experts        T (2 c_1 + g) n_s f_e / t: a dense MLP of width
+//                         n_s f_e on every token (its input is the router's)
+// Full recompute keeps only the layer input (2 T h, / t with SP), as a dense
+// layer; selective recompute drops the attention scores as for a dense layer
+// (none with flash attention).
+double moe_layer_activation_bytes(const Model& model, const Plan& plan);
+
+// The transient dispatch / combine buffers of the MoE layer being computed,
+// on one device, bytes (0 for a dense model). At the combine of a forward
+// (and the matching dispatch of the gradient in the backward) the rank
+// holds FC2's output (R rows), with etp > 1 the all-to-all's send buffer
+// after the etp reduce-scatter (R / etp rows; with etp = 1 FC2's output is
+// sent as it is) and the all-to-all's receive buffer (k T_moe rows), each h
+// wide in bf16: 2 h (R + [etp > 1] R / etp + k T_moe), with R and T_moe as
+// in moe_layer_activation_bytes.
+double moe_buffer_bytes(const Model& model, const Plan& plan);
 
 // What one layer keeps for one micro-batch between its B (input gradient)
 // and its deferred W (weight gradient) under zb-h1, bytes: the operands of
@@ -92,6 +161,13 @@ double layer_activation_bytes(const Model& model, const Plan& plan);
 // and zb-h1 needs more memory than 1F1B.
 double layer_weight_grad_bytes(const Model& model, const Plan& plan);
 
+// The same for one MoE layer: QKV and output projection as above, the
+// router (X: h, dY: E on T_moe tokens), the shared experts (as FC1/FC2 of
+// width n_s f_e / t) and the routed experts' grouped GEMMs on the R rows of
+// moe_layer_activation_bytes (FC1 X: h, dY: f_e / etp, 2 f_e / etp SwiGLU;
+// FC2 X: f_e / etp, dY: h).
+double moe_layer_weight_grad_bytes(const Model& model, const Plan& plan);
+
 // Bytes of weights, gradients and optimizer state per parameter, per device,
 // by ZeRO stage (Rajbhandari et al. 2020, "ZeRO: Memory Optimizations Toward
 // Training Trillion Parameter Models", section 5: 2 + 2 + K bytes with K = 12
@@ -110,6 +186,35 @@ double layer_weight_grad_bytes(const Model& model, const Plan& plan);
 //                            the working set below.)
 // Stages 2 and 3 also hold an unsharded working set: sharded_working_bytes.
 double state_bytes_per_parameter(const Plan& plan);
+
+// The same for routed-expert parameters: the stage formulas above with S =
+// the expert-data-parallel group edp = plan.expert_data_parallel() (times
+// fsdp_group / d under hybrid sharding, at least 1), over which
+// Megatron-Core's distributed optimizer shards expert state (ZeRO 2-3 shard
+// expert gradients and parameters over the same group).
+// REQUIRES: validate(model, plan).ok() for an MoE model.
+double expert_state_bytes_per_parameter(const Plan& plan);
+
+// Parameters of layer `layer` (0-based, global) on one device: a dense
+// layer's layer_parameters() / t; an MoE layer's dense part (attention,
+// norms, router, shared experts) / t plus its routed experts /
+// (ep x etp).
+double layer_parameters_per_device(const Model& model, const Plan& plan, int layer);
+
+// Routed-expert parameters of one MoE layer on one device:
+// expert_parameters_per_layer() / (ep x etp) (0 for a dense model).
+double expert_parameters_per_device(const Model& model, const Plan& plan);
+
+// Parameters held by one device of each pipeline stage, as the lowering
+// counts them (its layers by layer_parameters_per_device; the embedding on
+// the first chunk, / t, + learned positions; the final norm and, untied or
+// with p x v > 1 chunks, the output projection / t on the last chunk).
+// REQUIRES: validate(model, plan).ok().
+std::vector<double> stage_parameters_per_device(const Model& model, const Plan& plan);
+
+// The first layer (0-based, global) of pipeline chunk `chunk` (chunks hold
+// layers_in_chunk consecutive layers, in chunk order).
+int first_layer_of_chunk(const Model& model, const Plan& plan, int chunk);
 
 // The unsharded working set of ZeRO stages 2 and 3 on one device, bytes. The
 // parameters are gathered and the gradients reduce-scattered one unit at a
@@ -142,7 +247,9 @@ double context_parallel_buffer_bytes(const Model& model, const Plan& plan);
 // sets 32 MiB per handle on Hopper, CUBLAS_WORKSPACE_CONFIG ":4096:8"; two
 // streams: 64 MiB) and NCCL buffers for each communicator of more than one
 // rank (tensor, pipeline, context parallel, and the data-parallel gradient
-// group of d * cp ranks), 0.5 GiB each (NCCL_BUFFSIZE 4 MiB
+// group of d * cp ranks; with MoE expert layers also the expert-parallel,
+// expert-data-parallel and, when etp != t, expert tensor-parallel groups
+// of more than one rank), 0.5 GiB each (NCCL_BUFFSIZE 4 MiB
 // per channel and protocol, up to 32 channels, send and receive, plus NVLS
 // buffers on H100), and Transformer Engine's userbuffers when tensor-parallel
 // communication is overlapped (one s b h bf16 buffer per ring: bounded here
@@ -164,7 +271,9 @@ double framework_buffer_bytes(const Plan& plan);
 inline constexpr double kAllocatorFragmentation = 0.05;
 
 // Memory of every stage of `plan`, given each stage's parameters (per
-// device). `extra_reserved_bytes` is added to framework_buffer_bytes(plan)
+// device, routed experts included, e.g. stage_parameters_per_device; the
+// expert share is derived from the model and plan: expert_parameters of the
+// breakdown). `extra_reserved_bytes` is added to framework_buffer_bytes(plan)
 // in each stage's reserved_bytes (a user's safety margin; 0 by default).
 // REQUIRES: validate(model, plan).ok().
 std::vector<MemoryBreakdown> stage_memory(const Model& model, const Plan& plan,

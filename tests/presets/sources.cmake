@@ -6,3 +6,4 @@ list(APPEND LLMPLAN_TEST_SOURCES
   presets/preset_files_json_test.cc
   presets/sim_config_test.cc
   presets/vtrain_config_test.cc)
+list(APPEND LLMPLAN_TEST_SOURCES presets/moe_presets_test.cc)
