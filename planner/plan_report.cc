@@ -318,6 +318,9 @@ std::string plan_report_markdown(const PlanReportView& v) {
         mt.add_row({"context-parallel KV buffers",
                     reports::bytes_human(worst->context_parallel_bytes)});
       }
+      if (worst->moe_buffer_bytes > 0) {
+        mt.add_row({"MoE dispatch / combine buffers", reports::bytes_human(worst->moe_buffer_bytes)});
+      }
       mt.add_row({"logits", reports::bytes_human(worst->logits_bytes)});
       mt.add_row({"allocator fragmentation", reports::bytes_human(worst->fragmentation_bytes)});
       mt.add_row({"reserved (CUDA, NCCL, workspaces)", reports::bytes_human(worst->reserved_bytes)});

@@ -70,6 +70,8 @@ boost::json::object step_report_to_json(const SimulationView& v) {
     mem["logits_bytes"] = s.memory.logits_bytes;
     mem["sharded_working_bytes"] = s.memory.sharded_working_bytes;
     mem["context_parallel_bytes"] = s.memory.context_parallel_bytes;
+    mem["moe_buffer_bytes"] = s.memory.moe_buffer_bytes;
+    mem["expert_parameters"] = s.memory.expert_parameters;
     mem["fragmentation_bytes"] = s.memory.fragmentation_bytes;
     mem["reserved_bytes"] = s.memory.reserved_bytes;
     mem["in_flight_micro_batches"] = s.memory.in_flight_micro_batches;
