@@ -295,7 +295,8 @@ std::string plan_report_markdown(const PlanReportView& v) {
                     v.law_name,
                     o.objective == Objective::kLoss && !r.pinned ? "as many as finish in time"
                     : o.tokens.use_law                           ? "law's compute-optimal D for N"
-                                       : fmt::format("{} per parameter", o.tokens.tokens_per_param));
+                                       : fmt::format("{} per {}parameter", o.tokens.tokens_per_param,
+                                                     o.family == Family::kMoe ? "active " : ""));
   if (o.law.moe.present) {
     md += fmt::format(
         "- MoE law ({}): an MoE model's loss is the law's dense loss at its effective parameter "
@@ -586,7 +587,10 @@ std::string plans_csv(const PlanReportView& v) {
                     "peak_memory_bytes", "tokens_per_s", "days", "cost_usd"});
   for (const PlanResult& p : r.plans) {
     const Candidate& c = r.candidates[p.shape];
-    const double tokens = c.tokens > 0 ? c.tokens : rule_tokens(v.options.tokens, v.options.law, c.params);
+    const double tokens =
+        c.tokens > 0 ? c.tokens
+                     : rule_tokens(v.options.tokens, v.options.law,
+                                   c.active_params > 0 ? c.active_params : c.params);
     const double d = training_days(p, tokens);
     t.add_row({c.model.name, num(c.params), std::to_string(c.model.num_layers),
                std::to_string(c.model.hidden_size), std::to_string(p.plan.tensor_parallel),

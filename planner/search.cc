@@ -344,10 +344,12 @@ void select(const Cluster& cluster, const SearchOptions& options, SearchResult* 
     if (!r.fits || !(r.tokens_per_s > 0)) continue;
     Candidate& c = result->candidates[r.shape];
     ++c.plans_fit;
+    // Per active parameter (candidates built without it: all parameters).
+    const double n_active = c.active_params > 0 ? c.active_params : c.params;
     double tokens, days, cost;
     bool in_time, in_budget;
     if (options.objective == Objective::kLargest || options.pinned) {
-      tokens = rule_tokens(options.tokens, options.law, c.active_params);
+      tokens = rule_tokens(options.tokens, options.law, n_active);
       days = training_days(r, tokens);
       cost = training_cost_usd(r, days, price);
       in_time = days * ratio <= options.days;
@@ -360,7 +362,7 @@ void select(const Cluster& cluster, const SearchOptions& options, SearchResult* 
       tokens = seconds * r.tokens_per_s;
       days = training_days(r, tokens);
       cost = training_cost_usd(r, days, price);
-      in_time = tokens >= c.active_params;  // at least one token per (active) parameter to count
+      in_time = tokens >= n_active;  // at least one token per (active) parameter to count
       in_budget = true;
     }
     const bool ok = in_time && in_budget;
@@ -377,7 +379,7 @@ void select(const Cluster& cluster, const SearchOptions& options, SearchResult* 
       c.tokens = tokens;
       c.days = days;
       c.cost_usd = cost;
-      c.loss = predicted_loss(options.law, c.model, std::max(tokens, 1.0));
+      c.loss = options.law.moe_loss(n_active, moe_expansion(c.model), std::max(tokens, 1.0));
       c.feasible = ok;
     }
   }

@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdio>
+#include <fstream>
 #include <set>
 #include <string>
 #include <vector>
@@ -284,6 +286,29 @@ TEST(MoeCli, PinnedMoePresetGetsTheMoeLawAndAnExpertParallelPlan) {
   ASSERT_TRUE(o.at("best").is_object());
   EXPECT_EQ(128 % o.at("best").at("plan").at("ep").to_number<int64_t>(), 0);
   EXPECT_FALSE(o.contains("dense_comparison"));
+}
+
+TEST(MoeCli, SweepTakesAnMoePresetAndTheEpAxis) {
+  const std::string path = testing::TempDir() + "/llmplan_moe_sweep.json";
+  {
+    std::ofstream out(path);
+    out << R"({"model": {"preset": "qwen3-30b-a3b"}, "cluster": {"preset": "dgx-h100"},
+              "plan": {"tp": 1, "pp": 2, "dp": 32, "micro_batch": 1, "global_batch": 512}})";
+  }
+  const CliRun r = run_cli({"sweep", "--config", path, "--ep", "8,16", "--moe-a2a-overlap", "both",
+                            "--threads", "2", "--format", "json"});
+  ASSERT_TRUE(r.status.ok()) << r.status.message();
+  Result<boost::json::value> doc = json::parse(r.out, "stdout");
+  ASSERT_TRUE(doc.ok()) << doc.status().message();
+  const boost::json::object& o = doc->as_object();
+  EXPECT_LT(o.at("active_params").to_number<double>(), o.at("params").to_number<double>());
+  EXPECT_NEAR(o.at("tokens").to_number<double>(), 20 * o.at("active_params").to_number<double>(), 1);
+  std::set<std::pair<int64_t, bool>> seen;
+  for (const boost::json::value& row : o.at("plans").as_array()) {
+    seen.insert({row.at("ep").to_number<int64_t>(), row.at("moe_a2a_overlap").as_bool()});
+  }
+  EXPECT_EQ(seen, (std::set<std::pair<int64_t, bool>>{{8, false}, {8, true}, {16, false}, {16, true}}));
+  std::remove(path.c_str());
 }
 
 }  // namespace
