@@ -199,6 +199,7 @@ CliRun run_cli(std::vector<std::string> args) {
   Action action;
   add_plan_options(app, global, &action);
   add_sweep_command(app, global, &action);
+  add_schedule_command(app, global, &action);
   add_preset_file_option(app, &global);
   std::reverse(args.begin(), args.end());
   try {
@@ -308,6 +309,20 @@ TEST(MoeCli, SweepTakesAnMoePresetAndTheEpAxis) {
     seen.insert({row.at("ep").to_number<int64_t>(), row.at("moe_a2a_overlap").as_bool()});
   }
   EXPECT_EQ(seen, (std::set<std::pair<int64_t, bool>>{{8, false}, {8, true}, {16, false}, {16, true}}));
+  std::remove(path.c_str());
+}
+
+TEST(MoeCli, ScheduleTakesAnMoePresetJob) {
+  const std::string path = testing::TempDir() + "/llmplan_moe_jobs.json";
+  {
+    std::ofstream out(path);
+    out << R"({"jobs": [{"name": "moe", "model": "qwen3-30b-a3b", "tokens": 1e10, "arrival_h": 0,
+                          "deadline_h": 200, "min_gpus": 8, "max_gpus": 32}]})";
+  }
+  const CliRun r = run_cli({"schedule", "--jobs", path, "--gpus", "32", "--cluster", "dgx-h100",
+                            "--policy", "fifo", "--threads", "2", "--format", "json"});
+  ASSERT_TRUE(r.status.ok()) << r.status.message();
+  EXPECT_NE(r.out.find("\"moe\""), std::string::npos);
   std::remove(path.c_str());
 }
 
