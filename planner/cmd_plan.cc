@@ -1,10 +1,10 @@
 // The root command: `llmplan --gpus G --days D [...]`, the planner.
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <limits>
 #include <memory>
-#include <algorithm>
 #include <optional>
 #include <utility>
 #include <vector>
