@@ -1,4 +1,5 @@
 // The root command: `llmplan --gpus G --days D [...]`, the planner.
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -30,6 +31,7 @@ struct PlanOptions {
   double budget_usd = 0;
   std::string objective = "largest";
   std::string law = kDefaultLaw;
+  bool law_given = false;  // --law on the command line (else MoE models get kDefaultMoeLaw)
   double tokens_per_param = 20.0;
   std::string tokens_rule;
   std::string shapes;
@@ -72,7 +74,6 @@ Status run_plan(const PlanOptions& o, const GlobalOptions& global) {
   s.days = o.days;
   s.budget_usd = o.budget_usd;
   s.objective = o.objective == "loss" ? Objective::kLoss : Objective::kLargest;
-  LLMPLAN_ASSIGN_OR_RETURN(s.law, load_law(catalog, o.law));
   s.tokens.tokens_per_param = o.tokens_per_param;
   if (o.tokens_rule == "law") s.tokens.use_law = true;
   if (o.tokens_rule == "chinchilla") s.tokens.tokens_per_param = 20.0;
@@ -116,12 +117,37 @@ Status run_plan(const PlanOptions& o, const GlobalOptions& global) {
     s.shapes = {m};
     s.pinned = true;
   }
+  // The law: --law, else the default; MoE models (the moe family, an MoE
+  // --model or --shapes entry) default to the MoE law.
+  const bool any_moe = s.family == Family::kMoe ||
+                       std::any_of(s.shapes.begin(), s.shapes.end(),
+                                   [](const simulator::Model& m) { return m.is_moe(); });
+  LLMPLAN_ASSIGN_OR_RETURN(
+      s.law, load_law(catalog, !o.law_given && any_moe ? std::string(kDefaultMoeLaw) : o.law));
   s.band = time_band(cluster.gpu, o.confidence);
   std::vector<std::string> notes;
   LLMPLAN_ASSIGN_OR_RETURN(s.cost_model, make_cost_model(cluster, o.cost, &notes));
   s.progress = counter(std::make_shared<Progress>("llmplan", "plans", o.progress));
   LLMPLAN_ASSIGN_OR_RETURN(SearchResult result, search(cluster, s));
+  // --family moe: the dense answer for the same budget (the llama family,
+  // the same law, whose dense part is what it predicts for dense models).
+  std::optional<SearchOptions> dense_options;
+  std::optional<SearchResult> dense_result;
+  if (s.family == Family::kMoe && s.shapes.empty()) {
+    dense_options = s;
+    dense_options->family = Family::kLlama;
+    dense_options->shape_template = family_template(Family::kLlama, o.seq, o.vocab);
+    dense_options->space.expert_parallel.clear();
+    dense_options->space.moe_a2a_overlap = Choice::kAuto;
+    dense_options->progress =
+        counter(std::make_shared<Progress>("llmplan (dense comparison)", "plans", o.progress));
+    LLMPLAN_ASSIGN_OR_RETURN(dense_result, search(cluster, *dense_options));
+  }
   PlanReportView view{cluster, s, result, s.law.name, notes, nullptr, {}, {}, false};
+  if (dense_result) {
+    view.dense_options = &*dense_options;
+    view.dense_result = &*dense_result;
+  }
   view.command_line = global.command_line;
   view.plots_written = !o.out_dir.empty();
   // The answer's plan again, in full, for its time and memory breakdown.
@@ -137,6 +163,8 @@ Status run_plan(const PlanOptions& o, const GlobalOptions& global) {
   if (result.best >= 0) {
     const PlanResult& p = result.plans[result.candidates[result.best].best_plan];
     view.caveats = simulator::caveat_list(p.caveats, cluster.gpu, p.mfu);
+    const std::string moe = moe_law_caveat(s.law, result.candidates[result.best].model);
+    if (!moe.empty()) view.caveats.push_back({"moe-law-extrapolated", moe});
   }
   const std::string md = plan_report_markdown(view);
   LLMPLAN_ASSIGN_OR_RETURN(const std::string json_text,
@@ -174,7 +202,10 @@ void add_plan_options(CLI::App& app, const GlobalOptions& global, Action* action
       ->check(finite_in(0, std::numeric_limits<double>::max()));
   app.add_option("--objective", o->objective, "Planner: largest model or lowest predicted loss")
       ->check(CLI::IsMember({"largest", "loss"}));
-  app.add_option("--law", o->law, "Planner: loss law preset (chinchilla, epoch) or JSON file");
+  CLI::Option* law = app.add_option(
+      "--law", o->law,
+      "Planner: loss law preset (chinchilla, epoch, clark-moe) or JSON file (default: chinchilla; "
+      "clark-moe for MoE models)");
   CLI::Option* r = app.add_option("--tokens-per-param", o->tokens_per_param,
                                   "Planner: training tokens per parameter (default 20)")
                        ->check(finite_in(0, kMaxTokensPerParam, true));
@@ -184,7 +215,9 @@ void add_plan_options(CLI::App& app, const GlobalOptions& global, Action* action
   CLI::Option* shapes = app.add_option("--shapes", o->shapes,
                  "Planner: JSON array of model shapes to consider (entries may name a \"preset\")")
       ->check(CLI::ExistingFile);
-  app.add_option("--family", o->family, "Planner: model family of the automatic grid: gpt or llama");
+  app.add_option("--family", o->family,
+                 "Planner: model family of the automatic grid: gpt, llama or moe (MoE shapes, "
+                 "compared with the dense llama answer)");
   app.add_option("--seq", o->seq, "Planner: sequence length (default: the family's, 2048 / 8192)")
       ->check(int_in(1, simulator::Model::kMaxSeqLength));
   app.add_option("--vocab", o->vocab, "Planner: vocabulary size (default: the family's, 51200 / 128256)")
@@ -211,7 +244,8 @@ void add_plan_options(CLI::App& app, const GlobalOptions& global, Action* action
   std::vector<const CLI::Option*> planner_options;
   const std::vector<const CLI::Option*> all = std::as_const(app).get_options();
   planner_options.assign(all.begin() + static_cast<std::ptrdiff_t>(before), all.end());
-  app.final_callback([&app, o, &global, action, gpus, planner_options] {
+  app.final_callback([&app, o, &global, action, gpus, law, planner_options] {
+    o->law_given = law->count() > 0;
     const CLI::Option* first_given = nullptr;
     for (const CLI::Option* opt : planner_options) {
       if (opt->count() > 0) {

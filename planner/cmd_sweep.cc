@@ -57,6 +57,33 @@ int64_t gpus_of(const simulator::Plan& p) {
   return tpd * p.context_parallel;
 }
 
+// The expert axes of the sweep: --ep (every listed size; the simulator
+// rejects those that do not divide) and --moe-a2a-overlap, else the
+// config's values.
+std::vector<simulator::Plan> sweep_expert_axes(const PlanSpace& s, const simulator::Model& model,
+                                               const simulator::Plan& base) {
+  std::vector<int> eps = s.expert_parallel;
+  if (eps.empty()) eps = {base.expert_parallel};
+  std::vector<bool> overlaps;
+  switch (s.moe_a2a_overlap) {
+    case Choice::kAuto: overlaps = {base.moe_a2a_overlap}; break;
+    case Choice::kOn: overlaps = {true}; break;
+    case Choice::kOff: overlaps = {false}; break;
+    case Choice::kBoth: overlaps = {false, true}; break;
+  }
+  std::vector<simulator::Plan> out;
+  for (int ep : eps) {
+    for (bool overlap : overlaps) {
+      simulator::Plan plan = base;
+      plan.expert_parallel = ep;
+      // Overlap has no meaning without expert parallelism: keep one plan.
+      plan.moe_a2a_overlap = model.is_moe() && ep > 1 ? overlap : base.moe_a2a_overlap;
+      if (std::find(out.begin(), out.end(), plan) == out.end()) out.push_back(plan);
+    }
+  }
+  return out;
+}
+
 // The grid: every combination of the listed values, the config's plan for
 // axes not listed. Global batches given in tokens become sequences of the
 // model's length. With a model-parallel cap, layouts above it are left out.
@@ -113,8 +140,16 @@ std::vector<simulator::Plan> sweep_plans(const simulator::Plan& base, const simu
                     // ZeRO stage, FSDP group and the overlap flags.
                     // A listed schedule axis (--schedule) replaces the
                     // config's schedule for p > 1, v = 1; automatic keeps it.
-                    std::vector<Plan> scheduled = {plan};
-                    if (!s.schedule.empty()) scheduled = expand_schedule_axis(s, plan);
+                    std::vector<Plan> scheduled;
+                    // MoE models: the listed --ep sizes and a2a overlap
+                    // (the config's when not listed).
+                    for (const Plan& e : sweep_expert_axes(s, model, plan)) {
+                      if (s.schedule.empty()) {
+                        scheduled.push_back(e);
+                      } else {
+                        for (const Plan& x : expand_schedule_axis(s, e)) scheduled.push_back(x);
+                      }
+                    }
                     for (const Plan& one : scheduled) {
                       for (const Plan& q : expand_sharding_axes(s, one)) {
                         for (simulator::Precision precision : precisions) {
@@ -178,7 +213,9 @@ Status run_sweep(const SweepOptions& o, const GlobalOptions& global) {
     }
   }
   const double params = static_cast<double>(config.model.parameter_count());
-  const double tokens = o.tokens > 0 ? o.tokens : 20.0 * params;
+  // Tokens per active parameter (all of them for a dense model).
+  const double active = static_cast<double>(config.model.active_parameter_count());
+  const double tokens = o.tokens > 0 ? o.tokens : 20.0 * active;
   const double price = config.cluster.usd_per_gpu_hour;
   std::vector<int> ok_idx;
   std::vector<double> days, cost;
@@ -199,7 +236,7 @@ Status run_sweep(const SweepOptions& o, const GlobalOptions& global) {
                     "mfu", "gpu_hours", "cost_usd", "fits", "pareto", "error", "virtual_stages",
                     "recompute", "sequence_parallel", "distributed_optimizer", "zero_stage",
                     "fsdp_group", "tp_comm_overlap", "overlap_grad_reduce",
-                    "overlap_param_gather"});
+                    "overlap_param_gather", "ep", "moe_a2a_overlap"});
   // --format json: the same rows, numbers as numbers (null where the CSV is empty).
   boost::json::array rows;
   for (long i = 0; i < n; ++i) {
@@ -234,7 +271,9 @@ Status run_sweep(const SweepOptions& o, const GlobalOptions& global) {
         {"fsdp_group", r.plan.shard_group_size()},
         {"tp_comm_overlap", r.plan.tp_comm_overlap},
         {"overlap_grad_reduce", r.plan.overlap_grad_reduce},
-        {"overlap_param_gather", r.plan.overlap_param_gather}});
+        {"overlap_param_gather", r.plan.overlap_param_gather},
+        {"ep", r.plan.expert_parallel},
+        {"moe_a2a_overlap", r.plan.moe_a2a_overlap}});
     t.add_row({std::to_string(r.plan.tensor_parallel), std::to_string(r.plan.pipeline_parallel),
                std::to_string(r.plan.data_parallel), std::to_string(r.plan.micro_batch_size),
                std::to_string(r.plan.global_batch_size),
@@ -248,10 +287,13 @@ Status run_sweep(const SweepOptions& o, const GlobalOptions& global) {
                r.plan.sequence_parallel ? "1" : "0", r.plan.distributed_optimizer ? "1" : "0",
                std::to_string(r.plan.sharding_stage()), std::to_string(r.plan.shard_group_size()),
                r.plan.tp_comm_overlap ? "1" : "0", r.plan.overlap_grad_reduce ? "1" : "0",
-               r.plan.overlap_param_gather ? "1" : "0"});
+               r.plan.overlap_param_gather ? "1" : "0", std::to_string(r.plan.expert_parallel),
+               r.plan.moe_a2a_overlap ? "1" : "0"});
   }
-  std::string md = fmt::format("# llmplan sweep: {} ({} parameters, {} tokens) on {}\n\n",
+  std::string md = fmt::format("# llmplan sweep: {} ({} parameters{}, {} tokens) on {}\n\n",
                                config.model.name, reports::count_human(params),
+                               config.model.is_moe() ? ", " + reports::count_human(active) + " active"
+                                                     : std::string(),
                                reports::count_human(tokens), config.cluster.name);
   md += fmt::format("{} plans simulated; {} fit in memory.\n\n", n, ok_idx.size());
   for (const std::string& note : notes) md += "- " + note + "\n";
@@ -268,6 +310,7 @@ Status run_sweep(const SweepOptions& o, const GlobalOptions& global) {
   md += pt.markdown() + "\n## All plans\n\n" + t.markdown();
   const boost::json::object doc{{"model", config.model.name},
                                 {"params", params},
+                                {"active_params", active},
                                 {"tokens", tokens},
                                 {"cluster", config.cluster.name},
                                 {"usd_per_gpu_hour", price},
@@ -311,7 +354,7 @@ void add_sweep_command(CLI::App& app, const GlobalOptions& global, Action* actio
   using simulator::Plan;
   add_plan_space_flags(cmd, &o->space_flags, "Sweep (default: the config's value)");
   cmd->add_option("--dp", o->dp, "Sweep: data-parallel degrees, comma-separated");
-  cmd->add_option("--tokens", o->tokens, "Training tokens for days and cost (default 20 x params)")
+  cmd->add_option("--tokens", o->tokens, "Training tokens for days and cost (default 20 x active params)")
       ->check(finite_positive());
   cmd->add_option("--gpu", o->gpu, "GPU preset");
   cmd->add_option("--cluster", o->cluster, "Cluster preset");

@@ -69,6 +69,9 @@ Result<scaling::LossLaw> load_law(const presets::Catalog& catalog, const std::st
 // The defaults the planner and `optimal` share (one CLI convention).
 inline constexpr const char* kDefaultCluster = "dgx-a100-80gb";
 inline constexpr const char* kDefaultLaw = "chinchilla";
+// The default law for MoE models (the moe family, an MoE --model or --shapes
+// entry) when --law is not given: a dense law cannot rank them.
+inline constexpr const char* kDefaultMoeLaw = "clark-moe";
 
 // Creates `dir` and its parents. IoError "<flag>: cannot create <dir>: <why>".
 Status make_output_dir(const std::string& dir, const std::string& flag);

@@ -35,6 +35,9 @@ std::string plan_label(const simulator::Plan& p) {
   if (p.tp_comm_overlap) s += " TPov";
   if (stage > 0 && p.overlap_param_gather) s += " PGov";
   if (p.data_parallel > 1 && !p.overlap_grad_reduce) s += " noGRov";
+  if (p.expert_parallel > 1) s += fmt::format(" ep{}", p.expert_parallel);
+  if (p.expert_tensor_parallel > 1) s += fmt::format(" etp{}", p.expert_tensor_parallel);
+  if (p.moe_a2a_overlap) s += " A2Aov";
   if (p.precision == simulator::Precision::kFp8) {
     s += p.fp8_recipe == simulator::Fp8Recipe::kDelayed
              ? std::string(" FP8")
@@ -136,7 +139,78 @@ std::string shell_quote(const std::string& s) {
   return out + "'";
 }
 
+// The MoE answer against the dense (llama) answer for the same budget.
+std::string dense_comparison_markdown(const PlanReportView& v) {
+  const SearchResult& r = v.result;
+  const SearchResult& d = *v.dense_result;
+  const double price = v.cluster.usd_per_gpu_hour;
+  std::string md = "## MoE vs dense for the same budget\n\n";
+  reports::Table t({"", "MoE answer", "dense answer (llama family)"});
+  const Candidate* m = r.best >= 0 ? &r.candidates[r.best] : nullptr;
+  const Candidate* n = d.best >= 0 ? &d.candidates[d.best] : nullptr;
+  auto cell = [](const Candidate* c, auto f) { return c ? f(*c) : std::string("-"); };
+  auto plan_of = [&](const SearchResult& res, const Candidate& c) -> const PlanResult& {
+    return res.plans[c.best_plan];
+  };
+  t.add_row({"model", cell(m, [](const Candidate& c) { return c.model.name; }),
+             cell(n, [](const Candidate& c) { return c.model.name; })});
+  t.add_row({"parameters (total)", cell(m, [](const Candidate& c) { return count_human(c.params); }),
+             cell(n, [](const Candidate& c) { return count_human(c.params); })});
+  t.add_row({"parameters (active per token)",
+             cell(m, [](const Candidate& c) { return count_human(c.active_params); }),
+             cell(n, [](const Candidate& c) { return count_human(c.active_params); })});
+  t.add_row({"tokens", cell(m, [](const Candidate& c) { return count_human(c.tokens); }),
+             cell(n, [](const Candidate& c) { return count_human(c.tokens); })});
+  t.add_row({"training compute (6 N_active D)",
+             cell(m, [](const Candidate& c) { return fmt::format("{:.3g} FLOP", 6 * c.active_params * c.tokens); }),
+             cell(n, [](const Candidate& c) { return fmt::format("{:.3g} FLOP", 6 * c.active_params * c.tokens); })});
+  t.add_row({"predicted loss",
+             cell(m, [&](const Candidate& c) { return fmt::format("{:.3f} ({}, MoE term)", c.loss, v.options.law.name); }),
+             cell(n, [&](const Candidate& c) {
+               return fmt::format("{:.3f} ({}, dense part)", c.loss, v.dense_options->law.name);
+             })});
+  t.add_row({"plan", cell(m, [&](const Candidate& c) { return plan_label(plan_of(r, c).plan); }),
+             cell(n, [&](const Candidate& c) { return plan_label(plan_of(d, c).plan); })});
+  t.add_row({"days", cell(m, [](const Candidate& c) { return days_str(c.days); }),
+             cell(n, [](const Candidate& c) { return days_str(c.days); })});
+  t.add_row({"MFU (active FLOPs)", cell(m, [&](const Candidate& c) { return percent(plan_of(r, c).mfu); }),
+             cell(n, [&](const Candidate& c) { return percent(plan_of(d, c).mfu); })});
+  t.add_row({"cost", cell(m, [&](const Candidate& c) { return usd_str(c.cost_usd, price); }),
+             cell(n, [&](const Candidate& c) { return usd_str(c.cost_usd, price); })});
+  md += t.markdown() + "\n";
+  if (m != nullptr && n != nullptr) {
+    md += fmt::format(
+        "Both losses come from law {}: the dense answer's from its dense part (L(N, D)), the MoE "
+        "answer's at its effective parameter count; the difference, {:+.3f}, is the law's "
+        "prediction of what routing buys for this budget.\n\n",
+        v.options.law.name, m->loss - n->loss);
+  }
+  return md;
+}
+
 }  // namespace
+
+std::string moe_law_caveat(const scaling::LossLaw& law, const simulator::Model& m) {
+  if (!law.moe.present || !m.is_moe()) return "";
+  const double active = active_params(m), expansion = moe_expansion(m);
+  const bool params_out =
+      law.moe.max_fitted_active_params > 0 && active > law.moe.max_fitted_active_params;
+  const bool expansion_out =
+      law.moe.max_fitted_expansion > 0 && expansion > law.moe.max_fitted_expansion;
+  if (!params_out && !expansion_out) return "";
+  std::string what;
+  if (params_out) {
+    what = fmt::format("{} active parameters (fitted up to {})", count_human(active),
+                       count_human(law.moe.max_fitted_active_params));
+  }
+  if (expansion_out) {
+    what += fmt::format("{}experts / top-k = {:g} (fitted up to {:g})", what.empty() ? "" : " and ",
+                        expansion, law.moe.max_fitted_expansion);
+  }
+  return fmt::format("The MoE law {} is extrapolated: {} has {}; its predicted loss is a trend, "
+                     "not a fitted value",
+                     law.name, m.name, what);
+}
 
 double days_at_low(const PlanReportView& v, double days) {
   return v.options.band.known ? days * v.options.band.low_ratio : days;
@@ -149,9 +223,20 @@ double days_at_high(const PlanReportView& v, double days) {
 std::string architecture_line(const simulator::Model& m) {
   std::string heads = std::to_string(m.num_heads) + " heads";
   if (m.kv_heads() != m.num_heads) heads += fmt::format(" ({} KV)", m.kv_heads());
+  std::string ffn = fmt::format("FFN {}", m.ffn_hidden());
+  if (m.is_moe()) {
+    ffn = fmt::format("{} experts top-{} of FFN {}{}", m.num_experts, m.moe_top_k,
+                      m.moe_ffn_hidden(),
+                      m.moe_shared_experts > 0
+                          ? fmt::format(" + {} shared", m.moe_shared_experts)
+                          : std::string());
+    if (m.num_moe_layers() != m.num_layers) {
+      ffn += fmt::format(" in {} of the layers (dense FFN {})", m.num_moe_layers(), m.ffn_hidden());
+    }
+  }
   return fmt::format(
-      "{} layers, hidden {}, {}, FFN {} {}, {}, {} embeddings, {}, seq {}, vocab {}",
-      m.num_layers, m.hidden_size, heads, m.ffn_hidden(), activation_name(m),
+      "{} layers, hidden {}, {}, {} {}, {}, {} embeddings, {}, seq {}, vocab {}",
+      m.num_layers, m.hidden_size, heads, ffn, activation_name(m),
       m.positions == simulator::PositionEmbedding::kRotary ? "RoPE" : "learned positions",
       m.tied_embeddings ? "tied" : "untied", m.linear_bias ? "LayerNorm + biases" : "RMSNorm, no biases",
       m.seq_length, m.vocab_size);
@@ -210,12 +295,34 @@ std::string plan_report_markdown(const PlanReportView& v) {
                     v.law_name,
                     o.objective == Objective::kLoss && !r.pinned ? "as many as finish in time"
                     : o.tokens.use_law                           ? "law's compute-optimal D for N"
-                                       : fmt::format("{} per parameter", o.tokens.tokens_per_param));
+                                       : fmt::format("{} per {}parameter", o.tokens.tokens_per_param,
+                                                     o.family == Family::kMoe ? "active " : ""));
+  if (o.law.moe.present) {
+    md += fmt::format(
+        "- MoE law ({}): an MoE model's loss is the law's dense loss at its effective parameter "
+        "count (Clark et al. 2022: the dense size of equal loss, from active parameters and "
+        "experts / top-k); tokens and compute count active parameters (C = 6 N_active D). Fitted "
+        "on: {}\n",
+        o.law.name, o.law.moe.assumption.empty() ? std::string("(not stated)") : o.law.moe.assumption);
+  }
   if (r.pinned && !o.shapes.empty()) {
     md += fmt::format("- Model (pinned): {}: {}\n", o.shapes[0].name, architecture_line(o.shapes[0]));
   } else if (!o.shapes.empty()) {
     md += fmt::format("- Shapes: {} from --shapes (architecture of each in candidates.csv)\n",
                       o.shapes.size());
+  } else if (o.family == Family::kMoe) {
+    const simulator::Model& t = o.shape_template;
+    std::vector<std::string> layouts;
+    for (const MoeShapeConfig& c : moe_shape_configs()) {
+      layouts.push_back(fmt::format("{} experts top-{} of {} h{}", c.experts, c.top_k,
+                                    c.expert_ffn_per_hidden,
+                                    c.shared_experts > 0 ? " + 1 shared" : ""));
+    }
+    md += fmt::format(
+        "- Shapes: moe family grid (active sizes x {:g} apart, refined around the answer), every "
+        "layer MoE, expert layouts {}; head dim 128, GQA with 8 KV heads, SwiGLU, RoPE, untied "
+        "embeddings, dropless softmax routing, seq {}, vocab {}\n",
+        o.moe_grid_step, fmt::join(layouts, "; "), t.seq_length, t.vocab_size);
   } else {
     const simulator::Model& t = o.shape_template;
     md += fmt::format("- Shapes: {} family grid, head dim 128: {}{}, {}, {} embeddings, seq {}, vocab {}\n",
@@ -256,7 +363,10 @@ std::string plan_report_markdown(const PlanReportView& v) {
     md += fmt::format(
         "**{} parameters** ({}) trained on **{} tokens** in **{} days** ({}) with plan **{}** "
         "on {} of {} GPUs: iteration {}, MFU {}, cost {}, predicted loss {:.3f}.\n\n",
-        count_human(c.params), c.model.name, count_human(c.tokens), days_str(c.days),
+        c.model.is_moe() ? fmt::format("{} ({} active)", count_human(c.params),
+                                       count_human(c.active_params))
+                         : count_human(c.params),
+        c.model.name, count_human(c.tokens), days_str(c.days),
         band_text(v, c.days), plan_label(p.plan), p.gpus_used, o.gpus,
         seconds_human(p.iteration_time_s), percent(p.mfu),
         usd_str(c.cost_usd, price) +
@@ -339,14 +449,17 @@ std::string plan_report_markdown(const PlanReportView& v) {
         "communication overlapped with GEMMs, PGov parameter all-gather overlapped with compute, "
         "noGRov gradient reduction not overlapped with backward, cpN context parallelism over N "
         "ranks (ring attention; cpNag: KV all-gather; GPUs = t x cp x p x d), zb-h1 the "
-        "zero-bubble schedule, FP8 linear layers in FP8 with delayed scaling (FP8-current, "
+        "zero-bubble schedule, epN expert parallelism over N ranks (MoE; etpN expert tensor "
+        "parallelism), A2Aov the MoE dispatch/combine all-to-all overlapped with compute, FP8 linear layers in FP8 with delayed scaling (FP8-current, "
         "FP8-mxfp8: those recipes; absent: bf16).\n\n";
   if (!r.pinned) {
     md += "## Naive vs simulated\n\n";
     reports::Table nv({"", "naive (100% of peak)", "simulated"});
     const Candidate* best = r.best >= 0 ? &r.candidates[r.best] : nullptr;
     nv.add_row({"compute", fmt::format("{:.3g} FLOP", r.naive_flops),
-                best ? fmt::format("{:.3g} FLOP (6ND)", 6.0 * best->params * best->tokens) : "-"});
+                best ? fmt::format("{:.3g} FLOP (6ND{})", 6.0 * best->active_params * best->tokens,
+                           best->model.is_moe() ? ", N active" : "")
+             : "-"});
     nv.add_row({"parameters", count_human(r.naive_params), best ? count_human(best->params) : "-"});
     nv.add_row({"tokens", count_human(r.naive_tokens), best ? count_human(best->tokens) : "-"});
     nv.add_row({"days for the naive model", fmt::format("{} (assumed)", o.days),
@@ -360,6 +473,7 @@ std::string plan_report_markdown(const PlanReportView& v) {
                         "it needs {} days, {:.1f}x the deadline.\n\n",
                         days_str(r.naive_days), r.naive_days / o.days);
     }
+    if (v.dense_result != nullptr) md += dense_comparison_markdown(v);
     md += "## Top candidates\n\n" + candidate_table(v, false).markdown() + "\n";
   }
   md += "## Time-cost Pareto front of plans for the chosen model\n\n";
@@ -476,7 +590,10 @@ std::string plans_csv(const PlanReportView& v) {
                     "peak_memory_bytes", "tokens_per_s", "days", "cost_usd"});
   for (const PlanResult& p : r.plans) {
     const Candidate& c = r.candidates[p.shape];
-    const double tokens = c.tokens > 0 ? c.tokens : rule_tokens(v.options.tokens, v.options.law, c.params);
+    const double tokens =
+        c.tokens > 0 ? c.tokens
+                     : rule_tokens(v.options.tokens, v.options.law,
+                                   c.active_params > 0 ? c.active_params : c.params);
     const double d = training_days(p, tokens);
     t.add_row({c.model.name, num(c.params), std::to_string(c.model.num_layers),
                std::to_string(c.model.hidden_size), std::to_string(p.plan.tensor_parallel),

@@ -29,7 +29,16 @@ struct PlanReportView {
   std::vector<std::string> command_line;
   // SVG files written beside the report (--out): linked from the Markdown.
   bool plots_written = false;
+  // --family moe: the dense (llama family) search for the same budget, for
+  // the comparison table; null otherwise.
+  const SearchOptions* dense_options = nullptr;
+  const SearchResult* dense_result = nullptr;
 };
+
+// The MoE law's caveat for `m` (one line), or "" when the law has no MoE
+// term, the model is dense, or it lies within the range the term was fitted
+// on (active parameters, expansion experts / top_k).
+std::string moe_law_caveat(const scaling::LossLaw& law, const simulator::Model& m);
 
 // result.json's schema version (planner/result.schema.json).
 inline constexpr int kResultSchemaVersion = 2;

@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "planner/version.h"
+#include "scaling/law_json.h"
 #include "simulator/caveats.h"
 #include "simulator/model_json.h"
 
@@ -28,6 +29,9 @@ boost::json::object plan_json(const PlanResult& p) {
   plan["tp_comm_overlap"] = p.plan.tp_comm_overlap;
   plan["overlap_grad_reduce"] = p.plan.overlap_grad_reduce;
   plan["overlap_param_gather"] = p.plan.overlap_param_gather;
+  plan["ep"] = p.plan.expert_parallel;
+  plan["etp"] = p.plan.expert_tensor_parallel;
+  plan["moe_a2a_overlap"] = p.plan.moe_a2a_overlap;
   plan["gpus_used"] = p.gpus_used;
   plan["iteration_time_s"] = p.iteration_time_s;
   plan["label"] = plan_label(p.plan);
@@ -55,11 +59,11 @@ boost::json::value number(double x) {
   return x;
 }
 
-boost::json::object candidate_json(const PlanReportView& v, int i) {
-  const SearchResult& r = v.result;
+boost::json::object candidate_json(const PlanReportView& v, const SearchResult& r, int i) {
   const Candidate& c = r.candidates[i];
   boost::json::object o;
   o["params"] = c.params;
+  o["active_params"] = c.active_params;
   o["tokens"] = number(c.tokens);
   o["layers"] = c.model.num_layers;
   o["hidden"] = c.model.hidden_size;
@@ -111,7 +115,7 @@ boost::json::object plan_report_to_json(const PlanReportView& v) {
   for (const std::string& a : v.command_line) argv.emplace_back(a);
   o["command_line"] = argv;
   if (r.best >= 0) {
-    boost::json::object best = candidate_json(v, r.best);
+    boost::json::object best = candidate_json(v, r, r.best);
     o["best"] = best;
   } else {
     o["best"] = nullptr;
@@ -166,6 +170,10 @@ boost::json::object plan_report_to_json(const PlanReportView& v) {
   law["B"] = opt.law.B;
   law["alpha"] = opt.law.alpha;
   law["beta"] = opt.law.beta;
+  if (opt.law.moe.present) {
+    const boost::json::value full = scaling::law_to_json(opt.law);
+    law["moe"] = full.as_object().at("moe");
+  }
   as["law"] = law;
   boost::json::object band;
   band["known"] = opt.band.known;
@@ -189,7 +197,7 @@ boost::json::object plan_report_to_json(const PlanReportView& v) {
   o["caveats"] = caveats;
 
   boost::json::array cands;
-  for (int i = 0; i < static_cast<int>(r.candidates.size()); ++i) cands.push_back(candidate_json(v, i));
+  for (int i = 0; i < static_cast<int>(r.candidates.size()); ++i) cands.push_back(candidate_json(v, r, i));
   o["candidates"] = cands;
   boost::json::array front;
   for (int i : best_pareto(v)) {
@@ -203,6 +211,20 @@ boost::json::object plan_report_to_json(const PlanReportView& v) {
     front.push_back(f);
   }
   o["pareto_front"] = front;
+  if (v.dense_result != nullptr) {
+    const SearchResult& d = *v.dense_result;
+    boost::json::object dc;
+    dc["family"] = "llama";
+    dc["law"] = v.dense_options->law.name;
+    dc["best"] = d.best >= 0 ? boost::json::value(candidate_json(v, d, d.best)) : nullptr;
+    dc["candidates_evaluated"] = static_cast<int64_t>(d.candidates.size());
+    dc["plans_evaluated"] = d.plans_evaluated;
+    dc["loss_difference"] =
+        r.best >= 0 && d.best >= 0
+            ? number(r.candidates[r.best].loss - d.candidates[d.best].loss)
+            : boost::json::value(nullptr);
+    o["dense_comparison"] = dc;
+  }
   return o;
 }
 

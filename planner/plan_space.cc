@@ -97,6 +97,7 @@ Status validate(const PlanSpace& s) {
         "stage 1)");
   }
   LLMPLAN_RETURN_IF_ERROR(sizes(s.fsdp_group, "--fsdp-group", Plan::kMaxGpus));
+  LLMPLAN_RETURN_IF_ERROR(sizes(s.expert_parallel, "--ep", Plan::kMaxGpus));
   if (s.max_model_parallel < 0) {
     return Status::invalid_argument("--max-model-parallel: must be >= 0 (0: no limit)");
   }
@@ -124,6 +125,20 @@ Status check_against_model(const PlanSpace& s, const Model& m) {
     return Status::invalid_argument(fmt::format("--pp {}: every value exceeds {}'s {} layers",
                                                 fmt::join(s.pp, ","), m.name, m.num_layers));
   }
+  if (!s.expert_parallel.empty()) {
+    if (!m.is_moe() && std::none_of(s.expert_parallel.begin(), s.expert_parallel.end(),
+                                    [](int ep) { return ep == 1; })) {
+      return Status::invalid_argument(fmt::format(
+          "--ep {}: {} is a dense model (no experts); expert parallelism needs an MoE model",
+          fmt::join(s.expert_parallel, ","), m.name));
+    }
+    if (m.is_moe() && std::none_of(s.expert_parallel.begin(), s.expert_parallel.end(),
+                                   [&](int ep) { return m.num_experts % ep == 0; })) {
+      return Status::invalid_argument(fmt::format("--ep {}: no value divides the {} experts of {}",
+                                                  fmt::join(s.expert_parallel, ","),
+                                                  m.num_experts, m.name));
+    }
+  }
   if (s.max_model_parallel > 0 && !s.tp.empty() && !s.pp.empty()) {
     const int tmin = *std::min_element(s.tp.begin(), s.tp.end());
     const int pmin = *std::min_element(s.pp.begin(), s.pp.end());
@@ -143,9 +158,24 @@ namespace {
 double estimate_peak_bytes(const Model& model, const Plan& plan) {
   const int p = plan.pipeline_parallel, v = plan.virtual_stages, t = plan.tensor_parallel;
   std::vector<double> params(p, 0.0);
-  const double layer = static_cast<double>(model.layer_parameters()) / t;
-  for (int c = 0; c < p * v; ++c) {
-    params[c % p] += layer * simulator::layers_in_chunk(model, plan, c);
+  if (!model.is_moe()) {
+    const double layer = static_cast<double>(model.layer_parameters()) / t;
+    for (int c = 0; c < p * v; ++c) {
+      params[c % p] += layer * simulator::layers_in_chunk(model, plan, c);
+    }
+  } else {
+    // Layers in chunk order (chunk c of p * v holds the next layers_in_chunk
+    // layers); an MoE layer's routed experts are split over ep (etp = 1:
+    // whole experts), the rest over t.
+    const double experts = static_cast<double>(model.expert_parameters_per_layer());
+    int layer = 0;
+    for (int c = 0; c < p * v; ++c) {
+      for (int k = 0; k < simulator::layers_in_chunk(model, plan, c); ++k, ++layer) {
+        const double all = static_cast<double>(model.layer_parameters(layer));
+        const double routed = model.is_moe_layer(layer) ? experts : 0.0;
+        params[c % p] += (all - routed) / t + routed / plan.expert_parallel;
+      }
+    }
   }
   params[0] += static_cast<double>(model.embedding_parameters()) / t;
   params[p - 1] += static_cast<double>(model.head_parameters()) / t;
@@ -189,12 +219,27 @@ struct PlanLess {
                            p.fsdp_group, p.tp_comm_overlap, p.overlap_grad_reduce,
                            p.overlap_param_gather, static_cast<int>(p.recompute),
                            static_cast<int>(p.precision), static_cast<int>(p.fp8_recipe),
-                           static_cast<int>(p.schedule));
+                           static_cast<int>(p.schedule), p.expert_parallel,
+                           p.expert_tensor_parallel, p.moe_a2a_overlap);
   }
   bool operator()(const Plan& a, const Plan& b) const { return key(a) < key(b); }
 };
 
 }  // namespace
+
+std::vector<int> auto_expert_parallel(int experts, int stage_ranks, int gpus_per_node) {
+  auto largest = [&](int cap) {
+    int best = 1;
+    for (int e = 2; e <= cap; e *= 2) {
+      if (experts % e == 0 && stage_ranks % e == 0) best = e;
+    }
+    return best;
+  };
+  const int in_node = largest(std::max(1, gpus_per_node));
+  const int across = largest(kMaxAutoExpertParallel);
+  if (across > in_node) return {in_node, across};
+  return {in_node};
+}
 
 std::vector<int> auto_context_parallel(const Model& model) {
   std::vector<int> out = {1};
@@ -212,6 +257,39 @@ std::vector<Plan> expand_schedule_axis(const PlanSpace& space, const Plan& base)
     Plan plan = base;
     plan.schedule = s;
     out.push_back(plan);
+  }
+  return out;
+}
+
+std::vector<Plan> expand_expert_axes(const PlanSpace& space, const Model& model, const Plan& base,
+                                     int gpus_per_node) {
+  if (!model.is_moe()) return {base};
+  const int64_t stage_ranks =
+      static_cast<int64_t>(base.tensor_parallel) * base.context_parallel * base.data_parallel;
+  std::vector<int> eps;
+  if (space.expert_parallel.empty()) {
+    eps = auto_expert_parallel(model.num_experts, static_cast<int>(std::min<int64_t>(
+                                                      stage_ranks, Plan::kMaxGpus)),
+                               gpus_per_node);
+  } else {
+    for (int ep : space.expert_parallel) {
+      if (model.num_experts % ep == 0 && stage_ranks % ep == 0) eps.push_back(ep);
+    }
+  }
+  std::vector<Plan> out;
+  for (int ep : eps) {
+    // Automatic overlap: both off and on; the simulator says which is faster.
+    const std::vector<bool> overlaps =
+        ep <= 1 ? std::vector<bool>{false}
+        : space.moe_a2a_overlap == Choice::kAuto ? std::vector<bool>{false, true}
+                                                 : choice_values(space.moe_a2a_overlap, false, true);
+    for (bool overlap : overlaps) {
+      Plan plan = base;
+      plan.expert_parallel = ep;
+      plan.expert_tensor_parallel = 1;
+      plan.moe_a2a_overlap = overlap;
+      out.push_back(plan);
+    }
   }
   return out;
 }
@@ -370,8 +448,13 @@ std::vector<Plan> enumerate_plans(const Model& model, const simulator::Cluster& 
                   continue;
                 }
                 std::vector<Plan> expanded;
-                for (const Plan& scheduled : expand_schedule_axis(space, base)) {
-                  for (const Plan& q : expand_sharding_axes(space, scheduled)) expanded.push_back(q);
+                for (const Plan& experts : expand_expert_axes(space, model, base,
+                                                              cluster.gpus_per_node)) {
+                  for (const Plan& scheduled : expand_schedule_axis(space, experts)) {
+                    for (const Plan& q : expand_sharding_axes(space, scheduled)) {
+                      expanded.push_back(q);
+                    }
+                  }
                 }
                 for (const Plan& sharded : expanded) {
                  for (simulator::Precision precision : precisions) {
@@ -441,7 +524,7 @@ std::string describe(const PlanSpace& s) {
       "recompute {}; "
       "sequence parallel {}; distributed optimizer {}; ZeRO stage {}; FSDP group {}; "
       "TP comm overlap {}; grad-reduce overlap {}; param-gather overlap {}; "
-      "precision {}; max model parallel {}{}",
+      "precision {}; ep {}; MoE a2a overlap {}; max model parallel {}{}",
       batch, list(s.tp), list(s.pp),
       s.context_parallel.empty() ? std::string("auto (1; beyond 8192 tokens also 2,4,8)")
                                  : list(s.context_parallel),
@@ -454,6 +537,13 @@ std::string describe(const PlanSpace& s) {
                            : fmt::format("{}", fmt::join(s.fsdp_group, ",")),
       to_string(s.tp_comm_overlap), to_string(s.overlap_grad_reduce),
       to_string(s.overlap_param_gather), precision,
+      s.expert_parallel.empty()
+          ? fmt::format("auto (MoE models: the largest power of two dividing the experts and t x cp "
+                        "x d within a node, and up to {} across nodes; dense: 1)",
+                        kMaxAutoExpertParallel)
+          : list(s.expert_parallel),
+      s.moe_a2a_overlap == Choice::kAuto ? std::string("auto (off and on where ep > 1)")
+                                         : std::string(to_string(s.moe_a2a_overlap)),
       s.max_model_parallel > 0 ? std::to_string(s.max_model_parallel) : std::string("none"),
       s.all_gpus_only ? "; all GPUs only" : "");
 }

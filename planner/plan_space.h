@@ -80,6 +80,15 @@ struct PlanSpace {
   // skipped on GPUs without FP8. FP8 plans use fp8_recipe.
   std::vector<simulator::Precision> precision;
   simulator::Fp8Recipe fp8_recipe = simulator::Fp8Recipe::kDelayed;
+  // Expert-parallel sizes for MoE models (simulator/plan.h: ep ranks within
+  // the t * cp * d ranks of a stage, etp = 1); a size must divide the
+  // model's experts and t * cp * d. Empty: auto_expert_parallel(). Dense
+  // models always get ep = 1.
+  std::vector<int> expert_parallel;
+  // Dispatch/combine all-to-all overlapped with another micro-batch's compute
+  // (Plan::moe_a2a_overlap); auto: both off and on where ep > 1. Dense
+  // models and ep = 1: off.
+  Choice moe_a2a_overlap = Choice::kAuto;
   int max_model_parallel = 0;  // t * p at most this; 0: no limit
   // Only plans that use as many of the GPUs as the layout allows (d the
   // most that fits); otherwise also half that data-parallel width.
@@ -93,8 +102,9 @@ struct PlanSpace {
 Status validate(const PlanSpace& space);
 
 // Contradictions between a space and a model: OK when at least one listed
-// t divides the heads, KV heads and FFN size, and one listed p is at most
-// the layers. InvalidArgument naming the flag and the model otherwise
+// t divides the heads, KV heads and FFN size, one listed p is at most
+// the layers, and a listed ep applies (an MoE model with an ep dividing its
+// experts; a dense model only with ep 1). InvalidArgument naming the flag and the model otherwise
 // ("--tp 3: divides none of llama3-70b's 64 heads").
 Status check_against_model(const PlanSpace& space, const simulator::Model& model);
 
@@ -104,6 +114,19 @@ struct EnumerationStats {
   long memory_pruned = 0;  // of those, dropped: weights/activations overflow memory
   long kept = 0;
 };
+
+// The automatic expert-parallel sizes of an MoE model with `experts` experts
+// on a stage of `stage_ranks` = t * cp * d ranks (ranks of a stage are
+// numbered t fastest, then cp, then d, so ep consecutive ranks share a node
+// when ep <= GPUs per node): the largest power of two dividing both that
+// fits a node (`gpus_per_node`, in-node NVLink all-to-all), and the largest
+// up to kMaxAutoExpertParallel (across nodes, as the published 64-way EP
+// runs) when larger. Two values at most, so MoE shapes cost the search at
+// most twice (four times with the a2a overlap axis) a dense shape's plans;
+// ep = 1 (every expert on every GPU) is tried only when nothing larger
+// divides. Ascending; never empty.
+inline constexpr int kMaxAutoExpertParallel = 64;
+std::vector<int> auto_expert_parallel(int experts, int stage_ranks, int gpus_per_node);
 
 // The automatic context-parallel sizes for `model`: {1} for sequences of at
 // most 8192 tokens; beyond, also 2, 4 and 8 where 2 * cp divides the sequence
@@ -116,7 +139,9 @@ std::vector<int> auto_context_parallel(const simulator::Model& model);
 // cp from the space (2 * cp dividing the sequence); p with every chunk
 // getting layers; d = min(G/(t cp p), B/b) and half of it
 // (unless all_gpus_only); the global batch rounded to a multiple of d*b;
-// v > 1 only with p > 1 and p*v dividing the layers; pipelines that never
+// v > 1 only with p > 1 and p*v dividing the layers; for MoE models ep from
+// the space (dividing the experts and t * cp * d) and the a2a-overlap axis;
+// pipelines that never
 // fill (fewer micro-batches than stages) dropped; plans whose analytic peak
 // memory overflows the GPU dropped. Deterministic order; no duplicates.
 std::vector<simulator::Plan> enumerate_plans(const simulator::Model& model,
@@ -137,6 +162,15 @@ inline const std::vector<simulator::Schedule> kAutoSchedules = {
 // base alone. Shared by the planner and `sweep`.
 std::vector<simulator::Plan> expand_schedule_axis(const PlanSpace& space,
                                                   const simulator::Plan& base);
+
+// The plans `base` becomes along the expert axes of `space` for an MoE
+// `model`: one per ep (listed sizes dividing the experts and t * cp * d, or
+// auto_expert_parallel) and a2a overlap (see PlanSpace), etp = 1; a dense
+// model: base alone. Possibly empty (no listed ep applies). Shared by the
+// planner and `sweep`.
+std::vector<simulator::Plan> expand_expert_axes(const PlanSpace& space,
+                                                const simulator::Model& model,
+                                                const simulator::Plan& base, int gpus_per_node);
 
 // The plans `base` becomes along the sharding and overlap axes of `space`:
 // ZeRO stage (zero_stage, or distributed_optimizer), FSDP group, tensor-

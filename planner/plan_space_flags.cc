@@ -116,6 +116,14 @@ void add_plan_space_flags(CLI::App* cmd, PlanSpaceFlags* f, const std::string& w
                   what + ": FP8 scaling recipe of the fp8 plans: delayed (default), current, "
                          "mxfp8 (Blackwell)")
       ->check(CLI::IsMember({"delayed", "current", "mxfp8"}));
+  cmd->add_option("--ep", f->ep,
+                  what + ": expert-parallel sizes for MoE models, e.g. 8,32 (default: per layout the "
+                         "largest power of two dividing the experts and t x cp x d within a node, "
+                         "and up to 64 across nodes)");
+  cmd->add_option("--moe-a2a-overlap", f->moe_a2a_overlap,
+                  what + ": MoE dispatch/combine all-to-all overlapped with compute: on, off or "
+                         "both (default: both where ep > 1)")
+      ->check(CLI::IsMember({"on", "off", "both"}));
   cmd->add_option("--max-model-parallel", f->max_model_parallel,
                   what + ": most GPUs per model replica (t x p); 0: no limit")
       ->check(int_in(0, simulator::Plan::kMaxGpus));
@@ -223,7 +231,11 @@ Result<PlanSpace> to_plan_space(const PlanSpaceFlags& f) {
     LLMPLAN_ASSIGN_OR_RETURN(s.fsdp_group,
                              parse_int_list(f.fsdp_group, "--fsdp-group", Plan::kMaxGpus));
   }
+  if (given("--ep", f.ep)) {
+    LLMPLAN_ASSIGN_OR_RETURN(s.expert_parallel, parse_int_list(f.ep, "--ep", Plan::kMaxGpus));
+  }
   const std::pair<const std::string*, std::pair<Choice*, const char*>> choices[] = {
+      {&f.moe_a2a_overlap, {&s.moe_a2a_overlap, "--moe-a2a-overlap"}},
       {&f.tp_comm_overlap, {&s.tp_comm_overlap, "--tp-comm-overlap"}},
       {&f.overlap_grad_reduce, {&s.overlap_grad_reduce, "--overlap-grad-reduce"}},
       {&f.overlap_param_gather, {&s.overlap_param_gather, "--overlap-param-gather"}}};

@@ -21,6 +21,7 @@ struct PlanSpaceFlags {
   std::string sequence_parallel, distributed_optimizer;
   std::string zero, fsdp_group, tp_comm_overlap, overlap_grad_reduce, overlap_param_gather;
   std::string precision, fp8_recipe;
+  std::string ep, moe_a2a_overlap;
   int max_model_parallel = 0;
   // The flags given on the command line (recorded while parsing), to tell a
   // flag given an empty value ("--tp ''": an error) from one not given.
@@ -30,7 +31,8 @@ struct PlanSpaceFlags {
 // Registers --global-batch-tokens, --global-batch, --tp, --pp, --cp, --micro-batch,
 // --virtual-stages, --schedule, --recompute, --sequence-parallel, --distributed-optimizer,
 // --zero, --fsdp-group, --tp-comm-overlap, --overlap-grad-reduce,
-// --overlap-param-gather, --precision, --fp8-recipe and --max-model-parallel on `cmd`; `what` prefixes the help texts.
+// --overlap-param-gather, --precision, --fp8-recipe, --ep, --moe-a2a-overlap and
+// --max-model-parallel on `cmd`; `what` prefixes the help texts.
 void add_plan_space_flags(CLI::App* cmd, PlanSpaceFlags* flags, const std::string& what);
 
 // A comma-separated list of positive integers ("1,2,4"). InvalidArgument

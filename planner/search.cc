@@ -21,15 +21,18 @@ using simulator::Plan;
 Result<Family> parse_family(const std::string& text) {
   if (text == "gpt") return Family::kGpt;
   if (text == "llama") return Family::kLlama;
-  return Status::invalid_argument("--family: expected gpt or llama, got '" + text + "'");
+  if (text == "moe") return Family::kMoe;
+  return Status::invalid_argument("--family: expected gpt, llama or moe, got '" + text + "'");
 }
 
-const char* to_string(Family f) { return f == Family::kLlama ? "llama" : "gpt"; }
+const char* to_string(Family f) {
+  return f == Family::kLlama ? "llama" : f == Family::kMoe ? "moe" : "gpt";
+}
 
 Model family_template(Family family, int seq_length, int vocab_size) {
   Model m;
-  if (family == Family::kLlama) {
-    m.name = "llama";
+  if (family == Family::kLlama || family == Family::kMoe) {
+    m.name = family == Family::kMoe ? "moe" : "llama";
     m.seq_length = 8192;
     m.vocab_size = 128256;
     m.activation = simulator::Activation::kSwiglu;
@@ -41,9 +44,31 @@ Model family_template(Family family, int seq_length, int vocab_size) {
     m.seq_length = 2048;
     m.vocab_size = 51200;
   }
+  if (family == Family::kMoe) {
+    // A placeholder layout (moe_shape_configs() sets the real one per shape):
+    // the template itself is then a valid MoE model.
+    m.num_experts = 8;
+    m.moe_top_k = 2;
+  }
   if (seq_length > 0) m.seq_length = seq_length;
   if (vocab_size > 0) m.vocab_size = vocab_size;
   return m;
+}
+
+const std::vector<MoeShapeConfig>& moe_shape_configs() {
+  static const std::vector<MoeShapeConfig> kConfigs = {
+      {8, 2, 3.5, 0}, {16, 2, 1.5, 0}, {32, 4, 0.75, 0}, {64, 8, 0.375, 1}, {128, 8, 0.375, 0}};
+  return kConfigs;
+}
+
+double moe_expansion(const Model& m) {
+  return m.is_moe() ? static_cast<double>(m.num_experts) / m.moe_top_k : 1.0;
+}
+
+double active_params(const Model& m) { return static_cast<double>(m.active_parameter_count()); }
+
+double predicted_loss(const scaling::LossLaw& law, const Model& m, double tokens) {
+  return law.moe_loss(active_params(m), moe_expansion(m), tokens);
 }
 
 namespace {
@@ -55,7 +80,8 @@ Model sized(const Model& base, int l, int h) {
   m.num_layers = l;
   m.hidden_size = h;
   m.num_heads = std::max(1, h / 128);
-  if (base.activation == simulator::Activation::kSwiglu && base.name == "llama") {
+  if (base.activation == simulator::Activation::kSwiglu &&
+      (base.name == "llama" || base.name == "moe")) {
     m.num_kv_heads = std::gcd(m.num_heads, 8);
     // 8/3 h rounded up to a multiple of 256 (Llama 2's rule).
     m.ffn_hidden_size = static_cast<int>((8L * h / 3 + 255) / 256 * 256);
@@ -90,9 +116,80 @@ Model shape_for_params(double params, const Model& base) {
     }
   }
   if (best.num_layers == 0) best = sized(base, 2, 512);  // tiny: smallest grid shape
-  const std::string family = base.name == "llama" ? "llama" : "gpt";
+  const std::string family = base.name == "llama" || base.name == "moe" ? base.name : "gpt";
   best.name = family + "-l" + std::to_string(best.num_layers) + "-h" + std::to_string(best.hidden_size);
   return best;
+}
+
+namespace {
+
+// `base` (the moe template) sized l x h with expert layout `c`.
+Model moe_sized(const Model& base, int l, int h, const MoeShapeConfig& c) {
+  Model m = sized(base, l, h);
+  m.num_experts = c.experts;
+  m.moe_top_k = c.top_k;
+  m.moe_shared_experts = c.shared_experts;
+  m.moe_ffn_hidden_size =
+      std::max(128, static_cast<int>(std::lround(c.expert_ffn_per_hidden * h / 128.0)) * 128);
+  return m;
+}
+
+}  // namespace
+
+Model moe_shape_for_active(double active, const Model& base, const MoeShapeConfig& config) {
+  // As shape_for_params, counting active parameters.
+  Model best;
+  double best_score = 1e300;
+  for (int h = 512; h <= 65536; h += (h < 2048 ? 256 : 1024)) {
+    const Model one = moe_sized(base, 1, h, config);
+    const Model two = moe_sized(base, 2, h, config);
+    const double per_layer =
+        static_cast<double>(two.active_parameter_count() - one.active_parameter_count());
+    const double fixed = static_cast<double>(one.active_parameter_count()) - per_layer;
+    const double l_real = (active - fixed) / per_layer;
+    if (l_real < 2) continue;
+    const int l = std::clamp(static_cast<int>(std::lround(l_real)), 2, 160);
+    const Model m = moe_sized(base, l, h, config);
+    const double n = static_cast<double>(m.active_parameter_count());
+    const double size_err = std::fabs(std::log(n / active));
+    const double aspect_err = std::fabs(std::log((static_cast<double>(h) / l) / 128.0));
+    const double score = 4.0 * size_err + aspect_err;
+    if (score < best_score) {
+      best_score = score;
+      best = m;
+    }
+  }
+  if (best.num_layers == 0) best = moe_sized(base, 2, 512, config);
+  best.name = "moe-e" + std::to_string(config.experts) + "k" + std::to_string(config.top_k) +
+              (config.shared_experts > 0 ? "s" + std::to_string(config.shared_experts) : "") +
+              "-l" + std::to_string(best.num_layers) + "-h" + std::to_string(best.hidden_size);
+  return best;
+}
+
+std::vector<Model> moe_shape_grid(double min_active, double max_active, double step,
+                                  const Model& base) {
+  std::vector<Model> out;
+  if (!(step > 1.0) || !(min_active > 0) || !(max_active >= min_active) ||
+      !std::isfinite(max_active)) {
+    return out;
+  }
+  int sizes = 0;
+  for (double n = min_active; n <= max_active * 1.0000001 && sizes < kMaxGridSizes;
+       n *= step, ++sizes) {
+    for (const MoeShapeConfig& c : moe_shape_configs()) {
+      Model m = moe_shape_for_active(n, base, c);
+      if (std::none_of(out.begin(), out.end(), [&](const Model& o) { return o == m; })) {
+        out.push_back(m);
+      }
+    }
+  }
+  std::stable_sort(out.begin(), out.end(), [](const Model& a, const Model& b) {
+    if (a.active_parameter_count() != b.active_parameter_count()) {
+      return a.active_parameter_count() < b.active_parameter_count();
+    }
+    return a.num_experts < b.num_experts;
+  });
+  return out;
 }
 
 Model shape_for_params(double params, int seq_length, int vocab_size) {
@@ -177,10 +274,11 @@ SearchResult evaluate_shapes(const std::vector<Model>& models, const Cluster& cl
     Candidate c;
     c.model = models[s];
     c.params = static_cast<double>(models[s].parameter_count());
+    c.active_params = active_params(models[s]);
     PlanSpace space = options.space;
     if (space.global_batch.empty() && space.global_batch_tokens.empty()) {
-      const double tokens = rule_tokens(options.tokens, options.law, c.params);
-      space.global_batch_tokens = auto_batch_ladder(6.0 * c.params * tokens);
+      const double tokens = rule_tokens(options.tokens, options.law, c.active_params);
+      space.global_batch_tokens = auto_batch_ladder(6.0 * c.active_params * tokens);
     }
     EnumerationStats stats;
     for (const Plan& p : enumerate_plans(models[s], cluster, options.gpus, space, &stats)) {
@@ -246,10 +344,12 @@ void select(const Cluster& cluster, const SearchOptions& options, SearchResult* 
     if (!r.fits || !(r.tokens_per_s > 0)) continue;
     Candidate& c = result->candidates[r.shape];
     ++c.plans_fit;
+    // Per active parameter (candidates built without it: all parameters).
+    const double n_active = c.active_params > 0 ? c.active_params : c.params;
     double tokens, days, cost;
     bool in_time, in_budget;
     if (options.objective == Objective::kLargest || options.pinned) {
-      tokens = rule_tokens(options.tokens, options.law, c.params);
+      tokens = rule_tokens(options.tokens, options.law, n_active);
       days = training_days(r, tokens);
       cost = training_cost_usd(r, days, price);
       in_time = days * ratio <= options.days;
@@ -262,7 +362,7 @@ void select(const Cluster& cluster, const SearchOptions& options, SearchResult* 
       tokens = seconds * r.tokens_per_s;
       days = training_days(r, tokens);
       cost = training_cost_usd(r, days, price);
-      in_time = tokens >= c.params;  // at least one token per parameter to count
+      in_time = tokens >= n_active;  // at least one token per (active) parameter to count
       in_budget = true;
     }
     const bool ok = in_time && in_budget;
@@ -279,7 +379,7 @@ void select(const Cluster& cluster, const SearchOptions& options, SearchResult* 
       c.tokens = tokens;
       c.days = days;
       c.cost_usd = cost;
-      c.loss = options.law.loss(c.params, std::max(tokens, 1.0));
+      c.loss = options.law.moe_loss(n_active, moe_expansion(c.model), std::max(tokens, 1.0));
       c.feasible = ok;
     }
   }
@@ -311,8 +411,9 @@ void select(const Cluster& cluster, const SearchOptions& options, SearchResult* 
       continue;
     }
     const Candidate& b = result->candidates[result->best];
-    const bool better = options.objective == Objective::kLargest ? c.params > b.params
-                                                                 : c.loss < b.loss;
+    const bool by_loss = options.objective == Objective::kLoss || c.model.is_moe() ||
+                         b.model.is_moe();
+    const bool better = by_loss ? c.loss < b.loss : c.params > b.params;
     if (better) result->best = s;
   }
 }
@@ -384,6 +485,14 @@ Result<SearchResult> search(const Cluster& cluster, const SearchOptions& options
                                     std::to_string(static_cast<int>(kMaxTokensPerParam)) + "]");
   }
   LLMPLAN_RETURN_IF_ERROR(scaling::validate(options.law));
+  if (!options.law.moe.present &&
+      (options.family == Family::kMoe ||
+       std::any_of(options.shapes.begin(), options.shapes.end(),
+                   [](const Model& m) { return m.is_moe(); }))) {
+    return Status::usage("--law " + options.law.name +
+                         ": a dense law (loss in N and D) cannot rank MoE models; use --law "
+                         "clark-moe or a law file with a \"moe\" term");
+  }
   LLMPLAN_RETURN_IF_ERROR(validate(options.space).as_usage());
   if (options.band.confidence > 0 && !options.band.known) {
     return Status::usage("--confidence: " + cluster.gpu.name +
@@ -417,11 +526,22 @@ Result<SearchResult> search(const Cluster& cluster, const SearchOptions& options
     result.naive_params = std::sqrt(result.naive_flops / (6.0 * r));
     result.naive_tokens = r * result.naive_params;
   }
-  const Model naive_model = shape_for_params(result.naive_params, options.shape_template);
+  // The moe family: the naive N as active parameters of the finest layout.
+  const bool moe = options.family == Family::kMoe;
+  const Model naive_model =
+      moe ? moe_shape_for_active(result.naive_params, options.shape_template,
+                                 moe_shape_configs().back())
+          : shape_for_params(result.naive_params, options.shape_template);
 
   std::vector<Model> coarse;
   if (!options.shapes.empty()) {
     coarse = options.shapes;
+  } else if (moe) {
+    if (!(options.moe_grid_step > 1) || !std::isfinite(options.moe_grid_step)) {
+      return Status::invalid_argument("MoE grid step must be a finite ratio > 1");
+    }
+    const double top = std::max(result.naive_params, 2e9);
+    coarse = moe_shape_grid(1e9, top, options.moe_grid_step, options.shape_template);
   } else {
     const double top = std::max(result.naive_params, 2e8);
     coarse = shape_grid(1e8, top, 1.6, options.shape_template);
@@ -473,8 +593,32 @@ Result<SearchResult> search(const Cluster& cluster, const SearchOptions& options
         }
       }
     };
-    add_between(b, b + 1);
-    if (options.objective == Objective::kLoss) add_between(b - 1, b);
+    // MoE: between the answer's active size and the next coarse size of the
+    // same expert layout.
+    auto add_moe_between = [&](int lo, double hi_active) {
+      const Model& m = result.candidates[lo].model;
+      const MoeShapeConfig* config = nullptr;
+      for (const MoeShapeConfig& c : moe_shape_configs()) {
+        if (c.experts == m.num_experts && c.top_k == m.moe_top_k &&
+            c.shared_experts == m.moe_shared_experts) {
+          config = &c;
+        }
+      }
+      if (config == nullptr) return;
+      for (double a = result.candidates[lo].active_params * 1.1; a < hi_active * 0.97; a *= 1.1) {
+        Model x = moe_shape_for_active(a, options.shape_template, *config);
+        if (!contains(result.candidates, x) &&
+            std::none_of(fine.begin(), fine.end(), [&](const Model& o) { return o == x; })) {
+          fine.push_back(x);
+        }
+      }
+    };
+    if (moe) {
+      add_moe_between(b, result.candidates[b].active_params * options.moe_grid_step);
+    } else {
+      add_between(b, b + 1);
+      if (options.objective == Objective::kLoss) add_between(b - 1, b);
+    }
     if (!fine.empty()) {
       merge(evaluate_shapes(fine, cluster, options), &result);
       select(cluster, options, &result);

@@ -35,9 +35,9 @@ struct TokensRule {
 };
 
 // The automatic model grid's architecture family.
-enum class Family { kGpt, kLlama };
+enum class Family { kGpt, kLlama, kMoe };
 
-// "gpt" or "llama"; InvalidArgument naming --family otherwise.
+// "gpt", "llama" or "moe"; InvalidArgument naming --family otherwise.
 Result<Family> parse_family(const std::string& text);
 const char* to_string(Family f);
 
@@ -45,8 +45,47 @@ const char* to_string(Family f);
 // (GPT-3: learned positions, GELU, 4h FFN, tied embeddings, biases, seq
 // 2048, vocab 51,200) or llama (Llama 3: rotary, SwiGLU with FFN 8/3 h
 // rounded up to a multiple of 256, GQA with 8 KV heads, untied embeddings,
-// RMSNorm without biases, seq 8,192, vocab 128,256). seq/vocab > 0 override.
+// RMSNorm without biases, seq 8,192, vocab 128,256) or moe (the llama
+// template with every layer an MoE layer, dropless softmax top-k routing;
+// experts, top-k and expert width come from moe_shape_configs()).
+// seq/vocab > 0 override.
 simulator::Model family_template(Family family, int seq_length = 0, int vocab_size = 0);
+
+// One expert layout of the MoE grid: routed experts, experts per token,
+// expert FFN width as a fraction of hidden (rounded to a multiple of 128),
+// shared (always-on) experts of that width.
+struct MoeShapeConfig {
+  int experts = 0;
+  int top_k = 0;
+  double expert_ffn_per_hidden = 0;
+  int shared_experts = 0;
+};
+
+// The MoE grid's expert layouts, one per expert count 8, 16, 32, 64, 128,
+// spanning the published designs from coarse to fine-grained:
+//   8 experts, top-2, expert FFN 3.5 h (Mixtral 8x7B: 14336 / 4096),
+//   16 experts, top-2, 1.5 h, 32 experts, top-4, 0.75 h (between them),
+//   64 experts, top-8, 0.375 h + 1 shared expert (DeepSeekMoE-style: a
+//   shared expert beside fine-grained routed ones),
+//   128 experts, top-8, 0.375 h, no shared expert (Qwen3-235B-A22B: 1536 /
+//   4096; Qwen3 dropped the shared expert).
+// Expert widths shrink as the count grows (fine-grained experts, Krajewski
+// et al. 2024), keeping the active expert width per token between 3 h and
+// 7 h, as in those models. Only the first and last layouts are published
+// designs; the middle ones interpolate. Five layouts keep the search within
+// a few minutes on a small machine (each multiplies the shapes simulated).
+const std::vector<MoeShapeConfig>& moe_shape_configs();
+
+// experts / top_k: the expansion the MoE law reads (1 for a dense model).
+double moe_expansion(const simulator::Model& m);
+
+// Parameters a token uses (Model::active_parameter_count(); all of them for
+// a dense model), as a double.
+double active_params(const simulator::Model& m);
+
+// The law's predicted loss of `m` trained on `tokens` tokens:
+// law.moe_loss(active, expansion, tokens) (law.loss(N, D) for dense models).
+double predicted_loss(const scaling::LossLaw& law, const simulator::Model& m, double tokens);
 
 // The training-time band from a GPU preset's held-out validation errors:
 // measured/predicted iteration-time ratios at two probabilities, and the
@@ -75,6 +114,9 @@ struct SearchOptions {
   simulator::Model shape_template = family_template(Family::kGpt);
   PlanSpace space;              // the plans tried for every shape
   TimeBand band;                // error band; confidence_ratio scales days for feasibility
+  // How far apart the MoE grid's active sizes are (ratio > 1): the coarse
+  // grid of the moe family (refined 1.07 around the answer).
+  double moe_grid_step = 2.0;
   int threads = 0;              // 0: OpenMP default
   std::shared_ptr<const simulator::CostModel> cost_model;
   std::vector<simulator::Model> shapes;  // user family (--shapes, --model); empty: the grid
@@ -104,7 +146,8 @@ void record_simulation(const simulator::StepReport& report, PlanResult* result);
 // The outcome for one candidate shape.
 struct Candidate {
   simulator::Model model;
-  double params = 0;
+  double params = 0;           // all parameters (every expert)
+  double active_params = 0;    // per token (= params for a dense model); tokens and 6 N D use it
   double tokens = 0;           // tokens it would train (rule or deadline-limited)
   int best_plan = -1;          // index into SearchResult::plans; -1: none fits
   double days = 0;             // with the best plan
@@ -132,6 +175,20 @@ struct SearchResult {
   int naive_candidate = -1;            // index into candidates
   bool pinned = false;                 // SearchOptions::pinned: best is the pinned model if any plan fits
 };
+
+// An MoE shape of about `active` parameters per token (template `base`:
+// family_template(kMoe)) with expert layout `config`: head dim 128, GQA with
+// 8 KV heads, hidden and depth as shape_for_params, every layer MoE. Named
+// "moe-e128k8-l48-h4096".
+simulator::Model moe_shape_for_active(double active, const simulator::Model& base,
+                                      const MoeShapeConfig& config);
+
+// The MoE grid: for each active size from min to max (ratio `step`) and
+// each layout of moe_shape_configs(), one shape; deduplicated, ascending
+// active parameters (ties: fewer experts first). At most kMaxGridSizes
+// sizes.
+std::vector<simulator::Model> moe_shape_grid(double min_active, double max_active, double step,
+                                             const simulator::Model& base);
 
 // A shape of `family` (template `base`: family_template) of about `params`
 // parameters: head dim 128, hidden a multiple of 1024 (so t up to 8 divides
@@ -178,7 +235,9 @@ SearchResult evaluate_shapes(const std::vector<simulator::Model>& models,
 
 // Fills each candidate's tokens/best plan/days/cost/loss/feasibility and
 // picks `best` by the objective (largest params; or lowest loss), ties by
-// lower index.
+// lower index. MoE candidates under "largest" are ranked by predicted loss
+// at the rule's tokens: total parameters alone would reward idle experts,
+// and for dense models the two orders agree.
 void select(const simulator::Cluster& cluster, const SearchOptions& options,
             SearchResult* result);
 

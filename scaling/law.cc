@@ -1,5 +1,7 @@
 #include "scaling/law.h"
 
+#include <utility>
+
 namespace llmplan::scaling {
 
 Status validate(const LossLaw& law) {
@@ -11,7 +13,44 @@ Status validate(const LossLaw& law) {
   if (!std::isfinite(law.B) || law.B <= 0) return bad("B", "must be finite and > 0");
   if (!std::isfinite(law.alpha) || law.alpha <= 0) return bad("alpha", "must be finite and > 0");
   if (!std::isfinite(law.beta) || law.beta <= 0) return bad("beta", "must be finite and > 0");
+  const MoeLawTerm& m = law.moe;
+  if (!m.present) return Status();
+  for (auto [field, x] : {std::pair{"moe.a", m.a}, {"moe.b", m.b}, {"moe.c", m.c}, {"moe.d", m.d}}) {
+    if (!std::isfinite(x)) return bad(field, "must be finite");
+  }
+  if (!std::isfinite(m.e_start) || !(m.e_start > 1)) return bad("moe.e_start", "must be finite and > 1");
+  if (!std::isfinite(m.e_max) || !(m.e_max > m.e_start)) {
+    return bad("moe.e_max", "must be finite and > moe.e_start");
+  }
+  if (!(m.a + m.c * std::log10(m.e_start) < 0)) {
+    return bad("moe.a", "with moe.c must make the loss fall with N (a + c log10 e_start < 0)");
+  }
+  if (!std::isfinite(m.max_fitted_active_params) || m.max_fitted_active_params < 0) {
+    return bad("moe.max_fitted_active_params", "must be finite and >= 0");
+  }
+  if (!std::isfinite(m.max_fitted_expansion) || m.max_fitted_expansion < 0) {
+    return bad("moe.max_fitted_expansion", "must be finite and >= 0");
+  }
   return Status();
+}
+
+double expert_transform(const MoeLawTerm& term, double expansion) {
+  const double inv_start = 1.0 / (1.0 / (term.e_start - 1.0) - 1.0 / term.e_max);
+  return 1.0 / (1.0 / (expansion - 1.0 + inv_start) + 1.0 / term.e_max) + 1.0;
+}
+
+double effective_params(const MoeLawTerm& term, double n_active, double expansion) {
+  if (!term.present || !(expansion > 1)) return n_active;
+  const double le = std::log10(expert_transform(term, expansion));
+  const double le1 = std::log10(expert_transform(term, 1.0));
+  const double log_n = std::log10(n_active);
+  const double log_eff =
+      ((term.a + term.c * le) * log_n + term.b * (le - le1)) / (term.a + term.c * le1);
+  return std::pow(10.0, log_eff);
+}
+
+double LossLaw::moe_loss(double n_active, double expansion, double n_tokens) const {
+  return loss(effective_params(moe, n_active, expansion), n_tokens);
 }
 
 }  // namespace llmplan::scaling

@@ -15,6 +15,30 @@
 
 namespace llmplan::scaling {
 
+// The mixture-of-experts part of a law: Clark et al. 2022 ("Unified Scaling
+// Laws for Routed Language Models", ICML 2022, arXiv:2202.01169) fit the
+// loss of routed models with E experts on a dense base of N parameters as
+//   log10 L(N, E) = a log10 N + b log10 Ê + c log10 N log10 Ê + d,
+//   Ê = 1 / (1 / (E - 1 + (1/(E_start - 1) - 1/E_max)^-1) + 1/E_max) + 1
+// (their eq. 2 with the saturating transform of E), and define the effective
+// parameter count N̄: the dense size with the same loss, L(N̄, 1) = L(N, E).
+// The law's dense part then predicts the MoE model's loss from N̄:
+// L_moe(N_active, E, D) = E_dense + A / N̄^alpha + B / D^beta. d cancels in
+// N̄ and is kept for the record only. `present` false: a dense law.
+struct MoeLawTerm {
+  bool present = false;
+  double a = 0, b = 0, c = 0, d = 0;
+  double e_start = 0, e_max = 0;
+  // The range the term was fitted on (0: not stated): the dense base size
+  // (active parameters) and the expansion E.
+  double max_fitted_active_params = 0;
+  double max_fitted_expansion = 0;
+  std::string source;
+  // What the fit assumed (data, tokenizer, routing), one line for reports.
+  std::string assumption;
+  friend bool operator==(const MoeLawTerm&, const MoeLawTerm&) = default;
+};
+
 // Predicted final pre-training loss of a model with N parameters trained on
 // D tokens. A plain value; `source` says where the constants come from.
 struct LossLaw {
@@ -27,8 +51,29 @@ struct LossLaw {
   double loss(double n_params, double n_tokens) const {
     return E + A / std::pow(n_params, alpha) + B / std::pow(n_tokens, beta);
   }
+  // MoE models: see MoeLawTerm (absent: the law ranks dense models only).
+  MoeLawTerm moe;
+
+  // The MoE model's loss: `n_active` parameters per token, `expansion` =
+  // experts / top_k (Clark et al.'s E for top-1 routing; 1 = dense), trained
+  // on `n_tokens`: loss(effective_params(...), n_tokens). For expansion 1, or
+  // a law without an MoE term, exactly loss(n_active, n_tokens).
+  // REQUIRES: n_active > 0, n_tokens > 0, expansion >= 1.
+  double moe_loss(double n_active, double expansion, double n_tokens) const;
   friend bool operator==(const LossLaw&, const LossLaw&) = default;
 };
+
+// Clark et al.'s saturating transform Ê of the expansion E (see
+// MoeLawTerm). REQUIRES: term.present, valid term, expansion >= 1.
+double expert_transform(const MoeLawTerm& term, double expansion);
+
+// The effective (dense-equivalent) parameter count N̄ of a model with
+// `n_active` parameters per token and `expansion` = experts / top_k under
+// `term`: the solution of L(N̄, 1) = L(n_active, E) in Clark et al.'s law,
+//   log10 N̄ = ((a + c lÊ) log10 N + b (lÊ - lÊ1)) / (a + c lÊ1),
+// lÊ = log10 Ê(E), lÊ1 = log10 Ê(1). n_active itself when the term is absent
+// or expansion <= 1. REQUIRES: n_active > 0.
+double effective_params(const MoeLawTerm& term, double n_active, double expansion);
 
 // One measured training run: a model of `n_params` parameters trained on
 // `n_tokens` tokens reached final loss `loss` (nats per token).
@@ -39,8 +84,10 @@ struct LossPoint {
   friend bool operator==(const LossPoint&, const LossPoint&) = default;
 };
 
-// OK when E >= 0 and A, B, alpha, beta are positive and finite;
-// InvalidArgument naming the law and the constant otherwise.
+// OK when E >= 0 and A, B, alpha, beta are positive and finite, and, with an
+// MoE term, a, b, c, d finite, a + c log10 E_start < 0 (loss falls with N),
+// 1 < E_start < E_max, and the fitted ranges >= 0; InvalidArgument naming the
+// law and the constant ("law x: moe.e_max ...") otherwise.
 Status validate(const LossLaw& law);
 
 // Reads a JSON file holding one law object (the format of scaling/law_json.h,

@@ -18,6 +18,23 @@ Result<LossLaw> law_from_json(const boost::json::value& v, const std::string& pa
   reader.read_double("B", &law.B, /*required=*/true);
   reader.read_double("alpha", &law.alpha, /*required=*/true);
   reader.read_double("beta", &law.beta, /*required=*/true);
+  if (const boost::json::value* moe = reader.child("moe")) {
+    json::JsonObjectReader m(*moe, reader.field_path("moe"));
+    MoeLawTerm& t = law.moe;
+    t.present = true;
+    m.read_double("a", &t.a, /*required=*/true);
+    m.read_double("b", &t.b, /*required=*/true);
+    m.read_double("c", &t.c, /*required=*/true);
+    m.read_double("d", &t.d, /*required=*/true);
+    m.read_double("e_start", &t.e_start, /*required=*/true);
+    m.read_double("e_max", &t.e_max, /*required=*/true);
+    m.read_double("max_fitted_active_params", &t.max_fitted_active_params);
+    m.read_double("max_fitted_expansion", &t.max_fitted_expansion);
+    m.read_string("source", &t.source);
+    m.read_string("assumption", &t.assumption);
+    m.ignore("note");
+    LLMPLAN_RETURN_IF_ERROR(m.finish());
+  }
   LLMPLAN_RETURN_IF_ERROR(reader.finish());
   LLMPLAN_RETURN_IF_ERROR(validate(law).with_prefix(path));
   return law;
@@ -79,6 +96,21 @@ boost::json::value law_to_json(const LossLaw& law) {
   o["B"] = law.B;
   o["alpha"] = law.alpha;
   o["beta"] = law.beta;
+  if (law.moe.present) {
+    const MoeLawTerm& t = law.moe;
+    boost::json::object m;
+    m["a"] = t.a;
+    m["b"] = t.b;
+    m["c"] = t.c;
+    m["d"] = t.d;
+    m["e_start"] = t.e_start;
+    m["e_max"] = t.e_max;
+    if (t.max_fitted_active_params > 0) m["max_fitted_active_params"] = t.max_fitted_active_params;
+    if (t.max_fitted_expansion > 0) m["max_fitted_expansion"] = t.max_fitted_expansion;
+    if (!t.source.empty()) m["source"] = t.source;
+    if (!t.assumption.empty()) m["assumption"] = t.assumption;
+    o["moe"] = m;
+  }
   return o;
 }
 

@@ -3,8 +3,12 @@
 //
 //   {"name": "chinchilla", "description": "...", "source": "...",
 //    "E": 1.69, "A": {"value": 406.4, "source": "..."}, "B": ..., "alpha": ...,
-//    "beta": ...}
+//    "beta": ...,
+//    "moe": {"a": ..., "b": ..., "c": ..., "d": ..., "e_start": ..., "e_max": ...,
+//            "max_fitted_active_params": ..., "max_fitted_expansion": ...,
+//            "source": "...", "assumption": "..."}}
 //
+// "moe" is optional (scaling/law.h MoeLawTerm); without it the law is dense.
 // Each constant may be a bare number or a {value, source} object. Boost.JSON
 // stays in this adapter; the rest of scaling/ sees plain LossLaw values.
 #ifndef LLMPLAN_SCALING_LAW_JSON_H_
@@ -19,7 +23,8 @@
 namespace llmplan::scaling {
 
 // Reads one law object. `path` names it in messages ("laws.json: laws[0]").
-// Required: name, E, A, B, alpha, beta; optional: source, description.
+// Required: name, E, A, B, alpha, beta; optional: source, description, moe
+// (required inside it: a, b, c, d, e_start, e_max).
 // Errors (InvalidArgument, one line, naming path.field): a missing or
 // mistyped field, an unknown key, or constants that fail validate().
 // Thread-safe.

@@ -140,7 +140,7 @@ Result<std::vector<Job>> generate_jobs(const GenerateOptions& options) {
     const double span = std::log(options.max_duration_s / options.min_duration_s);
     const double ideal_s = options.min_duration_s * std::exp(rng.uniform() * span);
     const double flops_per_s = gpus * options.peak_flops * options.ideal_mfu;
-    const double flops_per_token = 6.0 * static_cast<double>(job.model.parameter_count());
+    const double flops_per_token = 6.0 * static_cast<double>(job.model.active_parameter_count());
     job.tokens = std::max(1.0, std::round(ideal_s * flops_per_s / flops_per_token));
     const double actual_ideal_s = job.tokens * flops_per_token / flops_per_s;
 

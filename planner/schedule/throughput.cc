@@ -56,7 +56,7 @@ std::vector<ThroughputCurve> compute_curves(const std::vector<simulator::Model>&
     int model, count, unique;
   };
   using Key = std::tuple<int, int, int, int, int, int, int, int, bool, bool, bool, int, int, bool,
-                         bool, bool, int, int, int, int>;
+                         bool, bool, int, int, int, int, int, int, bool>;
   std::map<Key, int> index;
   std::vector<std::pair<int, simulator::Plan>> unique;  // (model, plan)
   std::vector<Task> tasks;
@@ -74,7 +74,8 @@ std::vector<ThroughputCurve> compute_curves(const std::vector<simulator::Model>&
                       p.distributed_optimizer, p.flash_attention, p.zero_stage, p.fsdp_group,
                       p.tp_comm_overlap, p.overlap_grad_reduce, p.overlap_param_gather,
                       p.context_parallel, static_cast<int>(p.schedule),
-                      static_cast<int>(p.precision), static_cast<int>(p.fp8_recipe)};
+                      static_cast<int>(p.precision), static_cast<int>(p.fp8_recipe),
+                      p.expert_parallel, p.expert_tensor_parallel, p.moe_a2a_overlap};
         auto [it, added] = index.emplace(key, static_cast<int>(unique.size()));
         if (added) {
           unique.emplace_back(m, p);

@@ -298,7 +298,7 @@ TEST(Families, LlamaShapesFollowTheRecipe) {
     EXPECT_EQ(m.name.rfind("llama-l", 0), 0u);
   }
   EXPECT_EQ(family_template(Family::kGpt, 4096, 32000).seq_length, 4096);
-  EXPECT_EQ(error_of(parse_family("mamba").status()), "--family: expected gpt or llama, got 'mamba'");
+  EXPECT_EQ(error_of(parse_family("mamba").status()), "--family: expected gpt, llama or moe, got 'mamba'");
 }
 
 TEST(Shapes, PresetEntriesWithOverridesAndUnknownKeys) {

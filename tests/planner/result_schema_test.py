@@ -98,6 +98,17 @@ def main():
     if not doc.get("pinned") or (doc.get("best") or {}).get("architecture", {}).get("name") != "llama3-70b":
         failures.append("pinned: best is not the pinned llama3-70b")
 
+    doc = validate("moe", json.loads(run(llmplan, "--family", "moe", "--gpus", "64", "--days", "5",
+                                         "--gpu", "h100-sxm", "--format", "json")))
+    best = doc.get("best") or {}
+    dense = (doc.get("dense_comparison") or {}).get("best") or {}
+    if not best.get("architecture", {}).get("experts") or best.get("active_params", 0) >= best.get("params", 0):
+        failures.append(f"moe: the answer is not an MoE model: {best.get('architecture')}")
+    elif best["architecture"]["experts"] % best["plan"]["ep"] != 0:
+        failures.append("moe: the answer's ep does not divide its experts")
+    if not dense or dense.get("architecture", {}).get("experts", 0) != 0:
+        failures.append("moe: no dense answer in dense_comparison")
+
     doc = validate("over budget", json.loads(run(llmplan, "--gpus", "64", "--days", "2", "--budget-usd", "1",
                                                  "--format", "json")))
     if doc.get("best") is not None:

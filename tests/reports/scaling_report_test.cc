@@ -9,7 +9,7 @@ namespace {
 
 FitReport sample_report(bool with_bootstrap) {
   FitReport r;
-  r.fit.law = {"fit", 1.8172, 477.83, 2143.4, 0.34731, 0.36717, "", ""};
+  r.fit.law = {"fit", 1.8172, 477.83, 2143.4, 0.34731, 0.36717, "", "", {}};
   r.fit.a = 0.5139;
   r.fit.b = 0.4861;
   r.fit.objective = 0.001018274;
@@ -74,7 +74,7 @@ TEST(ScalingReport, PlotSkipsTheFrontierOfAnInvalidLaw) {
 
 TEST(ScalingReport, OptimalTextSaysWhichRuleAndBudget) {
   OptimalReport r;
-  r.law = {"chinchilla", 1.69, 406.4, 410.7, 0.34, 0.28, "Hoffmann et al. 2022", ""};
+  r.law = {"chinchilla", 1.69, 406.4, 410.7, 0.34, 0.28, "Hoffmann et al. 2022", "", {}};
   r.allocation = *scaling::optimal_for_compute(r.law, 2.71724544e24, scaling::AllocationRule::kLaw);
   r.budget = scaling::GpuBudget{"a100-80gb", 3360, 30, 312e12, 1.0};
   const std::string text = optimal_text(r);

@@ -10,7 +10,7 @@
 namespace llmplan::scaling {
 namespace {
 
-const LossLaw kTruth{"truth", 1.9, 520.0, 1700.0, 0.33, 0.37, "", ""};
+const LossLaw kTruth{"truth", 1.9, 520.0, 1700.0, 0.33, 0.37, "", "", {}};
 
 // Runs on a grid of model sizes (10M..10B) and tokens-per-parameter ratios
 // (2..250), with multiplicative log-normal noise of `sigma` on the loss.
@@ -84,7 +84,7 @@ TEST(Fit, ObjectiveIsTheSumOfHuberLossesAndIsMinimal) {
 
 TEST(Fit, HuberObjectiveByHand) {
   // A law predicting (to 1e-300) a loss of 2 everywhere.
-  const LossLaw flat{"flat", 2, 1e-300, 1e-300, 1, 1, "", ""};
+  const LossLaw flat{"flat", 2, 1e-300, 1e-300, 1, 1, "", "", {}};
   const std::vector<LossPoint> points = {{1, 1, 2 * std::exp(0.0005)}, {1, 1, 2 * std::exp(-0.01)}};
   // |r| = 0.0005 <= delta: r^2/2; |r| = 0.01: delta (|r| - delta/2).
   EXPECT_NEAR(huber_objective(flat, points, 1e-3), 0.5 * 0.0005 * 0.0005 + 1e-3 * (0.01 - 0.0005),

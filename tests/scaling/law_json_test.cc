@@ -54,7 +54,7 @@ TEST(LawJson, ErrorsNameThePathAndField) {
 
 TEST(LawJson, RoundTripsExactly) {
   LossLaw law{"fit",       1.8172234567, 482.0123456789, 2085.43,
-              0.347812345, 0.365854321,  "a fit",        "desc"};
+              0.347812345, 0.365854321,  "a fit",        "desc",  {}};
   Result<LossLaw> back = law_from_json(law_to_json(law), "round trip");
   ASSERT_TRUE(back.ok()) << back.status().message();
   EXPECT_EQ(*back, law);
@@ -64,7 +64,7 @@ TEST(LawJson, BuiltInPresetFileHasBothLawsWithSources) {
   Result<boost::json::value> doc = json::parse_file(LLMPLAN_SOURCE_DIR "/presets/laws.json");
   ASSERT_TRUE(doc.ok()) << doc.status().message();
   const boost::json::array& laws = doc->at("laws").as_array();
-  ASSERT_EQ(laws.size(), 2u);
+  ASSERT_EQ(laws.size(), 3u);
   for (size_t i = 0; i < laws.size(); ++i) {
     Result<LossLaw> law = law_from_json(laws[i], "laws.json: laws[" + std::to_string(i) + "]");
     ASSERT_TRUE(law.ok()) << law.status().message();

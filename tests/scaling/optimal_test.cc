@@ -7,8 +7,8 @@
 namespace llmplan::scaling {
 namespace {
 
-LossLaw chinchilla() { return {"chinchilla", 1.69, 406.4, 410.7, 0.34, 0.28, "", ""}; }
-LossLaw epoch() { return {"epoch", 1.8172, 482.01, 2085.43, 0.3478, 0.3658, "", ""}; }
+LossLaw chinchilla() { return {"chinchilla", 1.69, 406.4, 410.7, 0.34, 0.28, "", "", {}}; }
+LossLaw epoch() { return {"epoch", 1.8172, 482.01, 2085.43, 0.3478, 0.3658, "", "", {}}; }
 
 // Minimises L(N, C/(6N)) over log N by golden-section search: an
 // independent check of the closed form.

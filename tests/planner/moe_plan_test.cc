@@ -1,0 +1,330 @@
+// Issue 15: MoE models in the planner: the ep plan-space axis, the moe
+// family's shapes, the MoE law in the search, the dense comparison, and the
+// one-line errors of bad MoE input.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "planner/command.h"
+#include "planner/plan_space.h"
+#include "planner/plan_space_flags.h"
+#include "planner/search.h"
+#include "presets/catalog.h"
+#include "simulator/strict_json.h"
+
+namespace llmplan::planner {
+namespace {
+
+presets::Catalog catalog() {
+  auto c = presets::Catalog::builtin();
+  EXPECT_TRUE(c.ok());
+  return c.value();
+}
+
+simulator::Cluster h100() {
+  auto c = catalog().cluster("dgx-h100");
+  EXPECT_TRUE(c.ok()) << c.status().message();
+  return c.value();
+}
+
+simulator::Model preset(const std::string& name) {
+  auto m = catalog().model(name);
+  EXPECT_TRUE(m.ok()) << m.status().message();
+  return m.value();
+}
+
+scaling::LossLaw law(const std::string& name) {
+  auto l = catalog().law(name);
+  EXPECT_TRUE(l.ok()) << l.status().message();
+  return l.value();
+}
+
+std::string error_of(const Status& s) { return s.ok() ? "" : s.message(); }
+
+TEST(MoePlanSpace, AutoExpertParallelIsInNodeAndAcrossNodes) {
+  EXPECT_EQ(auto_expert_parallel(128, 64, 8), (std::vector<int>{8, 64}));
+  EXPECT_EQ(auto_expert_parallel(128, 256, 8), (std::vector<int>{8, 64}));
+  EXPECT_EQ(auto_expert_parallel(8, 64, 8), (std::vector<int>{8}));
+  EXPECT_EQ(auto_expert_parallel(128, 12, 8), (std::vector<int>{4}));
+  EXPECT_EQ(auto_expert_parallel(128, 1, 8), (std::vector<int>{1}));
+  EXPECT_EQ(auto_expert_parallel(6, 64, 8), (std::vector<int>{2}));
+}
+
+TEST(MoePlanSpace, EveryPlanDividesExpertsAndTheStage) {
+  const simulator::Model m = preset("qwen3-30b-a3b");
+  ASSERT_TRUE(m.is_moe());
+  PlanSpace space;
+  space.global_batch_tokens = {4194304};
+  space.micro_batch = {1};
+  const std::vector<simulator::Plan> plans = enumerate_plans(m, h100(), 64, space);
+  ASSERT_FALSE(plans.empty());
+  std::set<int> eps;
+  std::set<bool> overlaps;
+  for (const simulator::Plan& p : plans) {
+    const int stage = p.tensor_parallel * p.context_parallel * p.data_parallel;
+    EXPECT_EQ(m.num_experts % p.expert_parallel, 0) << p.expert_parallel;
+    EXPECT_EQ(stage % p.expert_parallel, 0) << p.expert_parallel;
+    EXPECT_EQ(p.expert_tensor_parallel, 1);
+    EXPECT_TRUE(simulator::validate(m, p).ok()) << simulator::validate(m, p).message();
+    if (p.expert_parallel == 1) {
+      EXPECT_FALSE(p.moe_a2a_overlap);
+    }
+    eps.insert(p.expert_parallel);
+    overlaps.insert(p.moe_a2a_overlap);
+  }
+  EXPECT_GT(*eps.rbegin(), 8);   // an across-node EP
+  EXPECT_TRUE(eps.count(8));     // and the in-node one
+  EXPECT_EQ(overlaps.size(), 2u);
+  // A listed ep: only it (where it divides).
+  space.expert_parallel = {16};
+  space.moe_a2a_overlap = Choice::kOff;
+  for (const simulator::Plan& p : enumerate_plans(m, h100(), 64, space)) {
+    EXPECT_EQ(p.expert_parallel, 16);
+    EXPECT_FALSE(p.moe_a2a_overlap);
+  }
+  // Dense models keep ep = 1.
+  space.expert_parallel.clear();
+  space.moe_a2a_overlap = Choice::kAuto;
+  for (const simulator::Plan& p : enumerate_plans(preset("llama3-8b"), h100(), 64, space)) {
+    EXPECT_EQ(p.expert_parallel, 1);
+    EXPECT_FALSE(p.moe_a2a_overlap);
+  }
+}
+
+TEST(MoePlanSpace, BadEpListsAreOneLineErrors) {
+  PlanSpaceFlags f;
+  f.ep = "0";
+  EXPECT_EQ(error_of(to_plan_space(f).status()), "--ep: must be an integer from 1 to 1048576, got 0");
+  f.ep = "";
+  f.given.insert("--ep");
+  EXPECT_EQ(error_of(to_plan_space(f).status()), "--ep: empty list (give comma-separated values)");
+  PlanSpace s;
+  s.expert_parallel = {3};
+  EXPECT_EQ(error_of(check_against_model(s, preset("qwen3-30b-a3b"))),
+            "--ep 3: no value divides the 128 experts of qwen3-30b-a3b");
+  s.expert_parallel = {8};
+  EXPECT_EQ(error_of(check_against_model(s, preset("llama3-8b"))),
+            "--ep 8: llama3-8b is a dense model (no experts); expert parallelism needs an MoE model");
+}
+
+TEST(MoeShapes, GridShapesAreValidMoeModelsNearTheirActiveSize) {
+  const simulator::Model base = family_template(Family::kMoe);
+  for (const MoeShapeConfig& c : moe_shape_configs()) {
+    for (double active : {3e9, 3e10}) {
+      const simulator::Model m = moe_shape_for_active(active, base, c);
+      ASSERT_TRUE(simulator::validate(m).ok()) << m.name << ": " << simulator::validate(m).message();
+      EXPECT_EQ(m.num_experts, c.experts);
+      EXPECT_EQ(m.moe_top_k, c.top_k);
+      EXPECT_EQ(m.moe_shared_experts, c.shared_experts);
+      EXPECT_EQ(m.num_moe_layers(), m.num_layers);
+      EXPECT_NEAR(std::log(active_params(m) / active), 0, 0.35) << m.name;
+      EXPECT_LT(active_params(m), static_cast<double>(m.parameter_count()));
+      EXPECT_EQ(m.moe_ffn_hidden() % 128, 0);
+      EXPECT_EQ(m.name.rfind("moe-e" + std::to_string(c.experts) + "k", 0), 0u) << m.name;
+    }
+  }
+  const std::vector<simulator::Model> grid = moe_shape_grid(1e9, 8e9, 2.0, base);
+  EXPECT_EQ(grid.size(), 4 * moe_shape_configs().size());
+  for (size_t i = 1; i < grid.size(); ++i) {
+    EXPECT_LE(grid[i - 1].active_parameter_count(), grid[i].active_parameter_count());
+  }
+  EXPECT_DOUBLE_EQ(moe_expansion(preset("qwen3-30b-a3b")), 16.0);
+  EXPECT_DOUBLE_EQ(moe_expansion(preset("llama3-8b")), 1.0);
+}
+
+SearchOptions moe_options(int gpus, double days) {
+  SearchOptions o;
+  o.gpus = gpus;
+  o.days = days;
+  o.law = law("clark-moe");
+  o.threads = 2;
+  o.family = Family::kMoe;
+  o.shape_template = family_template(Family::kMoe, 2048, 32000);
+  // A small space, so the test stays fast under sanitizers.
+  o.space.tp = {1, 2};
+  o.space.pp = {1, 2};
+  o.space.micro_batch = {1};
+  o.space.virtual_stages = {1};
+  o.space.precision = {simulator::Precision::kBf16};
+  o.moe_grid_step = 4.0;
+  return o;
+}
+
+TEST(MoeSearch, FamilyMoeAnswersWithAnMoeModelWhosePlanDividesItsExperts) {
+  const simulator::Cluster c = h100();
+  auto r = search(c, moe_options(32, 2));
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  ASSERT_GE(r->best, 0);
+  const Candidate& best = r->candidates[r->best];
+  EXPECT_TRUE(best.model.is_moe());
+  EXPECT_GT(best.model.num_experts, 0);
+  EXPECT_LT(best.active_params, best.params);
+  EXPECT_DOUBLE_EQ(best.active_params, active_params(best.model));
+  const simulator::Plan& p = r->plans[best.best_plan].plan;
+  EXPECT_EQ(best.model.num_experts % p.expert_parallel, 0);
+  // Tokens per active parameter, and the MoE law's loss.
+  EXPECT_NEAR(best.tokens, 20.0 * best.active_params, 1e-6 * best.tokens);
+  EXPECT_NEAR(best.loss, predicted_loss(law("clark-moe"), best.model, best.tokens), 1e-12);
+  EXPECT_LT(best.loss, law("clark-moe").loss(best.active_params, best.tokens));
+  // Every feasible candidate predicts a loss no lower than the answer's.
+  for (const Candidate& x : r->candidates) {
+    if (x.feasible) {
+      EXPECT_GE(x.loss, best.loss) << x.model.name;
+    }
+  }
+}
+
+TEST(MoeSearch, DenseLawWithMoeModelsIsAUsageError) {
+  SearchOptions o = moe_options(32, 2);
+  o.law = law("chinchilla");
+  EXPECT_EQ(error_of(search(h100(), o).status()),
+            "--law chinchilla: a dense law (loss in N and D) cannot rank MoE models; use --law "
+            "clark-moe or a law file with a \"moe\" term");
+}
+
+struct CliRun {
+  Status status;
+  std::string out;
+};
+
+CliRun run_cli(std::vector<std::string> args) {
+  CLI::App app{"test"};
+  app.require_subcommand(0, 1);
+  GlobalOptions global;
+  Action action;
+  add_plan_options(app, global, &action);
+  add_sweep_command(app, global, &action);
+  add_schedule_command(app, global, &action);
+  add_preset_file_option(app, &global);
+  std::reverse(args.begin(), args.end());
+  try {
+    app.parse(args);
+  } catch (const CLI::ParseError& e) {
+    return {Status::usage(e.what()), ""};
+  }
+  if (!action) return {Status::internal("no action"), ""};
+  testing::internal::CaptureStdout();
+  Status status = action();
+  return {status, testing::internal::GetCapturedStdout()};
+}
+
+const std::vector<std::string> kSmallSpace = {"--tp", "1,2", "--pp", "1,2", "--micro-batch", "1",
+                                              "--virtual-stages", "1", "--precision", "bf16",
+                                              "--threads", "2"};
+
+std::vector<std::string> with_small_space(std::vector<std::string> args) {
+  args.insert(args.end(), kSmallSpace.begin(), kSmallSpace.end());
+  return args;
+}
+
+TEST(MoeCli, FamilyMoeReportComparesWithTheDenseAnswer) {
+  const CliRun r = run_cli(with_small_space({"--family", "moe", "--gpus", "32", "--days", "2",
+                                             "--gpu", "h100-sxm", "--seq", "2048", "--vocab",
+                                             "32000", "--format", "json"}));
+  ASSERT_TRUE(r.status.ok()) << r.status.message();
+  Result<boost::json::value> doc = json::parse(r.out, "stdout");
+  ASSERT_TRUE(doc.ok()) << doc.status().message();
+  const boost::json::object& o = doc->as_object();
+  EXPECT_EQ(o.at("assumptions").at("family").as_string(), "moe");
+  EXPECT_EQ(o.at("assumptions").at("law").at("name").as_string(), "clark-moe");
+  const boost::json::object& best = o.at("best").as_object();
+  EXPECT_GT(best.at("architecture").at("experts").to_number<double>(), 0);
+  EXPECT_LT(best.at("active_params").to_number<double>(), best.at("params").to_number<double>());
+  const int64_t experts = best.at("architecture").at("experts").to_number<int64_t>();
+  EXPECT_EQ(experts % best.at("plan").at("ep").to_number<int64_t>(), 0);
+  const boost::json::object& dense = o.at("dense_comparison").as_object();
+  EXPECT_EQ(dense.at("family").as_string(), "llama");
+  ASSERT_TRUE(dense.at("best").is_object());
+  const boost::json::object& db = dense.at("best").as_object();
+  EXPECT_EQ(db.at("active_params").to_number<double>(), db.at("params").to_number<double>());
+  EXPECT_FALSE(db.at("architecture").as_object().contains("experts") &&
+               db.at("architecture").at("experts").to_number<int64_t>() > 0);
+  EXPECT_NEAR(dense.at("loss_difference").to_number<double>(),
+              best.at("loss").to_number<double>() - db.at("loss").to_number<double>(), 1e-9);
+
+  const CliRun md = run_cli(with_small_space({"--family", "moe", "--gpus", "32", "--days", "2",
+                                              "--gpu", "h100-sxm", "--seq", "2048", "--vocab",
+                                              "32000"}));
+  ASSERT_TRUE(md.status.ok()) << md.status.message();
+  EXPECT_NE(md.out.find("## MoE vs dense for the same budget"), std::string::npos);
+  EXPECT_NE(md.out.find("MoE law (clark-moe)"), std::string::npos);
+  EXPECT_NE(md.out.find("moe-law-extrapolated"), std::string::npos);
+}
+
+TEST(MoeCli, BadMoeInputIsAOneLineError) {
+  const CliRun law = run_cli(with_small_space({"--family", "moe", "--law", "chinchilla", "--gpus",
+                                               "32", "--days", "2", "--gpu", "h100-sxm"}));
+  EXPECT_EQ(error_of(law.status),
+            "--law chinchilla: a dense law (loss in N and D) cannot rank MoE models; use --law "
+            "clark-moe or a law file with a \"moe\" term");
+  const CliRun ep = run_cli({"--family", "moe", "--ep", "0", "--gpus", "32", "--days", "2"});
+  EXPECT_EQ(error_of(ep.status), "--ep: must be an integer from 1 to 1048576, got 0");
+  const CliRun family = run_cli({"--family", "mixture", "--gpus", "32", "--days", "2"});
+  EXPECT_EQ(error_of(family.status), "--family: expected gpt, llama or moe, got 'mixture'");
+  const CliRun dense_ep =
+      run_cli({"--model", "llama3-8b", "--ep", "8", "--gpus", "32", "--days", "2", "--gpu", "h100-sxm"});
+  EXPECT_EQ(error_of(dense_ep.status),
+            "--ep 8: llama3-8b is a dense model (no experts); expert parallelism needs an MoE model");
+  for (const CliRun& r : {law, ep, family, dense_ep}) {
+    EXPECT_EQ(error_of(r.status).find('\n'), std::string::npos);
+  }
+}
+
+TEST(MoeCli, PinnedMoePresetGetsTheMoeLawAndAnExpertParallelPlan) {
+  const CliRun r = run_cli({"--model", "qwen3-30b-a3b", "--gpus", "64", "--days", "30", "--gpu",
+                            "h100-sxm", "--pp", "1,2", "--micro-batch", "1", "--virtual-stages", "1",
+                            "--precision", "bf16", "--threads", "2", "--format", "json"});
+  ASSERT_TRUE(r.status.ok()) << r.status.message();
+  Result<boost::json::value> doc = json::parse(r.out, "stdout");
+  ASSERT_TRUE(doc.ok());
+  const boost::json::object& o = doc->as_object();
+  EXPECT_EQ(o.at("assumptions").at("law").at("name").as_string(), "clark-moe");
+  ASSERT_TRUE(o.at("best").is_object());
+  EXPECT_EQ(128 % o.at("best").at("plan").at("ep").to_number<int64_t>(), 0);
+  EXPECT_FALSE(o.contains("dense_comparison"));
+}
+
+TEST(MoeCli, SweepTakesAnMoePresetAndTheEpAxis) {
+  const std::string path = testing::TempDir() + "/llmplan_moe_sweep.json";
+  {
+    std::ofstream out(path);
+    out << R"({"model": {"preset": "qwen3-30b-a3b"}, "cluster": {"preset": "dgx-h100"},
+              "plan": {"tp": 1, "pp": 2, "dp": 32, "micro_batch": 1, "global_batch": 512}})";
+  }
+  const CliRun r = run_cli({"sweep", "--config", path, "--ep", "8,16", "--moe-a2a-overlap", "both",
+                            "--threads", "2", "--format", "json"});
+  ASSERT_TRUE(r.status.ok()) << r.status.message();
+  Result<boost::json::value> doc = json::parse(r.out, "stdout");
+  ASSERT_TRUE(doc.ok()) << doc.status().message();
+  const boost::json::object& o = doc->as_object();
+  EXPECT_LT(o.at("active_params").to_number<double>(), o.at("params").to_number<double>());
+  EXPECT_NEAR(o.at("tokens").to_number<double>(), 20 * o.at("active_params").to_number<double>(), 1);
+  std::set<std::pair<int64_t, bool>> seen;
+  for (const boost::json::value& row : o.at("plans").as_array()) {
+    seen.insert({row.at("ep").to_number<int64_t>(), row.at("moe_a2a_overlap").as_bool()});
+  }
+  EXPECT_EQ(seen, (std::set<std::pair<int64_t, bool>>{{8, false}, {8, true}, {16, false}, {16, true}}));
+  std::remove(path.c_str());
+}
+
+TEST(MoeCli, ScheduleTakesAnMoePresetJob) {
+  const std::string path = testing::TempDir() + "/llmplan_moe_jobs.json";
+  {
+    std::ofstream out(path);
+    out << R"({"jobs": [{"name": "moe", "model": "qwen3-30b-a3b", "tokens": 1e10, "arrival_h": 0,
+                          "deadline_h": 200, "min_gpus": 8, "max_gpus": 32}]})";
+  }
+  const CliRun r = run_cli({"schedule", "--jobs", path, "--gpus", "32", "--cluster", "dgx-h100",
+                            "--policy", "fifo", "--threads", "2", "--format", "json"});
+  ASSERT_TRUE(r.status.ok()) << r.status.message();
+  EXPECT_NE(r.out.find("\"moe\""), std::string::npos);
+  std::remove(path.c_str());
+}
+
+}  // namespace
+}  // namespace llmplan::planner
