@@ -156,31 +156,23 @@ namespace {
 // Analytic peak memory of the worst stage, bytes (weights, optimizer state,
 // activations); the simulator's figure decides in the end.
 double estimate_peak_bytes(const Model& model, const Plan& plan) {
-  const int p = plan.pipeline_parallel, v = plan.virtual_stages, t = plan.tensor_parallel;
-  std::vector<double> params(p, 0.0);
-  if (!model.is_moe()) {
+  std::vector<double> params;
+  if (model.is_moe()) {
+    // As the lowering counts them: each MoE layer's routed experts over
+    // ep x etp, the rest over t (memory.h).
+    params = simulator::stage_parameters_per_device(model, plan);
+  } else {
+    const int p = plan.pipeline_parallel, v = plan.virtual_stages, t = plan.tensor_parallel;
+    params.assign(p, 0.0);
     const double layer = static_cast<double>(model.layer_parameters()) / t;
     for (int c = 0; c < p * v; ++c) {
       params[c % p] += layer * simulator::layers_in_chunk(model, plan, c);
     }
-  } else {
-    // Layers in chunk order (chunk c of p * v holds the next layers_in_chunk
-    // layers); an MoE layer's routed experts are split over ep (etp = 1:
-    // whole experts), the rest over t.
-    const double experts = static_cast<double>(model.expert_parameters_per_layer());
-    int layer = 0;
-    for (int c = 0; c < p * v; ++c) {
-      for (int k = 0; k < simulator::layers_in_chunk(model, plan, c); ++k, ++layer) {
-        const double all = static_cast<double>(model.layer_parameters(layer));
-        const double routed = model.is_moe_layer(layer) ? experts : 0.0;
-        params[c % p] += (all - routed) / t + routed / plan.expert_parallel;
-      }
+    params[0] += static_cast<double>(model.embedding_parameters()) / t;
+    params[p - 1] += static_cast<double>(model.head_parameters()) / t;
+    if (p > 1 && model.tied_embeddings) {
+      params[p - 1] += static_cast<double>(model.embedding_parameters()) / t;
     }
-  }
-  params[0] += static_cast<double>(model.embedding_parameters()) / t;
-  params[p - 1] += static_cast<double>(model.head_parameters()) / t;
-  if (p > 1 && model.tied_embeddings) {
-    params[p - 1] += static_cast<double>(model.embedding_parameters()) / t;
   }
   double peak = 0;
   for (const auto& m : simulator::stage_memory(model, plan, params, 0.0)) {
