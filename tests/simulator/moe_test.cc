@@ -420,6 +420,60 @@ TEST(MoeLowering, ExpertGradientsReduceOverExpertData) {
   EXPECT_GT(count(4, "dp all_reduce gradients"), 0);
 }
 
+TEST(MoeLowering, CollapsedPassesEqualTheTaskLevelSimulation) {
+  // MoE ops (all-to-alls on their own stream, expert buckets) keep the
+  // collapsed simulation equal to the per-kernel one.
+  Model model = qwen_like(4);
+  model.moe_first_dense = 1;
+  model.moe_shared_experts = 1;
+  Plan plan;
+  plan.tensor_parallel = 2;
+  plan.sequence_parallel = true;
+  plan.pipeline_parallel = 2;
+  plan.data_parallel = 4;
+  plan.expert_parallel = 4;
+  plan.global_batch_size = 16;
+  plan.grad_bucket_bytes = 40000000;
+  plan.distributed_optimizer = true;
+  plan.moe_a2a_overlap = true;
+  plan.precision = Precision::kFp8;
+  SimOptions task_level;
+  task_level.collapse_chains = false;
+  const auto a = simulate(model, plan, h100_like());
+  const auto b = simulate(model, plan, h100_like(), task_level);
+  ASSERT_TRUE(a.ok() && b.ok());
+  EXPECT_NEAR(a->iteration_time_s, b->iteration_time_s, 1e-9 * b->iteration_time_s);
+  EXPECT_GT(a->breakdown.moe_a2a_hidden_s, 0.0);
+}
+
+TEST(MoeLowering, ZeroThreeGathersExpertsOverExpertData) {
+  // ZeRO-3, d 8, ep 4: each MoE layer's unit gathers its non-expert
+  // parameters over the shard group (8 ranks) and its experts over the
+  // expert-data group (edp 2), two collectives per unit.
+  const Model model = qwen_like(2);
+  Plan plan;
+  plan.data_parallel = 8;
+  plan.expert_parallel = 4;
+  plan.global_batch_size = 8;
+  plan.zero_stage = 3;
+  const Cluster cluster = h100_like();
+  const StubCost cost(false);
+  const ChunkProgram prog = lower_chunk(model, plan, place(plan, cluster), cost, 0);
+  double dense = 0, experts = 0;
+  int gathers = 0;
+  for (const PassCollective& c : prog.forward_collectives) {
+    if (c.kind != CollectiveKind::kAllGather) continue;
+    ++gathers;
+    (c.bytes == prog.expert_parameters / 2 * 2.0 ? experts : dense) += c.bytes;
+  }
+  // Embedding, 2 x (layer, its experts), head.
+  EXPECT_EQ(gathers, 6);
+  EXPECT_DOUBLE_EQ(experts, prog.expert_parameters * 2.0);
+  EXPECT_DOUBLE_EQ(dense + experts, prog.parameters * 2.0);
+  EXPECT_DOUBLE_EQ(prog.expert_parameters,
+                   2.0 * model.expert_parameters_per_layer() / plan.expert_parallel);
+}
+
 TEST(MoeLowering, SlidingWindowShortensTheAttentionKernel) {
   // GPT-OSS style: window 128, every other layer full. Flash FLOPs of a
   // windowed layer: 4 heads s window d (instead of s^2).
