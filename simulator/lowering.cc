@@ -334,8 +334,7 @@ class Lowerer {
     cast(out, Pass::kForward, Tsp_ * h_, cat);
     sp_gather(out);
     gemm(out, KernelKind::kFc1Gemm, Pass::kForward, T_, fc1_cols, h_, 1, cat);
-    mem(out, KernelKind::kActivation, Pass::kForward,
-        T_ * f / t_ * kElem * (swiglu_ ? 3 : 2), cat);
+    mem(out, KernelKind::kActivation, Pass::kForward, T_ * f / t_ * kElem * (swiglu_ ? 3 : 2), cat);
     cast(out, Pass::kForward, T_ * f / t_, cat);
     gemm(out, KernelKind::kFc2Gemm, Pass::kForward, T_, h_, static_cast<double>(f) / t_, 1, cat);
     tp_reduce(out);
@@ -359,8 +358,8 @@ class Lowerer {
     const double fe_local = static_cast<double>(fe_) / etp_;
     cast(out, f, local_experts_ * rows * h_, cat);
     grouped_gemm(out, KernelKind::kExpertFc1Gemm, f, rows, fc1_cols, h_, cat);
-    mem(out, KernelKind::kActivation, f, local_experts_ * rows * fe_local * kElem * (swiglu_ ? 3 : 2),
-        cat);
+    mem(out, KernelKind::kActivation, f,
+        local_experts_ * rows * fe_local * kElem * (swiglu_ ? 3 : 2), cat);
     cast(out, f, local_experts_ * rows * fe_local, cat);
     grouped_gemm(out, KernelKind::kExpertFc2Gemm, f, rows, h_, fe_local, cat);
     etp(out, CollectiveKind::kReduceScatter);
@@ -451,8 +450,8 @@ class Lowerer {
     const double fe_local = static_cast<double>(fe_) / etp_;
     cast(out, b, local_experts_ * rows * h_, c);
     grouped_gemm_backward(out, KernelKind::kExpertFc2Gemm, rows, h_, fe_local);
-    mem(out, KernelKind::kActivation, b, local_experts_ * rows * fe_local * kElem * (swiglu_ ? 5 : 3),
-        c);
+    mem(out, KernelKind::kActivation, b,
+        local_experts_ * rows * fe_local * kElem * (swiglu_ ? 5 : 3), c);
     cast(out, b, local_experts_ * rows * fc1_cols, c);
     grouped_gemm_backward(out, KernelKind::kExpertFc1Gemm, rows, fc1_cols, h_);
     etp(out, CollectiveKind::kReduceScatter);
@@ -1087,12 +1086,11 @@ ChunkProgram lower_chunk(const Model& model, const Plan& plan, const Placement& 
                                        &prog.backward, &prog.backward_collectives);
     prog.fsdp_hidden_s = forward + backward;
     if (prog.split_backward) {
-      prog.fsdp_hidden_s =
-          forward +
-          shard_pass(plan, group, experts, cost, gather, false, input_units,
-                     &prog.backward_input, nullptr) +
-          shard_pass(plan, group, experts, cost, false, true, weight_units,
-                     &prog.backward_weight, nullptr);
+      prog.fsdp_hidden_s = forward +
+                           shard_pass(plan, group, experts, cost, gather, false, input_units,
+                                      &prog.backward_input, nullptr) +
+                           shard_pass(plan, group, experts, cost, false, true, weight_units,
+                                      &prog.backward_weight, nullptr);
     }
   }
 

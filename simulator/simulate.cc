@@ -423,9 +423,9 @@ class GraphBuilder {
       dp_tasks.push_back(t);
     }
     // Optimizer step over this device's shard.
-    const double shard = !model_.is_moe()  ? (stage >= 1 ? params / S : params)
-                         : stage >= 1      ? dense_params / S + expert_params / edp
-                                           : params;
+    const double shard = !model_.is_moe() ? (stage >= 1 ? params / S : params)
+                         : stage >= 1     ? dense_params / S + expert_params / edp
+                                          : params;
     KernelDesc opt;
     opt.kind = KernelKind::kOptimizerStep;
     opt.pass = Pass::kForward;
@@ -606,7 +606,8 @@ Result<StepReport> simulate(const Model& model, const Plan& plan, const Cluster&
   // kinds (MoE or dense, attention span), layer by layer.
   const bool mixed_layers = model.is_moe() || model.sliding_window > 0;
   std::vector<int> first_layer(p * v + 1, 0);
-  for (int j = 0; j < p * v; ++j) first_layer[j + 1] = first_layer[j] + layers_in_chunk(model, plan, j);
+  for (int j = 0; j < p * v; ++j)
+    first_layer[j + 1] = first_layer[j] + layers_in_chunk(model, plan, j);
   auto same_kinds = [&](int j, int k) {
     if (!mixed_layers) return true;
     for (int l = 0; l < first_layer[j + 1] - first_layer[j]; ++l) {

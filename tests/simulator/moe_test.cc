@@ -340,8 +340,8 @@ TEST(MoeLowering, PlaceFoldsTheStageIntoEtpEpEdp) {
   plan.expert_tensor_parallel = 2;
   const Placement pl = place(plan, h100_like());
   EXPECT_EQ(pl.expert_tensor, (CommGroup{2, 2}));
-  EXPECT_EQ(pl.expert, (CommGroup{4, 4}));        // stride 2: 4 in a node of 8
-  EXPECT_EQ(pl.expert_data, (CommGroup{2, 1}));   // stride 8: one per node
+  EXPECT_EQ(pl.expert, (CommGroup{4, 4}));       // stride 2: 4 in a node of 8
+  EXPECT_EQ(pl.expert_data, (CommGroup{2, 1}));  // stride 8: one per node
   plan.expert_tensor_parallel = 1;
   plan.expert_parallel = 16;
   const Placement wide = place(plan, h100_like());
@@ -384,11 +384,10 @@ TEST(MoeLowering, AllToAllOverlapHidesUnderTheLayersCompute) {
   double compute = 0;
   for (const auto* ops : {&exposed.forward, &exposed.backward}) {
     for (const LoweredOp& op : *ops) {
-      const bool in_layer = op.category != OpCategory::kMoeA2a &&
-                            op.category != OpCategory::kTensorComm &&
-                            std::string(op.name) != "embedding" &&
-                            std::string(op.name) != "logits_gemm" &&
-                            std::string(op.name) != "cross_entropy";
+      const bool in_layer =
+          op.category != OpCategory::kMoeA2a && op.category != OpCategory::kTensorComm &&
+          std::string(op.name) != "embedding" && std::string(op.name) != "logits_gemm" &&
+          std::string(op.name) != "cross_entropy";
       compute += in_layer ? op.duration_s : 0.0;
     }
   }
