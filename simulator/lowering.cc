@@ -1,6 +1,8 @@
 #include "simulator/lowering.h"
 
 #include <algorithm>
+#include <cmath>
+#include <utility>
 
 namespace llmplan::simulator {
 
@@ -59,6 +61,16 @@ Placement place(const Plan& plan, const Cluster& cluster) {
   }
   const bool emb_cross = p > 1 && (stage_ranks * (p - 1)) / G != 0;
   pl.embedding = {2, emb_cross ? 1 : 2};
+  // Expert layers: the stage's t * cp * d ranks as etp x ep x edp, etp
+  // fastest. `n` ranks `stride` apart: how many share a node.
+  auto per_node = [&](int64_t stride, int n) {
+    return stride >= G ? 1 : std::max(1, static_cast<int>(std::min<int64_t>(n, G / stride)));
+  };
+  const int etp = plan.expert_tensor_parallel, ep = plan.expert_parallel;
+  const int edp = std::max<int64_t>(1, stage_ranks / (static_cast<int64_t>(etp) * ep));
+  pl.expert_tensor = {etp, per_node(1, etp)};
+  pl.expert = {ep, per_node(etp, ep)};
+  pl.expert_data = {edp, per_node(static_cast<int64_t>(etp) * ep, edp)};
   return pl;
 }
 
@@ -95,7 +107,19 @@ class Lowerer {
     fp8_ = plan.precision == Precision::kFp8;
     p16_ = fp8_ ? Precision::kBf16 : plan.precision;
     cast_bytes_ = fp8_cast_bytes_per_element(plan.fp8_recipe);
+    unit_params_ = layer_params_;
+    span_ = s_;
+    if (model.is_moe()) init_moe();
   }
+
+  // Layer `layer` (0-based, in the model) is the next to be lowered: its
+  // kind (dense or MoE) and attention span.
+  void begin_layer(int layer) {
+    moe_layer_ = m_.is_moe_layer(layer);
+    span_ = m_.attention_span(layer);
+    unit_params_ = moe_layer_ ? moe_dense_params_ + moe_expert_params_ : layer_params_;
+  }
+  bool moe_layer() const { return moe_layer_; }
 
   // The GEMMs of the linear layers, which run in FP8 in FP8 training.
   static bool is_linear(KernelKind k) {
@@ -147,11 +171,14 @@ class Lowerer {
     desc.kind = KernelKind::kFlashAttention;
     desc.pass = pass;
     const double heads = static_cast<double>(b_) * a_ / t_;
-    desc.gemm = {sl_, sl_, d_, static_cast<int64_t>(heads)};
+    // Keys per query of a block: the rank's s/cp, or with a sliding window
+    // the window spread over the cp blocks (span / cp).
+    const double keys = span_ < s_ ? static_cast<double>(span_) / cp_ : sl_;
+    desc.gemm = {sl_, std::max<int64_t>(1, std::llround(keys)), d_, static_cast<int64_t>(heads)};
     // Matmul FLOPs of QK^T and AV over every query-key pair (the causal mask
     // is not subtracted, as in the model-FLOPs formula, Model::
     // model_flops_per_step); the backward recomputes QK^T: 2.5x.
-    const double fwd = 4.0 * heads * sl_ * sl_ * d_;
+    const double fwd = 4.0 * heads * sl_ * keys * d_;
     desc.flops = pass == Pass::kForward ? fwd : 2.5 * fwd;
     desc.precision = p16_;
     if (cp_ == 1) {
@@ -269,11 +296,20 @@ class Lowerer {
     gemm(out, KernelKind::kAttnValueGemm, Pass::kForward, s_, d_, s_, heads, cat);
   }
 
+  // The layer begun by begin_layer: attention, then the dense MLP or the MoE block.
   void layer_forward(std::vector<LoweredOp>* out, OpCategory cat) {
+    attention_forward(out, cat);
+    if (moe_layer_) {
+      moe_forward(out, cat);
+    } else {
+      mlp_forward(out, cat, f_);
+    }
+  }
+
+  void attention_forward(std::vector<LoweredOp>* out, OpCategory cat) {
     const double q_cols = static_cast<double>(a_ + 2 * g_) * d_ / t_;
-    const double fc1_cols = (swiglu_ ? 2.0 : 1.0) * f_ / t_;
     mem(out, KernelKind::kLayerNorm, Pass::kForward, Tsp_ * h_ * kElem * 2, cat);
-    if (fp8_ && p_.sharding_stage() >= 3) cast(out, Pass::kForward, layer_params_, cat);
+    if (fp8_ && p_.sharding_stage() >= 3) cast(out, Pass::kForward, unit_params_, cat);
     cast(out, Pass::kForward, Tsp_ * h_, cat);
     sp_gather(out);
     gemm(out, KernelKind::kQkvGemm, Pass::kForward, T_, q_cols, h_, 1, cat);
@@ -283,16 +319,54 @@ class Lowerer {
          1, cat);
     tp_reduce(out);
     mem(out, KernelKind::kDropoutResidual, Pass::kForward, Tsp_ * h_ * (kElem * 3 + 1), cat);
+  }
+
+  // The dense MLP block of width f (TP-sharded): the layer's MLP, or the
+  // shared experts of an MoE layer (without their norm and residual).
+  void mlp_forward(std::vector<LoweredOp>* out, OpCategory cat, int f) {
     mem(out, KernelKind::kLayerNorm, Pass::kForward, Tsp_ * h_ * kElem * 2, cat);
+    mlp_core_forward(out, cat, f);
+    mem(out, KernelKind::kDropoutResidual, Pass::kForward, Tsp_ * h_ * (kElem * 3 + 1), cat);
+  }
+
+  void mlp_core_forward(std::vector<LoweredOp>* out, OpCategory cat, int f) {
+    const double fc1_cols = (swiglu_ ? 2.0 : 1.0) * f / t_;
     cast(out, Pass::kForward, Tsp_ * h_, cat);
     sp_gather(out);
     gemm(out, KernelKind::kFc1Gemm, Pass::kForward, T_, fc1_cols, h_, 1, cat);
-    mem(out, KernelKind::kActivation, Pass::kForward,
-        T_ * f_ / t_ * kElem * (swiglu_ ? 3 : 2), cat);
-    cast(out, Pass::kForward, T_ * f_ / t_, cat);
-    gemm(out, KernelKind::kFc2Gemm, Pass::kForward, T_, h_, static_cast<double>(f_) / t_, 1, cat);
+    mem(out, KernelKind::kActivation, Pass::kForward, T_ * f / t_ * kElem * (swiglu_ ? 3 : 2), cat);
+    cast(out, Pass::kForward, T_ * f / t_, cat);
+    gemm(out, KernelKind::kFc2Gemm, Pass::kForward, T_, h_, static_cast<double>(f) / t_, 1, cat);
     tp_reduce(out);
-    mem(out, KernelKind::kDropoutResidual, Pass::kForward, Tsp_ * h_ * (kElem * 3 + 1), cat);
+  }
+
+  // The MoE block of an MoE layer (Megatron-Core's MoELayer with the
+  // all-to-all token dispatcher; see lowering.h).
+  void moe_forward(std::vector<LoweredOp>* out, OpCategory cat) {
+    const Pass f = Pass::kForward;
+    mem(out, KernelKind::kLayerNorm, f, Tsp_ * h_ * kElem * 2, cat);
+    if (fs_ > 0) mlp_core_forward(out, cat, fs_);
+    // Router: bf16 scores (never fp8), then softmax/sigmoid, top-k and the
+    // auxiliary loss over the fp32 scores.
+    gemm(out, KernelKind::kRouterGemm, f, Tmoe_, E_, h_, 1, cat);
+    mem(out, KernelKind::kMoeRouting, f, routing_bytes(f), cat);
+    mem(out, KernelKind::kMoePermute, f, 2.0 * Tmoe_ * k_ * h_ * kElem, cat);
+    a2a(out, "moe dispatch all_to_all");
+    etp(out, CollectiveKind::kAllGather);
+    const double rows = me_ * etp_;
+    const double fc1_cols = (swiglu_ ? 2.0 : 1.0) * fe_ / etp_;
+    const double fe_local = static_cast<double>(fe_) / etp_;
+    cast(out, f, local_experts_ * rows * h_, cat);
+    grouped_gemm(out, KernelKind::kExpertFc1Gemm, f, rows, fc1_cols, h_, cat);
+    mem(out, KernelKind::kActivation, f,
+        local_experts_ * rows * fe_local * kElem * (swiglu_ ? 3 : 2), cat);
+    cast(out, f, local_experts_ * rows * fe_local, cat);
+    grouped_gemm(out, KernelKind::kExpertFc2Gemm, f, rows, h_, fe_local, cat);
+    etp(out, CollectiveKind::kReduceScatter);
+    a2a(out, "moe combine all_to_all");
+    // Unpermute: the k expert outputs of each token read, weighted, summed.
+    mem(out, KernelKind::kMoePermute, f, Tmoe_ * k_ * h_ * kElem + Tmoe_ * h_ * kElem, cat);
+    mem(out, KernelKind::kDropoutResidual, f, Tsp_ * h_ * (kElem * 3 + 1), cat);
   }
 
   // Data- and weight-gradient GEMMs of a forward GEMM [m,k]x[k,n].
@@ -305,22 +379,23 @@ class Lowerer {
     out->back().weight_grad = kind != KernelKind::kAttnScoreGemm && kind != KernelKind::kAttnValueGemm;
   }
 
-  void layer_backward(std::vector<LoweredOp>* out, double layer_grad_bytes) {
+  // The layer begun by begin_layer, backward (with its recomputation).
+  // `layer_grad_bytes` of gradients over Placement::data and
+  // `expert_grad_bytes` over Placement::expert_data are final after it.
+  void layer_backward(std::vector<LoweredOp>* out, double layer_grad_bytes,
+                      double expert_grad_bytes = 0) {
     const OpCategory c = OpCategory::kCompute;
     if (p_.recompute == Recompute::kFull) layer_forward(out, OpCategory::kRecompute);
     const double q_cols = static_cast<double>(a_ + 2 * g_) * d_ / t_;
-    const double fc1_cols = (swiglu_ ? 2.0 : 1.0) * f_ / t_;
     const double heads = static_cast<double>(b_) * a_ / t_;
-    // MLP block.
-    if (fp8_ && p_.sharding_stage() >= 3) cast(out, Pass::kBackward, layer_params_, c);
+    if (fp8_ && p_.sharding_stage() >= 3) cast(out, Pass::kBackward, unit_params_, c);
+    // MLP or MoE block.
     mem(out, KernelKind::kDropoutResidual, Pass::kBackward, Tsp_ * h_ * (kElem * 2 + 1), c);
-    sp_gather(out);
-    cast(out, Pass::kBackward, T_ * h_, c);
-    gemm_backward(out, KernelKind::kFc2Gemm, T_, h_, static_cast<double>(f_) / t_, 1);
-    mem(out, KernelKind::kActivation, Pass::kBackward, T_ * f_ / t_ * kElem * (swiglu_ ? 5 : 3), c);
-    cast(out, Pass::kBackward, T_ * fc1_cols, c);
-    gemm_backward(out, KernelKind::kFc1Gemm, T_, fc1_cols, h_, 1);
-    tp_reduce(out);
+    if (moe_layer_) {
+      moe_backward(out);
+    } else {
+      mlp_core_backward(out, f_);
+    }
     mem(out, KernelKind::kLayerNorm, Pass::kBackward, Tsp_ * h_ * kElem * 3, c);
     // Attention block.
     mem(out, KernelKind::kDropoutResidual, Pass::kBackward, Tsp_ * h_ * (kElem * 2 + 1), c);
@@ -344,7 +419,125 @@ class Lowerer {
     tp_reduce(out);
     mem(out, KernelKind::kLayerNorm, Pass::kBackward, Tsp_ * h_ * kElem * 3, c);
     out->back().grad_ready_bytes += layer_grad_bytes;
+    out->back().expert_grad_ready_bytes += expert_grad_bytes;
   }
+
+  // Backward of mlp_core_forward (from the output gradient's SP gather to
+  // the input gradient's reduction).
+  void mlp_core_backward(std::vector<LoweredOp>* out, int f) {
+    const OpCategory c = OpCategory::kCompute;
+    const double fc1_cols = (swiglu_ ? 2.0 : 1.0) * f / t_;
+    sp_gather(out);
+    cast(out, Pass::kBackward, T_ * h_, c);
+    gemm_backward(out, KernelKind::kFc2Gemm, T_, h_, static_cast<double>(f) / t_, 1);
+    mem(out, KernelKind::kActivation, Pass::kBackward, T_ * f / t_ * kElem * (swiglu_ ? 5 : 3), c);
+    cast(out, Pass::kBackward, T_ * fc1_cols, c);
+    gemm_backward(out, KernelKind::kFc1Gemm, T_, fc1_cols, h_, 1);
+    tp_reduce(out);
+  }
+
+  // Backward of moe_forward between the residual and the norm.
+  void moe_backward(std::vector<LoweredOp>* out) {
+    const OpCategory c = OpCategory::kCompute;
+    const Pass b = Pass::kBackward;
+    // Unpermute: dy scattered to the k rows of each token; the k expert
+    // outputs read again for the routing weights' gradient.
+    mem(out, KernelKind::kMoePermute, b, Tmoe_ * h_ * kElem + 2.0 * Tmoe_ * k_ * h_ * kElem, c);
+    a2a(out, "moe combine all_to_all (backward)");
+    etp(out, CollectiveKind::kAllGather);
+    const double rows = me_ * etp_;
+    const double fc1_cols = (swiglu_ ? 2.0 : 1.0) * fe_ / etp_;
+    const double fe_local = static_cast<double>(fe_) / etp_;
+    cast(out, b, local_experts_ * rows * h_, c);
+    grouped_gemm_backward(out, KernelKind::kExpertFc2Gemm, rows, h_, fe_local);
+    mem(out, KernelKind::kActivation, b,
+        local_experts_ * rows * fe_local * kElem * (swiglu_ ? 5 : 3), c);
+    cast(out, b, local_experts_ * rows * fc1_cols, c);
+    grouped_gemm_backward(out, KernelKind::kExpertFc1Gemm, rows, fc1_cols, h_);
+    etp(out, CollectiveKind::kReduceScatter);
+    a2a(out, "moe dispatch all_to_all (backward)");
+    // Permute: the k gradient rows of each token summed back into it.
+    mem(out, KernelKind::kMoePermute, b, Tmoe_ * k_ * h_ * kElem + Tmoe_ * h_ * kElem, c);
+    mem(out, KernelKind::kMoeRouting, b, routing_bytes(b), c);
+    gemm_backward(out, KernelKind::kRouterGemm, Tmoe_, E_, h_, 1);
+    if (fs_ > 0) mlp_core_backward(out, fs_);
+  }
+
+  // A grouped GEMM over the rank's local experts: `rows` token rows each
+  // (fractional when the tokens do not split evenly: FLOPs exact, the shape
+  // rounded, at least one row).
+  void grouped_gemm(std::vector<LoweredOp>* out, KernelKind kind, Pass pass, double rows, double n,
+                    double k, OpCategory cat) {
+    KernelDesc desc;
+    desc.kind = kind;
+    desc.pass = pass;
+    desc.gemm = {std::max<int64_t>(1, std::llround(rows)), static_cast<int64_t>(n),
+                 static_cast<int64_t>(k), static_cast<int64_t>(local_experts_)};
+    desc.flops = 2.0 * rows * n * k * local_experts_;
+    desc.precision = fp8_ ? Precision::kFp8 : p16_;  // Transformer Engine's grouped linear
+    push_kernel(out, desc, cat);
+  }
+
+  void grouped_gemm_backward(std::vector<LoweredOp>* out, KernelKind kind, double rows, double n,
+                             double k) {
+    grouped_gemm(out, kind, Pass::kBackwardData, rows, n, k, OpCategory::kCompute);
+    grouped_gemm(out, kind, Pass::kBackwardWeight, rows, n, k, OpCategory::kCompute);
+    out->back().weight_grad = true;
+  }
+
+  // HBM bytes of the routing kernels over the rank's T_moe x E fp32 scores.
+  // Forward: softmax/sigmoid reads the logits and writes the probabilities
+  // (8 B per score), top-k reads them (4), the auxiliary load-balancing loss
+  // reads them again (4) and writes the routing map (1); the k chosen
+  // weights and indices per token (8 B each). Backward: the probabilities
+  // and their gradient read, the logits' gradient written, the aux loss's
+  // gradient added (16 B per score).
+  double routing_bytes(Pass pass) const {
+    const double scores = Tmoe_ * E_;
+    return pass == Pass::kForward ? scores * 17.0 + Tmoe_ * k_ * 8.0 : scores * 16.0;
+  }
+
+  // A dispatch or combine all-to-all over the expert-parallel group: each
+  // rank sends its T_moe x k token rows (bf16); the busiest rank receives
+  // moe_imbalance x that (dropless), or every rank exchanges the padded
+  // capacity buffers (capacity factor). Exposed on the pass (see lowering.h
+  // for moe_a2a_overlap).
+  void a2a(std::vector<LoweredOp>* out, const char* name) {
+    if (ep_ <= 1) return;
+    CollectiveDesc c;
+    c.kind = CollectiveKind::kAllToAll;
+    c.bytes = a2a_bytes_;
+    c.group = pl_.expert;
+    LoweredOp op;
+    op.stream = StreamKind::kExpertComm;
+    op.category = OpCategory::kMoeA2a;
+    op.duration_s = cost_.collective_time_s(c);
+    op.name = name;
+    out->push_back(op);
+  }
+
+  // Expert tensor parallelism: the local experts' token rows all-gathered
+  // over the etp group before the expert GEMMs, their outputs reduce-scattered
+  // after (Megatron-Core's alltoall dispatcher). Exposed (userbuffers do
+  // not cover them).
+  void etp(std::vector<LoweredOp>* out, CollectiveKind kind) {
+    if (etp_ <= 1) return;
+    CollectiveDesc c;
+    c.kind = kind;
+    c.bytes = local_experts_ * me_ * etp_ * h_ * kElem;
+    c.group = pl_.expert_tensor;
+    LoweredOp op;
+    op.stream = StreamKind::kTensorComm;
+    op.category = OpCategory::kTensorComm;
+    op.duration_s = cost_.collective_time_s(c);
+    op.name = kind == CollectiveKind::kAllGather ? "etp all_gather" : "etp reduce_scatter";
+    out->push_back(op);
+  }
+
+  // Per MoE layer on this device: the parameters outside the routed experts
+  // (TP-sharded) and the routed experts' (over ep x etp).
+  double moe_dense_params() const { return moe_dense_params_; }
+  double moe_expert_params() const { return moe_expert_params_; }
 
   void embedding_forward(std::vector<LoweredOp>* out) {
     const double pos = m_.positions == PositionEmbedding::kLearned ? 1.0 : 0.0;
@@ -426,6 +619,33 @@ class Lowerer {
   static constexpr double kElem = 2.0;  // bf16 / fp16 activations
 
  private:
+  void init_moe() {
+    E_ = m_.num_experts;
+    k_ = m_.moe_top_k;
+    fe_ = m_.moe_ffn_hidden();
+    fs_ = m_.moe_shared_experts * fe_;
+    ep_ = p_.expert_parallel;
+    etp_ = p_.expert_tensor_parallel;
+    local_experts_ = static_cast<double>(E_) / ep_;
+    // Megatron-Core runs MoE with TP under sequence parallelism: each TP rank
+    // routes its 1/t of the tokens.
+    Tmoe_ = t_ > 1 ? T_ / t_ : T_;
+    const double routed = Tmoe_ * k_;  // token rows a rank sends
+    const double c = m_.moe_capacity_factor;
+    if (c > 0) {
+      // Padded to capacity: every rank sends each expert ceil(c x its share) rows.
+      const double capacity = std::ceil(c * routed / E_);
+      me_ = ep_ * capacity;
+      a2a_bytes_ = E_ * capacity * h_ * kElem;
+    } else {
+      me_ = routed * ep_ / E_ * p_.moe_imbalance;
+      a2a_bytes_ = routed * h_ * kElem * p_.moe_imbalance;
+    }
+    const double experts = static_cast<double>(m_.expert_parameters_per_layer());
+    moe_expert_params_ = experts / (static_cast<double>(ep_) * etp_);
+    moe_dense_params_ = (static_cast<double>(m_.moe_layer_parameters()) - experts) / t_;
+  }
+
   void push_kernel(std::vector<LoweredOp>* out, const KernelDesc& desc, OpCategory cat) {
     LoweredOp op;
     op.stream = StreamKind::kCompute;
@@ -434,6 +654,9 @@ class Lowerer {
     op.flops = desc.flops;
     op.name = kernel_kind_name(desc.kind);
     op.gemm = is_gemm(desc.kind);
+    op.expert = desc.kind == KernelKind::kRouterGemm || desc.kind == KernelKind::kMoeRouting ||
+                desc.kind == KernelKind::kMoePermute || desc.kind == KernelKind::kExpertFc1Gemm ||
+                desc.kind == KernelKind::kExpertFc2Gemm;
     out->push_back(op);
   }
 
@@ -451,6 +674,17 @@ class Lowerer {
   double cast_bytes_ = 4.0;             // fp8_cast_transpose bytes per element
   double layer_params_ = 0;             // one layer's parameters on this TP rank
   bool fused_softmax_ = true;  // Megatron's CUDA softmax applies (see the constructor)
+  // The layer being lowered (begin_layer): its parameters on this device,
+  // whether it is an MoE layer, its attention span.
+  double unit_params_ = 0;
+  bool moe_layer_ = false;
+  int span_ = 0;
+  // MoE (init_moe): experts, top-k, expert and shared-expert widths, ep,
+  // etp, local experts, tokens routed per rank (T_moe), token rows per local
+  // expert on this rank before the etp gather, dispatch bytes, parameters.
+  int E_ = 0, k_ = 0, fe_ = 0, fs_ = 0, ep_ = 1, etp_ = 1;
+  double local_experts_ = 0, Tmoe_ = 0, me_ = 0, a2a_bytes_ = 0;
+  double moe_dense_params_ = 0, moe_expert_params_ = 0;
 };
 
 // tp_comm_overlap: pipelines each TP collective with its paired GEMM (see
@@ -481,7 +715,8 @@ double overlap_tp(int chunks, double slowdown, std::vector<LoweredOp>* ops) {
 // TP rank.
 struct Unit {
   size_t begin = 0, end = 0;
-  double parameters = 0;
+  double parameters = 0;         // sharded over the shard group
+  double expert_parameters = 0;  // routed experts: sharded over Placement::expert_data
 };
 
 // ZeRO-2/3 data-parallel collectives of one pass (see lowering.h): each
@@ -489,9 +724,9 @@ struct Unit {
 // reduce-scatter after it (`scatter`). Rebuilds `ops` with the exposed parts
 // inserted between units, appends what the pass issues to `issued` (when not
 // null), and returns the time hidden.
-double shard_pass(const Plan& plan, const CommGroup& group, const CostModel& cost, bool gather,
-                  bool scatter, const std::vector<Unit>& units, std::vector<LoweredOp>* ops,
-                  std::vector<PassCollective>* issued) {
+double shard_pass(const Plan& plan, const CommGroup& group, const CommGroup& expert_group,
+                  const CostModel& cost, bool gather, bool scatter, const std::vector<Unit>& units,
+                  std::vector<LoweredOp>* ops, std::vector<PassCollective>* issued) {
   const bool prefetch = plan.overlap_param_gather;
   const bool overlap_rs = plan.overlap_grad_reduce;
   if (!gather && !scatter) return 0;
@@ -505,17 +740,38 @@ double shard_pass(const Plan& plan, const CommGroup& group, const CostModel& cos
     return cost.collective_time_s(c);
   };
   std::vector<double> gather_s(n, 0.0), scatter_s(n, 0.0);
+  // A unit's routed-expert parameters go over the expert-data group, back
+  // to back with the rest on the network.
+  auto expert_time = [&](CollectiveKind kind, double bytes) {
+    CollectiveDesc c;
+    c.kind = kind;
+    c.bytes = bytes;
+    c.group = expert_group;
+    return cost.collective_time_s(c);
+  };
   for (size_t u = 0; u < n; ++u) {
+    const double experts = units[u].expert_parameters;
     if (gather) {
       const double bytes = units[u].parameters * 2.0;
       gather_s[u] = time(CollectiveKind::kAllGather, bytes);
       if (issued != nullptr) issued->push_back({CollectiveKind::kAllGather, bytes, gather_s[u]});
+      if (experts > 0) {
+        const double s = expert_time(CollectiveKind::kAllGather, experts * 2.0);
+        gather_s[u] += s;
+        if (issued != nullptr) issued->push_back({CollectiveKind::kAllGather, experts * 2.0, s});
+      }
     }
     if (scatter) {
       const double bytes = units[u].parameters * plan.grad_reduce_bytes();
       scatter_s[u] = time(CollectiveKind::kReduceScatter, bytes);
       if (issued != nullptr) {
         issued->push_back({CollectiveKind::kReduceScatter, bytes, scatter_s[u]});
+      }
+      if (experts > 0) {
+        const double eb = experts * plan.grad_reduce_bytes();
+        const double s = expert_time(CollectiveKind::kReduceScatter, eb);
+        scatter_s[u] += s;
+        if (issued != nullptr) issued->push_back({CollectiveKind::kReduceScatter, eb, s});
       }
     }
   }
@@ -599,23 +855,62 @@ void split_backward(const std::vector<LoweredOp>& ops, const std::vector<Unit>& 
   for (const Unit& u : units) {
     for (; k < u.begin; ++k) input->push_back(ops[k]);
     const size_t input_begin = input->size(), weight_begin = weight->size();
-    double ready = 0;
+    double ready = 0, expert_ready = 0;
     for (; k < u.end; ++k) {
       ready += ops[k].grad_ready_bytes;
+      expert_ready += ops[k].expert_grad_ready_bytes;
       (ops[k].weight_grad ? weight : input)->push_back(ops[k]);
     }
     // Every unit with a gradient has a W op (a weight-gradient GEMM or the
     // embedding's scatter), so the data-parallel buckets of W see it all.
-    LLMPLAN_CHECK(ready == 0 || weight->size() > weight_begin);
+    LLMPLAN_CHECK((ready == 0 && expert_ready == 0) || weight->size() > weight_begin);
     if (weight->size() > weight_begin) {
-      for (size_t q = input_begin; q < input->size(); ++q) (*input)[q].grad_ready_bytes = 0;
-      for (size_t q = weight_begin; q < weight->size(); ++q) (*weight)[q].grad_ready_bytes = 0;
+      for (size_t q = input_begin; q < input->size(); ++q) {
+        (*input)[q].grad_ready_bytes = 0;
+        (*input)[q].expert_grad_ready_bytes = 0;
+      }
+      for (size_t q = weight_begin; q < weight->size(); ++q) {
+        (*weight)[q].grad_ready_bytes = 0;
+        (*weight)[q].expert_grad_ready_bytes = 0;
+      }
       weight->back().grad_ready_bytes = ready;
+      weight->back().expert_grad_ready_bytes = expert_ready;
     }
-    input_units->push_back({input_begin, input->size(), u.parameters});
-    weight_units->push_back({weight_begin, weight->size(), u.parameters});
+    input_units->push_back({input_begin, input->size(), u.parameters, u.expert_parameters});
+    weight_units->push_back({weight_begin, weight->size(), u.parameters, u.expert_parameters});
   }
   for (; k < ops.size(); ++k) input->push_back(ops[k]);
+}
+
+// moe_a2a_overlap (see lowering.h): the all-to-alls of ops[begin, end) (one
+// MoE layer of a pass) hidden under that layer's compute; the exposed rest
+// split over them in proportion, SM contention on the layer's last kernel.
+// Returns the time hidden.
+double overlap_a2a(double slowdown, size_t begin, std::vector<LoweredOp>* ops) {
+  double a2a = 0, compute = 0;
+  for (size_t k = begin; k < ops->size(); ++k) {
+    const LoweredOp& op = (*ops)[k];
+    if (op.category == OpCategory::kMoeA2a) {
+      a2a += op.duration_s;
+    } else if (op.stream == StreamKind::kCompute && op.category != OpCategory::kHostOverhead) {
+      compute += op.duration_s;
+    }
+  }
+  const double hidden = std::min(a2a, compute);
+  if (hidden <= 0) return 0;
+  const double exposed_share = (a2a - hidden) / a2a;
+  LoweredOp* last = nullptr;
+  for (size_t k = begin; k < ops->size(); ++k) {
+    LoweredOp& op = (*ops)[k];
+    if (op.category == OpCategory::kMoeA2a) {
+      op.duration_s *= exposed_share;
+    } else if (op.stream == StreamKind::kCompute && op.category != OpCategory::kHostOverhead) {
+      last = &op;
+    }
+  }
+  last->duration_s += slowdown * hidden;
+  last->slowdown_s += slowdown * hidden;
+  return hidden;
 }
 
 }  // namespace
@@ -649,6 +944,9 @@ ChunkProgram lower_chunk(const Model& model, const Plan& plan, const Placement& 
   ChunkProgram prog;
   prog.chunk = chunk;
   prog.layers = layers_in_chunk(model, plan, chunk);
+  // The chunk's first layer in the model: chunks hold consecutive layers.
+  int first_layer = 0;
+  for (int j = 0; j < chunk; ++j) first_layer += layers_in_chunk(model, plan, j);
   const double layer_params = static_cast<double>(model.layer_parameters()) / t;
   double embedding_params = 0, head_params = 0;
   if (first) {
@@ -665,10 +963,27 @@ ChunkProgram lower_chunk(const Model& model, const Plan& plan, const Placement& 
       head_params += static_cast<double>(model.vocab_size) * model.hidden_size / t;
     }
   }
-  prog.parameters = prog.layers * layer_params + embedding_params + head_params;
-  prog.grad_bytes = prog.parameters * grad_elem;
-
   Lowerer low(model, plan, placement, cost);
+  if (!model.is_moe()) {
+    prog.layer_parameters = prog.layers * static_cast<double>(model.layer_parameters()) / t;
+    prog.parameters = prog.layers * layer_params + embedding_params + head_params;
+  } else {
+    // Dense layers as above; an MoE layer's routed experts over ep x etp.
+    double dense = 0, experts = 0;
+    for (int l = 0; l < prog.layers; ++l) {
+      if (model.is_moe_layer(first_layer + l)) {
+        dense += low.moe_dense_params();
+        experts += low.moe_expert_params();
+      } else {
+        dense += layer_params;
+      }
+    }
+    prog.layer_parameters = dense + experts;
+    prog.expert_parameters = experts;
+    prog.parameters = dense + experts + embedding_params + head_params;
+  }
+  prog.grad_bytes = (prog.parameters - prog.expert_parameters) * grad_elem;
+  prog.expert_grad_bytes = prog.expert_parameters * grad_elem;
   const double act_bytes = low.tokens() * model.hidden_size * Lowerer::kElem;
   // With sequence parallelism (or Megatron's scatter/gather) a stage sends
   // only its 1/t slice of the activation.
@@ -678,9 +993,16 @@ ChunkProgram lower_chunk(const Model& model, const Plan& plan, const Placement& 
   // Units (embedding, layers, head) as they are emitted, for ZeRO-2/3.
   std::vector<Unit> forward_units, backward_units;
   auto unit = [](std::vector<Unit>* units, const std::vector<LoweredOp>& ops, size_t begin,
-                 double params) {
-    units->push_back({begin, ops.size(), params});
+                 double params, double expert_params = 0) {
+    units->push_back({begin, ops.size(), params, expert_params});
   };
+  // The parameters of the layer begun last (outside its routed experts; the experts').
+  auto layer_units = [&]() -> std::pair<double, double> {
+    if (!low.moe_layer()) return {layer_params, 0.0};
+    return {low.moe_dense_params(), low.moe_expert_params()};
+  };
+  const bool a2a_overlap = plan.moe_a2a_overlap && model.is_moe();
+  const double slowdown = cost.comm_compute_slowdown();
 
   // Forward.
   low.overhead(&prog.forward);
@@ -694,8 +1016,13 @@ ChunkProgram lower_chunk(const Model& model, const Plan& plan, const Placement& 
   }
   for (int l = 0; l < prog.layers; ++l) {
     const size_t b = prog.forward.size();
+    low.begin_layer(first_layer + l);
     low.layer_forward(&prog.forward, OpCategory::kCompute);
-    unit(&forward_units, prog.forward, b, layer_params);
+    if (a2a_overlap && low.moe_layer()) {
+      prog.moe_a2a_hidden_s += overlap_a2a(slowdown, b, &prog.forward);
+    }
+    const auto [dense, experts] = layer_units();
+    unit(&forward_units, prog.forward, b, dense, experts);
   }
   if (last) {
     const size_t b = prog.forward.size();
@@ -713,10 +1040,15 @@ ChunkProgram lower_chunk(const Model& model, const Plan& plan, const Placement& 
     low.head_backward(&prog.backward, head_params * grad_elem);
     unit(&backward_units, prog.backward, b, head_params);
   }
-  for (int l = 0; l < prog.layers; ++l) {
+  for (int l = prog.layers - 1; l >= 0; --l) {
     const size_t b = prog.backward.size();
-    low.layer_backward(&prog.backward, layer_params * grad_elem);
-    unit(&backward_units, prog.backward, b, layer_params);
+    low.begin_layer(first_layer + l);
+    const auto [dense, experts] = layer_units();
+    low.layer_backward(&prog.backward, dense * grad_elem, experts * grad_elem);
+    if (a2a_overlap && low.moe_layer()) {
+      prog.moe_a2a_hidden_s += overlap_a2a(slowdown, b, &prog.backward);
+    }
+    unit(&backward_units, prog.backward, b, dense, experts);
   }
   if (first) {
     const size_t b = prog.backward.size();
@@ -735,7 +1067,6 @@ ChunkProgram lower_chunk(const Model& model, const Plan& plan, const Placement& 
   }
 
   if (plan.tp_comm_overlap && t > 1) {
-    const double slowdown = cost.comm_compute_slowdown();
     const double forward = overlap_tp(t, slowdown, &prog.forward);
     const double backward = overlap_tp(t, slowdown, &prog.backward);
     prog.tp_hidden_s = forward + backward;
@@ -744,20 +1075,22 @@ ChunkProgram lower_chunk(const Model& model, const Plan& plan, const Placement& 
                          overlap_tp(t, slowdown, &prog.backward_weight);
     }
   }
-  if (plan.sharding_stage() >= 2 && placement.shard.size > 1) {
+  const bool shard_experts = prog.expert_parameters > 0 && placement.expert_data.size > 1;
+  if (plan.sharding_stage() >= 2 && (placement.shard.size > 1 || shard_experts)) {
     const bool gather = plan.sharding_stage() >= 3;
-    const double forward = shard_pass(plan, placement.shard, cost, gather, false, forward_units,
+    const CommGroup& group = placement.shard;
+    const CommGroup& experts = placement.expert_data;
+    const double forward = shard_pass(plan, group, experts, cost, gather, false, forward_units,
                                       &prog.forward, &prog.forward_collectives);
-    const double backward = shard_pass(plan, placement.shard, cost, gather, true, backward_units,
+    const double backward = shard_pass(plan, group, experts, cost, gather, true, backward_units,
                                        &prog.backward, &prog.backward_collectives);
     prog.fsdp_hidden_s = forward + backward;
     if (prog.split_backward) {
-      prog.fsdp_hidden_s =
-          forward +
-          shard_pass(plan, placement.shard, cost, gather, false, input_units,
-                     &prog.backward_input, nullptr) +
-          shard_pass(plan, placement.shard, cost, false, true, weight_units,
-                     &prog.backward_weight, nullptr);
+      prog.fsdp_hidden_s = forward +
+                           shard_pass(plan, group, experts, cost, gather, false, input_units,
+                                      &prog.backward_input, nullptr) +
+                           shard_pass(plan, group, experts, cost, false, true, weight_units,
+                                      &prog.backward_weight, nullptr);
     }
   }
 

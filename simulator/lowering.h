@@ -90,6 +90,56 @@
 // only then), overlapped with the next unit's W. A unit's data-parallel
 // gradient bytes (grad_ready_bytes) are ready after its last W kernel. The
 // host's per-micro-batch overhead stays with B (one per backward, as 1F1B).
+//
+// Sliding-window attention (Model::attention_span): a windowed layer's
+// flash-attention kernel is {s, span, d, b*a/t} with 4 (b*a/t) s span d
+// forward FLOPs; with cp > 1 each of the cp blocks gets span/cp keys (the
+// window spread evenly over the blocks; the ring still runs every block).
+// The non-flash path ignores windows (it computes the full s x s scores).
+//
+// Mixture of experts (Model::is_moe_layer; Megatron-Core's MoE layer with
+// the alltoall token dispatcher). An MoE layer is the dense layer's
+// attention, then, per rank: LN; the shared experts (if any) as a dense
+// TP-sharded MLP of width shared x f_e; the router GEMM [T_moe, h] x [h, E]
+// (bf16, never fp8) on T_moe = b s/cp / t tokens (Megatron-Core runs MoE
+// with TP under sequence parallelism: each TP rank routes its 1/t slice;
+// T_moe = b s/cp for t = 1); moe_routing (softmax/sigmoid, top-k, aux loss;
+// 17 B per fp32 score + 8 B per chosen expert forward, 16 B per score
+// backward); moe_permute (2 T_moe k h x 2 bytes); the dispatch all-to-all
+// over Placement::expert (CollectiveDesc::bytes S = T_moe k h x 2, x
+// moe_imbalance for the busiest rank's receive side); with etp > 1 an
+// all-gather of the local experts' rows over Placement::expert_tensor; the
+// grouped expert GEMMs, batch E/ep local experts of m_e x etp rows, m_e =
+// T_moe k ep / E x moe_imbalance (with a capacity factor c > 0: ep x
+// ceil(c T_moe k / E), padded, and the all-to-all carries the padded
+// buffers, E x ceil(c T_moe k / E) rows; no imbalance beyond capacity):
+// fc1 [m_e etp, h] x [h, (2 for SwiGLU) f_e/etp], activation, fc2; with
+// etp > 1 the reduce-scatter; the combine all-to-all; unpermute (the k rows
+// of each token read and summed, (k + 1) T_moe h x 2 bytes); residual. In
+// FP8 the expert GEMMs run in FP8 (Transformer Engine's grouped linear)
+// with their input and output-gradient casts; the router stays bf16. The
+// backward mirrors it (data- and weight-gradient GEMMs, the weight ones
+// marked weight_grad; two all-to-alls); recomputation as for dense layers
+// (full recomputation re-runs the all-to-alls too). With moe_imbalance > 1
+// the simulated device is the busiest one (its expert GEMMs and receives
+// scaled); the hardware FLOPs count it for every rank. The expert-TP
+// collectives are exposed (tp_comm_overlap does not cover them). MoE with
+// t > 1 and no sequence parallelism is lowered as if each TP rank routed
+// its 1/t slice (Megatron-Core requires SP there).
+//  - moe_a2a_overlap (Megatron-Core's EP communication overlap, which runs
+//    one micro-batch's dispatch/combine under another micro-batch's
+//    compute): per MoE layer and pass, the layer's all-to-alls (sum A) are
+//    hidden under the layer's compute kernels (sum C, recomputation and
+//    casts included): exposed max(0, A - C), split over the all-to-alls in
+//    proportion; hidden min(A, C) goes to ChunkProgram::moe_a2a_hidden_s and
+//    costs comm_compute_slowdown() x itself on the layer's last kernel. The
+//    layer's own compute stands for the other micro-batch's, which is the
+//    same layer's in the steady state.
+//  - Parameters: the routed experts of an MoE layer are split over ep x etp
+//    ranks (ChunkProgram::expert_parameters), the rest of the layer over t.
+//    Their gradients are reduced (ZeRO: sharded) over Placement::expert_data
+//    (edp ranks), the others over `data` / `shard` as for dense models; the
+//    ZeRO-2/3 collectives of a unit carry both, back to back.
 #ifndef LLMPLAN_SIMULATOR_LOWERING_H_
 #define LLMPLAN_SIMULATOR_LOWERING_H_
 
@@ -148,6 +198,12 @@ struct LoweredOp {
   // TP collectives: +1 pairs with the next op (an all-gather feeding a
   // GEMM), -1 with the previous one (a reduction of a GEMM's output).
   int8_t tp_pair = 0;
+  // An MoE kernel (router GEMM, routing, permutation, expert GEMMs), counted
+  // in StageBreakdown::expert_compute_s.
+  bool expert = false;
+  // Backward only: routed-expert gradient bytes final once this op has run
+  // (reduced over Placement::expert_data, not `data`).
+  double expert_grad_ready_bytes = 0;
 };
 
 // One data-parallel collective a pass issues (ZeRO-2/3), hidden or not.
@@ -210,7 +266,13 @@ struct ChunkProgram {
   std::vector<LoweredOp> backward_input, backward_weight;
   double backward_input_s = 0, backward_weight_s = 0;
   double parameters = 0;      // parameters held by one device for this chunk
-  double grad_bytes = 0;      // their gradient bytes in the DP reduction
+  // Gradient bytes in the DP reduction over Placement::data: those of the
+  // parameters outside the routed experts (all of them for a dense model).
+  double grad_bytes = 0;
+  // Routed-expert gradient bytes, reduced over Placement::expert_data.
+  double expert_grad_bytes = 0;
+  // The transformer layers' share of `parameters` (the fp8 weight casts).
+  double layer_parameters = 0;
   double activation_send_bytes = 0;  // pipeline message per micro-batch
   // Per micro-batch (forward + backward pass, or forward + B + W when split):
   // collective time hidden under compute (tp_comm_overlap; ZeRO-2/3 gathers

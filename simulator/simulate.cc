@@ -70,9 +70,12 @@ class GraphBuilder {
       const double per_pass_b =
           options_.collapse_chains ? (prog.split_backward ? 2.0 : 1.0) : backward_ops;
       tasks += static_cast<double>(m_) * (per_pass_f + per_pass_b + 2.0);
-      tasks += 2.0 * backward_ops;  // overlapped buckets and the pieces they split
+      // Overlapped buckets (up to two per cut: dense and expert) and the
+      // pieces they split.
+      tasks += 3.0 * backward_ops;
       const double bucket = static_cast<double>(plan_.grad_bucket_bytes);
       tasks += bucket > 0 ? std::ceil(prog.grad_bytes / bucket) : 1.0;
+      tasks += bucket > 0 ? std::ceil(prog.expert_grad_bytes / bucket) : 1.0;
     }
     return tasks;
   }
@@ -261,8 +264,15 @@ class GraphBuilder {
     return seg;
   }
 
+  // Whether gradients are reduced over more than one rank: the dense ones
+  // over d * cp ranks, the routed experts' over the edp ranks of
+  // Placement::expert_data (MoE models only).
+  bool dense_dp() const { return plan_.grad_reduce_ranks() > 1; }
+  bool expert_dp() const { return model_.is_moe() && placement_.expert_data.size > 1; }
+
   // Per-step gradient reduction (stages 0 and 1): an all-reduce over the DP
-  // group, or (sharded optimizer) a reduce-scatter over the shard group.
+  // group, or (sharded optimizer) a reduce-scatter over the shard group
+  // (routed experts: over Placement::expert_data in both cases).
   CollectiveKind grad_kind() const {
     return plan_.sharding_stage() >= 1 ? CollectiveKind::kReduceScatter
                                        : CollectiveKind::kAllReduce;
@@ -303,13 +313,13 @@ class GraphBuilder {
                                       : prog.backward_s;
     // Stages 2 and 3 reduce-scatter every micro-batch inside the passes (lowering.h).
     const bool overlap =
-        plan_.grad_reduce_ranks() > 1 && plan_.overlap_grad_reduce && plan_.sharding_stage() <= 1;
+        (dense_dp() || expert_dp()) && plan_.overlap_grad_reduce && plan_.sharding_stage() <= 1;
     const bool buckets_here = overlap && !st.forward && k == state.last_backward[st.virtual_chunk];
     std::vector<bool> split;
     std::vector<TaskId> op_task;
-    std::vector<double> bucket_sizes;
+    std::vector<double> bucket_sizes, expert_bucket_sizes;
     if (buckets_here) {
-      split = bucket_cuts(ops, &bucket_sizes);
+      split = bucket_cuts(ops, &bucket_sizes, &expert_bucket_sizes);
       op_task.assign(ops.size(), -1);
     }
     const Segment seg = emit_pass(r, ops, total_s, label, state.previous, transfer,
@@ -333,10 +343,19 @@ class GraphBuilder {
       size_t b = 0;
       for (size_t q = 0; q < ops.size(); ++q) {
         if (!split[q]) continue;
-        const TaskId t = add_dp(r, dp_time(grad_kind(), bucket_sizes[b], grad_group()),
-                                Label{dp_label(grad_kind()), -1, j, static_cast<int>(b)});
-        graph_.add_dependency(op_task[q], t);
-        state.dp_tasks.push_back(t);
+        if (dense_dp() && bucket_sizes[b] > 0) {
+          const TaskId t = add_dp(r, dp_time(grad_kind(), bucket_sizes[b], grad_group()),
+                                  Label{dp_label(grad_kind()), -1, j, static_cast<int>(b)});
+          graph_.add_dependency(op_task[q], t);
+          state.dp_tasks.push_back(t);
+        }
+        if (expert_dp() && expert_bucket_sizes[b] > 0) {
+          const TaskId t =
+              add_dp(r, dp_time(grad_kind(), expert_bucket_sizes[b], placement_.expert_data),
+                     Label{expert_dp_label(grad_kind()), -1, j, static_cast<int>(b)});
+          graph_.add_dependency(op_task[q], t);
+          state.dp_tasks.push_back(t);
+        }
         ++b;
       }
     }
@@ -349,15 +368,22 @@ class GraphBuilder {
     StageState& state = stages_[r];
     const TaskId previous = state.previous;
     std::vector<TaskId>& dp_tasks = state.dp_tasks;
-    const bool has_dp = plan_.grad_reduce_ranks() > 1;  // d * cp ranks share the gradients
+    const bool has_dp = dense_dp();  // d * cp ranks share the gradients
     const int stage = plan_.sharding_stage();
     // Without overlap: reduce every chunk's gradients after the stage's last pass.
-    if (has_dp && !plan_.overlap_grad_reduce && stage <= 1) {
+    if (!plan_.overlap_grad_reduce && stage <= 1) {
       for (int c = 0; c < v_; ++c) {
         const ChunkProgram& prog = *programs_[c * p_ + r];
-        for (double bytes : bucket_list(prog.grad_bytes)) {
+        for (double bytes : has_dp ? bucket_list(prog.grad_bytes) : std::vector<double>()) {
           const TaskId t = add_dp(r, dp_time(grad_kind(), bytes, grad_group()),
                                   Label{dp_label(grad_kind()), -1, c * p_ + r});
+          graph_.add_dependency(previous, t);
+          dp_tasks.push_back(t);
+        }
+        if (!expert_dp() || prog.expert_grad_bytes <= 0) continue;
+        for (double bytes : bucket_list(prog.expert_grad_bytes)) {
+          const TaskId t = add_dp(r, dp_time(grad_kind(), bytes, placement_.expert_data),
+                                  Label{expert_dp_label(grad_kind()), -1, c * p_ + r});
           graph_.add_dependency(previous, t);
           dp_tasks.push_back(t);
         }
@@ -377,11 +403,16 @@ class GraphBuilder {
     }
     // Hybrid sharding: all-reduce this rank's 1/S gradient shard across the
     // d/S replicas, once per step after the shard's reduction.
-    double params = 0, grad_bytes = 0;
+    double params = 0, grad_bytes = 0, expert_params = 0;
     for (int c = 0; c < v_; ++c) {
       params += programs_[c * p_ + r]->parameters;
       grad_bytes += programs_[c * p_ + r]->grad_bytes;
+      expert_params += programs_[c * p_ + r]->expert_parameters;
     }
+    // Routed experts are sharded over the whole expert-data group (no hybrid
+    // replicas); the rest as before.
+    const double dense_params = params - expert_params;
+    const int edp = placement_.expert_data.size;
     const int S = plan_.shard_ranks();
     if (stage >= 1 && placement_.replica.size > 1) {
       const TaskId t =
@@ -392,7 +423,9 @@ class GraphBuilder {
       dp_tasks.push_back(t);
     }
     // Optimizer step over this device's shard.
-    const double shard = stage >= 1 ? params / S : params;
+    const double shard = !model_.is_moe() ? (stage >= 1 ? params / S : params)
+                         : stage >= 1     ? dense_params / S + expert_params / edp
+                                          : params;
     KernelDesc opt;
     opt.kind = KernelKind::kOptimizerStep;
     opt.pass = Pass::kForward;
@@ -403,10 +436,7 @@ class GraphBuilder {
     if (plan_.precision == Precision::kFp8 && stage < 3) {
       // The updated layer weights cast to their cached fp8 copies (lowering.h).
       double layer_params = 0;
-      for (int c = 0; c < v_; ++c) {
-        layer_params += programs_[c * p_ + r]->layers * static_cast<double>(model_.layer_parameters()) /
-                        plan_.tensor_parallel;
-      }
+      for (int c = 0; c < v_; ++c) layer_params += programs_[c * p_ + r]->layer_parameters;
       KernelDesc cast;
       cast.kind = KernelKind::kFp8CastTranspose;
       cast.pass = Pass::kForward;
@@ -425,8 +455,14 @@ class GraphBuilder {
     // stage's chunks: only what does not fit is exposed (the steady state of
     // consecutive iterations, counted at the end of this one), plus the SM
     // contention of the hidden part.
-    if ((stage == 1 || stage == 2) && has_dp && S > 1) {
-      const double full = dp_time(CollectiveKind::kAllGather, params * 2.0, placement_.shard);
+    const bool gather_experts = expert_dp() && expert_params > 0;
+    if ((stage == 1 || stage == 2) && ((has_dp && S > 1) || gather_experts)) {
+      double full = model_.is_moe()
+                        ? dp_time(CollectiveKind::kAllGather, dense_params * 2.0, placement_.shard)
+                        : dp_time(CollectiveKind::kAllGather, params * 2.0, placement_.shard);
+      if (gather_experts) {
+        full += dp_time(CollectiveKind::kAllGather, expert_params * 2.0, placement_.expert_data);
+      }
       double duration = full;
       if (plan_.overlap_param_gather) {
         double forward = 0;
@@ -450,27 +486,34 @@ class GraphBuilder {
   }
 
   // Bucket boundaries in a chunk's backward ops: cut after the op at which
-  // the accumulated ready gradients reach the bucket size (and at the end).
-  std::vector<bool> bucket_cuts(const std::vector<LoweredOp>& ops, std::vector<double>* sizes) const {
+  // the accumulated ready gradients (dense or routed experts', kept apart as
+  // Megatron-Core keeps expert buffers) reach the bucket size, and at the
+  // end. Each cut flushes both: `sizes` and `expert_sizes` get one entry per
+  // cut (0 when nothing of that kind was pending).
+  std::vector<bool> bucket_cuts(const std::vector<LoweredOp>& ops, std::vector<double>* sizes,
+                                std::vector<double>* expert_sizes) const {
     std::vector<bool> cut(ops.size(), false);
     const double bucket = static_cast<double>(plan_.grad_bucket_bytes);
-    double acc = 0;
+    double acc = 0, expert_acc = 0;
     size_t last_ready = 0;
     bool any = false;
     for (size_t k = 0; k < ops.size(); ++k) {
-      if (ops[k].grad_ready_bytes <= 0) continue;
+      if (ops[k].grad_ready_bytes <= 0 && ops[k].expert_grad_ready_bytes <= 0) continue;
       acc += ops[k].grad_ready_bytes;
+      expert_acc += ops[k].expert_grad_ready_bytes;
       last_ready = k;
       any = true;
-      if (bucket > 0 && acc >= bucket) {
+      if (bucket > 0 && (acc >= bucket || expert_acc >= bucket)) {
         cut[k] = true;
         sizes->push_back(acc);
-        acc = 0;
+        expert_sizes->push_back(expert_acc);
+        acc = expert_acc = 0;
       }
     }
-    if (any && acc > 0) {
+    if (any && (acc > 0 || expert_acc > 0)) {
       cut[last_ready] = true;
       sizes->push_back(acc);
+      expert_sizes->push_back(expert_acc);
     }
     return cut;
   }
@@ -491,6 +534,10 @@ class GraphBuilder {
   static const char* dp_label(CollectiveKind kind) {
     return kind == CollectiveKind::kReduceScatter ? "dp reduce_scatter gradients"
                                                   : "dp all_reduce gradients";
+  }
+  static const char* expert_dp_label(CollectiveKind kind) {
+    return kind == CollectiveKind::kReduceScatter ? "edp reduce_scatter expert gradients"
+                                                  : "edp all_reduce expert gradients";
   }
 
   double dp_time(CollectiveKind kind, double bytes, const CommGroup& group) const {
@@ -555,12 +602,31 @@ Result<StepReport> simulate(const Model& model, const Plan& plan, const Cluster&
   unique.reserve(4);
   std::vector<const ChunkProgram*> programs(p * v, nullptr);
   std::vector<int> unique_of(p * v, -1);
+  // With MoE or windowed layers the chunks' layers must also be of the same
+  // kinds (MoE or dense, attention span), layer by layer.
+  const bool mixed_layers = model.is_moe() || model.sliding_window > 0;
+  std::vector<int> first_layer(p * v + 1, 0);
+  for (int j = 0; j < p * v; ++j)
+    first_layer[j + 1] = first_layer[j] + layers_in_chunk(model, plan, j);
+  auto same_kinds = [&](int j, int k) {
+    if (!mixed_layers) return true;
+    for (int l = 0; l < first_layer[j + 1] - first_layer[j]; ++l) {
+      const int a = first_layer[j] + l, b = first_layer[k] + l;
+      if (model.is_moe_layer(a) != model.is_moe_layer(b) ||
+          model.attention_span(a) != model.attention_span(b)) {
+        return false;
+      }
+    }
+    return true;
+  };
   for (int j = 0; j < p * v; ++j) {
     const bool middle = j > 0 && j < p * v - 1;
     const int layers = layers_in_chunk(model, plan, j);
     for (size_t u = 0; middle && u < unique.size() && unique_of[j] < 0; ++u) {
       const int k = unique[u].chunk;
-      if (k > 0 && k < p * v - 1 && unique[u].layers == layers) unique_of[j] = static_cast<int>(u);
+      if (k > 0 && k < p * v - 1 && unique[u].layers == layers && same_kinds(j, k)) {
+        unique_of[j] = static_cast<int>(u);
+      }
     }
     if (unique_of[j] < 0) {
       unique_of[j] = static_cast<int>(unique.size());
@@ -631,12 +697,14 @@ Result<StepReport> simulate(const Model& model, const Plan& plan, const Cluster&
             case OpCategory::kMoeA2a: b.moe_a2a_s += total; break;
           }
           b.overlap_slowdown_s += op.slowdown_s * m;
+          if (op.expert) b.expert_compute_s += total;
           device_flops_sum += op.flops * m;
         }
       }
       b.tp_comm_hidden_s += prog.tp_hidden_s * m;
       b.fsdp_hidden_s += prog.fsdp_hidden_s * m;
       b.cp_comm_hidden_s += prog.cp_hidden_s * m;
+      b.moe_a2a_hidden_s += prog.moe_a2a_hidden_s * m;
     }
     // Idle time on the compute stream, split into pipeline transfers and bubble.
     double prev_end = 0, busy = 0, pp_wait = 0;

@@ -152,6 +152,14 @@ struct StepReport {
 //    steady state of consecutive iterations, and ignores that the pipeline
 //    fill may leave a stage idle (and the gather free) before its first
 //    forward.
+//  - MoE models (lowering.h): the routed experts' gradients are reduced
+//    over Placement::expert_data (the edp = t*cp*d / (etp*ep) ranks holding
+//    the same experts; nothing when edp = 1) in their own buckets (a
+//    bucket cut flushes the dense and the expert bytes, each to its group),
+//    the rest over the groups above. With stages >= 1 the expert state is
+//    sharded over the whole expert-data group (fsdp_group does not apply to
+//    it): the optimizer updates dense / S + experts / edp parameters, and
+//    the stage 1/2 parameter all-gather adds the experts' over expert_data.
 //
 // Pure and re-entrant: reads only its arguments, keeps nothing between calls,
 // and may run on many threads at once. The same inputs always give an
