@@ -323,7 +323,8 @@ Status run_validate_runs(const AccuracyOptions& o, const GlobalOptions& global) 
                       "-fold held-out: each fold calibrates (llmplan calibrate's fit, --starts " +
                       std::to_string(o.starts) + ", --max-iterations " +
                       std::to_string(o.max_iterations) +
-                      ") on the other folds; rows of one configuration share a fold");
+                      ") on the dense rows of the other folds (mixture-of-experts rows are "
+                      "predicted, never fitted); rows of one configuration share a fold");
   }
   const bool out_dir = !o.out_dir.empty();
   if (out_dir) {
@@ -404,6 +405,20 @@ Status run_calibrate(const AccuracyOptions& o, const GlobalOptions& global) {
       stream_line(" " + feature + " " + std::to_string(n) + ";");
     }
     stream_line("\n");
+    // The constants describe dense layers; MoE rows are a test of them, never
+    // fitted (validate reports their error).
+    const size_t before = cases.size();
+    std::erase_if(cases, [](const AccuracyCase& c) { return c.config.model.is_moe(); });
+    if (cases.size() < before) {
+      const std::string why = std::to_string(before - cases.size()) +
+                              " mixture-of-experts rows are not fitted (the constants describe "
+                              "dense layers; `llmplan validate` reports the MoE rows' error)";
+      notes.push_back(why);
+      stream_line(why + "\n");
+    }
+    if (cases.empty()) {
+      return Status::invalid_argument("calibrate: no dense row to fit in the runs file(s)");
+    }
   } else {
     LLMPLAN_ASSIGN_OR_RETURN(cases, load_cases(o, global, &notes, &gpu_name));
   }

@@ -766,7 +766,9 @@ Result<StepReport> simulate(const Model& model, const Plan& plan, const Cluster&
   report.hfu = report.hardware_flops / capacity;
   report.tokens_per_s =
       static_cast<double>(plan.global_batch_size) * model.seq_length / report.iteration_time_s;
-  if (!options.cost_model) report.caveats = roofline_caveats(plan, cluster.gpu, report.mfu);
+  if (!options.cost_model) {
+    report.caveats = roofline_caveats(model, plan, cluster.gpu, report.mfu);
+  }
 
   if (options.keep_timeline) {
     const TaskGraph& g = builder.graph();

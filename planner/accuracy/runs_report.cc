@@ -131,14 +131,17 @@ Result<HeldOut> cross_validate(
       if (fold[i] == f) {
         test.push_back(cases[i]);
         test_index.push_back(i);
-      } else {
+      } else if (!cases[i].config.model.is_moe()) {
+        // MoE rows are predicted, never fitted: the constants describe dense
+        // layers (calibrate leaves them out too).
         train.push_back(cases[i]);
       }
     }
     if (test.empty() || train.empty()) {
       return Status::invalid_argument("--folds: fold " + std::to_string(f) + " of " +
                                       std::to_string(folds) + " has " +
-                                      (test.empty() ? "no rows" : "every row") +
+                                      (test.empty() ? "no rows"
+                                                     : "every dense row (MoE rows are not fitted)") +
                                       "; give fewer folds");
     }
     LLMPLAN_ASSIGN_OR_RETURN(CalibrationResult fit, calibrate(train, initial, options));

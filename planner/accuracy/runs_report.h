@@ -26,11 +26,12 @@ struct HeldOut {
 };
 
 // Cross-validates: each fold's constants are calibrated (calibrate()) on the
-// cases of the other folds, starting from `initial`, and predict its own
-// cases. `fold[i]` in [0, folds) is the fold of case i. `on_fold` (may be
+// dense cases of the other folds (mixture-of-experts cases are predicted,
+// never fitted: the constants describe dense layers), starting from
+// `initial`, and predict its own cases. `fold[i]` in [0, folds) is the fold of case i. `on_fold` (may be
 // empty) gets each fold's index, the fit and its held-out predictions as
-// soon as they are known. InvalidArgument when a fold has no case or is the
-// only one with cases (no training data).
+// soon as they are known. InvalidArgument when a fold has no case or no
+// other fold has a dense case (no training data).
 Result<HeldOut> cross_validate(
     const std::vector<AccuracyCase>& cases, const std::vector<int>& fold, int folds,
     const AccuracyConstants& initial, const CalibrationOptions& options,

@@ -149,14 +149,24 @@ TEST(Caveats, FlagsTheCalibrationLimits) {
   g.roofline.gemm_efficiency = 0.75;
   EXPECT_EQ(roofline_caveats(plan, g, 0.3), kCaveatEfficiencyAboveCeiling);
 
+  // An MoE model adds moe-uncalibrated; a dense one does not.
+  Model moe = testing::gpt(4, 1024, 16, 1024);
+  EXPECT_EQ(roofline_caveats(moe, plan, g, 0.3), kCaveatEfficiencyAboveCeiling);
+  moe.num_experts = 8;
+  moe.moe_top_k = 2;
+  EXPECT_EQ(roofline_caveats(moe, plan, g, 0.3),
+            kCaveatEfficiencyAboveCeiling | kCaveatMoeUncalibrated);
+
   const auto list = caveat_list(kAllCaveats, g, 0.635);
-  ASSERT_EQ(list.size(), 4u);
+  ASSERT_EQ(list.size(), 5u);
   EXPECT_EQ(list[0].code, "uncalibrated-gpu");
   EXPECT_EQ(list[1].code, "mfu-above-validated");
   EXPECT_NE(list[1].text.find("63.5 %"), std::string::npos) << list[1].text;
   EXPECT_NE(list[1].text.find("46.0 %"), std::string::npos) << list[1].text;
   EXPECT_EQ(list[2].code, "flash-attention-unfitted");
   EXPECT_EQ(list[3].code, "efficiency-above-ceiling");
+  EXPECT_EQ(list[4].code, "moe-uncalibrated");
+  EXPECT_NE(list[4].text.find("27.8 %"), std::string::npos) << list[4].text;
   for (const Caveat& c : list) EXPECT_EQ(c.text.find('\n'), std::string::npos);
   // A GPU whose constants were carried over from another GPU's fit says so.
   GpuSpec derived = g;
