@@ -1,0 +1,99 @@
+// The outputs of `llmplan frontier`: one planner answer per cell of a grid
+// (hardware x GPU count x deadline x budget), as a CSV and a JSON table for
+// machines, and a Markdown report with SVG heatmaps for people.
+//
+// Every function is pure: the same FrontierTable always gives byte-identical
+// text, whatever the thread or process count that computed it (nothing here
+// may print a time, a thread count or a rank count).
+#ifndef LLMPLAN_REPORTS_FRONTIER_REPORT_H_
+#define LLMPLAN_REPORTS_FRONTIER_REPORT_H_
+
+#include <string>
+#include <vector>
+
+namespace llmplan::reports {
+
+// The planner's answer for one cell. `found` is false when no model is
+// feasible there (then only the grid coordinates and `why` are meaningful).
+struct FrontierCell {
+  // Grid coordinates.
+  std::string hardware;        // the cluster preset's name ("dgx-h100")
+  std::string gpu;             // its GPU's name ("h100-sxm")
+  int gpus = 0;                // GPUs available (--gpus entry)
+  double days = 0;             // deadline (--days entry)
+  double budget_usd = 0;       // --budget-usd entry; 0: no budget
+  // The answer.
+  bool found = false;
+  std::string why;             // !found: "no-layout", "memory", "deadline", "budget"
+  std::string model;           // shape name ("llama-l80-h8192")
+  std::string architecture;    // one line: layers, hidden, heads, experts ...
+  double params = 0;           // all parameters
+  double active_params = 0;    // per token (= params for a dense model)
+  double tokens = 0;           // training tokens
+  double loss = 0;             // predicted final loss (the law below)
+  std::string plan;            // plan label ("t8 p12 d32 b1 B1536 SP ZeRO-1 ...")
+  int gpus_used = 0;           // GPUs the plan uses (<= gpus)
+  double train_days = 0;       // simulated days to train `tokens`
+  double mfu = 0;              // 0..1
+  double cost_usd = 0;         // gpus_used x hours x the GPU's price
+  double gpu_days = 0;         // gpus_used x train_days
+  std::vector<std::string> caveats;  // caveat names (simulator/caveats.h), sorted
+};
+
+// A whole study. Cells are in grid order: hardware (outermost, as listed),
+// then gpus, then days, then budget (innermost), every combination present.
+struct FrontierTable {
+  std::vector<std::string> hardware;  // cluster preset names, as listed
+  std::vector<std::string> gpu_names; // the GPU of each hardware entry
+  std::vector<double> gpu_price_usd_per_hour;  // per hardware entry (0: unknown)
+  std::vector<int> gpus;
+  std::vector<double> days;
+  std::vector<double> budgets_usd;    // {0} when no --budget-usd was given
+  std::vector<FrontierCell> cells;
+  // How the answers were chosen.
+  std::string objective;              // "largest" or "loss"
+  std::string law;                    // loss-law name
+  std::string family;                 // "gpt", "llama", "moe" or "shapes"
+  // Reuse: distinct (hardware, shape, plan) simulations run, and how many
+  // plan evaluations the cells' searches asked for in all (>= simulations;
+  // the difference was served from the shared results).
+  long simulations = 0;
+  long plan_lookups = 0;
+  std::vector<std::string> command_line;  // argv, as in the planner's report
+};
+
+// The metric a heatmap colours.
+enum class FrontierMetric {
+  kParams,           // largest model (total parameters; log scale)
+  kLoss,             // predicted loss (lower is better)
+  kCostPerLossPoint, // dollars per 0.01 of loss gained over the previous deadline
+};
+
+// One row per cell, in grid order, with a header; numbers in full precision
+// ("%.17g" style round-trip or fixed decimals, always the same for the same
+// value), empty fields where !found.
+std::string frontier_csv(const FrontierTable& t);
+// {"cells": [...], "hardware": [...], "simulations": .., ...}: every field
+// of FrontierTable and FrontierCell under its snake_case name.
+std::string frontier_json(const FrontierTable& t);
+// The report: how it was made (command line, law, objective, reuse line
+// "N simulations served M plan evaluations across K cells"), per hardware
+// and budget a table gpus x days of the answers, links to the SVGs below
+// (by the file names frontier_svg_files() gives), and notes (caveats,
+// cells without an answer and why).
+std::string frontier_markdown(const FrontierTable& t);
+
+// One SVG file of the study: name ("heatmap-params-dgx-h100.svg") and text.
+struct SvgFile {
+  std::string name;
+  std::string svg;
+};
+// Every figure of the report: per hardware (and budget, when several) a
+// heatmap for each FrontierMetric (rows gpus, columns days, labelled cells,
+// a colour scale legend, grey "none" cells), and one plot of params vs
+// GPU-days (log-log, one series per hardware).
+std::vector<SvgFile> frontier_svg_files(const FrontierTable& t);
+
+}  // namespace llmplan::reports
+
+#endif  // LLMPLAN_REPORTS_FRONTIER_REPORT_H_
