@@ -25,16 +25,40 @@ namespace llmplan::simulator {
 
 using TaskId = int32_t;
 
+// How a TaskGraph computes start times.
+enum class Replay {
+  // Each task's start as it is added (its dependencies are all earlier
+  // tasks, so their times are final): no edges are stored and run() only
+  // hands the times over. The fast path.
+  kEager,
+  // Edges stored, start times computed by run() in one pass over the graph:
+  // the reference event engine, kept to check kEager against.
+  kDeferred,
+};
+
 // A growing graph of tasks. Not thread-safe; each simulation builds its own.
+// Both replays give bit-identical start times: a start is the maximum of the
+// same sums (a predecessor's start + duration), and max is exact.
 class TaskGraph {
  public:
-  explicit TaskGraph(int num_streams) : last_on_stream_(num_streams, -1) {}
+  explicit TaskGraph(int num_streams, Replay replay = Replay::kDeferred)
+      : replay_(replay), last_on_stream_(num_streams, -1) {}
 
   // Appends a task to the end of `stream`. Returns its id (dense, from 0).
   TaskId add_task(int stream, double duration_s);
   // `after` may start only when `before` has ended.
   // REQUIRES: `after` is the most recently added task and before < after.
   void add_dependency(TaskId before, TaskId after);
+  // kEager only: `after` may start only at `end_s`, the end of work kept
+  // outside the graph (the fast path's pipeline passes and transfers).
+  // REQUIRES: `after` is the most recently added task.
+  void add_dependency_on_time(double end_s, TaskId after);
+
+  // Empties the graph for reuse, keeping its memory: a graph of
+  // `num_streams` streams replayed by `replay`.
+  void reset(int num_streams, Replay replay);
+  // Frees the memory kept for reuse when it exceeds `max_tasks` tasks.
+  void trim(size_t max_tasks);
 
   int num_tasks() const { return static_cast<int>(duration_.size()); }
   int num_streams() const { return static_cast<int>(last_on_stream_.size()); }
@@ -46,8 +70,15 @@ class TaskGraph {
 
   // Start times of every task.
   void run(std::vector<double>* start_s) const;
+  // kEager: the start time of task t (final once every dependency of t has
+  // been added). kDeferred: 0 until run().
+  double eager_start_s(TaskId t) const { return start_[t]; }
+  const std::vector<double>& eager_starts() const { return start_; }
+  Replay replay() const { return replay_; }
 
  private:
+  Replay replay_;
+  std::vector<double> start_;  // kEager only
   std::vector<double> duration_;
   std::vector<int32_t> stream_;
   std::vector<TaskId> prev_on_stream_;

@@ -36,6 +36,47 @@ struct Segment {
   TaskId transfer_in = -1;  // pipeline transfer this pass waited for, or -1
 };
 
+// The stages' pipeline state while the graph is built.
+struct StageState {
+  std::vector<PipelineStep> steps;
+  // Per virtual chunk: where its DP buckets fire (its last full backward or W step).
+  std::vector<int> last_backward;
+  size_t next = 0;
+  bool done = false;
+  TaskId previous = -1;            // last compute-stream task of the stage
+  // Fast path (passes and transfers kept outside the graph): the stage's
+  // stream ends, and the compute stream's idle-time accounting as
+  // simulate() does it from segments on the reference path.
+  double compute_end_s = 0, pipe_forward_end_s = 0, pipe_backward_end_s = 0;
+  bool any_pass = false;
+  double busy_s = 0, pp_wait_s = 0;
+  std::vector<TaskId> dp_tasks;
+  std::vector<Segment> segments;
+};
+
+// Buffers one simulation needs, kept per thread and reused by the next
+// simulation on that thread (so a planner's thousands of simulations do not
+// allocate and page in fresh memory each time). Nothing in them carries from
+// one simulation to the next: build() resets every one before use.
+struct Workspace {
+  TaskGraph graph{0};
+  std::vector<double> start;
+  std::vector<StageState> stages;
+  std::vector<TaskId> send_fwd, send_bwd;  // per (chunk, micro-batch), -1 until emitted
+  // Fast path: the transfers' end times, per (chunk, micro-batch), -1 until emitted.
+  std::vector<double> send_fwd_end, send_bwd_end;
+  std::vector<double> piece_end;           // a bucketed pass's pieces
+};
+
+// Buffers above this many tasks (task-level or huge simulations) are freed
+// after use instead of being kept.
+constexpr size_t kKeptWorkspaceTasks = size_t{1} << 18;
+
+Workspace& thread_workspace() {
+  thread_local Workspace workspace;
+  return workspace;
+}
+
 // Builds the task graph of one iteration and keeps what accounting needs.
 //
 // Passes are emitted as a wavefront across stages: a stage emits its next
@@ -45,10 +86,18 @@ class GraphBuilder {
  public:
   GraphBuilder(const Model& model, const Plan& plan, const Placement& placement,
                const CostModel& cost, const std::vector<const ChunkProgram*>& programs,
-               const SimOptions& options)
+               const SimOptions& options, Workspace* workspace)
       : model_(model), plan_(plan), placement_(placement), cost_(cost), programs_(programs),
         options_(options), p_(plan.pipeline_parallel), v_(plan.virtual_stages),
-        m_(plan.num_micro_batches()), graph_(plan.pipeline_parallel * kStreamsPerDevice) {}
+        m_(plan.num_micro_batches()), graph_(workspace->graph), start_(workspace->start),
+        stages_(workspace->stages), send_fwd_(workspace->send_fwd),
+        send_bwd_(workspace->send_bwd), send_fwd_end_(workspace->send_fwd_end),
+        send_bwd_end_(workspace->send_bwd_end), piece_end_(workspace->piece_end),
+        fast_(!options.reference_engine && options.collapse_chains && !options.keep_timeline) {
+    graph_.reset(plan.pipeline_parallel * kStreamsPerDevice,
+                 options.reference_engine ? Replay::kDeferred : Replay::kEager);
+    start_.clear();
+  }
 
   // An upper bound on the tasks build() adds (computed in double, so it
   // cannot overflow): per pass one task (or one per op at task level) and a
@@ -92,9 +141,15 @@ class GraphBuilder {
           " (fewer micro-batches, larger gradient buckets" +
           (options_.collapse_chains ? std::string(")") : std::string(", or no --task-level)")));
     }
-    graph_.reserve(static_cast<size_t>(estimate), static_cast<size_t>(estimate) * 2);
-    send_fwd_.assign(static_cast<size_t>(chunks) * m_, -1);
-    send_bwd_.assign(static_cast<size_t>(chunks) * m_, -1);
+    graph_.reserve(static_cast<size_t>(estimate),
+                   graph_.replay() == Replay::kEager ? 0 : static_cast<size_t>(estimate) * 2);
+    if (fast_) {
+      send_fwd_end_.assign(static_cast<size_t>(chunks) * m_, -1.0);
+      send_bwd_end_.assign(static_cast<size_t>(chunks) * m_, -1.0);
+    } else {
+      send_fwd_.assign(static_cast<size_t>(chunks) * m_, -1);
+      send_bwd_.assign(static_cast<size_t>(chunks) * m_, -1);
+    }
     stage_end_task_.assign(p_, -1);
     optimizer_task_.assign(p_, -1);
     dp_issued_s_.assign(p_, 0.0);
@@ -112,6 +167,14 @@ class GraphBuilder {
     stages_.resize(p_);
     for (int r = 0; r < p_; ++r) {
       StageState& st = stages_[r];
+      st.next = 0;
+      st.done = false;
+      st.previous = -1;
+      st.dp_tasks.clear();
+      st.segments.clear();
+      st.compute_end_s = st.pipe_forward_end_s = st.pipe_backward_end_s = 0;
+      st.any_pass = false;
+      st.busy_s = st.pp_wait_s = 0;
       st.steps = stage_schedule(plan_, r);
       st.last_backward.assign(v_, -1);
       for (size_t k = 0; k < st.steps.size(); ++k) {
@@ -123,14 +186,13 @@ class GraphBuilder {
       }
       st.segments.reserve(st.steps.size());
     }
-    segments_.resize(p_);
     int finished = 0;
     while (finished < p_) {
       bool progress = false;
       for (int r = 0; r < p_; ++r) {
         StageState& st = stages_[r];
         if (st.done) continue;
-        while (st.next < st.steps.size() && emit_step(r)) {
+        while (st.next < st.steps.size() && (fast_ ? emit_step_fast(r) : emit_step(r))) {
           ++st.next;
           progress = true;
         }
@@ -144,15 +206,43 @@ class GraphBuilder {
       if (!progress) return Status::internal("pipeline schedule deadlocked (schedule bug)");
     }
     LLMPLAN_RETURN_IF_ERROR(duration_error_);
-    for (int r = 0; r < p_; ++r) segments_[r] = std::move(stages_[r].segments);
-    graph_.run(&start_);
+    if (graph_.replay() == Replay::kDeferred) graph_.run(&start_);
     return Status();
   }
 
   const TaskGraph& graph() const { return graph_; }
-  const std::vector<double>& start() const { return start_; }
-  double end(TaskId t) const { return start_[t] + graph_.duration_s(t); }
-  const std::vector<std::vector<Segment>>& segments() const { return segments_; }
+  const std::vector<double>& start() const {
+    return graph_.replay() == Replay::kEager ? graph_.eager_starts() : start_;
+  }
+  double end(TaskId t) const { return start()[t] + graph_.duration_s(t); }
+  // Tasks in the iteration, the fast path's passes and transfers included.
+  int num_tasks() const { return graph_.num_tasks() + external_tasks_; }
+  // The compute stream's idle time of stage r split as simulate() reports it:
+  // busy (passes), waits for pipeline transfers, and when the last pass ends.
+  struct PassTimes {
+    double busy_s = 0, pp_wait_s = 0, last_pass_end_s = 0;
+  };
+  PassTimes pass_times(int r) const {
+    PassTimes t;
+    if (fast_) {
+      t.busy_s = stages_[r].busy_s;
+      t.pp_wait_s = stages_[r].pp_wait_s;
+      t.last_pass_end_s = stages_[r].compute_end_s;
+      return t;
+    }
+    double prev_end = 0;
+    for (const Segment& seg : stages_[r].segments) {
+      const double s = start()[seg.first];
+      const double gap = s - prev_end;
+      if (gap > 0 && seg.transfer_in >= 0 && end(seg.transfer_in) >= s - 1e-15) {
+        t.pp_wait_s += std::min(gap, graph_.duration_s(seg.transfer_in));
+      }
+      t.busy_s += end(seg.last) - s;
+      prev_end = end(seg.last);
+    }
+    t.last_pass_end_s = prev_end;
+    return t;
+  }
   TaskId optimizer_task(int r) const { return optimizer_task_[r]; }
   TaskId stage_end_task(int r) const { return stage_end_task_[r]; }
   const std::vector<std::string>& task_name() const { return task_name_; }
@@ -163,16 +253,6 @@ class GraphBuilder {
   double post_gather_slowdown_s(int r) const { return post_gather_slowdown_s_[r]; }
 
  private:
-  struct StageState {
-    std::vector<PipelineStep> steps;
-    // Per virtual chunk: where its DP buckets fire (its last full backward or W step).
-    std::vector<int> last_backward;
-    size_t next = 0;
-    bool done = false;
-    TaskId previous = -1;            // last compute-stream task of the stage
-    std::vector<TaskId> dp_tasks;
-    std::vector<Segment> segments;
-  };
 
   size_t idx(int chunk, int micro_batch) const {
     return static_cast<size_t>(chunk) * m_ + micro_batch;
@@ -181,20 +261,24 @@ class GraphBuilder {
     return stage * kStreamsPerDevice + static_cast<int>(s);
   }
 
+  // Records a duration the cost model got wrong as the build's error (the first one only).
+  void record_bad_duration(int stage, double duration, const Label& label) {
+    if (!duration_error_.ok()) return;
+    const std::string value = std::isnan(duration)   ? "NaN"
+                              : std::isinf(duration) ? "infinite"
+                                                     : std::to_string(duration) + " s";
+    duration_error_ = Status::invalid_argument(
+        "simulate: the cost model (" + cost_.describe() + ") gave a " + value +
+        " duration for \"" + label.str() + "\" on stage " + std::to_string(stage) +
+        "; check the profile or constants it was built from");
+  }
+
   // Adds a task. A duration the cost model got wrong (negative, NaN, or
   // infinite, e.g. from a profile or constants file with absurd values) is
   // recorded as the build's error and replaced by 0 so the build can finish.
   TaskId add(int stage, StreamKind s, double duration, const Label& label) {
     if (!(duration >= 0) || !std::isfinite(duration)) {
-      if (duration_error_.ok()) {
-        const std::string value = std::isnan(duration)   ? "NaN"
-                                  : std::isinf(duration) ? "infinite"
-                                                         : std::to_string(duration) + " s";
-        duration_error_ = Status::invalid_argument(
-            "simulate: the cost model (" + cost_.describe() + ") gave a " + value +
-            " duration for \"" + label.str() + "\" on stage " + std::to_string(stage) +
-            "; check the profile or constants it was built from");
-      }
+      record_bad_duration(stage, duration, label);
       duration = 0;
     }
     const TaskId t = graph_.add_task(stream_id(stage, s), duration);
@@ -362,11 +446,136 @@ class GraphBuilder {
     return true;
   }
 
+  // emit_step on the fast path: the pass and its pipeline transfer are
+  // timed here directly, with the same arithmetic as the graph's replay
+  // (start = max(stream's previous end, the transfer's end), end = start +
+  // duration), so results are bit-identical to the reference engine; only
+  // the data-parallel buckets a pass releases become graph tasks.
+  bool emit_step_fast(int r) {
+    StageState& state = stages_[r];
+    const int k = static_cast<int>(state.next);
+    const PipelineStep& st = state.steps[k];
+    const int chunks = p_ * v_;
+    const int j = st.virtual_chunk * p_ + r;
+    const bool weight = !st.forward && st.backward == BackwardKind::kWeight;
+    const bool input = !st.forward && st.backward == BackwardKind::kInput;
+    double transfer_end = -1.0, transfer_s = 0.0;
+    if (st.forward && j > 0) {
+      transfer_end = send_fwd_end_[idx(j - 1, st.micro_batch)];
+      if (transfer_end < 0) return false;
+      transfer_s = send_fwd_s_[j - 1];
+    } else if (!st.forward && !weight && j < chunks - 1) {
+      transfer_end = send_bwd_end_[idx(j + 1, st.micro_batch)];
+      if (transfer_end < 0) return false;
+      transfer_s = send_bwd_s_[j + 1];
+    }
+    const ChunkProgram& prog = *programs_[j];
+    const double total_s = st.forward ? prog.forward_s
+                           : weight   ? prog.backward_weight_s
+                           : input    ? prog.backward_input_s
+                                      : prog.backward_s;
+    const bool overlap =
+        (dense_dp() || expert_dp()) && plan_.overlap_grad_reduce && plan_.sharding_stage() <= 1;
+    const bool buckets_here = overlap && !st.forward && k == state.last_backward[st.virtual_chunk];
+    const double start = std::max(state.compute_end_s, transfer_end);
+    double end;
+    std::vector<bool> split;
+    std::vector<double> bucket_sizes, expert_bucket_sizes;
+    const std::vector<LoweredOp>* ops = nullptr;
+    if (!buckets_here) {
+      end = start + checked(r, total_s, st, j);
+      ++external_tasks_;
+    } else {
+      // Pieces cut after the ops that fill a bucket, as emit_pass does.
+      ops = st.forward ? &prog.forward
+            : weight   ? &prog.backward_weight
+            : input    ? &prog.backward_input
+                       : &prog.backward;
+      split = bucket_cuts(*ops, &bucket_sizes, &expert_bucket_sizes);
+      piece_end_.assign(ops->size(), 0.0);
+      double acc = 0, t = start;
+      size_t piece_start = 0;
+      for (size_t q = 0; q < ops->size(); ++q) {
+        acc += (*ops)[q].duration_s;
+        if (q + 1 != ops->size() && !split[q]) continue;
+        t += checked(r, acc, st, j);
+        ++external_tasks_;
+        for (size_t w = piece_start; w <= q; ++w) piece_end_[w] = t;
+        acc = 0;
+        piece_start = q + 1;
+      }
+      end = t;
+    }
+    // The compute stream's idle time, as pass_times() computes it from segments.
+    const double gap = start - state.compute_end_s;
+    if (gap > 0 && transfer_end >= 0 && transfer_end >= start - 1e-15) {
+      state.pp_wait_s += std::min(gap, transfer_s);
+    }
+    state.busy_s += end - start;
+    state.compute_end_s = end;
+    state.any_pass = true;
+    if (st.forward && j < chunks - 1) {
+      const double s = std::max(state.pipe_forward_end_s, end);
+      state.pipe_forward_end_s = s + checked_transfer(r, send_fwd_s_[j]);
+      send_fwd_end_[idx(j, st.micro_batch)] = state.pipe_forward_end_s;
+      ++external_tasks_;
+    } else if (!st.forward && !weight && j > 0) {
+      const double s = std::max(state.pipe_backward_end_s, end);
+      state.pipe_backward_end_s = s + checked_transfer(r, send_bwd_s_[j]);
+      send_bwd_end_[idx(j, st.micro_batch)] = state.pipe_backward_end_s;
+      ++external_tasks_;
+    }
+    if (buckets_here) {
+      size_t b = 0;
+      for (size_t q = 0; q < ops->size(); ++q) {
+        if (!split[q]) continue;
+        if (dense_dp() && bucket_sizes[b] > 0) {
+          const TaskId t = add_dp(r, dp_time(grad_kind(), bucket_sizes[b], grad_group()),
+                                  Label{dp_label(grad_kind()), -1, j, static_cast<int>(b)});
+          graph_.add_dependency_on_time(piece_end_[q], t);
+          state.dp_tasks.push_back(t);
+        }
+        if (expert_dp() && expert_bucket_sizes[b] > 0) {
+          const TaskId t =
+              add_dp(r, dp_time(grad_kind(), expert_bucket_sizes[b], placement_.expert_data),
+                     Label{expert_dp_label(grad_kind()), -1, j, static_cast<int>(b)});
+          graph_.add_dependency_on_time(piece_end_[q], t);
+          state.dp_tasks.push_back(t);
+        }
+        ++b;
+      }
+    }
+    return true;
+  }
+
+  // A pass duration on the fast path, checked as add() checks it (the first
+  // bad one is the build's error, then 0).
+  double checked(int stage, double duration, const PipelineStep& st, int chunk) {
+    if (duration >= 0 && std::isfinite(duration)) return duration;
+    const bool weight = !st.forward && st.backward == BackwardKind::kWeight;
+    record_bad_duration(stage, duration,
+                        Label{st.forward ? "F" : (weight ? "W" : "B"), st.micro_batch, chunk});
+    return 0;
+  }
+  double checked_transfer(int stage, double duration) {
+    if (duration >= 0 && std::isfinite(duration)) return duration;
+    record_bad_duration(stage, duration, Label{"pipeline transfer"});
+    return 0;
+  }
+
   // After the stage's last pass: the remaining gradient reductions, the
   // optimizer step and (distributed optimizer) the parameter all-gather.
   void finish_stage(int r) {
     StageState& state = stages_[r];
     const TaskId previous = state.previous;
+    // `t` waits for the stage's last pass (the fast path keeps it outside the graph).
+    auto after_passes = [&](TaskId t) {
+      if (fast_) {
+        if (state.any_pass) graph_.add_dependency_on_time(state.compute_end_s, t);
+      } else if (previous >= 0) {
+        graph_.add_dependency(previous, t);
+      }
+    };
     std::vector<TaskId>& dp_tasks = state.dp_tasks;
     const bool has_dp = dense_dp();  // d * cp ranks share the gradients
     const int stage = plan_.sharding_stage();
@@ -377,14 +586,14 @@ class GraphBuilder {
         for (double bytes : has_dp ? bucket_list(prog.grad_bytes) : std::vector<double>()) {
           const TaskId t = add_dp(r, dp_time(grad_kind(), bytes, grad_group()),
                                   Label{dp_label(grad_kind()), -1, c * p_ + r});
-          graph_.add_dependency(previous, t);
+          after_passes(t);
           dp_tasks.push_back(t);
         }
         if (!expert_dp() || prog.expert_grad_bytes <= 0) continue;
         for (double bytes : bucket_list(prog.expert_grad_bytes)) {
           const TaskId t = add_dp(r, dp_time(grad_kind(), bytes, placement_.expert_data),
                                   Label{expert_dp_label(grad_kind()), -1, c * p_ + r});
-          graph_.add_dependency(previous, t);
+          after_passes(t);
           dp_tasks.push_back(t);
         }
       }
@@ -398,7 +607,7 @@ class GraphBuilder {
       c.group = placement_.embedding;
       const TaskId t =
           add_dp(r, cost_.collective_time_s(c), Label{"embedding gradient all_reduce"});
-      graph_.add_dependency(previous, t);
+      after_passes(t);
       dp_tasks.push_back(t);
     }
     // Hybrid sharding: all-reduce this rank's 1/S gradient shard across the
@@ -418,7 +627,7 @@ class GraphBuilder {
       const TaskId t =
           add_dp(r, dp_time(CollectiveKind::kAllReduce, grad_bytes / S, placement_.replica),
                  Label{"dp all_reduce gradient shard across replicas"});
-      if (previous >= 0) graph_.add_dependency(previous, t);
+      after_passes(t);
       for (TaskId d : dp_tasks) graph_.add_dependency(d, t);
       dp_tasks.push_back(t);
     }
@@ -445,7 +654,7 @@ class GraphBuilder {
       opt_s += std::max(cost_.kernel_time_s(cast), cost_.launch_interval_s());
     }
     const TaskId o = add(r, StreamKind::kCompute, opt_s, Label{"optimizer step"});
-    if (previous >= 0) graph_.add_dependency(previous, o);
+    after_passes(o);
     for (TaskId t : dp_tasks) graph_.add_dependency(t, o);
     optimizer_task_[r] = o;
     stage_end_task_[r] = o;
@@ -568,11 +777,19 @@ class GraphBuilder {
   const std::vector<const ChunkProgram*>& programs_;  // by model chunk
   const SimOptions& options_;
   int p_, v_, m_;
-  TaskGraph graph_;
-  std::vector<double> start_;
-  std::vector<std::vector<Segment>> segments_;
-  std::vector<StageState> stages_;
-  std::vector<TaskId> send_fwd_, send_bwd_;      // per (chunk, micro-batch), -1 until emitted
+  // The workspace's buffers (see Workspace).
+  TaskGraph& graph_;
+  std::vector<double>& start_;
+  std::vector<StageState>& stages_;
+  std::vector<TaskId>& send_fwd_;
+  std::vector<TaskId>& send_bwd_;
+  std::vector<double>& send_fwd_end_;
+  std::vector<double>& send_bwd_end_;
+  std::vector<double>& piece_end_;
+  // Passes and pipeline transfers computed directly, outside the graph
+  // (collapsed passes, no timeline, not the reference engine).
+  bool fast_;
+  int external_tasks_ = 0;  // tasks the fast path kept outside the graph
   std::vector<double> send_fwd_s_, send_bwd_s_;  // per chunk
   std::vector<TaskId> stage_end_task_, optimizer_task_;
   std::vector<double> dp_issued_s_, post_gather_hidden_s_, post_gather_slowdown_s_;
@@ -650,14 +867,15 @@ Result<StepReport> simulate(const Model& model, const Plan& plan, const Cluster&
     }
   }
 
-  GraphBuilder builder(model, plan, placement, cost, programs, options);
+  Workspace& workspace = thread_workspace();
+  GraphBuilder builder(model, plan, placement, cost, programs, options, &workspace);
   LLMPLAN_RETURN_IF_ERROR(builder.build());
 
   StepReport report;
   report.num_gpus = plan.world_size();
   report.total_params = static_cast<double>(model.parameter_count());
   report.active_params = static_cast<double>(model.active_parameter_count());
-  report.num_tasks = builder.graph().num_tasks();
+  report.num_tasks = builder.num_tasks();
   report.cost_model = cost.describe();
   const int m = plan.num_micro_batches();
   std::vector<double> stage_params(p, 0.0);
@@ -707,17 +925,9 @@ Result<StepReport> simulate(const Model& model, const Plan& plan, const Cluster&
       b.moe_a2a_hidden_s += prog.moe_a2a_hidden_s * m;
     }
     // Idle time on the compute stream, split into pipeline transfers and bubble.
-    double prev_end = 0, busy = 0, pp_wait = 0;
-    for (const Segment& seg : builder.segments()[r]) {
-      const double s = builder.start()[seg.first];
-      const double gap = s - prev_end;
-      if (gap > 0 && seg.transfer_in >= 0 && builder.end(seg.transfer_in) >= s - 1e-15) {
-        pp_wait += std::min(gap, builder.graph().duration_s(seg.transfer_in));
-      }
-      busy += builder.end(seg.last) - s;
-      prev_end = builder.end(seg.last);
-    }
-    const double last_pass_end = prev_end;
+    const auto passes = builder.pass_times(r);
+    const double busy = passes.busy_s, pp_wait = passes.pp_wait_s;
+    const double last_pass_end = passes.last_pass_end_s;
     b.pp_exposed_s = pp_wait;
     b.bubble_s = std::max(0.0, last_pass_end - busy - pp_wait);
     const TaskId opt = builder.optimizer_task(r);
@@ -783,6 +993,8 @@ Result<StepReport> simulate(const Model& model, const Plan& plan, const Cluster&
       report.timeline.push_back(std::move(e));
     }
   }
+  workspace.graph.trim(kKeptWorkspaceTasks);
+  if (workspace.start.capacity() > kKeptWorkspaceTasks) workspace.start = {};
   return report;
 }
 

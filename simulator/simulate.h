@@ -34,6 +34,11 @@ struct SimOptions {
   bool collapse_chains = true;
   // Keep every task's start/end for a trace (costs memory).
   bool keep_timeline = false;
+  // Replay the iteration with the reference event engine (every edge stored,
+  // start times computed in a separate pass: TaskGraph, Replay::kDeferred)
+  // instead of the fast path. Results are bit-identical (simulate_fast_test.cc
+  // checks it on hundreds of plans); for tests and benchmarks.
+  bool reference_engine = false;
   // Extra memory to keep free per device, on top of the modelled CUDA
   // context, library buffers and allocator fragmentation (memory.h).
   double reserved_bytes = 0;
