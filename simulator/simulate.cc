@@ -38,7 +38,14 @@ struct Segment {
 
 // The stages' pipeline state while the graph is built.
 struct StageState {
-  std::vector<PipelineStep> steps;
+  std::vector<PipelineStep> steps;  // empty when `generated`
+  // Fast path, 1F1B: the steps are computed from their index (step_at)
+  // instead of being listed: `warmup` forwards, m - warmup (F, B) pairs,
+  // warmup backwards, as stage_schedule() lists them.
+  bool generated = false;
+  int warmup = 0;
+  size_t count = 0;                 // steps of the stage
+  bool queued = false;              // fast path: on the work list
   // Per virtual chunk: where its DP buckets fire (its last full backward or W step).
   std::vector<int> last_backward;
   size_t next = 0;
@@ -175,35 +182,50 @@ class GraphBuilder {
       st.compute_end_s = st.pipe_forward_end_s = st.pipe_backward_end_s = 0;
       st.any_pass = false;
       st.busy_s = st.pp_wait_s = 0;
-      st.steps = stage_schedule(plan_, r);
       st.last_backward.assign(v_, -1);
-      for (size_t k = 0; k < st.steps.size(); ++k) {
-        const PipelineStep& step = st.steps[k];
-        // The gradients are final after the full backward or the W step.
-        if (!step.forward && step.backward != BackwardKind::kInput) {
-          st.last_backward[step.virtual_chunk] = static_cast<int>(k);
+      st.generated = fast_ && plan_.schedule == Schedule::kOneFOneB && v_ == 1;
+      if (st.generated) {
+        st.steps.clear();
+        st.warmup = std::min(p_ - r - 1, m_);
+        st.count = 2 * static_cast<size_t>(m_);
+        st.last_backward[0] = static_cast<int>(st.count) - 1;  // the last step is a backward
+      } else {
+        st.steps = stage_schedule(plan_, r);
+        st.count = st.steps.size();
+        for (size_t k = 0; k < st.steps.size(); ++k) {
+          const PipelineStep& step = st.steps[k];
+          // The gradients are final after the full backward or the W step.
+          if (!step.forward && step.backward != BackwardKind::kInput) {
+            st.last_backward[step.virtual_chunk] = static_cast<int>(k);
+          }
         }
       }
-      st.segments.reserve(st.steps.size());
+      if (!fast_) st.segments.reserve(st.count);
     }
-    int finished = 0;
-    while (finished < p_) {
-      bool progress = false;
-      for (int r = 0; r < p_; ++r) {
-        StageState& st = stages_[r];
-        if (st.done) continue;
-        while (st.next < st.steps.size() && (fast_ ? emit_step_fast(r) : emit_step(r))) {
-          ++st.next;
-          progress = true;
+    overlap_buckets_ =
+        (dense_dp() || expert_dp()) && plan_.overlap_grad_reduce && plan_.sharding_stage() <= 1;
+    if (fast_) {
+      LLMPLAN_RETURN_IF_ERROR(run_fast());
+    } else {
+      int finished = 0;
+      while (finished < p_) {
+        bool progress = false;
+        for (int r = 0; r < p_; ++r) {
+          StageState& st = stages_[r];
+          if (st.done) continue;
+          while (st.next < st.count && emit_step(r)) {
+            ++st.next;
+            progress = true;
+          }
+          if (st.next == st.count) {
+            finish_stage(r);
+            st.done = true;
+            ++finished;
+            progress = true;
+          }
         }
-        if (st.next == st.steps.size()) {
-          finish_stage(r);
-          st.done = true;
-          ++finished;
-          progress = true;
-        }
+        if (!progress) return Status::internal("pipeline schedule deadlocked (schedule bug)");
       }
-      if (!progress) return Status::internal("pipeline schedule deadlocked (schedule bug)");
     }
     LLMPLAN_RETURN_IF_ERROR(duration_error_);
     if (graph_.replay() == Replay::kDeferred) graph_.run(&start_);
@@ -446,6 +468,154 @@ class GraphBuilder {
     return true;
   }
 
+  // The fast path's wavefront: a work list of stages that may progress. A
+  // stage runs its steps until one waits for a transfer not yet emitted;
+  // the stage that emits that transfer puts it back on the list. Which
+  // stage runs first does not change any time (each stage's streams are its
+  // own, in its own step order), only how little work is wasted on
+  // stages that cannot progress.
+  Status run_fast() {
+    // 1F1B with a full pipeline: a fixed order in which every step's
+    // transfer is already emitted (see run_ordered_1f1b).
+    if (plan_.schedule == Schedule::kOneFOneB && v_ == 1 && m_ >= p_) run_ordered_1f1b();
+    worklist_.clear();
+    for (int r = p_ - 1; r >= 0; --r) {
+      worklist_.push_back(r);
+      stages_[r].queued = true;
+    }
+    int finished = 0;
+    while (!worklist_.empty()) {
+      const int r = worklist_.back();
+      worklist_.pop_back();
+      StageState& st = stages_[r];
+      st.queued = false;
+      if (st.done) continue;
+      while (st.next < st.count && emit_step_fast(r)) ++st.next;
+      if (st.next == st.count) {
+        finish_stage(r);
+        st.done = true;
+        ++finished;
+      }
+    }
+    if (finished < p_) return Status::internal("pipeline schedule deadlocked (schedule bug)");
+    return Status();
+  }
+
+  // Steps of a 1F1B pipeline with m >= p in an order that respects every
+  // dependency, so none waits: step k of stage r goes at priority
+  //   2k + r                      warm-up and steady (F, B) steps,
+  //   2k + 2 (p - 1 - r) + p      the cool-down backwards (k >= 2m - w_r),
+  // with w_r = p - 1 - r warm-up forwards. A forward of micro-batch i on r
+  // needs r - 1's, which is at a lower priority in every phase; a backward
+  // needs r + 1's, likewise (the priorities were checked case by case: warm-up
+  // and steady forwards, steady and cool-down backwards, and the steady to
+  // cool-down change, 3r < 3p). Each stage's steps keep their order. A step
+  // that would wait anyway stops the loop: run_fast's work list finishes.
+  void run_ordered_1f1b() {
+    // Pass and transfer times per chunk (v = 1: chunk = stage); the lean
+    // loop below needs them all valid, else the general step reports the
+    // bad one exactly as the reference engine does.
+    auto good = [](double d) { return d >= 0 && std::isfinite(d); };
+    for (int r = 0; r < p_; ++r) {
+      const ChunkProgram& prog = *programs_[r];
+      if (!good(prog.forward_s) || !good(prog.backward_s) || !good(send_fwd_s_[r]) ||
+          !good(send_bwd_s_[r])) {
+        return;
+      }
+    }
+    const int last = 4 * m_ + 3 * p_;
+    for (int t = 0; t <= last; ++t) {
+      for (int r = 0; r < p_; ++r) {
+        StageState& st = stages_[r];
+        if (st.next >= st.count) continue;
+        const int k = static_cast<int>(st.next);
+        const int w = st.warmup;
+        const bool cooling = k >= 2 * m_ - w;
+        const int priority = cooling ? 2 * k + 2 * (p_ - 1 - r) + p_ : 2 * k + r;
+        if (priority != t) continue;
+        // Step k (as step_at): warm-up forward, steady F/B, or cool-down backward.
+        bool forward;
+        int mb;
+        if (k < w) {
+          forward = true;
+          mb = k;
+        } else if (!cooling) {
+          const int q = k - w;
+          forward = (q & 1) == 0;
+          mb = forward ? w + (q >> 1) : q >> 1;
+        } else {
+          forward = false;
+          mb = k - m_;
+        }
+        if (!forward && overlap_buckets_ && k == st.last_backward[0]) {
+          if (!emit_step_fast(r)) return;  // the pass that releases DP buckets
+          ++st.next;
+          continue;
+        }
+        const ChunkProgram& prog = *programs_[r];
+        double transfer_end = -1.0, transfer_s = 0.0, duration;
+        if (forward) {
+          if (r > 0) {
+            transfer_end = send_fwd_end_[idx(r - 1, mb)];
+            if (transfer_end < 0) return;
+            transfer_s = send_fwd_s_[r - 1];
+          }
+          duration = prog.forward_s;
+        } else {
+          if (r < p_ - 1) {
+            transfer_end = send_bwd_end_[idx(r + 1, mb)];
+            if (transfer_end < 0) return;
+            transfer_s = send_bwd_s_[r + 1];
+          }
+          duration = prog.backward_s;
+        }
+        // As emit_step_fast.
+        const double start = std::max(st.compute_end_s, transfer_end);
+        const double end = start + duration;
+        const double gap = start - st.compute_end_s;
+        if (gap > 0 && transfer_end >= 0 && transfer_end >= start - 1e-15) {
+          st.pp_wait_s += std::min(gap, transfer_s);
+        }
+        st.busy_s += end - start;
+        st.compute_end_s = end;
+        st.any_pass = true;
+        ++external_tasks_;
+        if (forward) {
+          if (r < p_ - 1) {
+            st.pipe_forward_end_s = std::max(st.pipe_forward_end_s, end) + send_fwd_s_[r];
+            send_fwd_end_[idx(r, mb)] = st.pipe_forward_end_s;
+            ++external_tasks_;
+          }
+        } else if (r > 0) {
+          st.pipe_backward_end_s = std::max(st.pipe_backward_end_s, end) + send_bwd_s_[r];
+          send_bwd_end_[idx(r, mb)] = st.pipe_backward_end_s;
+          ++external_tasks_;
+        }
+        ++st.next;
+      }
+    }
+  }
+
+  void wake(int stage) {
+    StageState& st = stages_[stage];
+    if (st.queued || st.done) return;
+    st.queued = true;
+    worklist_.push_back(stage);
+  }
+
+  // Step k of a stage (generated for 1F1B, else listed).
+  PipelineStep step_at(const StageState& st, size_t k) const {
+    if (!st.generated) return st.steps[k];
+    const int i = static_cast<int>(k), w = st.warmup;
+    if (i < w) return {true, 0, i};
+    const int steady = 2 * (m_ - w);
+    if (i < w + steady) {
+      const int q = i - w;
+      return (q & 1) != 0 ? PipelineStep{false, 0, q >> 1} : PipelineStep{true, 0, w + (q >> 1)};
+    }
+    return {false, 0, m_ - w + (i - w - steady)};
+  }
+
   // emit_step on the fast path: the pass and its pipeline transfer are
   // timed here directly, with the same arithmetic as the graph's replay
   // (start = max(stream's previous end, the transfer's end), end = start +
@@ -453,58 +623,37 @@ class GraphBuilder {
   // the data-parallel buckets a pass releases become graph tasks.
   bool emit_step_fast(int r) {
     StageState& state = stages_[r];
-    const int k = static_cast<int>(state.next);
-    const PipelineStep& st = state.steps[k];
+    const size_t k = state.next;
+    const PipelineStep st = step_at(state, k);
     const int chunks = p_ * v_;
     const int j = st.virtual_chunk * p_ + r;
     const bool weight = !st.forward && st.backward == BackwardKind::kWeight;
     const bool input = !st.forward && st.backward == BackwardKind::kInput;
     double transfer_end = -1.0, transfer_s = 0.0;
-    if (st.forward && j > 0) {
-      transfer_end = send_fwd_end_[idx(j - 1, st.micro_batch)];
-      if (transfer_end < 0) return false;
-      transfer_s = send_fwd_s_[j - 1];
-    } else if (!st.forward && !weight && j < chunks - 1) {
+    if (st.forward) {
+      if (j > 0) {
+        transfer_end = send_fwd_end_[idx(j - 1, st.micro_batch)];
+        if (transfer_end < 0) return false;
+        transfer_s = send_fwd_s_[j - 1];
+      }
+    } else if (!weight && j < chunks - 1) {
       transfer_end = send_bwd_end_[idx(j + 1, st.micro_batch)];
       if (transfer_end < 0) return false;
       transfer_s = send_bwd_s_[j + 1];
     }
     const ChunkProgram& prog = *programs_[j];
-    const double total_s = st.forward ? prog.forward_s
-                           : weight   ? prog.backward_weight_s
-                           : input    ? prog.backward_input_s
-                                      : prog.backward_s;
-    const bool overlap =
-        (dense_dp() || expert_dp()) && plan_.overlap_grad_reduce && plan_.sharding_stage() <= 1;
-    const bool buckets_here = overlap && !st.forward && k == state.last_backward[st.virtual_chunk];
     const double start = std::max(state.compute_end_s, transfer_end);
     double end;
-    std::vector<bool> split;
-    std::vector<double> bucket_sizes, expert_bucket_sizes;
-    const std::vector<LoweredOp>* ops = nullptr;
-    if (!buckets_here) {
+    if (!overlap_buckets_ || st.forward ||
+        static_cast<int>(k) != state.last_backward[st.virtual_chunk]) {
+      const double total_s = st.forward ? prog.forward_s
+                             : weight   ? prog.backward_weight_s
+                             : input    ? prog.backward_input_s
+                                        : prog.backward_s;
       end = start + checked(r, total_s, st, j);
       ++external_tasks_;
     } else {
-      // Pieces cut after the ops that fill a bucket, as emit_pass does.
-      ops = st.forward ? &prog.forward
-            : weight   ? &prog.backward_weight
-            : input    ? &prog.backward_input
-                       : &prog.backward;
-      split = bucket_cuts(*ops, &bucket_sizes, &expert_bucket_sizes);
-      piece_end_.assign(ops->size(), 0.0);
-      double acc = 0, t = start;
-      size_t piece_start = 0;
-      for (size_t q = 0; q < ops->size(); ++q) {
-        acc += (*ops)[q].duration_s;
-        if (q + 1 != ops->size() && !split[q]) continue;
-        t += checked(r, acc, st, j);
-        ++external_tasks_;
-        for (size_t w = piece_start; w <= q; ++w) piece_end_[w] = t;
-        acc = 0;
-        piece_start = q + 1;
-      }
-      end = t;
+      end = emit_bucketed_pass(r, st, j, start);
     }
     // The compute stream's idle time, as pass_times() computes it from segments.
     const double gap = start - state.compute_end_s;
@@ -514,38 +663,69 @@ class GraphBuilder {
     state.busy_s += end - start;
     state.compute_end_s = end;
     state.any_pass = true;
-    if (st.forward && j < chunks - 1) {
-      const double s = std::max(state.pipe_forward_end_s, end);
-      state.pipe_forward_end_s = s + checked_transfer(r, send_fwd_s_[j]);
-      send_fwd_end_[idx(j, st.micro_batch)] = state.pipe_forward_end_s;
-      ++external_tasks_;
-    } else if (!st.forward && !weight && j > 0) {
+    if (st.forward) {
+      if (j < chunks - 1) {
+        const double s = std::max(state.pipe_forward_end_s, end);
+        state.pipe_forward_end_s = s + checked_transfer(r, send_fwd_s_[j]);
+        send_fwd_end_[idx(j, st.micro_batch)] = state.pipe_forward_end_s;
+        ++external_tasks_;
+        wake((j + 1) % p_);
+      }
+    } else if (!weight && j > 0) {
       const double s = std::max(state.pipe_backward_end_s, end);
       state.pipe_backward_end_s = s + checked_transfer(r, send_bwd_s_[j]);
       send_bwd_end_[idx(j, st.micro_batch)] = state.pipe_backward_end_s;
       ++external_tasks_;
-    }
-    if (buckets_here) {
-      size_t b = 0;
-      for (size_t q = 0; q < ops->size(); ++q) {
-        if (!split[q]) continue;
-        if (dense_dp() && bucket_sizes[b] > 0) {
-          const TaskId t = add_dp(r, dp_time(grad_kind(), bucket_sizes[b], grad_group()),
-                                  Label{dp_label(grad_kind()), -1, j, static_cast<int>(b)});
-          graph_.add_dependency_on_time(piece_end_[q], t);
-          state.dp_tasks.push_back(t);
-        }
-        if (expert_dp() && expert_bucket_sizes[b] > 0) {
-          const TaskId t =
-              add_dp(r, dp_time(grad_kind(), expert_bucket_sizes[b], placement_.expert_data),
-                     Label{expert_dp_label(grad_kind()), -1, j, static_cast<int>(b)});
-          graph_.add_dependency_on_time(piece_end_[q], t);
-          state.dp_tasks.push_back(t);
-        }
-        ++b;
-      }
+      wake((j - 1) % p_);
     }
     return true;
+  }
+
+  // The pass that releases a chunk's gradients with overlapped reduction: its
+  // pieces (cut after the ops that fill a bucket, as emit_pass cuts them)
+  // one after another from `start`, and a data-parallel task per bucket after
+  // its piece. Returns the pass's end.
+  double emit_bucketed_pass(int r, const PipelineStep& st, int j, double start) {
+    StageState& state = stages_[r];
+    const ChunkProgram& prog = *programs_[j];
+    const bool weight = st.backward == BackwardKind::kWeight;
+    const bool input = st.backward == BackwardKind::kInput;
+    const std::vector<LoweredOp>& ops = weight  ? prog.backward_weight
+                                        : input ? prog.backward_input
+                                                : prog.backward;
+    std::vector<double> bucket_sizes, expert_bucket_sizes;
+    const std::vector<bool> split = bucket_cuts(ops, &bucket_sizes, &expert_bucket_sizes);
+    piece_end_.assign(ops.size(), 0.0);
+    double acc = 0, t = start;
+    size_t piece_start = 0;
+    for (size_t q = 0; q < ops.size(); ++q) {
+      acc += ops[q].duration_s;
+      if (q + 1 != ops.size() && !split[q]) continue;
+      t += checked(r, acc, st, j);
+      ++external_tasks_;
+      for (size_t w = piece_start; w <= q; ++w) piece_end_[w] = t;
+      acc = 0;
+      piece_start = q + 1;
+    }
+    size_t b = 0;
+    for (size_t q = 0; q < ops.size(); ++q) {
+      if (!split[q]) continue;
+      if (dense_dp() && bucket_sizes[b] > 0) {
+        const TaskId task = add_dp(r, dp_time(grad_kind(), bucket_sizes[b], grad_group()),
+                                   Label{dp_label(grad_kind()), -1, j, static_cast<int>(b)});
+        graph_.add_dependency_on_time(piece_end_[q], task);
+        state.dp_tasks.push_back(task);
+      }
+      if (expert_dp() && expert_bucket_sizes[b] > 0) {
+        const TaskId task =
+            add_dp(r, dp_time(grad_kind(), expert_bucket_sizes[b], placement_.expert_data),
+                   Label{expert_dp_label(grad_kind()), -1, j, static_cast<int>(b)});
+        graph_.add_dependency_on_time(piece_end_[q], task);
+        state.dp_tasks.push_back(task);
+      }
+      ++b;
+    }
+    return t;
   }
 
   // A pass duration on the fast path, checked as add() checks it (the first
@@ -790,6 +970,8 @@ class GraphBuilder {
   // (collapsed passes, no timeline, not the reference engine).
   bool fast_;
   int external_tasks_ = 0;  // tasks the fast path kept outside the graph
+  bool overlap_buckets_ = false;  // DP buckets fire inside a chunk's last backward
+  std::vector<int> worklist_;     // fast path: stages that may progress
   std::vector<double> send_fwd_s_, send_bwd_s_;  // per chunk
   std::vector<TaskId> stage_end_task_, optimizer_task_;
   std::vector<double> dp_issued_s_, post_gather_hidden_s_, post_gather_slowdown_s_;
