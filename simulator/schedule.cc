@@ -76,6 +76,20 @@ std::vector<PipelineStep> stage_schedule(const Plan& plan, int stage) {
 
 std::vector<int> peak_in_flight(const Plan& plan, int stage) {
   const int v = plan.virtual_stages;
+  // Closed forms of the loop below for the schedules without interleaving
+  // (schedule_test.cc checks them against it): GPipe holds every forward;
+  // 1F1B its warm-up forwards plus the steady state's one more.
+  const int m = plan.num_micro_batches();
+  if (v == 1 && plan.schedule == Schedule::kGpipe) return {m};
+  if (v == 1 && plan.schedule == Schedule::kOneFOneB) {
+    const int warmup = std::min(plan.pipeline_parallel - stage - 1, m);
+    return {warmup < m ? warmup + 1 : warmup};
+  }
+  return peak_in_flight_by_steps(plan, stage);
+}
+
+std::vector<int> peak_in_flight_by_steps(const Plan& plan, int stage) {
+  const int v = plan.virtual_stages;
   std::vector<int> live(v, 0), best(v, 0);
   int live_total = 0, best_total = -1;
   for (const PipelineStep& s : stage_schedule(plan, stage)) {

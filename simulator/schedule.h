@@ -56,6 +56,9 @@ std::vector<PipelineStep> stage_schedule(const Plan& plan, int stage);
 // sets activation memory). Returns one count per virtual chunk, taken at the
 // instant the total peaks.
 std::vector<int> peak_in_flight(const Plan& plan, int stage);
+// The same, always by walking stage_schedule() (peak_in_flight uses closed
+// forms for GPipe and 1F1B; tests compare the two).
+std::vector<int> peak_in_flight_by_steps(const Plan& plan, int stage);
 
 // Micro-batches in flight at the memory peak of a zb-h1 stage: forwards whose
 // B has not run (holding all their activations) and B's whose W has not run

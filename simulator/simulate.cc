@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <deque>
 
 #include "simulator/engine.h"
 #include "simulator/lowering.h"
@@ -72,7 +73,6 @@ struct Workspace {
   std::vector<TaskId> send_fwd, send_bwd;  // per (chunk, micro-batch), -1 until emitted
   // Fast path: the transfers' end times, per (chunk, micro-batch), -1 until emitted.
   std::vector<double> send_fwd_end, send_bwd_end;
-  std::vector<double> piece_end;           // a bucketed pass's pieces
 };
 
 // Buffers above this many tasks (task-level or huge simulations) are freed
@@ -99,7 +99,7 @@ class GraphBuilder {
         m_(plan.num_micro_batches()), graph_(workspace->graph), start_(workspace->start),
         stages_(workspace->stages), send_fwd_(workspace->send_fwd),
         send_bwd_(workspace->send_bwd), send_fwd_end_(workspace->send_fwd_end),
-        send_bwd_end_(workspace->send_bwd_end), piece_end_(workspace->piece_end),
+        send_bwd_end_(workspace->send_bwd_end),
         fast_(!options.reference_engine && options.collapse_chains && !options.keep_timeline) {
     graph_.reset(plan.pipeline_parallel * kStreamsPerDevice,
                  options.reference_engine ? Replay::kDeferred : Replay::kEager);
@@ -523,78 +523,149 @@ class GraphBuilder {
         return;
       }
     }
-    const int last = 4 * m_ + 3 * p_;
-    for (int t = 0; t <= last; ++t) {
-      for (int r = 0; r < p_; ++r) {
+    // Which steps have priority t, without trying every stage: a warm-up or
+    // steady step k = (t - r) / 2 of a stage r of t's parity, valid while
+    // k < 2m - w_r, that is t < 4m - 2p + 2 + 3r; a cool-down step
+    // k = (t - 3p + 2 + 2r) / 2 for t - p even, which is a cool-down step
+    // (k >= 2m - w_r) exactly when t >= 4m + p, and exists while k < 2m.
+    // The loop works on local copies (no aliasing between the stages' state
+    // and the transfer arrays, so the compiler keeps them in registers) and
+    // writes them back at the end, or where it stops.
+    const int m = m_, p = p_;
+    lanes_.resize(p);
+    Lane* __restrict lanes = lanes_.data();
+    for (int r = 0; r < p; ++r) {
+      const StageState& st = stages_[r];
+      const ChunkProgram& prog = *programs_[r];
+      lanes[r] = Lane{st.compute_end_s, st.pipe_forward_end_s, st.pipe_backward_end_s,
+                      st.busy_s, st.pp_wait_s, prog.forward_s, prog.backward_s,
+                      r > 0 ? send_fwd_s_[r - 1] : 0.0, r < p - 1 ? send_bwd_s_[r + 1] : 0.0,
+                      send_fwd_s_[r], send_bwd_s_[r], static_cast<int>(st.next), st.warmup,
+                      overlap_buckets_ ? st.last_backward[0] : -1};
+    }
+    double* __restrict fwd_end = send_fwd_end_.data();
+    double* __restrict bwd_end = send_bwd_end_.data();
+    int tasks = 0;
+    auto write_back = [&] {
+      for (int r = 0; r < p; ++r) {
         StageState& st = stages_[r];
-        if (st.next >= st.count) continue;
-        const int k = static_cast<int>(st.next);
-        const int w = st.warmup;
-        const bool cooling = k >= 2 * m_ - w;
-        const int priority = cooling ? 2 * k + 2 * (p_ - 1 - r) + p_ : 2 * k + r;
-        if (priority != t) continue;
-        // Step k (as step_at): warm-up forward, steady F/B, or cool-down backward.
-        bool forward;
-        int mb;
-        if (k < w) {
-          forward = true;
-          mb = k;
-        } else if (!cooling) {
+        const Lane& lane = lanes[r];
+        st.compute_end_s = lane.compute_end;
+        st.pipe_forward_end_s = lane.forward_end;
+        st.pipe_backward_end_s = lane.backward_end;
+        st.busy_s = lane.busy;
+        st.pp_wait_s = lane.pp_wait;
+        st.any_pass = st.any_pass || lane.next > 0;
+        st.next = static_cast<size_t>(lane.next);
+      }
+      external_tasks_ += tasks;
+    };
+    // One pass of stage r and the transfer it sends, as emit_step_fast times
+    // them; false when its input transfer is not there yet (never, by the
+    // order) or when it is the pass that releases DP buckets, which
+    // emit_step_fast then emits.
+    auto pass = [&](int r, int k, bool forward, int mb) __attribute__((always_inline)) -> bool {
+      Lane& lane = lanes[r];
+      if (k != lane.next) return false;  // (never: the order is complete)
+      if (k == lane.last_backward) {     // the pass that releases DP buckets
+        write_back();
+        tasks = 0;
+        if (!emit_step_fast(r)) return false;
+        StageState& st = stages_[r];
+        ++st.next;
+        lane.compute_end = st.compute_end_s;
+        lane.backward_end = st.pipe_backward_end_s;
+        lane.busy = st.busy_s;
+        lane.pp_wait = st.pp_wait_s;
+        lane.next = k + 1;
+        return true;
+      }
+      double transfer_end = -1.0, transfer_s = 0.0, duration;
+      if (forward) {
+        if (r > 0) {
+          transfer_end = fwd_end[static_cast<size_t>(r - 1) * m + mb];
+          if (transfer_end < 0) return false;
+          transfer_s = lane.in_forward_s;
+        }
+        duration = lane.forward_s;
+      } else {
+        if (r < p - 1) {
+          transfer_end = bwd_end[static_cast<size_t>(r + 1) * m + mb];
+          if (transfer_end < 0) return false;
+          transfer_s = lane.in_backward_s;
+        }
+        duration = lane.backward_s;
+      }
+      const double start = std::max(lane.compute_end, transfer_end);
+      const double end = start + duration;
+      const double gap = start - lane.compute_end;
+      if (gap > 0 && transfer_end >= 0 && transfer_end >= start - 1e-15) {
+        lane.pp_wait += std::min(gap, transfer_s);
+      }
+      lane.busy += end - start;
+      lane.compute_end = end;
+      ++tasks;
+      if (forward) {
+        if (r < p - 1) {
+          lane.forward_end = std::max(lane.forward_end, end) + lane.out_forward_s;
+          fwd_end[static_cast<size_t>(r) * m + mb] = lane.forward_end;
+          ++tasks;
+        }
+      } else if (r > 0) {
+        lane.backward_end = std::max(lane.backward_end, end) + lane.out_backward_s;
+        bwd_end[static_cast<size_t>(r) * m + mb] = lane.backward_end;
+        ++tasks;
+      }
+      lane.next = k + 1;
+      return true;
+    };
+    // Warm-up and steady steps: priorities t < 4m + p.
+    for (int t = 0; t < 4 * m + p; ++t) {
+      // r > (t - 4m + 2p - 2) / 3, r <= t, r of t's parity.
+      const int bound = t - 4 * m + 2 * p - 2;
+      int lo = bound < 0 ? 0 : bound / 3 + 1;
+      if (((t - lo) & 1) != 0) ++lo;
+      const int hi = std::min(t, p - 1);
+      for (int r = lo; r <= hi; r += 2) {
+        const int k = (t - r) >> 1;
+        const int w = lanes[r].warmup;
+        bool forward = true;
+        int mb = k;
+        if (k >= w) {
           const int q = k - w;
           forward = (q & 1) == 0;
           mb = forward ? w + (q >> 1) : q >> 1;
-        } else {
-          forward = false;
-          mb = k - m_;
         }
-        if (!forward && overlap_buckets_ && k == st.last_backward[0]) {
-          if (!emit_step_fast(r)) return;  // the pass that releases DP buckets
-          ++st.next;
-          continue;
+        if (!pass(r, k, forward, mb)) {
+          write_back();
+          return;
         }
-        const ChunkProgram& prog = *programs_[r];
-        double transfer_end = -1.0, transfer_s = 0.0, duration;
-        if (forward) {
-          if (r > 0) {
-            transfer_end = send_fwd_end_[idx(r - 1, mb)];
-            if (transfer_end < 0) return;
-            transfer_s = send_fwd_s_[r - 1];
-          }
-          duration = prog.forward_s;
-        } else {
-          if (r < p_ - 1) {
-            transfer_end = send_bwd_end_[idx(r + 1, mb)];
-            if (transfer_end < 0) return;
-            transfer_s = send_bwd_s_[r + 1];
-          }
-          duration = prog.backward_s;
-        }
-        // As emit_step_fast.
-        const double start = std::max(st.compute_end_s, transfer_end);
-        const double end = start + duration;
-        const double gap = start - st.compute_end_s;
-        if (gap > 0 && transfer_end >= 0 && transfer_end >= start - 1e-15) {
-          st.pp_wait_s += std::min(gap, transfer_s);
-        }
-        st.busy_s += end - start;
-        st.compute_end_s = end;
-        st.any_pass = true;
-        ++external_tasks_;
-        if (forward) {
-          if (r < p_ - 1) {
-            st.pipe_forward_end_s = std::max(st.pipe_forward_end_s, end) + send_fwd_s_[r];
-            send_fwd_end_[idx(r, mb)] = st.pipe_forward_end_s;
-            ++external_tasks_;
-          }
-        } else if (r > 0) {
-          st.pipe_backward_end_s = std::max(st.pipe_backward_end_s, end) + send_bwd_s_[r];
-          send_bwd_end_[idx(r, mb)] = st.pipe_backward_end_s;
-          ++external_tasks_;
-        }
-        ++st.next;
       }
     }
+    // Cool-down backwards: t >= 4m + p with t - p even; step k = (t - p) / 2
+    // - p + 1 + r of micro-batch k - m, while k < 2m.
+    for (int t = 4 * m + p; t <= 4 * m + 3 * p; t += 2) {
+      const int base = (t - p) / 2 - p + 1;
+      const int hi = std::min(p - 1, 2 * m - 1 - base);
+      for (int r = 0; r <= hi; ++r) {
+        const int k = base + r;
+        if (!pass(r, k, false, k - m)) {
+          write_back();
+          return;
+        }
+      }
+    }
+    write_back();
   }
+
+  // One stage's state in run_ordered_1f1b's loop.
+  struct Lane {
+    double compute_end, forward_end, backward_end, busy, pp_wait;
+    double forward_s, backward_s;         // its passes
+    double in_forward_s, in_backward_s;   // the transfers it receives
+    double out_forward_s, out_backward_s; // the transfers it sends
+    int next, warmup, last_backward;      // last_backward: -1 without overlapped buckets
+  };
 
   void wake(int stage) {
     StageState& st = stages_[stage];
@@ -693,39 +764,69 @@ class GraphBuilder {
     const std::vector<LoweredOp>& ops = weight  ? prog.backward_weight
                                         : input ? prog.backward_input
                                                 : prog.backward;
-    std::vector<double> bucket_sizes, expert_bucket_sizes;
-    const std::vector<bool> split = bucket_cuts(ops, &bucket_sizes, &expert_bucket_sizes);
-    piece_end_.assign(ops.size(), 0.0);
-    double acc = 0, t = start;
-    size_t piece_start = 0;
-    for (size_t q = 0; q < ops.size(); ++q) {
-      acc += ops[q].duration_s;
-      if (q + 1 != ops.size() && !split[q]) continue;
-      t += checked(r, acc, st, j);
+    const BucketedPass& plan = bucketed_pass(ops);
+    double t = start;
+    for (const BucketedPass::Piece& piece : plan.pieces) {
+      t += checked(r, piece.duration_s, st, j);
       ++external_tasks_;
-      for (size_t w = piece_start; w <= q; ++w) piece_end_[w] = t;
-      acc = 0;
-      piece_start = q + 1;
-    }
-    size_t b = 0;
-    for (size_t q = 0; q < ops.size(); ++q) {
-      if (!split[q]) continue;
-      if (dense_dp() && bucket_sizes[b] > 0) {
-        const TaskId task = add_dp(r, dp_time(grad_kind(), bucket_sizes[b], grad_group()),
-                                   Label{dp_label(grad_kind()), -1, j, static_cast<int>(b)});
-        graph_.add_dependency_on_time(piece_end_[q], task);
+      const int b = piece.bucket;
+      if (b < 0) continue;
+      if (dense_dp() && plan.sizes[b] > 0) {
+        const TaskId task = add_dp(r, plan.dense_s[b], Label{dp_label(grad_kind()), -1, j, b});
+        graph_.add_dependency_on_time(t, task);
         state.dp_tasks.push_back(task);
       }
-      if (expert_dp() && expert_bucket_sizes[b] > 0) {
+      if (expert_dp() && plan.expert_sizes[b] > 0) {
         const TaskId task =
-            add_dp(r, dp_time(grad_kind(), expert_bucket_sizes[b], placement_.expert_data),
-                   Label{expert_dp_label(grad_kind()), -1, j, static_cast<int>(b)});
-        graph_.add_dependency_on_time(piece_end_[q], task);
+            add_dp(r, plan.expert_s[b], Label{expert_dp_label(grad_kind()), -1, j, b});
+        graph_.add_dependency_on_time(t, task);
         state.dp_tasks.push_back(task);
       }
-      ++b;
     }
     return t;
+  }
+
+  // A backward pass's bucket cuts and its buckets' collective times, computed
+  // once per lowered pass (chunks with the same program share them).
+  struct BucketedPass {
+    const std::vector<LoweredOp>* ops = nullptr;
+    std::vector<bool> split;
+    std::vector<double> sizes, expert_sizes;  // per cut (bucket_cuts)
+    std::vector<double> dense_s, expert_s;    // their collective times (0 when empty)
+    // The pass as it runs: pieces of ops, each ending at a cut (its bucket
+    // number) or at the pass's end (-1 when that is not a cut).
+    struct Piece {
+      double duration_s = 0;
+      int bucket = -1;
+    };
+    std::vector<Piece> pieces;
+  };
+  const BucketedPass& bucketed_pass(const std::vector<LoweredOp>& ops) {
+    for (const BucketedPass& b : bucketed_) {
+      if (b.ops == &ops) return b;
+    }
+    BucketedPass b;
+    b.ops = &ops;
+    b.split = bucket_cuts(ops, &b.sizes, &b.expert_sizes);
+    for (size_t i = 0; i < b.sizes.size(); ++i) {
+      b.dense_s.push_back(dense_dp() && b.sizes[i] > 0
+                              ? dp_time(grad_kind(), b.sizes[i], grad_group())
+                              : 0.0);
+      b.expert_s.push_back(expert_dp() && b.expert_sizes[i] > 0
+                               ? dp_time(grad_kind(), b.expert_sizes[i], placement_.expert_data)
+                               : 0.0);
+    }
+    // Summed as emit_pass sums a piece's ops.
+    double acc = 0;
+    int bucket = 0;
+    for (size_t q = 0; q < ops.size(); ++q) {
+      acc += ops[q].duration_s;
+      if (q + 1 != ops.size() && !b.split[q]) continue;
+      b.pieces.push_back({acc, b.split[q] ? bucket++ : -1});
+      acc = 0;
+    }
+    bucketed_.push_back(std::move(b));
+    return bucketed_.back();
   }
 
   // A pass duration on the fast path, checked as add() checks it (the first
@@ -965,13 +1066,14 @@ class GraphBuilder {
   std::vector<TaskId>& send_bwd_;
   std::vector<double>& send_fwd_end_;
   std::vector<double>& send_bwd_end_;
-  std::vector<double>& piece_end_;
   // Passes and pipeline transfers computed directly, outside the graph
   // (collapsed passes, no timeline, not the reference engine).
   bool fast_;
   int external_tasks_ = 0;  // tasks the fast path kept outside the graph
   bool overlap_buckets_ = false;  // DP buckets fire inside a chunk's last backward
   std::vector<int> worklist_;     // fast path: stages that may progress
+  std::vector<Lane> lanes_;       // fast path, 1F1B
+  std::deque<BucketedPass> bucketed_;  // fast path: per lowered pass (stable addresses)
   std::vector<double> send_fwd_s_, send_bwd_s_;  // per chunk
   std::vector<TaskId> stage_end_task_, optimizer_task_;
   std::vector<double> dp_issued_s_, post_gather_hidden_s_, post_gather_slowdown_s_;
@@ -1063,10 +1165,19 @@ Result<StepReport> simulate(const Model& model, const Plan& plan, const Cluster&
   std::vector<double> stage_params(p, 0.0);
   double device_flops_sum = 0;  // hardware FLOPs summed over one device per stage
   report.stages.resize(p);
+  std::vector<std::pair<const ChunkProgram*, StageBreakdown>> chunk_sums;
   for (int r = 0; r < p; ++r) {
     StageReport& sr = report.stages[r];
     sr.stage = r;
     StageBreakdown& b = sr.time;
+    // With one chunk per stage, stages running the same program add the
+    // same sums to a zero breakdown: compute them once per program (the
+    // hardware FLOPs, summed across stages, still op by op).
+    const ChunkProgram* only = v == 1 ? programs[r] : nullptr;
+    const StageBreakdown* known = nullptr;
+    for (const auto& [prog, sums] : chunk_sums) {
+      if (prog == only) known = &sums;
+    }
     for (int c = 0; c < v; ++c) {
       const ChunkProgram& prog = *programs[c * p + r];
       sr.layers += prog.layers;
@@ -1076,6 +1187,14 @@ Result<StepReport> simulate(const Model& model, const Plan& plan, const Cluster&
       if (prog.split_backward) {
         passes[1] = &prog.backward_input;
         passes[2] = &prog.backward_weight;
+      }
+      if (known != nullptr) {
+        b = *known;
+        for (const auto* ops : passes) {
+          if (ops == nullptr) continue;
+          for (const LoweredOp& op : *ops) device_flops_sum += op.flops * m;
+        }
+        continue;
       }
       for (const auto* ops : passes) {
         if (ops == nullptr) continue;
@@ -1106,6 +1225,7 @@ Result<StepReport> simulate(const Model& model, const Plan& plan, const Cluster&
       b.cp_comm_hidden_s += prog.cp_hidden_s * m;
       b.moe_a2a_hidden_s += prog.moe_a2a_hidden_s * m;
     }
+    if (only != nullptr && known == nullptr) chunk_sums.emplace_back(only, b);
     // Idle time on the compute stream, split into pipeline transfers and bubble.
     const auto passes = builder.pass_times(r);
     const double busy = passes.busy_s, pp_wait = passes.pp_wait_s;

@@ -22,6 +22,24 @@ TEST(Schedule, OneFOneBWarmsUpThenAlternates) {
   }
 }
 
+TEST(Schedule, PeakInFlightClosedFormsEqualTheWalk) {
+  for (Schedule schedule : {Schedule::kGpipe, Schedule::kOneFOneB}) {
+    for (int p = 1; p <= 9; ++p) {
+      for (int m = 1; m <= 20; ++m) {
+        Plan plan;
+        plan.pipeline_parallel = p;
+        plan.global_batch_size = m;
+        plan.schedule = schedule;
+        for (int stage = 0; stage < p; ++stage) {
+          EXPECT_EQ(peak_in_flight(plan, stage), peak_in_flight_by_steps(plan, stage))
+              << "schedule " << static_cast<int>(schedule) << " p " << p << " m " << m
+              << " stage " << stage;
+        }
+      }
+    }
+  }
+}
+
 TEST(Schedule, InterleavedCoversEveryChunkAndMicroBatchOnce) {
   Plan plan;
   plan.pipeline_parallel = 4;
