@@ -567,12 +567,20 @@ class GraphBuilder {
     auto pass = [&](int r, int k, bool forward, int mb) __attribute__((always_inline)) -> bool {
       Lane& lane = lanes[r];
       if (k != lane.next) return false;  // (never: the order is complete)
-      if (k == lane.last_backward) {     // the pass that releases DP buckets
-        write_back();
-        tasks = 0;
-        if (!emit_step_fast(r)) return false;
+      if (k == lane.last_backward) {  // the pass that releases DP buckets
+        // emit_step_fast reads and writes only stage r's state (and the
+        // transfer arrays, shared): hand it over and take it back.
         StageState& st = stages_[r];
+        st.compute_end_s = lane.compute_end;
+        st.pipe_forward_end_s = lane.forward_end;
+        st.pipe_backward_end_s = lane.backward_end;
+        st.busy_s = lane.busy;
+        st.pp_wait_s = lane.pp_wait;
+        st.next = static_cast<size_t>(k);
+        if (!emit_step_fast(r)) return false;
         ++st.next;
+        st.any_pass = true;
+        lane.forward_end = st.pipe_forward_end_s;
         lane.compute_end = st.compute_end_s;
         lane.backward_end = st.pipe_backward_end_s;
         lane.busy = st.busy_s;
