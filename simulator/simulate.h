@@ -166,9 +166,22 @@ struct StepReport {
 //    it): the optimizer updates dense / S + experts / edp parameters, and
 //    the stage 1/2 parameter all-gather adds the experts' over expert_data.
 //
-// Pure and re-entrant: reads only its arguments, keeps nothing between calls,
-// and may run on many threads at once. The same inputs always give an
-// identical report.
+// Pure and re-entrant: reads only its arguments and may run on many threads
+// at once. The same inputs always give an identical report. Each thread
+// keeps its working buffers (the task graph, transfer times) for its next
+// simulation, so a planner's thousands of simulations do not allocate and
+// page in fresh memory each time; every buffer is reset before use, so no
+// result depends on an earlier call (buffers of more than 2^18 tasks are
+// freed after use).
+//
+// How an iteration is replayed: with collapsed passes and no timeline (the
+// default), the pipeline passes and transfers are timed directly as they
+// are emitted (start = max(end of the stream's previous task, end of the
+// transfer it consumes)), 1F1B pipelines in a fixed order in which nothing
+// waits, and only the per-step data-parallel work (gradient buckets,
+// optimizer, parameter gather) goes through the event engine's TaskGraph.
+// SimOptions::reference_engine replays everything through the TaskGraph;
+// both give bit-identical reports (simulate_fast_test.cc).
 //
 // InvalidArgument if the plan does not divide the model, a field is out of
 // range, the plan needs more GPUs than the cluster has (when its node count
