@@ -14,9 +14,9 @@ constexpr uint32_t kViridis[] = {0x440154, 0x482475, 0x414487, 0x355f8d, 0x2a788
                                  0x22a884, 0x44bf70, 0x7ad151, 0xbddf26, 0xfde725};
 constexpr int kViridisStops = sizeof(kViridis) / sizeof(kViridis[0]);
 constexpr const char* kMissingFill = "#d9d9d9";
-constexpr double kCharPx = 6.6;        // of the 12 px sans-serif text
-constexpr double kCellCharPx = 6.2;    // of the 11 px cell text
-constexpr double kTitleCharPx = 8.5;   // of the 15 px bold title
+constexpr double kCharPx = 6.6;       // of the 12 px sans-serif text
+constexpr double kCellCharPx = 6.2;   // of the 11 px cell text
+constexpr double kTitleCharPx = 8.5;  // of the 15 px bold title
 constexpr double kBarWidth = 16, kMarginTop = 44, kMarginRight = 16;
 
 std::string escape(const std::string& text) {
@@ -99,15 +99,16 @@ std::string number_label(double v) {
   return s;
 }
 
-// Round tick values within [lo, hi] (data units).
+// Round tick values within [lo, hi] (data units): the finest 1-2-5 step
+// that gives at most six ticks.
 std::vector<double> linear_ticks(double lo, double hi) {
-  const double raw = (hi - lo) / 5;
-  if (!(raw > 0) || !std::isfinite(raw)) return {lo};
-  const double mag = std::pow(10.0, std::floor(std::log10(raw)));
+  const double span = hi - lo;
+  if (!(span > 0) || !std::isfinite(span)) return {lo};
+  const double mag = std::pow(10.0, std::floor(std::log10(span / 10)));
   double step = mag;
-  for (double m : {1.0, 2.0, 5.0, 10.0}) {
+  for (double m : {1.0, 2.0, 5.0, 10.0, 20.0, 50.0, 100.0}) {
     step = m * mag;
-    if (step >= raw) break;
+    if (std::floor(hi / step + 1e-9) - std::ceil(lo / step - 1e-9) + 1 <= 6) break;
   }
   std::vector<double> ticks;
   for (double k = std::ceil(lo / step - 1e-9); k * step <= hi + 1e-9 * step && ticks.size() < 12;
@@ -181,8 +182,7 @@ std::string render_heatmap_svg(const Heatmap& map) {
         "font-weight=\"bold\">{}</text>\n",
         px(w / 2), escape(fit_label(map.title, (w - 20) / kTitleCharPx)));
     svg += fmt::format(
-        "<text x=\"{}\" y=\"72\" text-anchor=\"middle\" fill=\"#555\">no data</text>\n",
-        px(w / 2));
+        "<text x=\"{}\" y=\"72\" text-anchor=\"middle\" fill=\"#555\">no data</text>\n", px(w / 2));
     return svg + "</svg>\n";
   }
 
@@ -229,10 +229,23 @@ std::string render_heatmap_svg(const Heatmap& map) {
                      : (map.log_scale ? log_ticks(lo, hi) : linear_ticks(lo, hi));
     if (ticks.empty()) ticks = {lo, hi};
   }
+  // Linear ticks share their decimals ("1.80", "1.85", "1.90").
+  int decimals = -1;
+  if (!map.log_scale && ticks.size() >= 2) {
+    const double step = ticks[1] - ticks[0];
+    bool plain = true;
+    for (double v : ticks) plain &= v == 0 || (std::fabs(v) >= 1e-3 && std::fabs(v) < 1e5);
+    if (plain && step > 0) {
+      decimals = std::clamp(static_cast<int>(-std::floor(std::log10(step) + 1e-9)), 0, 6);
+    }
+  }
   std::vector<std::string> tick_labels;
   size_t tick_chars = 0;
   for (double v : ticks) {
-    tick_labels.push_back(fit_label(map.tick_label ? map.tick_label(v) : number_label(v), 14));
+    const std::string text = map.tick_label  ? map.tick_label(v)
+                             : decimals >= 0 ? fmt::format("{:.{}f}", v, decimals)
+                                             : number_label(v);
+    tick_labels.push_back(fit_label(text, 14));
     tick_chars = std::max(tick_chars, tick_labels.back().size());
   }
   const double legend_x = right + 24;
@@ -241,8 +254,8 @@ std::string render_heatmap_svg(const Heatmap& map) {
                      kCharPx * static_cast<double>(std::min<size_t>(map.legend_title.size(), 24)))
           : kCharPx * 12;
   // Wide enough for the title (up to 1200 px).
-  const double width = std::ceil(std::max(
-      legend_x + legend_w + kMarginRight, std::min(kTitleCharPx * chars(map.title) + 40, 1200.0)));
+  const double width = std::ceil(std::max(legend_x + legend_w + kMarginRight,
+                                          std::min(kTitleCharPx * chars(map.title) + 40, 1200.0)));
   const double height = std::ceil(bottom + (map.column_title.empty() ? 30 : 50));
   const double bar_h = std::clamp(grid_h, 120.0, 320.0);
 
@@ -256,7 +269,8 @@ std::string render_heatmap_svg(const Heatmap& map) {
       const uint32_t rgb = missing ? 0xd9d9d9 : viridis_rgb(position(v));
       const std::string fill = missing ? std::string(kMissingFill) : hex(rgb);
       std::string label;
-      if (r < map.cell_labels.size() && c < map.cell_labels[r].size()) label = map.cell_labels[r][c];
+      if (r < map.cell_labels.size() && c < map.cell_labels[r].size())
+        label = map.cell_labels[r][c];
       if (label.empty()) label = missing ? map.missing_label : number_label(v);
       const char* text_color = missing ? "#555" : luminance(rgb) > 0.2 ? "#111" : "white";
       const double x = left + cw * static_cast<double>(c), y = top + ch * static_cast<double>(r);

@@ -20,8 +20,8 @@ namespace llmplan::reports {
 
 struct Heatmap {
   std::string title;
-  std::string column_title;  // under the grid, e.g. "deadline (days)"
-  std::string row_title;     // left of the grid, rotated, e.g. "GPUs"
+  std::string column_title;                // under the grid, e.g. "deadline (days)"
+  std::string row_title;                   // left of the grid, rotated, e.g. "GPUs"
   std::vector<std::string> row_labels;     // top to bottom
   std::vector<std::string> column_labels;  // left to right
   // values[row][column]. NaN (or any non-finite value, or a non-positive one

@@ -104,10 +104,10 @@ TEST(FrontierReport, CostPerLossPoint) {
   EXPECT_NEAR(cost_per_loss_point(t, 2), 1.5e6 / 15, 1e-6);
   // 2048 GPUs, 30 d vs 14 d: ($2.0M - $1.2M) / 16 = $50K.
   EXPECT_NEAR(cost_per_loss_point(t, 4), 0.8e6 / 16, 1e-6);
-  EXPECT_TRUE(std::isnan(cost_per_loss_point(t, 3)));  // shortest deadline
-  EXPECT_TRUE(std::isnan(cost_per_loss_point(t, 1)));  // previous cell has no answer
-  EXPECT_TRUE(std::isnan(cost_per_loss_point(t, 0)));  // no answer
-  EXPECT_TRUE(std::isnan(cost_per_loss_point(t, 5)));  // loss got worse
+  EXPECT_TRUE(std::isnan(cost_per_loss_point(t, 3)));   // shortest deadline
+  EXPECT_TRUE(std::isnan(cost_per_loss_point(t, 1)));   // previous cell has no answer
+  EXPECT_TRUE(std::isnan(cost_per_loss_point(t, 0)));   // no answer
+  EXPECT_TRUE(std::isnan(cost_per_loss_point(t, 5)));   // loss got worse
   EXPECT_TRUE(std::isnan(cost_per_loss_point(t, 99)));  // out of range
   // Cheaper and better: negative.
   FrontierTable u = t;
@@ -128,11 +128,11 @@ TEST(FrontierReport, CsvHeaderAndValues) {
   t.cells[2].plan = "t8 p4, \"quoted\"";
   const std::string csv = frontier_csv(t);
   const std::string header = csv.substr(0, csv.find('\n'));
-  EXPECT_EQ(header.rfind(
-                "hardware,gpu,gpus,days,budget_usd,found,why,model,params,active_params,tokens,"
-                "loss,plan,gpus_used,train_days,mfu,cost_usd,gpu_days,caveats",
-                0),
-            0u);
+  EXPECT_EQ(
+      header.rfind("hardware,gpu,gpus,days,budget_usd,found,why,model,params,active_params,tokens,"
+                   "loss,plan,gpus_used,train_days,mfu,cost_usd,gpu_days,caveats",
+                   0),
+      0u);
   EXPECT_EQ(count(csv, "\n"), 1u + t.cells.size());
   EXPECT_NE(csv.find("\ndgx-h100,h100-sxm,1024,14,0,0,memory,,,"), std::string::npos);
   EXPECT_NE(csv.find("\ndgx-h100,h100-sxm,1024,60,0,1,,llama-l80-h8192,70200000000,70200000000,"
@@ -157,10 +157,10 @@ TEST(FrontierReport, JsonParsesAndRoundTrips) {
   // Top-level keys in a fixed order.
   std::vector<std::string> keys;
   for (const auto& kv : o) keys.emplace_back(kv.key());
-  EXPECT_EQ(keys, (std::vector<std::string>{"hardware", "gpu_names", "gpu_price_usd_per_hour",
-                                            "gpus", "days", "budgets_usd", "objective", "law",
-                                            "family", "simulations", "plan_lookups",
-                                            "command_line", "cells"}));
+  EXPECT_EQ(keys,
+            (std::vector<std::string>{"hardware", "gpu_names", "gpu_price_usd_per_hour", "gpus",
+                                      "days", "budgets_usd", "objective", "law", "family",
+                                      "simulations", "plan_lookups", "command_line", "cells"}));
   EXPECT_EQ(o.at("hardware").as_array().at(0).as_string(), "dgx-h100");
   EXPECT_EQ(o.at("gpus").as_array().at(1).to_number<int>(), 2048);
   EXPECT_EQ(o.at("days").as_array().at(2).to_number<double>(), 60.0);
@@ -220,13 +220,26 @@ TEST(FrontierReport, MarkdownHasReuseLineTablesFiguresAndNotes) {
   }
   EXPECT_NE(md.find("Cost per loss point:"), std::string::npos);
   EXPECT_NE(md.find("Caveat `mfu-above-validated`"), std::string::npos);
-  EXPECT_NE(md.find("2 cells: dgx-h100, 1024 GPUs, 60 d; dgx-h100, 2048 GPUs, 30 d"),
+  EXPECT_NE(md.find("2 cells: dgx-h100: 1024 GPUs at 60 d, 2048 GPUs at 30 d\n"), std::string::npos)
+      << md;
+  EXPECT_NE(md.find("- No answer, memory (no plan fits in GPU memory), 1 cell: dgx-h100: 1024 "
+                    "GPUs at 14 d\n"),
             std::string::npos)
       << md;
-  EXPECT_NE(md.find("No answer, memory (no plan fits in GPU memory): 1 cell: dgx-h100, 1024 "
-                    "GPUs, 14 d"),
+  // Summary: the largest model and where; the cheapest loss point.
+  EXPECT_NE(md.find("- **dgx-h100**: an answer in 5 of 6 cells; the largest model is 150.0B "
+                    "(2048 GPUs, 60 d: loss 2.03, $3.00M)"),
             std::string::npos)
       << md;
+  EXPECT_NE(md.find("the cheapest loss point is $50.0K per 0.01 at 2048 GPUs, 30 d"),
+            std::string::npos);
+  // Figures are linked with a description.
+  EXPECT_NE(md.find("![Largest model (parameters): dgx-h100](frontier-params-dgx-h100.svg)"),
+            std::string::npos);
+  // A caveat on every answer of a hardware is summarised.
+  FrontierTable all = t;
+  for (FrontierCell& c : all.cells) c.caveats = {"uncalibrated-gpu"};
+  EXPECT_NE(frontier_markdown(all).find("5 cells: all 5 answers on dgx-h100\n"), std::string::npos);
 }
 
 TEST(FrontierReport, SvgFilesHaveSafeNamesAndHeatmapsOneRectPerCell) {
@@ -234,10 +247,10 @@ TEST(FrontierReport, SvgFilesHaveSafeNamesAndHeatmapsOneRectPerCell) {
   const std::vector<SvgFile> files = frontier_svg_files(t);
   std::vector<std::string> names;
   for (const SvgFile& f : files) names.push_back(f.name);
-  EXPECT_EQ(names, (std::vector<std::string>{"frontier-params-dgx-h100.svg",
-                                             "frontier-loss-dgx-h100.svg",
-                                             "frontier-cost-per-loss-point-dgx-h100.svg",
-                                             "frontier-params-vs-gpu-days.svg"}));
+  EXPECT_EQ(names,
+            (std::vector<std::string>{"frontier-params-dgx-h100.svg", "frontier-loss-dgx-h100.svg",
+                                      "frontier-cost-per-loss-point-dgx-h100.svg",
+                                      "frontier-params-vs-gpu-days.svg"}));
   EXPECT_EQ(names, frontier_svg_names(t));
   for (const SvgFile& f : files) {
     EXPECT_TRUE(balanced(f.svg)) << f.name;
