@@ -59,6 +59,10 @@ std::string caveat_text(const std::string& code) {
     return "mixture-of-experts layers are costed with dense-run constants (large error on "
            "published MoE runs)";
   }
+  if (code == "moe-law-extrapolated") {
+    return "the MoE loss law is used beyond the sizes or expert counts it was fitted on: the "
+           "loss is a trend";
+  }
   return "see the simulator's caveats";
 }
 

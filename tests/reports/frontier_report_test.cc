@@ -270,6 +270,32 @@ TEST(FrontierReport, SvgFilesHaveSafeNamesAndHeatmapsOneRectPerCell) {
   EXPECT_NE(files[3].svg.find(">dgx-h100</text>"), std::string::npos);
 }
 
+TEST(FrontierReport, LossObjectiveAndSmallerPlans) {
+  FrontierTable t = study();
+  t.objective = "loss";
+  t.cells[4].gpus_used = 1536;
+  t.cells[4].active_params = 20e9;  // an MoE answer
+  const std::string md = frontier_markdown(t);
+  EXPECT_NE(md.find("# llmplan frontier: the lowest loss per cluster size and deadline"),
+            std::string::npos);
+  EXPECT_NE(md.find("the lowest loss is reached by 80.0B (2048 GPUs, 30 d: loss 2.02"),
+            std::string::npos)
+      << md;
+  EXPECT_NE(md.find("| 80.0B (20.0B active) · 1.60T tok · loss 2.02 · 27.0 d · $2.00M · on 1536 "
+                    "GPUs |"),
+            std::string::npos)
+      << md;
+  // The loss heatmap: lower is brighter, legend ticks with shared decimals.
+  const std::string loss = frontier_svg_files(t)[1].svg;
+  for (const char* tick : {">2.05</text>", ">2.10</text>", ">2.15</text>", ">2.20</text>"}) {
+    EXPECT_NE(loss.find(tick), std::string::npos) << tick;
+  }
+  const size_t best = loss.find(">2.020</text>");
+  ASSERT_NE(best, std::string::npos);
+  const size_t rect = loss.rfind("<rect", best);
+  EXPECT_EQ(loss.find("fill=\"" + viridis_color(1) + "\"", rect), loss.find(" fill=", rect) + 1);
+}
+
 TEST(FrontierReport, OutputsAreByteIdenticalForTheSameTable) {
   const FrontierTable a = study(), b = study();
   EXPECT_EQ(frontier_csv(a), frontier_csv(b));
@@ -315,6 +341,11 @@ TEST(FrontierReport, SeveralBudgetsAndOddHardwareNames) {
   EXPECT_NE(md.find("### DGX <H100> \\| \"x\", budget $100.0K"), std::string::npos) << md;
   EXPECT_NE(md.find("### ../a100 pod, budget $1.00M"), std::string::npos);
   EXPECT_NE(md.find("no price: costs not shown"), std::string::npos);
+  // Equal answers: ties go to the first hardware listed.
+  EXPECT_NE(md.find("which hardware gives the larger model (of 2 cells with an answer; ties to "
+                    "the first listed): DGX <H100> \\| \"x\" in 2 cells, ../a100 pod in 0 cells"),
+            std::string::npos)
+      << md;
   // Every table row has as many unescaped pipes as its header.
   const std::string csv = frontier_csv(t);
   EXPECT_NE(csv.find("\"DGX <H100> | \"\"x\"\"\""), std::string::npos);
