@@ -4,6 +4,7 @@
 
 #include <boost/json.hpp>
 #include <cmath>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -404,6 +405,53 @@ TEST(FrontierReport, EdgeCasesNeverCrash) {
   EXPECT_NE(grey[3].svg.find("no cell has an answer"), std::string::npos);
   // The ragged table still lists the extra hardware.
   EXPECT_NE(frontier_markdown(ragged).find("### other"), std::string::npos);
+}
+
+TEST(FrontierReport, RandomTablesNeverCrash) {
+  const double odd[] = {1.5, 0, -1, NAN, INFINITY, -INFINITY, 1e300, 1e-300, 3e10, 2.1};
+  const std::string names[] = {"", "dgx-h100", "a|b", "<&>\"'", "x\ny", "ü-ß", "../..", "`c`"};
+  uint64_t state = 12345;
+  auto next = [&](uint64_t n) {  // a fixed LCG: the same tables on every run
+    state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+    return static_cast<size_t>((state >> 33) % n);
+  };
+  for (int round = 0; round < 60; ++round) {
+    FrontierTable t;
+    for (size_t h = next(3); h > 0; --h) t.hardware.push_back(names[next(8)]);
+    for (size_t g = next(4); g > 0; --g) t.gpus.push_back(static_cast<int>(next(5)) * 512 - 512);
+    for (size_t d = next(4); d > 0; --d) t.days.push_back(odd[next(10)]);
+    for (size_t b = next(3); b > 0; --b) t.budgets_usd.push_back(odd[next(10)]);
+    t.simulations = static_cast<long>(next(3)) - 1;
+    t.plan_lookups = static_cast<long>(next(100));
+    t.objective = next(2) ? "loss" : "largest";
+    for (size_t c = next(12); c > 0; --c) {
+      FrontierCell cell = answer(names[next(8)], static_cast<int>(next(4)) * 8, odd[next(10)],
+                                 odd[next(10)], odd[next(10)], odd[next(10)]);
+      cell.found = next(3) != 0;
+      cell.budget_usd = odd[next(10)];
+      cell.gpu_days = odd[next(10)];
+      cell.why = cell.found ? "" : names[next(8)];
+      if (next(2)) cell.caveats = {names[next(8)]};
+      t.cells.push_back(cell);
+    }
+    const std::string json = frontier_json(t);
+    boost::system::error_code ec;
+    boost::json::parse(json, ec);
+    EXPECT_FALSE(ec) << round;
+    EXPECT_EQ(count(frontier_csv(t), "\n"), 1u + t.cells.size()) << round;
+    EXPECT_NE(frontier_markdown(t).find("simulations served"), std::string::npos);
+    for (const SvgFile& f : frontier_svg_files(t)) {
+      EXPECT_TRUE(balanced(f.svg)) << round << " " << f.name;
+      EXPECT_EQ(f.name.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789-_."),
+                std::string::npos)
+          << f.name;
+      EXPECT_NE(f.name[0], '.');
+    }
+    for (size_t i = 0; i <= t.cells.size(); ++i) {
+      const double v = cost_per_loss_point(t, i);
+      EXPECT_TRUE(std::isnan(v) || std::isfinite(v));
+    }
+  }
 }
 
 TEST(FrontierReport, HugeGridStaysLinear) {
