@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <cstring>
@@ -44,6 +45,74 @@ uint64_t bits(double v) {
   uint64_t b = 0;
   std::memcpy(&b, &v, sizeof b);
   return b;
+}
+
+Grid::Grid(const FrontierTable& t) : t_(t) {
+  std::set<std::string> seen_hardware;
+  std::set<int> seen_gpus;
+  std::set<uint64_t> seen_days, seen_budgets;
+  auto add_hardware = [&](const std::string& h) {
+    if (seen_hardware.insert(h).second) {
+      hardware_index_.emplace(h, hardware.size());
+      hardware.push_back(h);
+    }
+  };
+  auto add_gpus = [&](int g) {
+    if (seen_gpus.insert(g).second) gpus.push_back(g);
+  };
+  auto add_double = [](std::set<uint64_t>& seen, std::vector<double>& list, double v) {
+    if (seen.insert(bits(v)).second) list.push_back(v);
+  };
+  for (const std::string& h : t.hardware) add_hardware(h);
+  for (int g : t.gpus) add_gpus(g);
+  for (double d : t.days) add_double(seen_days, days, d);
+  for (double b : t.budgets_usd) add_double(seen_budgets, budgets, b);
+  for (size_t i = 0; i < t.cells.size(); ++i) {
+    const FrontierCell& c = t.cells[i];
+    add_hardware(c.hardware);
+    add_gpus(c.gpus);
+    add_double(seen_days, days, c.days);
+    add_double(seen_budgets, budgets, c.budget_usd);
+    index_.emplace(Key{c.hardware, c.gpus, bits(c.days), bits(c.budget_usd)}, i);
+  }
+  if (budgets.empty()) budgets.push_back(0);
+  for (double d : days) {
+    if (std::isfinite(d)) sorted_days_.push_back(d);
+  }
+  std::sort(sorted_days_.begin(), sorted_days_.end());
+}
+
+size_t Grid::find(const std::string& h, int g, double d, double b) const {
+  auto it = index_.find(Key{h, g, bits(d), bits(b)});
+  return it == index_.end() ? kNone : it->second;
+}
+
+const FrontierCell* Grid::at(size_t h, size_t g, size_t d, size_t b) const {
+  const size_t i = find(hardware[h], gpus[g], days[d], budgets[b]);
+  return i == kNone ? nullptr : &t_.cells[i];
+}
+
+std::string Grid::gpu_name(size_t h) const {
+  if (h < t_.gpu_names.size()) return t_.gpu_names[h];
+  for (const FrontierCell& c : t_.cells) {
+    if (c.hardware == hardware[h] && !c.gpu.empty()) return c.gpu;
+  }
+  return "";
+}
+
+double Grid::price(size_t h) const {
+  return h < t_.gpu_price_usd_per_hour.size() ? t_.gpu_price_usd_per_hour[h] : 0;
+}
+
+size_t Grid::hardware_index(const std::string& name) const {
+  auto it = hardware_index_.find(name);
+  return it == hardware_index_.end() ? kNone : it->second;
+}
+
+double Grid::previous_day(double d) const {
+  if (std::isnan(d)) return NAN;
+  auto it = std::lower_bound(sorted_days_.begin(), sorted_days_.end(), d);
+  return it == sorted_days_.begin() ? NAN : *(it - 1);
 }
 
 double cost_per_loss_point_in(const Grid& grid, const FrontierTable& t, size_t cell) {

@@ -5,8 +5,6 @@
 #ifndef LLMPLAN_REPORTS_FRONTIER_INTERNAL_H_
 #define LLMPLAN_REPORTS_FRONTIER_INTERNAL_H_
 
-#include <algorithm>
-#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <map>
@@ -25,64 +23,29 @@ inline constexpr size_t kNone = static_cast<size_t>(-1);
 uint64_t bits(double v);
 
 // The study's axes (the table's lists, plus any value that only a cell has,
-// in order of first appearance) and a lookup of cells by coordinates.
+// in order of first appearance; doubles compared by bits, so NaN is one
+// value) and a lookup of cells by coordinates (the first cell wins when two
+// share them). Holds a reference to the table: build it, use it, drop it,
+// within one call. O(cells log cells) to build.
 class Grid {
  public:
-  explicit Grid(const FrontierTable& t) : t_(t) {
-    for (const std::string& h : t.hardware) add(hardware, h);
-    for (int g : t.gpus) add(gpus, g);
-    for (double d : t.days) add_double(days, d);
-    for (double b : t.budgets_usd) add_double(budgets, b);
-    for (size_t i = 0; i < t.cells.size(); ++i) {
-      const FrontierCell& c = t.cells[i];
-      add(hardware, c.hardware);
-      add(gpus, c.gpus);
-      add_double(days, c.days);
-      add_double(budgets, c.budget_usd);
-      index_.emplace(Key{c.hardware, c.gpus, bits(c.days), bits(c.budget_usd)}, i);
-    }
-    if (budgets.empty()) budgets.push_back(0);
-  }
+  explicit Grid(const FrontierTable& t);
 
   // The index in t.cells of the cell at these coordinates, or kNone.
-  size_t find(const std::string& h, int g, double d, double b) const {
-    auto it = index_.find(Key{h, g, bits(d), bits(b)});
-    return it == index_.end() ? kNone : it->second;
-  }
-  const FrontierCell* at(size_t h, size_t g, size_t d, size_t b) const {
-    const size_t i = find(hardware[h], gpus[g], days[d], budgets[b]);
-    return i == kNone ? nullptr : &t_.cells[i];
-  }
+  size_t find(const std::string& h, int g, double d, double b) const;
+  // The cell at these axis positions, or nullptr.
+  const FrontierCell* at(size_t h, size_t g, size_t d, size_t b) const;
   // The GPU name and price of hardware entry h ("" and 0 when not listed).
-  std::string gpu_name(size_t h) const {
-    if (h < t_.gpu_names.size()) return t_.gpu_names[h];
-    for (const FrontierCell& c : t_.cells) {
-      if (c.hardware == hardware[h] && !c.gpu.empty()) return c.gpu;
-    }
-    return "";
-  }
-  double price(size_t h) const {
-    return h < t_.gpu_price_usd_per_hour.size() ? t_.gpu_price_usd_per_hour[h] : 0;
-  }
-
+  std::string gpu_name(size_t h) const;
+  double price(size_t h) const;
   // The index of hardware `name` in `hardware` (every cell's is there).
-  size_t hardware_index(const std::string& name) const {
-    return static_cast<size_t>(std::find(hardware.begin(), hardware.end(), name) -
-                               hardware.begin());
-  }
-
+  size_t hardware_index(const std::string& name) const;
   // The deadline just shorter than `d` among the study's deadlines (NaN: none).
-  double previous_day(double d) const {
-    double best = NAN;
-    for (double x : days) {
-      if (x < d && (std::isnan(best) || x > best)) best = x;
-    }
-    return best;
-  }
+  double previous_day(double d) const;
 
   std::vector<std::string> hardware;
   std::vector<int> gpus;
-  std::vector<double> days, budgets;
+  std::vector<double> days, budgets;  // budgets: {0} when none is listed
 
  private:
   struct Key {
@@ -94,18 +57,10 @@ class Grid {
              std::tie(o.hardware, o.gpus, o.days, o.budget);
     }
   };
-  template <typename T>
-  static void add(std::vector<T>& list, const T& v) {
-    if (std::find(list.begin(), list.end(), v) == list.end()) list.push_back(v);
-  }
-  static void add_double(std::vector<double>& list, double v) {
-    for (double x : list) {
-      if (bits(x) == bits(v)) return;
-    }
-    list.push_back(v);
-  }
   const FrontierTable& t_;
   std::map<Key, size_t> index_;
+  std::map<std::string, size_t> hardware_index_;
+  std::vector<double> sorted_days_;  // the finite deadlines, ascending
 };
 
 // cost_per_loss_point() with the grid built once.
