@@ -76,6 +76,9 @@ std::string heatmap_svg(const FrontierTable& t, const Grid& grid, const Figure& 
       map.log_scale = all_positive;
       map.reverse = true;  // cheaper: brighter
       map.legend_title = "$ per 0.01 loss";
+      map.note =
+          "Extra cost over the next shorter deadline per 0.01 of loss gained; n/a: shortest "
+          "deadline, no gain or no price";
       map.tick_label = usd_human;
       break;
   }

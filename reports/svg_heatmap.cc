@@ -253,10 +253,12 @@ std::string render_heatmap_svg(const Heatmap& map) {
       any ? std::max(kBarWidth + 8 + kCharPx * static_cast<double>(tick_chars),
                      kCharPx * static_cast<double>(std::min<size_t>(map.legend_title.size(), 24)))
           : kCharPx * 12;
-  // Wide enough for the title (up to 1200 px).
-  const double width = std::ceil(std::max(legend_x + legend_w + kMarginRight,
-                                          std::min(kTitleCharPx * chars(map.title) + 40, 1200.0)));
-  const double height = std::ceil(bottom + (map.column_title.empty() ? 30 : 50));
+  // Wide enough for the title and the note (up to 1200 px).
+  const double width = std::ceil(std::max({legend_x + legend_w + kMarginRight,
+                                           std::min(kTitleCharPx * chars(map.title) + 40, 1200.0),
+                                           std::min(kCellCharPx * chars(map.note) + 16, 1200.0)}));
+  const double note_y = bottom + (map.column_title.empty() ? 38 : 60);
+  const double height = std::ceil(map.note.empty() ? note_y - 8 : note_y + 12);
   const double bar_h = std::clamp(grid_h, 120.0, 320.0);
 
   std::string body;
@@ -301,6 +303,10 @@ std::string render_heatmap_svg(const Heatmap& map) {
     body += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">{}</text>\n",
                         px((left + right) / 2), px(bottom + 40),
                         escape(fit_label(map.column_title, std::max(grid_w, 200.0) / kCharPx)));
+  }
+  if (!map.note.empty()) {
+    body += fmt::format("<text x=\"8\" y=\"{}\" font-size=\"11\" fill=\"#555\">{}</text>\n",
+                        px(note_y), escape(fit_label(map.note, (width - 16) / kCellCharPx)));
   }
   if (!map.row_title.empty()) {
     const double cx = 16, cy = (top + bottom) / 2;

@@ -39,6 +39,9 @@ struct Heatmap {
   // "better" is always bright.
   bool reverse = false;
   std::string legend_title;  // above the colour bar, e.g. "parameters"
+  // One line of small grey text at the bottom, e.g. how a metric is defined
+  // (cut with "..." to the figure's width).
+  std::string note;
   // Optional text of the legend's tick labels: when set, it is called with
   // each tick value (e.g. count_human for "70B"); otherwise number labels.
   std::string (*tick_label)(double) = nullptr;

@@ -268,6 +268,8 @@ TEST(FrontierReport, SvgFilesHaveSafeNamesAndHeatmapsOneRectPerCell) {
   const std::string& cost = files[2].svg;
   EXPECT_EQ(count(cost, ">n/a</text>"), 3u);  // 2048x14, 1024x30, 2048x60
   EXPECT_NE(cost.find(">$100.0K</text>"), std::string::npos);
+  EXPECT_NE(cost.find("Extra cost over the next shorter deadline per 0.01 of loss gained"),
+            std::string::npos);
   EXPECT_NE(files[3].svg.find(">dgx-h100</text>"), std::string::npos);
 }
 
