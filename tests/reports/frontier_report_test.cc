@@ -442,7 +442,11 @@ TEST(FrontierReport, RandomTablesNeverCrash) {
     EXPECT_FALSE(ec) << round;
     EXPECT_EQ(count(frontier_csv(t), "\n"), 1u + t.cells.size()) << round;
     EXPECT_NE(frontier_markdown(t).find("simulations served"), std::string::npos);
-    for (const SvgFile& f : frontier_svg_files(t)) {
+    const std::vector<SvgFile> files = frontier_svg_files(t);
+    const std::vector<std::string> names_only = frontier_svg_names(t);
+    ASSERT_EQ(files.size(), names_only.size());
+    for (size_t i = 0; i < files.size(); ++i) EXPECT_EQ(files[i].name, names_only[i]);
+    for (const SvgFile& f : files) {
       EXPECT_TRUE(balanced(f.svg)) << round << " " << f.name;
       EXPECT_EQ(f.name.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789-_."),
                 std::string::npos)
