@@ -1,0 +1,120 @@
+#include "reports/frontier_report.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <boost/json.hpp>
+#include <cmath>
+#include <cstdint>
+
+#include "reports/frontier_internal.h"
+#include "reports/table.h"
+#include "simulator/strict_json.h"
+
+namespace llmplan::reports {
+
+using frontier_internal::cost_per_loss_point_in;
+using frontier_internal::Grid;
+using frontier_internal::join;
+using frontier_internal::num;
+
+double cost_per_loss_point(const FrontierTable& t, size_t cell) {
+  if (cell >= t.cells.size()) return NAN;
+  return cost_per_loss_point_in(Grid(t), t, cell);
+}
+
+std::string frontier_csv(const FrontierTable& t) {
+  const Grid grid(t);
+  Table table({"hardware",      "gpu",          "gpus",
+               "days",          "budget_usd",   "found",
+               "why",           "model",        "params",
+               "active_params", "tokens",       "loss",
+               "plan",          "gpus_used",    "train_days",
+               "mfu",           "cost_usd",     "gpu_days",
+               "caveats",       "architecture", "cost_per_loss_point_usd"});
+  for (size_t i = 0; i < t.cells.size(); ++i) {
+    const FrontierCell& c = t.cells[i];
+    std::vector<std::string> row = {
+        c.hardware,          c.gpu, std::to_string(c.gpus), num(c.days), num(c.budget_usd),
+        c.found ? "1" : "0", c.why};
+    if (c.found) {
+      row.insert(row.end(), {c.model, num(c.params), num(c.active_params), num(c.tokens),
+                             num(c.loss), c.plan, std::to_string(c.gpus_used), num(c.train_days),
+                             num(c.mfu), num(c.cost_usd), num(c.gpu_days), join(c.caveats, ";"),
+                             c.architecture, num(cost_per_loss_point_in(grid, t, i))});
+    } else {
+      row.insert(row.end(), 14, "");
+    }
+    for (std::string& cell : row) {  // one record per line
+      std::replace(cell.begin(), cell.end(), '\n', ' ');
+      std::replace(cell.begin(), cell.end(), '\r', ' ');
+    }
+    table.add_row(std::move(row));
+  }
+  return table.csv();
+}
+
+std::string frontier_json(const FrontierTable& t) {
+  const Grid grid(t);
+  namespace json = boost::json;
+  auto strings = [](const std::vector<std::string>& v) {
+    json::array a;
+    for (const std::string& s : v) a.emplace_back(s);
+    return a;
+  };
+  auto numbers = [](const auto& v) {
+    json::array a;
+    for (auto x : v) a.emplace_back(x);
+    return a;
+  };
+  json::object o;
+  o["hardware"] = strings(t.hardware);
+  o["gpu_names"] = strings(t.gpu_names);
+  o["gpu_price_usd_per_hour"] = numbers(t.gpu_price_usd_per_hour);
+  o["gpus"] = numbers(t.gpus);
+  o["days"] = numbers(t.days);
+  o["budgets_usd"] = numbers(t.budgets_usd);
+  o["objective"] = t.objective;
+  o["law"] = t.law;
+  o["family"] = t.family;
+  o["simulations"] = static_cast<int64_t>(t.simulations);
+  o["plan_lookups"] = static_cast<int64_t>(t.plan_lookups);
+  o["command_line"] = strings(t.command_line);
+  json::array cells;
+  for (size_t i = 0; i < t.cells.size(); ++i) {
+    const FrontierCell& c = t.cells[i];
+    json::object j;
+    j["hardware"] = c.hardware;
+    j["gpu"] = c.gpu;
+    j["gpus"] = c.gpus;
+    j["days"] = c.days;
+    j["budget_usd"] = c.budget_usd;
+    j["found"] = c.found;
+    j["why"] = c.why;
+    j["model"] = c.model;
+    j["architecture"] = c.architecture;
+    j["params"] = c.params;
+    j["active_params"] = c.active_params;
+    j["tokens"] = c.tokens;
+    j["loss"] = c.loss;
+    j["plan"] = c.plan;
+    j["gpus_used"] = c.gpus_used;
+    j["train_days"] = c.train_days;
+    j["mfu"] = c.mfu;
+    j["cost_usd"] = c.cost_usd;
+    j["gpu_days"] = c.gpu_days;
+    j["caveats"] = strings(c.caveats);
+    const double cpl = cost_per_loss_point_in(grid, t, i);
+    if (std::isfinite(cpl)) {
+      j["cost_per_loss_point_usd"] = cpl;
+    } else {
+      j["cost_per_loss_point_usd"] = nullptr;
+    }
+    cells.push_back(std::move(j));
+  }
+  o["cells"] = std::move(cells);
+  // Non-finite numbers (which JSON cannot hold) are written as null.
+  return llmplan::json::pretty(o);
+}
+
+}  // namespace llmplan::reports
