@@ -135,8 +135,11 @@ Status write_table(const reports::FrontierTable& table, const FrontierOptions& o
 Result<FrontierStudy> make_study(const FrontierOptions& o, const GlobalOptions& global) {
   LLMPLAN_ASSIGN_OR_RETURN(presets::Catalog catalog, load_catalog(global));
   FrontierStudy study;
-  LLMPLAN_ASSIGN_OR_RETURN(study.gpus,
-                           parse_int_list(o.gpus, "--gpus", simulator::Plan::kMaxGpus));
+  {
+    auto gpus = parse_int_list(o.gpus, "--gpus", simulator::Plan::kMaxGpus);
+    if (!gpus.ok()) return gpus.status().as_usage();
+    study.gpus = gpus.value();
+  }
   LLMPLAN_ASSIGN_OR_RETURN(study.days, parse_positive_list(o.days, "--days"));
   if (!o.budget_usd.empty()) {
     LLMPLAN_ASSIGN_OR_RETURN(study.budgets_usd, parse_positive_list(o.budget_usd, "--budget-usd"));

@@ -675,8 +675,9 @@ void SearchRun::advance(const std::vector<PlanResult>& results) {
       if (options_.objective == Objective::kLoss) add_between(b - 1, b);
     }
     if (!fine.empty()) {
-      merge(evaluate_shapes(fine, cluster, options), &result);
-      select(cluster_, options_, &result_);
+      stage_ = Stage::kFine;
+      prepare(std::move(fine));
+      return;
     }
   }
   finish();
