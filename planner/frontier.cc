@@ -94,6 +94,7 @@ class SimulationCache {
   const Plan& plan(int e) const { return entries_[e].plan; }
   int entry_shape(int e) const { return entries_[e].shape; }
   PlanResult& result(int e) { return entries_[e].result; }
+  const PlanResult& result(int e) const { return entries_[e].result; }
 
  private:
   struct Entry {
@@ -220,9 +221,9 @@ Status validate_study(const FrontierStudy& study) {
   if (study.days.empty()) return Status::invalid_argument("--days: empty list");
   for (const CellSpec& c : cell_specs(study)) {
     const Cluster& cluster = study.hardware[c.hardware].cluster;
-    Result<SearchRun> run = SearchRun::start(cluster, c.options);
-    if (!run.ok()) {
-      return run.status().with_prefix(
+    const Status st = SearchRun::check(cluster, c.options);
+    if (!st.ok()) {
+      return st.with_prefix(
           cell_name(cluster, c.options.gpus, c.options.days, c.options.budget_usd));
     }
   }
@@ -233,11 +234,23 @@ Result<reports::FrontierTable> run_frontier(const FrontierStudy& study, const Pr
                                             const FrontierRunOptions& options) {
   LLMPLAN_RETURN_IF_ERROR(validate_study(study));
   const std::vector<CellSpec> specs = cell_specs(study);
+  const int threads = options.threads > 0 ? options.threads : omp_get_max_threads();
+  // Each cell's first step (its plan enumeration), cells in parallel.
+  const long cell_count = static_cast<long>(specs.size());
+  std::vector<std::optional<SearchRun>> slots(specs.size());
+#pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
+  for (long c = 0; c < cell_count; ++c) {
+    Result<SearchRun> run = SearchRun::start(study.hardware[specs[c].hardware].cluster,
+                                             specs[c].options);
+    if (run.ok()) slots[c].emplace(std::move(run.value()));
+  }
   std::vector<SearchRun> runs;
   runs.reserve(specs.size());
-  for (const CellSpec& c : specs) {
-    runs.push_back(SearchRun::start(study.hardware[c.hardware].cluster, c.options).value());
+  for (long c = 0; c < cell_count; ++c) {
+    if (!slots[c]) return Status::internal("frontier: a validated cell failed to start");
+    runs.push_back(std::move(*slots[c]));
   }
+  slots.clear();
   const int hw = static_cast<int>(study.hardware.size());
   std::vector<SimulationCache> caches(hw);
   std::vector<simulator::SimOptions> sims(hw);
@@ -246,7 +259,6 @@ Result<reports::FrontierTable> run_frontier(const FrontierStudy& study, const Pr
   FrontierProgress status;
   status.cells = static_cast<long>(runs.size());
   long simulations = 0, lookups = 0;
-  const int threads = options.threads > 0 ? options.threads : omp_get_max_threads();
   const int ranks = std::max(1, group.size);
   for (int round = 1;; ++round) {
     // The entries each unfinished cell's step needs; the new ones are jobs.
@@ -331,9 +343,12 @@ Result<reports::FrontierTable> run_frontier(const FrontierStudy& study, const Pr
       }
     }
     simulations += static_cast<long>(jobs.size());
-    for (size_t c = 0; c < runs.size(); ++c) {
+    // Every cell's next step (selection, the refinement's enumeration), cells
+    // in parallel; the cache is only read here.
+#pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
+    for (long c = 0; c < cell_count; ++c) {
       if (runs[c].done()) continue;
-      SimulationCache& cache = caches[specs[c].hardware];
+      const SimulationCache& cache = caches[specs[c].hardware];
       std::vector<PlanResult> step(needs[c].size());
       for (size_t i = 0; i < needs[c].size(); ++i) step[i] = cache.result(needs[c][i]);
       runs[c].advance(step);
