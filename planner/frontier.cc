@@ -319,7 +319,8 @@ Result<reports::FrontierTable> run_frontier(const FrontierStudy& study, const Pr
     std::string blob;
     blob.reserve(results.size() * kRecordBytes);
     for (const PlanResult& r : results) serialize(r, &blob);
-    LLMPLAN_ASSIGN_OR_RETURN(std::vector<std::string> blobs, all_gather(group, blob));
+    LLMPLAN_ASSIGN_OR_RETURN(std::vector<std::string> blobs,
+                             options.gather ? options.gather(blob) : all_gather(group, blob));
     if (static_cast<int>(blobs.size()) != ranks) {
       return Status::internal("frontier: all_gather returned " + std::to_string(blobs.size()) +
                               " results for " + std::to_string(ranks) + " ranks");

@@ -73,6 +73,10 @@ struct FrontierRunOptions {
   // Called on this rank after each batch of its simulations and at the end
   // of each round (one thread at a time). Callers show it on rank 0 only.
   std::function<void(const FrontierProgress&)> progress;
+  // The collective that gives every rank every rank's blob, by rank; empty:
+  // all_gather(group, blob). Tests run several ranks as threads of one
+  // process with an in-process one.
+  std::function<Result<std::vector<std::string>>(const std::string& blob)> gather;
 };
 
 // The cells' search options, in grid order (hardware outermost, then gpus,
