@@ -29,7 +29,8 @@ std::string number_text(double x) {
 
 // "dgx-h100, 512 GPUs, 14 days, budget $1e+06".
 std::string cell_name(const Cluster& cluster, int gpus, double days, double budget_usd) {
-  std::string s = cluster.name + ", " + std::to_string(gpus) + " GPUs, " + number_text(days) + " days";
+  std::string s =
+      cluster.name + ", " + std::to_string(gpus) + " GPUs, " + number_text(days) + " days";
   if (budget_usd > 0) s += ", budget $" + number_text(budget_usd);
   return s;
 }
@@ -41,8 +42,8 @@ struct CellSpec {
 
 std::vector<CellSpec> cell_specs(const FrontierStudy& study) {
   std::vector<CellSpec> cells;
-  const std::vector<double> budgets = study.budgets_usd.empty() ? std::vector<double>{0}
-                                                                : study.budgets_usd;
+  const std::vector<double> budgets =
+      study.budgets_usd.empty() ? std::vector<double>{0} : study.budgets_usd;
   for (int h = 0; h < static_cast<int>(study.hardware.size()); ++h) {
     for (int g : study.gpus) {
       for (double d : study.days) {
@@ -136,9 +137,7 @@ class SimulationCache {
 // What a simulation's result needs beyond its plan, as exact bytes.
 constexpr size_t kRecordBytes = 4 * sizeof(double) + sizeof(uint32_t) + 1;
 
-void put(std::string* out, const void* p, size_t n) {
-  out->append(static_cast<const char*>(p), n);
-}
+void put(std::string* out, const void* p, size_t n) { out->append(static_cast<const char*>(p), n); }
 
 void serialize(const PlanResult& r, std::string* out) {
   put(out, &r.iteration_time_s, sizeof(double));
@@ -240,8 +239,8 @@ Result<reports::FrontierTable> run_frontier(const FrontierStudy& study, const Pr
   std::vector<std::optional<SearchRun>> slots(specs.size());
 #pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
   for (long c = 0; c < cell_count; ++c) {
-    Result<SearchRun> run = SearchRun::start(study.hardware[specs[c].hardware].cluster,
-                                             specs[c].options);
+    Result<SearchRun> run =
+        SearchRun::start(study.hardware[specs[c].hardware].cluster, specs[c].options);
     if (run.ok()) slots[c].emplace(std::move(run.value()));
   }
   std::vector<SearchRun> runs;
@@ -282,8 +281,8 @@ Result<reports::FrontierTable> run_frontier(const FrontierStudy& study, const Pr
       lookups += static_cast<long>(runs[c].step_tasks().size());
     }
     status.round = round;
-    status.cells_done = std::count_if(runs.begin(), runs.end(),
-                                      [](const SearchRun& r) { return r.done(); });
+    status.cells_done =
+        std::count_if(runs.begin(), runs.end(), [](const SearchRun& r) { return r.done(); });
     status.simulations = simulations;
     status.plan_lookups = lookups;
     if (status.cells_done == status.cells) break;
@@ -326,10 +325,9 @@ Result<reports::FrontierTable> run_frontier(const FrontierStudy& study, const Pr
                               " results for " + std::to_string(ranks) + " ranks");
     }
     for (int r = 0; r < ranks; ++r) {
-      const long count =
-          r < static_cast<long>(jobs.size())
-              ? (static_cast<long>(jobs.size()) - r + ranks - 1) / ranks
-              : 0;
+      const long count = r < static_cast<long>(jobs.size())
+                             ? (static_cast<long>(jobs.size()) - r + ranks - 1) / ranks
+                             : 0;
       if (blobs[r].size() != static_cast<size_t>(count) * kRecordBytes) {
         return Status::internal("frontier: rank " + std::to_string(r) + " sent " +
                                 std::to_string(blobs[r].size()) + " bytes for " +
@@ -358,8 +356,8 @@ Result<reports::FrontierTable> run_frontier(const FrontierStudy& study, const Pr
       FrontierProgress p = status;
       p.round_done = n;
       p.simulations = simulations;
-      p.cells_done = std::count_if(runs.begin(), runs.end(),
-                                   [](const SearchRun& r) { return r.done(); });
+      p.cells_done =
+          std::count_if(runs.begin(), runs.end(), [](const SearchRun& r) { return r.done(); });
       options.progress(p);
     }
   }

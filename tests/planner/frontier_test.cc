@@ -273,8 +273,7 @@ TEST(Frontier, InvalidCellsNameTheCell) {
   study.gpus = {4};  // below one node of 8
   const Status s = validate_study(study);
   ASSERT_FALSE(s.ok());
-  EXPECT_NE(s.message().find("dgx-a100-80gb, 4 GPUs, 0.25 days"), std::string::npos)
-      << s.message();
+  EXPECT_NE(s.message().find("dgx-a100-80gb, 4 GPUs, 0.25 days"), std::string::npos) << s.message();
   EXPECT_NE(s.message().find("fewer than one node"), std::string::npos) << s.message();
   EXPECT_EQ(s.message().find('\n'), std::string::npos);
   study = small_study(Objective::kLargest);
