@@ -8,6 +8,7 @@
 #include <numeric>
 #include <set>
 
+#include "planner/threads.h"
 #include "scaling/optimal.h"
 #include "simulator/memory.h"
 #include "simulator/simulate.h"
@@ -293,7 +294,7 @@ SearchResult evaluate_shapes(const std::vector<Model>& models, const Cluster& cl
   simulator::SimOptions sim;
   sim.cost_model = options.cost_model;
   long done = 0;
-  const int threads = options.threads > 0 ? options.threads : omp_get_max_threads();
+  const int threads = loop_threads(options.threads, omp_get_max_threads(), n);
 #pragma omp parallel for schedule(dynamic, 4) num_threads(threads)
   for (long i = 0; i < n; ++i) {
     PlanResult& r = result.plans[i];
