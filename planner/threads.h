@@ -1,4 +1,13 @@
 // How many OpenMP threads a parallel loop opens.
+//
+// A thread without work waits in libgomp, which by default spins (about
+// 300,000 rounds) before it sleeps: on a machine with a busy core, that
+// spinning takes the CPU from the thread that works. So no loop opens more
+// threads than it has items. OMP_WAIT_POLICY=PASSIVE (sleep at once) would
+// help the tail of longer loops too, but libgomp reads it once, in its
+// library constructor, and glibc resets the environment after an
+// executable's .preinit_array runs, so llmplan cannot set it for itself:
+// users who share cores may export it.
 #ifndef LLMPLAN_PLANNER_THREADS_H_
 #define LLMPLAN_PLANNER_THREADS_H_
 
