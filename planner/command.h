@@ -120,6 +120,12 @@ void add_plan_options(CLI::App& app, const GlobalOptions& global, Action* action
 // `llmplan sweep --config FILE.json --tp LIST --pp LIST --dp LIST [...]`: a
 // grid of plans for one model; time, cost, MFU and the time-cost Pareto front.
 void add_sweep_command(CLI::App& app, const GlobalOptions& global, Action* action);
+// [frontier commands]
+// `llmplan frontier --gpus LIST --days LIST [--gpu LIST | --cluster LIST]
+// [--budget-usd LIST] [every planner flag] [--out DIR | --format
+// md|csv|json]`: the planner's answer per cell of the grid, simulations
+// shared between cells and split over MPI ranks (planner/frontier.h).
+void add_frontier_command(CLI::App& app, const GlobalOptions& global, Action* action);
 // [schedule commands]
 // `llmplan schedule (--jobs FILE | --generate N [--seed S]) --gpus G
 // [--cluster NAME | --gpu NAME] [--policy NAME|all] [--format md|csv|json]

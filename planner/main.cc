@@ -107,6 +107,8 @@ int main(int argc, char** argv) {
   // [planner commands]
   llmplan::planner::add_plan_options(app, global, &action);
   llmplan::planner::add_sweep_command(app, global, &action);
+  // [frontier commands]
+  llmplan::planner::add_frontier_command(app, global, &action);
   // [schedule commands]
   llmplan::planner::add_schedule_command(app, global, &action);
   llmplan::planner::add_preset_file_option(app, &global);

@@ -263,14 +263,15 @@ std::vector<int> pareto_front(const std::vector<double>& time, const std::vector
   return front;
 }
 
-SearchResult evaluate_shapes(const std::vector<Model>& models, const Cluster& cluster,
-                             const SearchOptions& options) {
-  SearchResult result;
-  struct Task {
-    int shape;
-    Plan plan;
-  };
-  std::vector<Task> tasks;
+namespace {
+
+// The candidates of `models` and their plans to simulate (the plan space of
+// each shape on options.gpus GPUs, in its order).
+void enumerate_step(const std::vector<Model>& models, const Cluster& cluster,
+                    const SearchOptions& options, std::vector<Candidate>* candidates,
+                    std::vector<PlanTask>* tasks) {
+  candidates->clear();
+  tasks->clear();
   for (int s = 0; s < static_cast<int>(models.size()); ++s) {
     Candidate c;
     c.model = models[s];
@@ -283,26 +284,58 @@ SearchResult evaluate_shapes(const std::vector<Model>& models, const Cluster& cl
     }
     EnumerationStats stats;
     for (const Plan& p : enumerate_plans(models[s], cluster, options.gpus, space, &stats)) {
-      tasks.push_back({s, p});
+      tasks->push_back({s, p});
     }
     c.layouts = stats.layouts;
     c.memory_pruned = stats.memory_pruned;
-    result.candidates.push_back(c);
+    candidates->push_back(c);
   }
+}
+
+// A step's result: its candidates and every task's simulation.
+SearchResult assemble_step(std::vector<Candidate> candidates, const std::vector<PlanTask>& tasks,
+                           const std::vector<PlanResult>& results) {
+  SearchResult result;
+  result.candidates = std::move(candidates);
   const long n = static_cast<long>(tasks.size());
   result.plans.resize(n);
+  for (long i = 0; i < n; ++i) {
+    PlanResult& r = result.plans[i];
+    r = results[i];
+    r.shape = tasks[i].shape;
+    r.plan = tasks[i].plan;
+    r.gpus_used = r.plan.world_size();
+  }
+  for (const PlanResult& r : result.plans) result.candidates[r.shape].plans_evaluated++;
+  result.plans_evaluated = n;
+  return result;
+}
+
+}  // namespace
+
+PlanResult simulate_task(const Model& model, const Plan& plan, const Cluster& cluster,
+                         const simulator::SimOptions& sim) {
+  PlanResult r;
+  r.plan = plan;
+  r.gpus_used = plan.world_size();
+  auto rep = simulator::simulate(model, plan, cluster, sim);
+  if (rep.ok()) record_simulation(rep.value(), &r);
+  return r;
+}
+
+std::vector<PlanResult> simulate_tasks(const std::vector<Model>& shapes,
+                                       const std::vector<PlanTask>& tasks, const Cluster& cluster,
+                                       const SearchOptions& options) {
+  const long n = static_cast<long>(tasks.size());
+  std::vector<PlanResult> results(n);
   simulator::SimOptions sim;
   sim.cost_model = options.cost_model;
   long done = 0;
   const int threads = loop_threads(options.threads, omp_get_max_threads(), n);
 #pragma omp parallel for schedule(dynamic, 4) num_threads(threads)
   for (long i = 0; i < n; ++i) {
-    PlanResult& r = result.plans[i];
-    r.shape = tasks[i].shape;
-    r.plan = tasks[i].plan;
-    r.gpus_used = r.plan.world_size();
-    auto rep = simulator::simulate(models[r.shape], r.plan, cluster, sim);
-    if (rep.ok()) record_simulation(rep.value(), &r);
+    results[i] = simulate_task(shapes[tasks[i].shape], tasks[i].plan, cluster, sim);
+    results[i].shape = tasks[i].shape;
     if (options.progress) {
 #pragma omp critical(llmplan_progress)
       {
@@ -311,9 +344,16 @@ SearchResult evaluate_shapes(const std::vector<Model>& models, const Cluster& cl
       }
     }
   }
-  for (const PlanResult& r : result.plans) result.candidates[r.shape].plans_evaluated++;
-  result.plans_evaluated = n;
-  return result;
+  return results;
+}
+
+SearchResult evaluate_shapes(const std::vector<Model>& models, const Cluster& cluster,
+                             const SearchOptions& options) {
+  std::vector<Candidate> candidates;
+  std::vector<PlanTask> tasks;
+  enumerate_step(models, cluster, options, &candidates, &tasks);
+  return assemble_step(std::move(candidates), tasks,
+                       simulate_tasks(models, tasks, cluster, options));
 }
 
 void select(const Cluster& cluster, const SearchOptions& options, SearchResult* result) {
@@ -454,7 +494,7 @@ bool contains(const std::vector<Candidate>& cs, const Model& m) {
 
 }  // namespace
 
-Result<SearchResult> search(const Cluster& cluster, const SearchOptions& options) {
+Result<SearchRun> SearchRun::start(const Cluster& cluster, const SearchOptions& options) {
   if (options.gpus <= 0) return Status::invalid_argument("--gpus must be a positive GPU count");
   if (options.gpus > Plan::kMaxGpus) {
     return Status::invalid_argument("--gpus: must be at most " + std::to_string(Plan::kMaxGpus) +
@@ -504,7 +544,8 @@ Result<SearchResult> search(const Cluster& cluster, const SearchOptions& options
     return Status::invalid_argument("--model: exactly one model is pinned");
   }
 
-  SearchResult result;
+  SearchRun run(cluster, options);
+  SearchResult& result = run.result_;
   // Naive baseline.
   scaling::GpuBudget naive{cluster.gpu.name, static_cast<double>(options.gpus), options.days,
                            cluster.gpu.peak_bf16_flops, 1.0};
@@ -529,7 +570,7 @@ Result<SearchResult> search(const Cluster& cluster, const SearchOptions& options
   }
   // The moe family: the naive N as active parameters of the finest layout.
   const bool moe = options.family == Family::kMoe;
-  const Model naive_model =
+  run.naive_model_ =
       moe ? moe_shape_for_active(result.naive_params, options.shape_template,
                                  moe_shape_configs().back())
           : shape_for_params(result.naive_params, options.shape_template);
@@ -562,33 +603,47 @@ Result<SearchResult> search(const Cluster& cluster, const SearchOptions& options
   // The naive model is the baseline's row (simulated for its days) in the
   // automatic grid; user shapes and a pinned model are searched alone.
   if (options.shapes.empty() &&
-      std::none_of(coarse.begin(), coarse.end(), [&](const Model& m) { return m == naive_model; })) {
-    coarse.push_back(naive_model);
+      std::none_of(coarse.begin(), coarse.end(), [&](const Model& m) { return m == run.naive_model_; })) {
+    coarse.push_back(run.naive_model_);
   }
-  result = [&] {
-    SearchResult r = evaluate_shapes(coarse, cluster, options);
-    r.naive_flops = result.naive_flops;
-    r.naive_params = result.naive_params;
-    r.naive_tokens = result.naive_tokens;
-    r.naive_candidate = -1;
-    for (int i = 0; i < static_cast<int>(coarse.size()); ++i) {
-      if (coarse[i] == naive_model) r.naive_candidate = i;
-    }
-    return r;
-  }();
-  merge(SearchResult{}, &result);  // sort
-  select(cluster, options, &result);
+  run.prepare(std::move(coarse));
+  return run;
+}
 
+void SearchRun::prepare(std::vector<Model> shapes) {
+  shapes_ = std::move(shapes);
+  enumerate_step(shapes_, cluster_, options_, &step_candidates_, &tasks_);
+}
+
+void SearchRun::advance(const std::vector<PlanResult>& results) {
+  SearchResult step = assemble_step(std::move(step_candidates_), tasks_, results);
+  if (stage_ == Stage::kFine) {
+    merge(std::move(step), &result_);
+    select(cluster_, options_, &result_);
+    finish();
+    return;
+  }
+  step.naive_flops = result_.naive_flops;
+  step.naive_params = result_.naive_params;
+  step.naive_tokens = result_.naive_tokens;
+  step.naive_candidate = -1;
+  for (int i = 0; i < static_cast<int>(shapes_.size()); ++i) {
+    if (shapes_[i] == naive_model_) step.naive_candidate = i;
+  }
+  result_ = std::move(step);
+  merge(SearchResult{}, &result_);  // sort
+  select(cluster_, options_, &result_);
+  const bool moe = options_.family == Family::kMoe;
   // Refine between the best and its larger neighbour (and smaller one for loss).
-  if (options.shapes.empty() && !options.pinned && result.best >= 0) {
-    const int b = result.best;
-    const int n = static_cast<int>(result.candidates.size());
+  if (options_.shapes.empty() && !options_.pinned && result_.best >= 0) {
+    const int b = result_.best;
+    const int n = static_cast<int>(result_.candidates.size());
     std::vector<Model> fine;
     auto add_between = [&](int lo, int hi) {
       if (lo < 0 || hi >= n) return;
-      for (const Model& m : shape_grid(result.candidates[lo].params, result.candidates[hi].params,
-                                       1.07, options.shape_template)) {
-        if (!contains(result.candidates, m) &&
+      for (const Model& m : shape_grid(result_.candidates[lo].params, result_.candidates[hi].params,
+                                       1.07, options_.shape_template)) {
+        if (!contains(result_.candidates, m) &&
             std::none_of(fine.begin(), fine.end(), [&](const Model& o) { return o == m; })) {
           fine.push_back(m);
         }
@@ -597,7 +652,7 @@ Result<SearchResult> search(const Cluster& cluster, const SearchOptions& options
     // MoE: between the answer's active size and the next coarse size of the
     // same expert layout.
     auto add_moe_between = [&](int lo, double hi_active) {
-      const Model& m = result.candidates[lo].model;
+      const Model& m = result_.candidates[lo].model;
       const MoeShapeConfig* config = nullptr;
       for (const MoeShapeConfig& c : moe_shape_configs()) {
         if (c.experts == m.num_experts && c.top_k == m.moe_top_k &&
@@ -606,33 +661,50 @@ Result<SearchResult> search(const Cluster& cluster, const SearchOptions& options
         }
       }
       if (config == nullptr) return;
-      for (double a = result.candidates[lo].active_params * 1.1; a < hi_active * 0.97; a *= 1.1) {
-        Model x = moe_shape_for_active(a, options.shape_template, *config);
-        if (!contains(result.candidates, x) &&
+      for (double a = result_.candidates[lo].active_params * 1.1; a < hi_active * 0.97; a *= 1.1) {
+        Model x = moe_shape_for_active(a, options_.shape_template, *config);
+        if (!contains(result_.candidates, x) &&
             std::none_of(fine.begin(), fine.end(), [&](const Model& o) { return o == x; })) {
           fine.push_back(x);
         }
       }
     };
     if (moe) {
-      add_moe_between(b, result.candidates[b].active_params * options.moe_grid_step);
+      add_moe_between(b, result_.candidates[b].active_params * options_.moe_grid_step);
     } else {
       add_between(b, b + 1);
-      if (options.objective == Objective::kLoss) add_between(b - 1, b);
+      if (options_.objective == Objective::kLoss) add_between(b - 1, b);
     }
     if (!fine.empty()) {
-      merge(evaluate_shapes(fine, cluster, options), &result);
-      select(cluster, options, &result);
+      stage_ = Stage::kFine;
+      prepare(std::move(fine));
+      return;
     }
   }
+  finish();
+}
+
+void SearchRun::finish() {
   // Naive simulated days: its fastest fitting plan for the naive tokens.
-  result.naive_days = 0;
-  for (const PlanResult& r : result.plans) {
-    if (r.shape != result.naive_candidate || !r.fits) continue;
-    const double d = training_days(r, result.naive_tokens);
-    if (result.naive_days == 0 || d < result.naive_days) result.naive_days = d;
+  result_.naive_days = 0;
+  for (const PlanResult& r : result_.plans) {
+    if (r.shape != result_.naive_candidate || !r.fits) continue;
+    const double d = training_days(r, result_.naive_tokens);
+    if (result_.naive_days == 0 || d < result_.naive_days) result_.naive_days = d;
   }
-  return result;
+
+  stage_ = Stage::kDone;
+  shapes_.clear();
+  tasks_.clear();
+  step_candidates_.clear();
+}
+
+Result<SearchResult> search(const Cluster& cluster, const SearchOptions& options) {
+  LLMPLAN_ASSIGN_OR_RETURN(SearchRun run, SearchRun::start(cluster, options));
+  while (!run.done()) {
+    run.advance(simulate_tasks(run.step_shapes(), run.step_tasks(), cluster, options));
+  }
+  return run.result();
 }
 
 void record_simulation(const simulator::StepReport& report, PlanResult* result) {

@@ -228,10 +228,74 @@ double training_cost_usd(const PlanResult& r, double days, double usd_per_gpu_ho
 // time ascending, ties by index.
 std::vector<int> pareto_front(const std::vector<double>& time, const std::vector<double>& cost);
 
+// One plan of one shape to simulate; `shape` indexes the shapes of the same
+// step (SearchRun::step_shapes).
+struct PlanTask {
+  int shape = 0;
+  simulator::Plan plan;
+};
+
+// Simulates `plan` of `model` on `cluster`: a PlanResult with `plan`,
+// gpus_used and what record_simulation keeps (fits false and zero rates when
+// the simulator rejects the plan); shape 0. Pure: the same inputs always
+// give the same result, so a simulation may be shared between searches.
+PlanResult simulate_task(const simulator::Model& model, const simulator::Plan& plan,
+                         const simulator::Cluster& cluster, const simulator::SimOptions& sim);
+
+// Simulates every task (OpenMP, options.threads; options.progress after
+// each batch), results in task order with their shape index.
+std::vector<PlanResult> simulate_tasks(const std::vector<simulator::Model>& shapes,
+                                       const std::vector<PlanTask>& tasks,
+                                       const simulator::Cluster& cluster,
+                                       const SearchOptions& options);
+
 // Evaluates `models` (all plans, in parallel) and fills candidates and plans.
 // Selection is left to select().
 SearchResult evaluate_shapes(const std::vector<simulator::Model>& models,
                              const simulator::Cluster& cluster, const SearchOptions& options);
+
+// The search as a sequence of steps (the coarse size grid, then the
+// refinement around its answer), each a list of plans to simulate, for
+// drivers that share simulations between many searches (planner/frontier.h)
+// or split them over processes. search() runs it with simulate_tasks, so a
+// driver that supplies the same simulations gets the same answer, byte for
+// byte:
+//   SearchRun run = SearchRun::start(cluster, options).value();
+//   while (!run.done()) run.advance(simulate(run.step_shapes(), run.step_tasks()));
+//   const SearchResult& r = run.result();
+class SearchRun {
+ public:
+  // Validates the options (search()'s errors) and prepares the first step.
+  static Result<SearchRun> start(const simulator::Cluster& cluster, const SearchOptions& options);
+
+  bool done() const { return stage_ == Stage::kDone; }
+  // The current step's shapes and the plans of them to simulate (in the
+  // plan space's order). REQUIRES: !done().
+  const std::vector<simulator::Model>& step_shapes() const { return shapes_; }
+  const std::vector<PlanTask>& step_tasks() const { return tasks_; }
+  // results[i] is step_tasks()[i] simulated (simulate_task; its shape index
+  // is ignored). Selects, then prepares the next step or finishes.
+  // REQUIRES: !done(), results.size() == step_tasks().size().
+  void advance(const std::vector<PlanResult>& results);
+  // The whole search's result. REQUIRES: done().
+  const SearchResult& result() const { return result_; }
+
+ private:
+  enum class Stage { kCoarse, kFine, kDone };
+  SearchRun(const simulator::Cluster& cluster, const SearchOptions& options)
+      : cluster_(cluster), options_(options) {}
+  void prepare(std::vector<simulator::Model> shapes);
+  void finish();
+
+  simulator::Cluster cluster_;
+  SearchOptions options_;
+  Stage stage_ = Stage::kCoarse;
+  SearchResult result_;       // naive baseline fields, then the merged steps
+  simulator::Model naive_model_;
+  std::vector<simulator::Model> shapes_;
+  std::vector<Candidate> step_candidates_;
+  std::vector<PlanTask> tasks_;
+};
 
 // Fills each candidate's tokens/best plan/days/cost/loss/feasibility and
 // picks `best` by the objective (largest params; or lowest loss), ties by

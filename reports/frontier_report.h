@@ -8,6 +8,7 @@
 #ifndef LLMPLAN_REPORTS_FRONTIER_REPORT_H_
 #define LLMPLAN_REPORTS_FRONTIER_REPORT_H_
 
+#include <cstddef>
 #include <string>
 #include <vector>
 
@@ -93,6 +94,23 @@ struct SvgFile {
 // a colour scale legend, grey "none" cells), and one plot of params vs
 // GPU-days (log-log, one series per hardware).
 std::vector<SvgFile> frontier_svg_files(const FrontierTable& t);
+
+// Cost per loss point of t.cells[cell], in US dollars per 0.01 of predicted
+// loss: what the extra time of this cell's deadline buys, against the cell
+// with the same hardware, GPU count and budget at the previous (next
+// shorter) deadline of the study:
+//   (cost_usd - cost_usd_prev) / ((loss_prev - loss) / 0.01).
+// A low value means the longer deadline buys a better model cheaply; a
+// negative one means it is both better and cheaper. NaN (undefined) when
+// `cell` is out of range, the cell or the previous one has no answer, the
+// cell is at the shortest deadline, the loss did not improve
+// (loss_prev - loss <= 0), or a cost or loss is not finite or a cost is not
+// positive (no price for the GPU). Pure; O(cells) per call.
+double cost_per_loss_point(const FrontierTable& t, size_t cell);
+
+// The file names frontier_svg_files() gives for `t`, in the same order,
+// without rendering anything (the Markdown report links them).
+std::vector<std::string> frontier_svg_names(const FrontierTable& t);
 
 }  // namespace llmplan::reports
 

@@ -1,0 +1,206 @@
+// `llmplan frontier`'s driver: every cell equals the single planner run
+// (search()) for that cell, simulations are shared between cells, and the
+// table does not depend on the thread count.
+#include "planner/frontier.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "presets/catalog.h"
+
+namespace llmplan::planner {
+namespace {
+
+simulator::Cluster cluster(const std::string& name) {
+  auto catalog = presets::Catalog::builtin();
+  EXPECT_TRUE(catalog.ok());
+  auto c = catalog.value().cluster(name);
+  EXPECT_TRUE(c.ok()) << name;
+  return c.value();
+}
+
+scaling::LossLaw law() {
+  scaling::LossLaw l;
+  l.name = "test";
+  l.E = 1.69;
+  l.A = 406.4;
+  l.B = 410.7;
+  l.alpha = 0.34;
+  l.beta = 0.28;
+  return l;
+}
+
+// The planner's automatic gpt grid (coarse, then refined) on a small plan
+// space, so that the test runs in seconds.
+SearchOptions small_options(Objective objective) {
+  SearchOptions o;
+  o.objective = objective;
+  o.law = law();
+  o.threads = 2;
+  o.shape_template = family_template(Family::kGpt, 1024, 32000);
+  o.space.global_batch_tokens = {512 * 1024};
+  o.space.tp = {1, 2};
+  o.space.pp = {1, 2};
+  o.space.micro_batch = {1, 2};
+  return o;
+}
+
+FrontierStudy small_study(Objective objective) {
+  FrontierStudy s;
+  for (const char* name : {"dgx-a100-80gb", "dgx-h100"}) {
+    s.hardware.push_back({cluster(name), small_options(objective)});
+  }
+  s.gpus = {8, 32};
+  s.days = {0.25, 1.5};
+  s.budgets_usd = {0, 150};
+  s.family = "gpt";
+  return s;
+}
+
+void expect_same_cell(const reports::FrontierCell& a, const reports::FrontierCell& b,
+                      const std::string& where) {
+  EXPECT_EQ(a.hardware, b.hardware) << where;
+  EXPECT_EQ(a.gpu, b.gpu) << where;
+  EXPECT_EQ(a.gpus, b.gpus) << where;
+  EXPECT_EQ(a.days, b.days) << where;
+  EXPECT_EQ(a.budget_usd, b.budget_usd) << where;
+  EXPECT_EQ(a.found, b.found) << where;
+  EXPECT_EQ(a.why, b.why) << where;
+  EXPECT_EQ(a.model, b.model) << where;
+  EXPECT_EQ(a.architecture, b.architecture) << where;
+  EXPECT_EQ(a.params, b.params) << where;
+  EXPECT_EQ(a.active_params, b.active_params) << where;
+  EXPECT_EQ(a.tokens, b.tokens) << where;
+  EXPECT_EQ(a.loss, b.loss) << where;
+  EXPECT_EQ(a.plan, b.plan) << where;
+  EXPECT_EQ(a.gpus_used, b.gpus_used) << where;
+  EXPECT_EQ(a.train_days, b.train_days) << where;
+  EXPECT_EQ(a.mfu, b.mfu) << where;
+  EXPECT_EQ(a.cost_usd, b.cost_usd) << where;
+  EXPECT_EQ(a.gpu_days, b.gpu_days) << where;
+  EXPECT_EQ(a.caveats, b.caveats) << where;
+}
+
+// Every cell of a 2 x 2 x 2 x 2 grid equals search() run alone with that
+// cell's options (the single `llmplan --gpus G --days D` run), for both
+// objectives and with a budget that binds.
+void check_equals_single_runs(Objective objective) {
+  const FrontierStudy study = small_study(objective);
+  FrontierRunOptions run;
+  run.threads = 2;
+  auto table = run_frontier(study, ProcessGroup{}, run);
+  ASSERT_TRUE(table.ok()) << table.status().message();
+  const reports::FrontierTable& t = table.value();
+  ASSERT_EQ(t.cells.size(), 16u);
+  long searched_plans = 0;
+  int found = 0, budget_changed = 0;
+  size_t k = 0;
+  for (const FrontierHardware& h : study.hardware) {
+    for (int g : study.gpus) {
+      for (double d : study.days) {
+        for (double b : study.budgets_usd) {
+          SearchOptions o = h.options;
+          o.gpus = g;
+          o.days = d;
+          o.budget_usd = b;
+          auto single = search(h.cluster, o);
+          ASSERT_TRUE(single.ok()) << single.status().message();
+          searched_plans += single.value().plans_evaluated;
+          const reports::FrontierCell expected = frontier_cell(h.cluster, o, single.value());
+          const std::string where = h.cluster.name + " " + std::to_string(g) + " GPUs " +
+                                    std::to_string(d) + " days $" + std::to_string(b);
+          expect_same_cell(t.cells[k], expected, where);
+          found += expected.found ? 1 : 0;
+          if (b > 0 && t.cells[k - 1].found &&
+              (!t.cells[k].found || t.cells[k].model != t.cells[k - 1].model ||
+               t.cells[k].plan != t.cells[k - 1].plan)) {
+            ++budget_changed;
+          }
+          ++k;
+        }
+      }
+    }
+  }
+  // The grid is not trivial: answers exist, and the budget changes some.
+  EXPECT_GE(found, 8);
+  EXPECT_GE(budget_changed, 1);
+  // Every plan evaluation of the single runs was a lookup; far fewer were
+  // simulated (deadlines and budgets share them).
+  EXPECT_EQ(t.plan_lookups, searched_plans);
+  EXPECT_GT(t.simulations, 0);
+  EXPECT_LT(t.simulations * 2, t.plan_lookups);
+}
+
+TEST(Frontier, LargestEqualsSingleRuns) { check_equals_single_runs(Objective::kLargest); }
+TEST(Frontier, LossEqualsSingleRuns) { check_equals_single_runs(Objective::kLoss); }
+
+TEST(Frontier, SameTableForOneAndTwoThreads) {
+  const FrontierStudy study = small_study(Objective::kLargest);
+  FrontierRunOptions one, two;
+  one.threads = 1;
+  two.threads = 2;
+  auto a = run_frontier(study, ProcessGroup{}, one);
+  auto b = run_frontier(study, ProcessGroup{}, two);
+  ASSERT_TRUE(a.ok() && b.ok());
+  ASSERT_EQ(a.value().cells.size(), b.value().cells.size());
+  for (size_t i = 0; i < a.value().cells.size(); ++i) {
+    expect_same_cell(a.value().cells[i], b.value().cells[i], std::to_string(i));
+  }
+  EXPECT_EQ(a.value().simulations, b.value().simulations);
+  EXPECT_EQ(a.value().plan_lookups, b.value().plan_lookups);
+}
+
+TEST(Frontier, ProgressReportsRoundsAndCells) {
+  FrontierStudy study = small_study(Objective::kLargest);
+  study.budgets_usd = {0};
+  FrontierRunOptions run;
+  std::vector<FrontierProgress> seen;
+  run.progress = [&seen](const FrontierProgress& p) { seen.push_back(p); };
+  auto t = run_frontier(study, ProcessGroup{}, run);
+  ASSERT_TRUE(t.ok());
+  ASSERT_FALSE(seen.empty());
+  EXPECT_EQ(seen.front().round, 1);
+  EXPECT_EQ(seen.front().cells_done, 0);
+  EXPECT_EQ(seen.back().cells_done, seen.back().cells);
+  EXPECT_EQ(seen.back().cells, 8);
+  EXPECT_EQ(seen.back().simulations, t.value().simulations);
+  for (const FrontierProgress& p : seen) {
+    EXPECT_LE(p.round_done, p.round_total);
+    EXPECT_LE(p.round_total, p.round_jobs);
+  }
+}
+
+TEST(Frontier, InvalidCellsNameTheCell) {
+  FrontierStudy study = small_study(Objective::kLargest);
+  study.gpus = {4};  // below one node of 8
+  const Status s = validate_study(study);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("dgx-a100-80gb, 4 GPUs, 0.25 days"), std::string::npos)
+      << s.message();
+  EXPECT_NE(s.message().find("fewer than one node"), std::string::npos) << s.message();
+  EXPECT_EQ(s.message().find('\n'), std::string::npos);
+  study = small_study(Objective::kLargest);
+  study.days = {};
+  EXPECT_FALSE(validate_study(study).ok());
+  EXPECT_FALSE(run_frontier(study, ProcessGroup{}, {}).ok());
+}
+
+// A cell without an answer says why: the furthest stage any model reached.
+TEST(Frontier, CellWithoutAnswerSaysWhy) {
+  const simulator::Cluster c = cluster("dgx-a100-80gb");
+  SearchOptions o = small_options(Objective::kLargest);
+  o.gpus = 8;
+  o.days = 1e-6;  // nothing trains in a tenth of a second
+  auto r = search(c, o);
+  ASSERT_TRUE(r.ok());
+  ASSERT_LT(r.value().best, 0);
+  const reports::FrontierCell cell = frontier_cell(c, o, r.value());
+  EXPECT_FALSE(cell.found);
+  EXPECT_EQ(cell.why, "deadline");
+  EXPECT_EQ(cell.gpus, 8);
+}
+
+}  // namespace
+}  // namespace llmplan::planner
