@@ -43,3 +43,11 @@ set_tests_properties(mpi.distributed_no_launcher mpi.distributed_2_ranks
                      ENVIRONMENT "${LLMPLAN_MPI_TEST_ENV}" TIMEOUT 120 LABELS mpi)
 set_property(TEST mpi.distributed_3_ranks_split APPEND PROPERTY ENVIRONMENT
              LLMPLAN_TEST_MPI_MAX_BYTES_PER_CALL=1000)
+
+# `mpirun -n 2|3 llmplan frontier ...` writes the single-process run's files,
+# byte for byte, whatever the thread count (the issue's acceptance test).
+add_test(NAME mpi.frontier_byte_identical
+  COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/planner/mpi_frontier_test.sh $<TARGET_FILE:llmplan>
+          ${LLMPLAN_MPIRUN})
+set_tests_properties(mpi.frontier_byte_identical PROPERTIES
+                     ENVIRONMENT "${LLMPLAN_MPI_TEST_ENV}" TIMEOUT 300 LABELS mpi)
