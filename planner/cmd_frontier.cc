@@ -31,7 +31,8 @@ std::vector<std::string> split_list(const std::string& text) {
   size_t start = 0;
   while (true) {
     const size_t comma = text.find(',', start);
-    out.push_back(text.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
+    out.push_back(
+        text.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
     if (comma == std::string::npos) break;
     start = comma + 1;
   }
@@ -81,7 +82,8 @@ Result<std::vector<simulator::Cluster>> resolve_hardware(const presets::Catalog&
   if (!o.gpu.empty() || !o.cluster.empty()) {
     LLMPLAN_ASSIGN_OR_RETURN(names, parse_list(by_gpu ? o.gpu : o.cluster, flag));
   }
-  const presets::PresetKind kind = by_gpu ? presets::PresetKind::kGpu : presets::PresetKind::kCluster;
+  const presets::PresetKind kind =
+      by_gpu ? presets::PresetKind::kGpu : presets::PresetKind::kCluster;
   std::vector<std::string> known;
   for (const presets::PresetInfo& info : catalog.list()) {
     if (info.kind == kind) known.push_back(info.name);
@@ -115,7 +117,8 @@ Status write_table(const reports::FrontierTable& table, const FrontierOptions& o
   if (!o.out_dir.empty()) {
     LLMPLAN_RETURN_IF_ERROR(make_output_dir(o.out_dir, "--out"));
     const std::string d = o.out_dir + "/";
-    LLMPLAN_RETURN_IF_ERROR(write_output_file(d + "frontier.csv", reports::frontier_csv(table), "--out"));
+    LLMPLAN_RETURN_IF_ERROR(
+        write_output_file(d + "frontier.csv", reports::frontier_csv(table), "--out"));
     LLMPLAN_RETURN_IF_ERROR(
         write_output_file(d + "frontier.json", reports::frontier_json(table), "--out"));
     LLMPLAN_RETURN_IF_ERROR(
@@ -178,13 +181,12 @@ Status run_frontier_command(const FrontierOptions& o, const GlobalOptions& globa
       run.progress = [progress, ranks](const FrontierProgress& p) {
         progress->update(p.round_done, p.round_total);
         if (p.round_done == p.round_total) {
-          progress->message("round " + std::to_string(p.round) + ": " +
-                                std::to_string(p.cells_done) + "/" + std::to_string(p.cells) +
-                                " cells answered, " + std::to_string(p.simulations) +
-                                " simulations for " + std::to_string(p.plan_lookups) +
-                                " plan evaluations" +
-                                (ranks > 1 ? " (" + std::to_string(ranks) + " processes)" : ""),
-                            true);
+          progress->message(
+              "round " + std::to_string(p.round) + ": " + std::to_string(p.cells_done) + "/" +
+                  std::to_string(p.cells) + " cells answered, " + std::to_string(p.simulations) +
+                  " simulations for " + std::to_string(p.plan_lookups) + " plan evaluations" +
+                  (ranks > 1 ? " (" + std::to_string(ranks) + " processes)" : ""),
+              true);
         }
       };
     }

@@ -29,7 +29,8 @@ std::string number_text(double x) {
 
 // "dgx-h100, 512 GPUs, 14 days, budget $1e+06".
 std::string cell_name(const Cluster& cluster, int gpus, double days, double budget_usd) {
-  std::string s = cluster.name + ", " + std::to_string(gpus) + " GPUs, " + number_text(days) + " days";
+  std::string s =
+      cluster.name + ", " + std::to_string(gpus) + " GPUs, " + number_text(days) + " days";
   if (budget_usd > 0) s += ", budget $" + number_text(budget_usd);
   return s;
 }
@@ -41,8 +42,8 @@ struct CellSpec {
 
 std::vector<CellSpec> cell_specs(const FrontierStudy& study) {
   std::vector<CellSpec> cells;
-  const std::vector<double> budgets = study.budgets_usd.empty() ? std::vector<double>{0}
-                                                                : study.budgets_usd;
+  const std::vector<double> budgets =
+      study.budgets_usd.empty() ? std::vector<double>{0} : study.budgets_usd;
   for (int h = 0; h < static_cast<int>(study.hardware.size()); ++h) {
     for (int g : study.gpus) {
       for (double d : study.days) {
@@ -94,6 +95,7 @@ class SimulationCache {
   const Plan& plan(int e) const { return entries_[e].plan; }
   int entry_shape(int e) const { return entries_[e].shape; }
   PlanResult& result(int e) { return entries_[e].result; }
+  const PlanResult& result(int e) const { return entries_[e].result; }
 
  private:
   struct Entry {
@@ -135,9 +137,7 @@ class SimulationCache {
 // What a simulation's result needs beyond its plan, as exact bytes.
 constexpr size_t kRecordBytes = 4 * sizeof(double) + sizeof(uint32_t) + 1;
 
-void put(std::string* out, const void* p, size_t n) {
-  out->append(static_cast<const char*>(p), n);
-}
+void put(std::string* out, const void* p, size_t n) { out->append(static_cast<const char*>(p), n); }
 
 void serialize(const PlanResult& r, std::string* out) {
   put(out, &r.iteration_time_s, sizeof(double));
@@ -220,9 +220,9 @@ Status validate_study(const FrontierStudy& study) {
   if (study.days.empty()) return Status::invalid_argument("--days: empty list");
   for (const CellSpec& c : cell_specs(study)) {
     const Cluster& cluster = study.hardware[c.hardware].cluster;
-    Result<SearchRun> run = SearchRun::start(cluster, c.options);
-    if (!run.ok()) {
-      return run.status().with_prefix(
+    const Status st = SearchRun::check(cluster, c.options);
+    if (!st.ok()) {
+      return st.with_prefix(
           cell_name(cluster, c.options.gpus, c.options.days, c.options.budget_usd));
     }
   }
@@ -233,11 +233,23 @@ Result<reports::FrontierTable> run_frontier(const FrontierStudy& study, const Pr
                                             const FrontierRunOptions& options) {
   LLMPLAN_RETURN_IF_ERROR(validate_study(study));
   const std::vector<CellSpec> specs = cell_specs(study);
+  const int threads = options.threads > 0 ? options.threads : omp_get_max_threads();
+  // Each cell's first step (its plan enumeration), cells in parallel.
+  const long cell_count = static_cast<long>(specs.size());
+  std::vector<std::optional<SearchRun>> slots(specs.size());
+#pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
+  for (long c = 0; c < cell_count; ++c) {
+    Result<SearchRun> run =
+        SearchRun::start(study.hardware[specs[c].hardware].cluster, specs[c].options);
+    if (run.ok()) slots[c].emplace(std::move(run.value()));
+  }
   std::vector<SearchRun> runs;
   runs.reserve(specs.size());
-  for (const CellSpec& c : specs) {
-    runs.push_back(SearchRun::start(study.hardware[c.hardware].cluster, c.options).value());
+  for (long c = 0; c < cell_count; ++c) {
+    if (!slots[c]) return Status::internal("frontier: a validated cell failed to start");
+    runs.push_back(std::move(*slots[c]));
   }
+  slots.clear();
   const int hw = static_cast<int>(study.hardware.size());
   std::vector<SimulationCache> caches(hw);
   std::vector<simulator::SimOptions> sims(hw);
@@ -246,7 +258,6 @@ Result<reports::FrontierTable> run_frontier(const FrontierStudy& study, const Pr
   FrontierProgress status;
   status.cells = static_cast<long>(runs.size());
   long simulations = 0, lookups = 0;
-  const int threads = options.threads > 0 ? options.threads : omp_get_max_threads();
   const int ranks = std::max(1, group.size);
   for (int round = 1;; ++round) {
     // The entries each unfinished cell's step needs; the new ones are jobs.
@@ -270,8 +281,8 @@ Result<reports::FrontierTable> run_frontier(const FrontierStudy& study, const Pr
       lookups += static_cast<long>(runs[c].step_tasks().size());
     }
     status.round = round;
-    status.cells_done = std::count_if(runs.begin(), runs.end(),
-                                      [](const SearchRun& r) { return r.done(); });
+    status.cells_done =
+        std::count_if(runs.begin(), runs.end(), [](const SearchRun& r) { return r.done(); });
     status.simulations = simulations;
     status.plan_lookups = lookups;
     if (status.cells_done == status.cells) break;
@@ -307,16 +318,16 @@ Result<reports::FrontierTable> run_frontier(const FrontierStudy& study, const Pr
     std::string blob;
     blob.reserve(results.size() * kRecordBytes);
     for (const PlanResult& r : results) serialize(r, &blob);
-    LLMPLAN_ASSIGN_OR_RETURN(std::vector<std::string> blobs, all_gather(group, blob));
+    LLMPLAN_ASSIGN_OR_RETURN(std::vector<std::string> blobs,
+                             options.gather ? options.gather(blob) : all_gather(group, blob));
     if (static_cast<int>(blobs.size()) != ranks) {
       return Status::internal("frontier: all_gather returned " + std::to_string(blobs.size()) +
                               " results for " + std::to_string(ranks) + " ranks");
     }
     for (int r = 0; r < ranks; ++r) {
-      const long count =
-          r < static_cast<long>(jobs.size())
-              ? (static_cast<long>(jobs.size()) - r + ranks - 1) / ranks
-              : 0;
+      const long count = r < static_cast<long>(jobs.size())
+                             ? (static_cast<long>(jobs.size()) - r + ranks - 1) / ranks
+                             : 0;
       if (blobs[r].size() != static_cast<size_t>(count) * kRecordBytes) {
         return Status::internal("frontier: rank " + std::to_string(r) + " sent " +
                                 std::to_string(blobs[r].size()) + " bytes for " +
@@ -331,9 +342,12 @@ Result<reports::FrontierTable> run_frontier(const FrontierStudy& study, const Pr
       }
     }
     simulations += static_cast<long>(jobs.size());
-    for (size_t c = 0; c < runs.size(); ++c) {
+    // Every cell's next step (selection, the refinement's enumeration), cells
+    // in parallel; the cache is only read here.
+#pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
+    for (long c = 0; c < cell_count; ++c) {
       if (runs[c].done()) continue;
-      SimulationCache& cache = caches[specs[c].hardware];
+      const SimulationCache& cache = caches[specs[c].hardware];
       std::vector<PlanResult> step(needs[c].size());
       for (size_t i = 0; i < needs[c].size(); ++i) step[i] = cache.result(needs[c][i]);
       runs[c].advance(step);
@@ -342,8 +356,8 @@ Result<reports::FrontierTable> run_frontier(const FrontierStudy& study, const Pr
       FrontierProgress p = status;
       p.round_done = n;
       p.simulations = simulations;
-      p.cells_done = std::count_if(runs.begin(), runs.end(),
-                                   [](const SearchRun& r) { return r.done(); });
+      p.cells_done =
+          std::count_if(runs.begin(), runs.end(), [](const SearchRun& r) { return r.done(); });
       options.progress(p);
     }
   }

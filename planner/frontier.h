@@ -53,19 +53,19 @@ struct FrontierStudy {
   // FrontierTable::family: "gpt", "llama", "moe", or "shapes" for --shapes
   // and --model.
   std::string family;
-  std::vector<std::string> command_line;   // argv, for the report
+  std::vector<std::string> command_line;  // argv, for the report
 };
 
 // Where a running study is (for a progress display).
 struct FrontierProgress {
-  int round = 0;              // 1: coarse grids, 2: refinement, ...
-  long round_done = 0;        // this rank's simulations done this round
-  long round_total = 0;       // this rank's share of the round's new jobs
-  long round_jobs = 0;        // new jobs of the round, all ranks
-  long cells_done = 0;        // cells whose search has finished
+  int round = 0;         // 1: coarse grids, 2: refinement, ...
+  long round_done = 0;   // this rank's simulations done this round
+  long round_total = 0;  // this rank's share of the round's new jobs
+  long round_jobs = 0;   // new jobs of the round, all ranks
+  long cells_done = 0;   // cells whose search has finished
   long cells = 0;
-  long simulations = 0;       // distinct simulations finished before this round
-  long plan_lookups = 0;      // plan evaluations the cells asked for so far
+  long simulations = 0;   // distinct simulations finished before this round
+  long plan_lookups = 0;  // plan evaluations the cells asked for so far
 };
 
 struct FrontierRunOptions {
@@ -73,6 +73,10 @@ struct FrontierRunOptions {
   // Called on this rank after each batch of its simulations and at the end
   // of each round (one thread at a time). Callers show it on rank 0 only.
   std::function<void(const FrontierProgress&)> progress;
+  // The collective that gives every rank every rank's blob, by rank; empty:
+  // all_gather(group, blob). Tests run several ranks as threads of one
+  // process with an in-process one.
+  std::function<Result<std::vector<std::string>>(const std::string& blob)> gather;
 };
 
 // The cells' search options, in grid order (hardware outermost, then gpus,

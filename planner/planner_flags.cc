@@ -87,14 +87,16 @@ Result<SearchOptions> planner_search_options(const PlannerFlags& o,
   }
   s.shape_template = family_template(s.family, o.seq, o.vocab);
   LLMPLAN_RETURN_IF_ERROR(simulator::validate([&] {
-    simulator::Model probe = s.shape_template;  // seq and vocab within the simulator's bounds
-    probe.num_layers = 1;
-    probe.hidden_size = 1024;
-    probe.num_heads = 8;
-    probe.num_kv_heads = 0;
-    probe.ffn_hidden_size = 0;
-    return probe;
-  }()).with_prefix("--seq/--vocab"));
+                            simulator::Model probe =
+                                s.shape_template;  // seq and vocab within the simulator's bounds
+                            probe.num_layers = 1;
+                            probe.hidden_size = 1024;
+                            probe.num_heads = 8;
+                            probe.num_kv_heads = 0;
+                            probe.ffn_hidden_size = 0;
+                            return probe;
+                          }())
+                              .with_prefix("--seq/--vocab"));
   if (!o.shapes.empty()) {
     LLMPLAN_ASSIGN_OR_RETURN(s.shapes, read_shapes_file(o.shapes, s.shape_template, &catalog));
   }
@@ -116,9 +118,9 @@ Result<SearchOptions> planner_search_options(const PlannerFlags& o,
   // The law: --law, else the default; MoE models (the moe family, an MoE
   // --model or --shapes entry) default to the MoE law.
   const bool law_given = o.law_option != nullptr && o.law_option->count() > 0;
-  const bool any_moe = s.family == Family::kMoe ||
-                       std::any_of(s.shapes.begin(), s.shapes.end(),
-                                   [](const simulator::Model& m) { return m.is_moe(); });
+  const bool any_moe =
+      s.family == Family::kMoe || std::any_of(s.shapes.begin(), s.shapes.end(),
+                                              [](const simulator::Model& m) { return m.is_moe(); });
   LLMPLAN_ASSIGN_OR_RETURN(
       s.law, load_law(catalog, !law_given && any_moe ? std::string(kDefaultMoeLaw) : o.law));
   return s;

@@ -495,6 +495,16 @@ bool contains(const std::vector<Candidate>& cs, const Model& m) {
 }  // namespace
 
 Result<SearchRun> SearchRun::start(const Cluster& cluster, const SearchOptions& options) {
+  LLMPLAN_ASSIGN_OR_RETURN(SearchRun run, first_step(cluster, options));
+  run.prepare(std::move(run.shapes_));
+  return run;
+}
+
+Status SearchRun::check(const Cluster& cluster, const SearchOptions& options) {
+  return first_step(cluster, options).status();
+}
+
+Result<SearchRun> SearchRun::first_step(const Cluster& cluster, const SearchOptions& options) {
   if (options.gpus <= 0) return Status::invalid_argument("--gpus must be a positive GPU count");
   if (options.gpus > Plan::kMaxGpus) {
     return Status::invalid_argument("--gpus: must be at most " + std::to_string(Plan::kMaxGpus) +
@@ -606,7 +616,7 @@ Result<SearchRun> SearchRun::start(const Cluster& cluster, const SearchOptions& 
       std::none_of(coarse.begin(), coarse.end(), [&](const Model& m) { return m == run.naive_model_; })) {
     coarse.push_back(run.naive_model_);
   }
-  run.prepare(std::move(coarse));
+  run.shapes_ = std::move(coarse);
   return run;
 }
 

@@ -267,6 +267,9 @@ class SearchRun {
  public:
   // Validates the options (search()'s errors) and prepares the first step.
   static Result<SearchRun> start(const simulator::Cluster& cluster, const SearchOptions& options);
+  // start()'s errors without preparing the first step (no plan is
+  // enumerated): a cheap check of many searches' options.
+  static Status check(const simulator::Cluster& cluster, const SearchOptions& options);
 
   bool done() const { return stage_ == Stage::kDone; }
   // The current step's shapes and the plans of them to simulate (in the
@@ -284,6 +287,10 @@ class SearchRun {
   enum class Stage { kCoarse, kFine, kDone };
   SearchRun(const simulator::Cluster& cluster, const SearchOptions& options)
       : cluster_(cluster), options_(options) {}
+  // start() without prepare(): validated, the naive baseline and the coarse
+  // grid in shapes_.
+  static Result<SearchRun> first_step(const simulator::Cluster& cluster,
+                                      const SearchOptions& options);
   void prepare(std::vector<simulator::Model> shapes);
   void finish();
 

@@ -5,7 +5,11 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <condition_variable>
+#include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "presets/catalog.h"
@@ -152,6 +156,98 @@ TEST(Frontier, SameTableForOneAndTwoThreads) {
   EXPECT_EQ(a.value().plan_lookups, b.value().plan_lookups);
 }
 
+// An in-process all_gather for `size` ranks run as threads: each call
+// deposits its blob and waits until every rank of the same round has.
+class ThreadGather {
+ public:
+  explicit ThreadGather(int size) : size_(size), blobs_(size) {}
+  Result<std::vector<std::string>> gather(int rank, const std::string& blob) {
+    std::unique_lock<std::mutex> lock(mutex_);
+    const long round = round_;
+    blobs_[rank] = blob;
+    if (++arrived_ == size_) {
+      done_ = blobs_;
+      arrived_ = 0;
+      ++round_;
+      cv_.notify_all();
+    } else {
+      cv_.wait(lock, [&] { return round_ != round; });
+    }
+    return done_;
+  }
+
+ private:
+  int size_;
+  std::vector<std::string> blobs_, done_;
+  int arrived_ = 0;
+  long round_ = 0;
+  std::mutex mutex_;
+  std::condition_variable cv_;
+};
+
+// `study` split over `size` ranks (threads here) gives every rank the table
+// of one rank, byte for byte, with the same simulation and lookup counts.
+void check_ranks(const FrontierStudy& study, int size) {
+  FrontierRunOptions one_rank;
+  one_rank.threads = 1;
+  auto reference = run_frontier(study, ProcessGroup{}, one_rank);
+  ASSERT_TRUE(reference.ok()) << reference.status().message();
+  ThreadGather gather(size);
+  std::vector<Result<reports::FrontierTable>> tables(size, Status::internal("not run"));
+  std::vector<std::thread> ranks;
+  for (int r = 0; r < size; ++r) {
+    ranks.emplace_back([&, r] {
+      FrontierRunOptions o;
+      o.threads = 1;
+      o.gather = [&gather, r](const std::string& blob) { return gather.gather(r, blob); };
+      tables[r] = run_frontier(study, ProcessGroup{r, size, false}, o);
+    });
+  }
+  for (std::thread& t : ranks) t.join();
+  for (int r = 0; r < size; ++r) {
+    ASSERT_TRUE(tables[r].ok()) << tables[r].status().message();
+    const reports::FrontierTable& t = tables[r].value();
+    ASSERT_EQ(t.cells.size(), reference.value().cells.size());
+    for (size_t i = 0; i < t.cells.size(); ++i) {
+      expect_same_cell(t.cells[i], reference.value().cells[i],
+                       std::to_string(size) + " ranks, rank " + std::to_string(r));
+    }
+    EXPECT_EQ(t.simulations, reference.value().simulations);
+    EXPECT_EQ(t.plan_lookups, reference.value().plan_lookups);
+    EXPECT_EQ(reports::frontier_json(t), reports::frontier_json(reference.value()));
+  }
+}
+
+TEST(Frontier, SameTableForTwoAndThreeRanks) {
+  FrontierStudy study = small_study(Objective::kLargest);
+  study.hardware.pop_back();
+  check_ranks(study, 2);
+  check_ranks(study, 3);
+}
+
+// More ranks than any round has simulations: the idle ranks send empty
+// blobs and finish with the same table.
+TEST(Frontier, MoreRanksThanSimulations) {
+  FrontierStudy study = small_study(Objective::kLargest);
+  study.hardware.pop_back();
+  study.gpus = {8};
+  study.days = {0.25};
+  study.budgets_usd = {0};
+  study.hardware[0].options.space.tp = {1};
+  study.hardware[0].options.space.pp = {1};
+  study.hardware[0].options.space.micro_batch = {1};
+  FrontierRunOptions o;
+  long most_jobs = 0;
+  o.progress = [&most_jobs](const FrontierProgress& p) {
+    most_jobs = std::max(most_jobs, p.round_jobs);
+  };
+  auto t = run_frontier(study, ProcessGroup{}, o);
+  ASSERT_TRUE(t.ok());
+  ASSERT_GT(t.value().simulations, 0);
+  const int ranks = static_cast<int>(most_jobs) + 3;
+  check_ranks(study, ranks);
+}
+
 TEST(Frontier, ProgressReportsRoundsAndCells) {
   FrontierStudy study = small_study(Objective::kLargest);
   study.budgets_usd = {0};
@@ -177,8 +273,7 @@ TEST(Frontier, InvalidCellsNameTheCell) {
   study.gpus = {4};  // below one node of 8
   const Status s = validate_study(study);
   ASSERT_FALSE(s.ok());
-  EXPECT_NE(s.message().find("dgx-a100-80gb, 4 GPUs, 0.25 days"), std::string::npos)
-      << s.message();
+  EXPECT_NE(s.message().find("dgx-a100-80gb, 4 GPUs, 0.25 days"), std::string::npos) << s.message();
   EXPECT_NE(s.message().find("fewer than one node"), std::string::npos) << s.message();
   EXPECT_EQ(s.message().find('\n'), std::string::npos);
   study = small_study(Objective::kLargest);
