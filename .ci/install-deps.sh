@@ -7,6 +7,7 @@ set -euo pipefail
 export DEBIAN_FRONTEND=noninteractive
 packages=(cmake ninja-build g++ libboost-json1.81-dev libceres-dev libcli11-dev libfmt-dev
           libgtest-dev libgmock-dev libbenchmark-dev
+          libopenmpi-dev openmpi-bin  # optional MPI (LLMPLAN_MPI): mpirun -n N llmplan frontier
           help2man dpkg-dev file  # man pages; cpack -G DEB (dpkg-shlibdeps, file)
           python3 python3-jsonschema  # tests: result.json against its schema
           # Fuzzing (tests/fuzz): clang with libFuzzer and the sanitizer

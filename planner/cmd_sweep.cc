@@ -17,6 +17,7 @@
 #include "planner/plan_space_flags.h"
 #include "planner/search.h"
 #include "planner/sim_inputs.h"
+#include "planner/threads.h"
 #include "presets/sim_config.h"
 #include "reports/format.h"
 #include "reports/svg_plot.h"
@@ -194,7 +195,7 @@ Status run_sweep(const SweepOptions& o, const GlobalOptions& global) {
   std::vector<std::string> errors(n);
   auto progress = counter(std::make_shared<Progress>("sweep", "plans", o.progress));
   long done = 0;
-  const int threads = o.threads > 0 ? o.threads : omp_get_max_threads();
+  const int threads = loop_threads(o.threads, omp_get_max_threads(), n);
 #pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
   for (long i = 0; i < n; ++i) {
     PlanResult& r = results[i];

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "planner/command.h"
+#include "planner/distributed.h"
 #include "planner/version.h"
 #include "scaling/solver_log.h"
 
@@ -77,7 +78,12 @@ int main(int argc, char** argv) {
   llmplan::scaling::silence_solver_logging();  // llmplan reports solver outcomes itself
   CLI::App app{"llmplan: plan LLM training runs -- simulate iteration time, size models with "
                "scaling laws, and find the largest model a cluster can train by a deadline."};
-  app.set_version_flag("--version", llmplan::version_line("llmplan"));
+  // "mpi: Open MPI v4.1.4" or "no mpi": whether `mpirun -n N llmplan
+  // frontier` can split its work (known at build time: MPI is not loaded).
+  app.set_version_flag("--version",
+                       llmplan::version_line("llmplan", llmplan::planner::built_with_mpi()
+                                                            ? "mpi: " + llmplan::planner::mpi_library_version()
+                                                            : std::string("no mpi")));
   // No fallthrough: an option after a subcommand belongs to that subcommand,
   // so a planner flag there (`simulate ... --out DIR`) is an error instead of
   // being silently taken by the root. --preset-file, the one option every

@@ -8,6 +8,7 @@
 #include <numeric>
 #include <set>
 
+#include "planner/threads.h"
 #include "scaling/optimal.h"
 #include "simulator/memory.h"
 #include "simulator/simulate.h"
@@ -330,7 +331,7 @@ std::vector<PlanResult> simulate_tasks(const std::vector<Model>& shapes,
   simulator::SimOptions sim;
   sim.cost_model = options.cost_model;
   long done = 0;
-  const int threads = options.threads > 0 ? options.threads : omp_get_max_threads();
+  const int threads = loop_threads(options.threads, omp_get_max_threads(), n);
 #pragma omp parallel for schedule(dynamic, 4) num_threads(threads)
   for (long i = 0; i < n; ++i) {
     results[i] = simulate_task(shapes[tasks[i].shape], tasks[i].plan, cluster, sim);

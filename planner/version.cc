@@ -20,4 +20,13 @@ std::string version_line(std::string_view program) {
   return line;
 }
 
+std::string version_line(std::string_view program, std::string_view note) {
+  std::string line = version_line(program);
+  line.pop_back();  // ')'
+  line += "; ";
+  line += note;
+  line += ')';
+  return line;
+}
+
 }  // namespace llmplan

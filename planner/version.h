@@ -24,6 +24,11 @@ const char* git_commit();
 // "llmplan 0.1.0 (git 1880ebf)". Thread-safe (reads constants only).
 std::string version_line(std::string_view program);
 
+// The same line with a note on how this build was configured before the
+// closing parenthesis: "<program> <version> (git <commit>; <note>)", e.g.
+// "llmplan 0.1.0 (git 1880ebf; mpi: Open MPI v4.1.4)". Thread-safe.
+std::string version_line(std::string_view program, std::string_view note);
+
 }  // namespace llmplan
 
 #endif  // LLMPLAN_PLANNER_VERSION_H_

@@ -1,7 +1,9 @@
 # Installation and packaging (included by the top-level CMakeLists.txt after
 # every executable is defined):
 #   cmake --install build --prefix P   bin/llmplan, bin/llmplan-profile (when
-#                                      built), bash completions, man pages
+#                                      built), lib/llmplan/llmplan_mpi.so (when
+#                                      MPI is built in), bash completions, man
+#                                      pages
 #   cd build && cpack -G DEB           llmplan_<version>_<arch>.deb, and
 #                                      llmplan-profile_<version>_<arch>.deb
 #                                      when the profiler is built
@@ -10,6 +12,13 @@ set(_llmplan_packaging_dir ${CMAKE_CURRENT_LIST_DIR})
 set(_llmplan_completions_dir ${CMAKE_INSTALL_DATADIR}/bash-completion/completions)
 
 install(TARGETS llmplan RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR} COMPONENT llmplan)
+if(TARGET llmplan_mpi)
+  # The MPI module (planner/mpi.cmake) that llmplan loads under mpirun/srun,
+  # found relative to bin/llmplan; dpkg-shlibdeps adds MPI's library to the
+  # package's Depends.
+  install(TARGETS llmplan_mpi LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}/llmplan
+          COMPONENT llmplan)
+endif()
 # bash-completion loads completions/NAME on the first completion of NAME.
 install(FILES ${_llmplan_packaging_dir}/llmplan.bash DESTINATION ${_llmplan_completions_dir}
         RENAME llmplan COMPONENT llmplan)

@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "planner/search.h"
+#include "planner/threads.h"
 #include "simulator/simulate.h"
 
 namespace llmplan::planner::schedule {
@@ -91,7 +92,7 @@ std::vector<ThroughputCurve> compute_curves(const std::vector<simulator::Model>&
   std::vector<PlanResult> results(unique.size());
   simulator::SimOptions sim;
   sim.cost_model = options.cost_model;
-  const int threads = options.threads > 0 ? options.threads : omp_get_max_threads();
+  const int threads = loop_threads(options.threads, omp_get_max_threads(), n);
   long done = 0;
 #pragma omp parallel for schedule(dynamic, 4) num_threads(threads)
   for (long i = 0; i < n; ++i) {

@@ -1,7 +1,8 @@
 # CTest (cmake -P): `cmake --install` into a scratch prefix puts the
 # executables, the bash completions and the man pages where README.md says,
 # and the installed llmplan runs from outside the source and build trees.
-# Variables: BUILD_DIR, PREFIX, WITH_PROFILER, WITH_MAN (booleans).
+# Variables: BUILD_DIR, PREFIX, WITH_PROFILER, WITH_MAN (booleans), MPI_MODULE
+# (the MPI module's path under PREFIX when MPI is built in, else empty).
 cmake_minimum_required(VERSION 3.25)
 file(REMOVE_RECURSE "${PREFIX}")
 execute_process(COMMAND "${CMAKE_COMMAND}" --install "${BUILD_DIR}" --prefix "${PREFIX}"
@@ -12,6 +13,9 @@ endif()
 set(expected bin/llmplan share/bash-completion/completions/llmplan)
 if(WITH_MAN)
   list(APPEND expected share/man/man1/llmplan.1)
+endif()
+if(MPI_MODULE)
+  list(APPEND expected ${MPI_MODULE})
 endif()
 if(WITH_PROFILER)
   list(APPEND expected bin/llmplan-profile share/bash-completion/completions/llmplan-profile)
@@ -24,7 +28,7 @@ foreach(f IN LISTS expected)
     message(FATAL_ERROR "cmake --install did not install ${f}")
   endif()
 endforeach()
-# Nothing else: no libraries, headers or test binaries.
+# Nothing else: no other libraries, no headers or test binaries.
 file(GLOB_RECURSE installed RELATIVE "${PREFIX}" "${PREFIX}/*")
 list(SORT installed)
 list(SORT expected)

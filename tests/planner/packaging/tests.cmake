@@ -4,8 +4,12 @@
 set(_pkg_tests ${CMAKE_CURRENT_SOURCE_DIR}/planner/packaging)
 set(_pkg_sources ${CMAKE_SOURCE_DIR}/planner/packaging)
 
+set(_pkg_mpi OFF)
+if(TARGET llmplan_mpi)
+  set(_pkg_mpi ON)
+endif()
 add_test(NAME packaging.version_llmplan
-  COMMAND ${CMAKE_COMMAND} -DPROGRAM=$<TARGET_FILE:llmplan> -DNAME=llmplan
+  COMMAND ${CMAKE_COMMAND} -DPROGRAM=$<TARGET_FILE:llmplan> -DNAME=llmplan -DMPI=${_pkg_mpi}
           -DVERSION=${PROJECT_VERSION} -P ${_pkg_tests}/version_test.cmake)
 if(TARGET llmplan-profile)
   add_test(NAME packaging.version_llmplan_profile
@@ -45,7 +49,12 @@ if(LLMPLAN_MAN_DIR)
             -DMAN_PAGE=${LLMPLAN_MAN_DIR}/llmplan.1 -DPROFILE_MAN_PAGE=${_pkg_profile_man}
             -P ${_pkg_tests}/man_page_test.cmake)
 endif()
+set(_pkg_mpi_module "")
+if(TARGET llmplan_mpi)
+  include(GNUInstallDirs)
+  set(_pkg_mpi_module ${CMAKE_INSTALL_LIBDIR}/llmplan/llmplan_mpi.so)
+endif()
 add_test(NAME packaging.install
-  COMMAND ${CMAKE_COMMAND} -DBUILD_DIR=${CMAKE_BINARY_DIR}
+  COMMAND ${CMAKE_COMMAND} -DBUILD_DIR=${CMAKE_BINARY_DIR} -DMPI_MODULE=${_pkg_mpi_module}
           -DPREFIX=${CMAKE_CURRENT_BINARY_DIR}/install_test -DWITH_MAN=${_pkg_with_man}
           -DWITH_PROFILER=${_pkg_with_profiler} -P ${_pkg_tests}/install_test.cmake)
