@@ -11,6 +11,7 @@
 #include <utility>
 
 #include "planner/plan_report.h"
+#include "planner/threads.h"
 #include "simulator/caveats.h"
 
 namespace llmplan::planner {
@@ -233,11 +234,14 @@ Result<reports::FrontierTable> run_frontier(const FrontierStudy& study, const Pr
                                             const FrontierRunOptions& options) {
   LLMPLAN_RETURN_IF_ERROR(validate_study(study));
   const std::vector<CellSpec> specs = cell_specs(study);
-  const int threads = options.threads > 0 ? options.threads : omp_get_max_threads();
+  // Never more threads than a loop has items (planner/threads.h).
+  auto threads_for = [&](long items) {
+    return loop_threads(options.threads, omp_get_max_threads(), items);
+  };
   // Each cell's first step (its plan enumeration), cells in parallel.
   const long cell_count = static_cast<long>(specs.size());
   std::vector<std::optional<SearchRun>> slots(specs.size());
-#pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
+#pragma omp parallel for schedule(dynamic, 1) num_threads(threads_for(cell_count))
   for (long c = 0; c < cell_count; ++c) {
     Result<SearchRun> run =
         SearchRun::start(study.hardware[specs[c].hardware].cluster, specs[c].options);
@@ -297,7 +301,7 @@ Result<reports::FrontierTable> run_frontier(const FrontierStudy& study, const Pr
     if (options.progress) options.progress(status);
     const long n = static_cast<long>(mine.size());
     long done = 0;
-#pragma omp parallel for schedule(dynamic, 4) num_threads(threads)
+#pragma omp parallel for schedule(dynamic, 4) num_threads(threads_for(n))
     for (long i = 0; i < n; ++i) {
       const Job& job = jobs[mine[i]];
       const SimulationCache& cache = caches[job.hardware];
@@ -344,7 +348,7 @@ Result<reports::FrontierTable> run_frontier(const FrontierStudy& study, const Pr
     simulations += static_cast<long>(jobs.size());
     // Every cell's next step (selection, the refinement's enumeration), cells
     // in parallel; the cache is only read here.
-#pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
+#pragma omp parallel for schedule(dynamic, 1) num_threads(threads_for(cell_count))
     for (long c = 0; c < cell_count; ++c) {
       if (runs[c].done()) continue;
       const SimulationCache& cache = caches[specs[c].hardware];
