@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstddef>
 #include <deque>
 
 #include "simulator/engine.h"
@@ -151,8 +152,17 @@ class GraphBuilder {
     graph_.reserve(static_cast<size_t>(estimate),
                    graph_.replay() == Replay::kEager ? 0 : static_cast<size_t>(estimate) * 2);
     if (fast_) {
-      send_fwd_end_.assign(static_cast<size_t>(chunks) * m_, -1.0);
-      send_bwd_end_.assign(static_cast<size_t>(chunks) * m_, -1.0);
+      // One more row before and after the chunks' rows: the first chunk's
+      // forward and the last chunk's backward read a transfer that "ended"
+      // at 0 (which never delays a pass nor counts as a wait: a pass starts
+      // at >= 0), so the 1F1B loop needs no test for the end stages.
+      const size_t rows = static_cast<size_t>(chunks) + 2;
+      send_fwd_end_.assign(rows * m_, -1.0);
+      send_bwd_end_.assign(rows * m_, -1.0);
+      std::fill_n(send_fwd_end_.begin(), m_, 0.0);
+      std::fill_n(send_bwd_end_.end() - m_, m_, 0.0);
+      fwd_end_ = send_fwd_end_.data() + m_;
+      bwd_end_ = send_bwd_end_.data() + m_;
     } else {
       send_fwd_.assign(static_cast<size_t>(chunks) * m_, -1);
       send_bwd_.assign(static_cast<size_t>(chunks) * m_, -1);
@@ -540,11 +550,13 @@ class GraphBuilder {
       lanes[r] = Lane{st.compute_end_s, st.pipe_forward_end_s, st.pipe_backward_end_s,
                       st.busy_s, st.pp_wait_s, prog.forward_s, prog.backward_s,
                       r > 0 ? send_fwd_s_[r - 1] : 0.0, r < p - 1 ? send_bwd_s_[r + 1] : 0.0,
-                      send_fwd_s_[r], send_bwd_s_[r], static_cast<int>(st.next), st.warmup,
+                      send_fwd_s_[r], send_bwd_s_[r],
+                      fwd_end_ + static_cast<ptrdiff_t>(r - 1) * m,
+                      bwd_end_ + static_cast<ptrdiff_t>(r + 1) * m,
+                      fwd_end_ + static_cast<ptrdiff_t>(r) * m, bwd_end_ + static_cast<ptrdiff_t>(r) * m,
+                      r < p - 1 ? 2 : 1, r > 0 ? 2 : 1, static_cast<int>(st.next), st.warmup,
                       overlap_buckets_ ? st.last_backward[0] : -1};
     }
-    double* __restrict fwd_end = send_fwd_end_.data();
-    double* __restrict bwd_end = send_bwd_end_.data();
     int tasks = 0;
     auto write_back = [&] {
       for (int r = 0; r < p; ++r) {
@@ -588,41 +600,28 @@ class GraphBuilder {
         lane.next = k + 1;
         return true;
       }
-      double transfer_end = -1.0, transfer_s = 0.0, duration;
-      if (forward) {
-        if (r > 0) {
-          transfer_end = fwd_end[static_cast<size_t>(r - 1) * m + mb];
-          if (transfer_end < 0) return false;
-          transfer_s = lane.in_forward_s;
-        }
-        duration = lane.forward_s;
-      } else {
-        if (r < p - 1) {
-          transfer_end = bwd_end[static_cast<size_t>(r + 1) * m + mb];
-          if (transfer_end < 0) return false;
-          transfer_s = lane.in_backward_s;
-        }
-        duration = lane.backward_s;
-      }
+      // The end stages read the zero rows (see build()); their sends write
+      // rows nobody reads.
+      const double transfer_end = forward ? lane.in_forward[mb] : lane.in_backward[mb];
+      if (transfer_end < 0) return false;
+      const double transfer_s = forward ? lane.in_forward_s : lane.in_backward_s;
+      const double duration = forward ? lane.forward_s : lane.backward_s;
       const double start = std::max(lane.compute_end, transfer_end);
       const double end = start + duration;
       const double gap = start - lane.compute_end;
-      if (gap > 0 && transfer_end >= 0 && transfer_end >= start - 1e-15) {
+      if (gap > 0 && transfer_end >= start - 1e-15) {
         lane.pp_wait += std::min(gap, transfer_s);
       }
       lane.busy += end - start;
       lane.compute_end = end;
-      ++tasks;
       if (forward) {
-        if (r < p - 1) {
-          lane.forward_end = std::max(lane.forward_end, end) + lane.out_forward_s;
-          fwd_end[static_cast<size_t>(r) * m + mb] = lane.forward_end;
-          ++tasks;
-        }
-      } else if (r > 0) {
+        lane.forward_end = std::max(lane.forward_end, end) + lane.out_forward_s;
+        lane.out_forward[mb] = lane.forward_end;
+        tasks += lane.forward_tasks;
+      } else {
         lane.backward_end = std::max(lane.backward_end, end) + lane.out_backward_s;
-        bwd_end[static_cast<size_t>(r) * m + mb] = lane.backward_end;
-        ++tasks;
+        lane.out_backward[mb] = lane.backward_end;
+        tasks += lane.backward_tasks;
       }
       lane.next = k + 1;
       return true;
@@ -672,6 +671,12 @@ class GraphBuilder {
     double forward_s, backward_s;         // its passes
     double in_forward_s, in_backward_s;   // the transfers it receives
     double out_forward_s, out_backward_s; // the transfers it sends
+    // Its rows of the transfer end times (per micro-batch): what it reads, what it writes.
+    const double* in_forward;
+    const double* in_backward;
+    double* out_forward;
+    double* out_backward;
+    int forward_tasks, backward_tasks;    // a pass, and its send when there is one
     int next, warmup, last_backward;      // last_backward: -1 without overlapped buckets
   };
 
@@ -711,12 +716,12 @@ class GraphBuilder {
     double transfer_end = -1.0, transfer_s = 0.0;
     if (st.forward) {
       if (j > 0) {
-        transfer_end = send_fwd_end_[idx(j - 1, st.micro_batch)];
+        transfer_end = fwd_end_[idx(j - 1, st.micro_batch)];
         if (transfer_end < 0) return false;
         transfer_s = send_fwd_s_[j - 1];
       }
     } else if (!weight && j < chunks - 1) {
-      transfer_end = send_bwd_end_[idx(j + 1, st.micro_batch)];
+      transfer_end = bwd_end_[idx(j + 1, st.micro_batch)];
       if (transfer_end < 0) return false;
       transfer_s = send_bwd_s_[j + 1];
     }
@@ -746,14 +751,14 @@ class GraphBuilder {
       if (j < chunks - 1) {
         const double s = std::max(state.pipe_forward_end_s, end);
         state.pipe_forward_end_s = s + checked_transfer(r, send_fwd_s_[j]);
-        send_fwd_end_[idx(j, st.micro_batch)] = state.pipe_forward_end_s;
+        fwd_end_[idx(j, st.micro_batch)] = state.pipe_forward_end_s;
         ++external_tasks_;
         wake((j + 1) % p_);
       }
     } else if (!weight && j > 0) {
       const double s = std::max(state.pipe_backward_end_s, end);
       state.pipe_backward_end_s = s + checked_transfer(r, send_bwd_s_[j]);
-      send_bwd_end_[idx(j, st.micro_batch)] = state.pipe_backward_end_s;
+      bwd_end_[idx(j, st.micro_batch)] = state.pipe_backward_end_s;
       ++external_tasks_;
       wake((j - 1) % p_);
     }
@@ -1074,6 +1079,8 @@ class GraphBuilder {
   std::vector<TaskId>& send_bwd_;
   std::vector<double>& send_fwd_end_;
   std::vector<double>& send_bwd_end_;
+  double* fwd_end_ = nullptr;  // row 0 of send_fwd_end_ (row -1: the first chunk's input, 0s)
+  double* bwd_end_ = nullptr;  // row 0 of send_bwd_end_ (row chunks: the last chunk's input, 0s)
   // Passes and pipeline transfers computed directly, outside the graph
   // (collapsed passes, no timeline, not the reference engine).
   bool fast_;
