@@ -1,4 +1,5 @@
 #include "reports/svg_heatmap.h"
+#include "reports/svg_plot.h"
 
 #include <fmt/format.h>
 
@@ -19,41 +20,9 @@ constexpr double kCellCharPx = 6.2;   // of the 11 px cell text
 constexpr double kTitleCharPx = 8.5;  // of the 15 px bold title
 constexpr double kBarWidth = 16, kMarginTop = 44, kMarginRight = 16;
 
-std::string escape(const std::string& text) {
-  std::string out;
-  for (char c : text) {
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      default:
-        // Control characters are not allowed in XML 1.0 text.
-        out += (static_cast<unsigned char>(c) < 0x20 && c != '\t') ? ' ' : c;
-    }
-  }
-  return out;
-}
 
 std::string px(double v) { return fmt::format("{:.2f}", v); }
 
-// 64-bit FNV-1a, for a deterministic gradient id per figure.
-uint64_t fnv1a(const std::string& text) {
-  uint64_t h = 1469598103934665603ULL;
-  for (unsigned char c : text) {
-    h ^= c;
-    h *= 1099511628211ULL;
-  }
-  return h;
-}
 
 // Cuts `label` to at most `chars` characters (UTF-8 aware: never splits a
 // multi-byte character), ending in "...".
@@ -180,7 +149,7 @@ std::string render_heatmap_svg(const Heatmap& map) {
     svg += fmt::format(
         "<text x=\"{}\" y=\"30\" text-anchor=\"middle\" font-size=\"15\" "
         "font-weight=\"bold\">{}</text>\n",
-        px(w / 2), escape(fit_label(map.title, (w - 20) / kTitleCharPx)));
+        px(w / 2), svg_escape(fit_label(map.title, (w - 20) / kTitleCharPx)));
     svg += fmt::format(
         "<text x=\"{}\" y=\"72\" text-anchor=\"middle\" fill=\"#555\">no data</text>\n", px(w / 2));
     return svg + "</svg>\n";
@@ -282,7 +251,7 @@ std::string render_heatmap_svg(const Heatmap& map) {
       body += fmt::format(
           "<text x=\"{}\" y=\"{}\" text-anchor=\"middle\" dominant-baseline=\"middle\" "
           "font-size=\"11\" fill=\"{}\">{}</text>\n",
-          px(x + cw / 2), px(y + ch / 2), text_color, escape(fit_label(label, cell_chars)));
+          px(x + cw / 2), px(y + ch / 2), text_color, svg_escape(fit_label(label, cell_chars)));
     }
   }
   // Row and column labels, axis titles.
@@ -291,29 +260,29 @@ std::string render_heatmap_svg(const Heatmap& map) {
     body += fmt::format(
         "<text x=\"{}\" y=\"{}\" text-anchor=\"end\" dominant-baseline=\"middle\">{}</text>\n",
         px(left - 6), px(top + ch * (static_cast<double>(r) + 0.5)),
-        escape(fit_label(l, row_label_w / kCharPx)));
+        svg_escape(fit_label(l, row_label_w / kCharPx)));
   }
   for (size_t c = 0; c < cols; ++c) {
     const std::string l = c < map.column_labels.size() ? map.column_labels[c] : "";
     body += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">{}</text>\n",
                         px(left + cw * (static_cast<double>(c) + 0.5)), px(bottom + 18),
-                        escape(fit_label(l, cw / kCharPx)));
+                        svg_escape(fit_label(l, cw / kCharPx)));
   }
   if (!map.column_title.empty()) {
     body += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">{}</text>\n",
                         px((left + right) / 2), px(bottom + 40),
-                        escape(fit_label(map.column_title, std::max(grid_w, 200.0) / kCharPx)));
+                        svg_escape(fit_label(map.column_title, std::max(grid_w, 200.0) / kCharPx)));
   }
   if (!map.note.empty()) {
     body += fmt::format("<text x=\"8\" y=\"{}\" font-size=\"11\" fill=\"#555\">{}</text>\n",
-                        px(note_y), escape(fit_label(map.note, (width - 16) / kCellCharPx)));
+                        px(note_y), svg_escape(fit_label(map.note, (width - 16) / kCellCharPx)));
   }
   if (!map.row_title.empty()) {
     const double cx = 16, cy = (top + bottom) / 2;
     body += fmt::format(
         "<text x=\"{0}\" y=\"{1}\" text-anchor=\"middle\" transform=\"rotate(-90 {0} "
         "{1})\">{2}</text>\n",
-        px(cx), px(cy), escape(fit_label(map.row_title, std::max(grid_h, 120.0) / kCharPx)));
+        px(cx), px(cy), svg_escape(fit_label(map.row_title, std::max(grid_h, 120.0) / kCharPx)));
   }
 
   // Legend: a colour bar (high values at the top) with ticks, or a note when
@@ -321,7 +290,7 @@ std::string render_heatmap_svg(const Heatmap& map) {
   std::string defs;
   if (!map.legend_title.empty()) {
     body += fmt::format("<text x=\"{}\" y=\"{}\">{}</text>\n", px(legend_x), px(top - 8),
-                        escape(fit_label(map.legend_title, 24)));
+                        svg_escape(fit_label(map.legend_title, 24)));
   }
   if (any) {
     std::string stops;
@@ -331,7 +300,7 @@ std::string render_heatmap_svg(const Heatmap& map) {
       stops += fmt::format("<stop offset=\"{:.1f}\" stop-color=\"{}\"/>", k / 10.0,
                            viridis_color(map.reverse ? 1 - t : t));
     }
-    const std::string id = fmt::format("llmplan-heat-{:016x}", fnv1a(body + stops));
+    const std::string id = fmt::format("llmplan-heat-{:016x}", svg_hash(body + stops));
     defs = fmt::format(
         "<defs><linearGradient id=\"{}\" x1=\"0\" y1=\"0\" x2=\"0\" y2=\"1\">{}</linearGradient>"
         "</defs>\n",
@@ -346,7 +315,7 @@ std::string render_heatmap_svg(const Heatmap& map) {
       body += fmt::format("<line x1=\"{0}\" y1=\"{2}\" x2=\"{1}\" y2=\"{2}\" stroke=\"#333\"/>\n",
                           px(legend_x + kBarWidth), px(legend_x + kBarWidth + 4), px(y));
       body += fmt::format("<text x=\"{}\" y=\"{}\" dominant-baseline=\"middle\">{}</text>\n",
-                          px(legend_x + kBarWidth + 7), px(y), escape(tick_labels[i]));
+                          px(legend_x + kBarWidth + 7), px(y), svg_escape(tick_labels[i]));
     }
   } else {
     body += fmt::format("<text x=\"{}\" y=\"{}\" fill=\"#555\">no values</text>\n", px(legend_x),
@@ -356,7 +325,7 @@ std::string render_heatmap_svg(const Heatmap& map) {
     body += fmt::format(
         "<text x=\"{}\" y=\"24\" text-anchor=\"middle\" font-size=\"15\" "
         "font-weight=\"bold\">{}</text>\n",
-        px(width / 2), escape(fit_label(map.title, std::max(width - 20, 100.0) / kTitleCharPx)));
+        px(width / 2), svg_escape(fit_label(map.title, std::max(width - 20, 100.0) / kTitleCharPx)));
   }
 
   std::string svg = fmt::format(fmt::runtime(header_fmt), width, height);

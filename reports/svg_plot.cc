@@ -15,28 +15,6 @@ constexpr int kPaletteSize = sizeof(kPalette) / sizeof(kPalette[0]);
 constexpr double kMarginLeft = 78, kMarginRight = 24, kMarginTop = 40, kMarginBottom = 56;
 constexpr double kPadFraction = 0.05;  // of the axis span, each side, for automatic ranges
 
-std::string escape(const std::string& text) {
-  std::string out;
-  for (char c : text) {
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      default:
-        out += c;
-    }
-  }
-  return out;
-}
 
 // A resolved axis: range and the mapping of data values to pixels.
 struct Scale {
@@ -136,7 +114,7 @@ std::vector<Tick> linear_ticks(double lo, double hi) {
   std::vector<Tick> ticks;
   for (double k = std::ceil(lo / step - 1e-9); k * step <= hi + 1e-9 * step; k += 1) {
     const double v = std::fabs(k) < 1e-12 ? 0 : k * step;
-    ticks.push_back({v, escape(number_label(v, step))});
+    ticks.push_back({v, svg_escape(number_label(v, step))});
   }
   return ticks;
 }
@@ -164,7 +142,7 @@ std::vector<Tick> log_ticks(double lo, double hi) {
     for (double m : {1.0, 2.0, 5.0}) {
       const double v = m * std::pow(10.0, k);
       if (v >= lo * (1 - 1e-9) && v <= hi * (1 + 1e-9)) {
-        ticks.push_back({v, escape(number_label(v, std::pow(10.0, k)))});
+        ticks.push_back({v, svg_escape(number_label(v, std::pow(10.0, k)))});
       }
     }
   }
@@ -177,15 +155,6 @@ std::vector<Tick> ticks_for(const Scale& s) {
 
 std::string px(double v) { return fmt::format("{:.2f}", v); }
 
-// 64-bit FNV-1a, for a deterministic clip-path id per plot.
-uint64_t fnv1a(const std::string& text) {
-  uint64_t h = 1469598103934665603ULL;
-  for (unsigned char c : text) {
-    h ^= c;
-    h *= 1099511628211ULL;
-  }
-  return h;
-}
 
 constexpr LineStyle kLineCycle[] = {LineStyle::kSolid, LineStyle::kDashed, LineStyle::kDotted,
                                     LineStyle::kDashDot, LineStyle::kLongDash};
@@ -262,7 +231,7 @@ std::string halo_text(double x, double y, const char* anchor, const std::string&
   return fmt::format(
       "<text x=\"{}\" y=\"{}\" text-anchor=\"{}\" stroke=\"white\" stroke-width=\"3\" "
       "paint-order=\"stroke\"{}>{}</text>\n",
-      px(x), px(y), anchor, style, escape(text));
+      px(x), px(y), anchor, style, svg_escape(text));
 }
 
 // Cuts `label` to at most `chars` characters, ending in "...".
@@ -272,6 +241,38 @@ std::string fit_label(const std::string& label, size_t chars) {
 }
 
 }  // namespace
+
+std::string svg_escape(const std::string& text) {
+  std::string out;
+  for (char c : text) {
+    switch (c) {
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      default:
+        out += (static_cast<unsigned char>(c) < 0x20 && c != '\t') ? ' ' : c;
+    }
+  }
+  return out;
+}
+
+uint64_t svg_hash(const std::string& text) {
+  uint64_t h = 1469598103934665603ULL;
+  for (unsigned char c : text) {
+    h ^= c;
+    h *= 1099511628211ULL;
+  }
+  return h;
+}
 
 Result<std::string> render_svg(const Plot& plot) {
   if (plot.width_px < 200 || plot.height_px < 150) {
@@ -449,7 +450,7 @@ Result<std::string> render_svg(const Plot& plot) {
     size_t line_k = 0, scatter_k = 0;
     for (size_t i = 0; i < plot.series.size(); ++i) {
       const PlotSeries& s = plot.series[i];
-      const std::string color = escape(colors[i]);
+      const std::string color = svg_escape(colors[i]);
       if (s.kind == SeriesKind::kLine) {
         std::string points;
         for (size_t j = 0; j < s.x.size(); ++j) {
@@ -468,13 +469,13 @@ Result<std::string> render_svg(const Plot& plot) {
       }
     }
   }
-  const std::string clip_id = fmt::format("llmplan-clip-{:016x}", fnv1a(body + contents));
+  const std::string clip_id = fmt::format("llmplan-clip-{:016x}", svg_hash(body + contents));
   body += fmt::format("<g clip-path=\"url(#{})\">\n{}</g>\n", clip_id, contents);
   body += labels;
 
   // Highlighted points, over everything, with their labels kept in the frame.
   for (const PlotHighlight& p : plot.highlights) {
-    const std::string color = escape(p.color.empty() ? "#d62728" : p.color);
+    const std::string color = svg_escape(p.color.empty() ? "#d62728" : p.color);
     const double x = sx.to_pixel(p.x), y = sy.to_pixel(p.y);
     body += fmt::format(
         "<circle cx=\"{0}\" cy=\"{1}\" r=\"7\" fill=\"none\" stroke=\"{2}\" stroke-width=\"2\"/>\n"
@@ -500,16 +501,16 @@ Result<std::string> render_svg(const Plot& plot) {
       const LegendEntry& e = legend[i];
       const double cy = by + 4 + entry_h * (static_cast<double>(i) + 0.5);
       if (e.marker) {
-        body += marker_svg(e.shape, bx + 16, cy, 3.5, escape(e.color), "");
+        body += marker_svg(e.shape, bx + 16, cy, 3.5, svg_escape(e.color), "");
       } else {
         body += fmt::format(
             "<line x1=\"{0}\" y1=\"{2}\" x2=\"{1}\" y2=\"{2}\" stroke=\"{3}\" "
             "stroke-width=\"{4}\"{5}/>\n",
-            px(bx + 4), px(bx + 30), px(cy), escape(e.color), e.reference ? 1 : 2,
+            px(bx + 4), px(bx + 30), px(cy), svg_escape(e.color), e.reference ? 1 : 2,
             e.reference ? std::string(" stroke-dasharray=\"4 3\"") : dash_attribute(e.style));
       }
       body += fmt::format("<text x=\"{}\" y=\"{}\" dominant-baseline=\"middle\">{}</text>\n",
-                          px(bx + 36), px(cy), escape(fit_label(e.label, legend_chars)));
+                          px(bx + 36), px(cy), svg_escape(fit_label(e.label, legend_chars)));
     }
   }
   // Titles.
@@ -517,18 +518,18 @@ Result<std::string> render_svg(const Plot& plot) {
     body += fmt::format(
         "<text x=\"{}\" y=\"24\" text-anchor=\"middle\" font-size=\"15\" "
         "font-weight=\"bold\">{}</text>\n",
-        px((left + right) / 2), escape(plot.title));
+        px((left + right) / 2), svg_escape(plot.title));
   }
   if (!plot.x.title.empty()) {
     body += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">{}</text>\n",
-                        px((left + right) / 2), px(h - 12), escape(plot.x.title));
+                        px((left + right) / 2), px(h - 12), svg_escape(plot.x.title));
   }
   if (!plot.y.title.empty()) {
     const double cx = 18, cy = (top + bottom) / 2;
     body += fmt::format(
         "<text x=\"{0}\" y=\"{1}\" text-anchor=\"middle\" transform=\"rotate(-90 {0} "
         "{1})\">{2}</text>\n",
-        px(cx), px(cy), escape(plot.y.title));
+        px(cx), px(cy), svg_escape(plot.y.title));
   }
 
   std::string svg = fmt::format(

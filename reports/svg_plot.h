@@ -13,6 +13,7 @@
 #ifndef LLMPLAN_REPORTS_SVG_PLOT_H_
 #define LLMPLAN_REPORTS_SVG_PLOT_H_
 
+#include <cstdint>
 #include <limits>
 #include <string>
 #include <vector>
@@ -20,6 +21,14 @@
 #include "simulator/status.h"
 
 namespace llmplan::reports {
+
+// Text for an SVG (XML) document: &, <, > and " escaped, control characters
+// other than tab (not allowed in XML 1.0) written as spaces. Shared by the
+// SVG writers here (plots, heatmaps).
+std::string svg_escape(const std::string& text);
+// 64-bit FNV-1a of `text`: deterministic ids (clip paths, gradients) that
+// differ between figures of one page.
+uint64_t svg_hash(const std::string& text);
 
 enum class SeriesKind {
   kLine,     // points joined in the given order

@@ -6,29 +6,12 @@
 #include <string>
 #include <vector>
 
+#include "tests/reports/svg_balanced.h"
+
 namespace llmplan::reports {
 namespace {
 
-// Every opened element is closed, in order (a small well-formedness check).
-bool balanced(const std::string& svg) {
-  std::vector<std::string> stack;
-  for (size_t open = svg.find('<'); open != std::string::npos; open = svg.find('<', open + 1)) {
-    const size_t close = svg.find('>', open);
-    if (close == std::string::npos) return false;
-    const std::string tag = svg.substr(open + 1, close - open - 1);
-    if (tag.empty() || tag.back() == '/') continue;  // self-closing
-    const bool closing = tag[0] == '/';
-    const std::string name =
-        tag.substr(closing ? 1 : 0, tag.find_first_of(" \n") - (closing ? 1 : 0));
-    if (closing) {
-      if (stack.empty() || stack.back() != name) return false;
-      stack.pop_back();
-    } else {
-      stack.push_back(name);
-    }
-  }
-  return stack.empty();
-}
+using testing::balanced;
 
 Plot loss_plot() {
   Plot plot;

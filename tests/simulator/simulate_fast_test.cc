@@ -173,13 +173,9 @@ TEST(SimulateFastPath, EqualsTheReferenceOnTheVtrainMtNlgLayout) {
   ASSERT_TRUE(catalog.ok());
   Result<Cluster> cluster = catalog->cluster("dgx-a100-80gb");
   ASSERT_TRUE(cluster.ok());
-  Model m;
-  m.name = "mt-nlg-530b";
-  m.num_layers = 105;
-  m.hidden_size = 20480;
-  m.num_heads = 128;
-  m.seq_length = 2048;
-  m.vocab_size = 50257;
+  Result<Model> model = catalog->model("mt-nlg-530b");
+  ASSERT_TRUE(model.ok());
+  const Model& m = *model;
   Plan p;
   p.tensor_parallel = 8;
   p.data_parallel = 12;
