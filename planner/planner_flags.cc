@@ -11,10 +11,12 @@ void add_planner_flags(CLI::App* app, PlannerFlags* o, const std::string& what) 
   const std::string p = what + ": ";
   app->add_option("--objective", o->objective, p + "largest model or lowest predicted loss")
       ->check(CLI::IsMember({"largest", "loss"}));
-  o->law_option = app->add_option(
-      "--law", o->law,
-      p + "loss law preset (chinchilla, epoch, clark-moe) or JSON file (default: chinchilla; "
-          "clark-moe for MoE models)");
+  // Whether --law was given is recorded while parsing: the action runs after
+  // the parser (and its options) may be gone.
+  app->add_option("--law", o->law,
+                  p + "loss law preset (chinchilla, epoch, clark-moe) or JSON file (default: "
+                      "chinchilla; clark-moe for MoE models)")
+      ->each([o](const std::string&) { o->law_given = true; });
   CLI::Option* r = app->add_option("--tokens-per-param", o->tokens_per_param,
                                    p + "training tokens per parameter (default 20)")
                        ->check(finite_in(0, kMaxTokensPerParam, true));
@@ -117,7 +119,7 @@ Result<SearchOptions> planner_search_options(const PlannerFlags& o,
   }
   // The law: --law, else the default; MoE models (the moe family, an MoE
   // --model or --shapes entry) default to the MoE law.
-  const bool law_given = o.law_option != nullptr && o.law_option->count() > 0;
+  const bool law_given = o.law_given;
   const bool any_moe =
       s.family == Family::kMoe || std::any_of(s.shapes.begin(), s.shapes.end(),
                                               [](const simulator::Model& m) { return m.is_moe(); });

@@ -24,7 +24,7 @@ namespace llmplan::planner {
 struct PlannerFlags {
   std::string objective = "largest";
   std::string law = kDefaultLaw;
-  CLI::Option* law_option = nullptr;  // set by add_planner_flags: --law given?
+  bool law_given = false;  // --law was on the command line (set while parsing)
   double tokens_per_param = 20.0;
   std::string tokens_rule;
   std::string shapes;
