@@ -58,7 +58,9 @@ golden_output() {
   mkdir -p "$dir/out"
   ln -s "$src/data" "$dir/data"
   ln -s "$src/tests/golden/files" "$dir/files"
-  (cd "$dir" && exec "$llmplan" "$@" >stdout 2>stderr </dev/null)
+  # argv[0] is plain `llmplan` (result.json and reports record the command
+  # line), so that the output does not depend on where the binary was built.
+  (cd "$dir" && exec -a llmplan "$llmplan" "$@" >stdout 2>stderr </dev/null)
   local status=$?
   {
     echo "== exit $status"
