@@ -84,10 +84,26 @@ struct LossPoint {
   friend bool operator==(const LossPoint&, const LossPoint&) = default;
 };
 
-// OK when E >= 0 and A, B, alpha, beta are positive and finite, and, with an
-// MoE term, a, b, c, d finite, a + c log10 E_start < 0 (loss falls with N),
-// 1 < E_start < E_max, and the fitted ranges >= 0; InvalidArgument naming the
-// law and the constant ("law x: moe.e_max ...") otherwise.
+// Magnitude bounds of a law's constants, generous against every published
+// fit: E is a loss in nats per token (a uniform guess over 2^24 tokens costs
+// 16.6; published E 1.69-1.82), A and B are 406-2,085 in the Chinchilla fits
+// and their refits, and alpha, beta 0.07-0.37 (Kaplan et al. 2020's 0.076 and
+// 0.095 the smallest). Outside them a law overflows a loss or a
+// compute-optimal size (A = 1e308, alpha = 1e-300) or ranks nothing
+// (alpha = 100), so a file holding one is refused at read time.
+inline constexpr double kLawMaxE = 100;
+inline constexpr double kLawMaxCoefficient = 1e12;
+inline constexpr double kLawMinExponent = 0.01;
+inline constexpr double kLawMaxExponent = 2;
+inline constexpr double kLawMaxMoeConstant = 100;
+inline constexpr double kLawMaxExpansion = 1e6;
+
+// OK when 0 <= E <= kLawMaxE, 0 < A, B <= kLawMaxCoefficient,
+// kLawMinExponent <= alpha, beta <= kLawMaxExponent, and, with an MoE term,
+// |a|, |b|, |c|, |d| <= kLawMaxMoeConstant, a + c log10 E_start < 0 (loss
+// falls with N), 1 < E_start < E_max <= kLawMaxExpansion, and the fitted
+// ranges >= 0; InvalidArgument naming the law and the constant ("law x:
+// alpha must be >= 0.01 and <= 2") otherwise.
 Status validate(const LossLaw& law);
 
 // Reads a JSON file holding one law object (the format of scaling/law_json.h,

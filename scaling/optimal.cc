@@ -29,14 +29,26 @@ double preferred_params(const LossLaw& law, double flops, AllocationRule rule) {
   return frontier_coefficient(law) * std::pow(flops / 6, frontier_exponents(law).a);
 }
 
-Allocation make_allocation(const LossLaw& law, AllocationRule rule, double n_params,
-                           double n_tokens) {
+// The allocation of N parameters and D tokens. InvalidArgument naming `what`
+// (the input it was derived from) when N, D, the compute or the loss is not
+// a finite positive number: an input so large (e.g. --params 1e300) that the
+// compute overflows is an error, never a null in the output.
+Result<Allocation> make_allocation(const LossLaw& law, AllocationRule rule, double n_params,
+                                   double n_tokens, const char* what, double input) {
   Allocation out;
   out.rule = rule;
   out.n_params = n_params;
   out.n_tokens = n_tokens;
   out.flops = 6 * n_params * n_tokens;
   out.loss = law.loss(n_params, n_tokens);
+  for (double x : {out.n_params, out.n_tokens, out.flops, out.loss}) {
+    if (!(std::isfinite(x) && x > 0)) {
+      std::ostringstream m;
+      m << what << ": " << input
+        << " is beyond what the law can allocate (parameters, tokens or compute overflow)";
+      return Status::invalid_argument(m.str());
+    }
+  }
   return out;
 }
 
@@ -94,7 +106,8 @@ Result<Allocation> optimal_for_compute(const LossLaw& law, double flops, Allocat
     n_tokens = limits.max_tokens;  // both caps bind: the budget cannot be spent
     by_tokens = true;
   }
-  Allocation out = make_allocation(law, rule, n_params, n_tokens);
+  LLMPLAN_ASSIGN_OR_RETURN(Allocation out,
+                           make_allocation(law, rule, n_params, n_tokens, "flops", flops));
   out.limited_by_params = by_params;
   out.limited_by_tokens = by_tokens;
   return out;
@@ -104,22 +117,24 @@ Result<Allocation> optimal_for_params(const LossLaw& law, double n_params, Alloc
   LLMPLAN_RETURN_IF_ERROR(validate(law));
   LLMPLAN_RETURN_IF_ERROR(check_positive("params", n_params));
   if (rule == AllocationRule::kTokensPerParam20) {
-    return make_allocation(law, rule, n_params, kChinchillaTokensPerParam * n_params);
+    return make_allocation(law, rule, n_params, kChinchillaTokensPerParam * n_params, "params",
+                           n_params);
   }
   const double c_over_6 =
       std::pow(n_params / frontier_coefficient(law), 1 / frontier_exponents(law).a);
-  return make_allocation(law, rule, n_params, c_over_6 / n_params);
+  return make_allocation(law, rule, n_params, c_over_6 / n_params, "params", n_params);
 }
 
 Result<Allocation> optimal_for_tokens(const LossLaw& law, double n_tokens, AllocationRule rule) {
   LLMPLAN_RETURN_IF_ERROR(validate(law));
   LLMPLAN_RETURN_IF_ERROR(check_positive("tokens", n_tokens));
   if (rule == AllocationRule::kTokensPerParam20) {
-    return make_allocation(law, rule, n_tokens / kChinchillaTokensPerParam, n_tokens);
+    return make_allocation(law, rule, n_tokens / kChinchillaTokensPerParam, n_tokens, "tokens",
+                           n_tokens);
   }
   const double c_over_6 =
       std::pow(n_tokens * frontier_coefficient(law), 1 / frontier_exponents(law).b);
-  return make_allocation(law, rule, c_over_6 / n_tokens, n_tokens);
+  return make_allocation(law, rule, c_over_6 / n_tokens, n_tokens, "tokens", n_tokens);
 }
 
 Result<double> budget_flops(const GpuBudget& budget) {

@@ -3,6 +3,7 @@
 #include <charconv>
 #include <climits>
 #include <cmath>
+#include <cstdio>
 #include <system_error>
 #include <utility>
 
@@ -64,6 +65,43 @@ std::string quoted(std::string_view s) {
   return "\"" + std::string(s) + "\"";
 }
 
+// The offset of the first byte that is not part of well-formed UTF-8
+// (Unicode 15, table 3-7: no overlong forms, no surrogates, nothing above
+// U+10FFFF), or npos when all of `s` is.
+size_t first_invalid_utf8(std::string_view s) {
+  size_t i = 0;
+  while (i < s.size()) {
+    const auto b0 = static_cast<unsigned char>(s[i]);
+    if (b0 < 0x80) {
+      ++i;
+      continue;
+    }
+    size_t n = 0;            // continuation bytes
+    unsigned char lo = 0x80;  // the range of the first continuation byte
+    unsigned char hi = 0xBF;
+    if (b0 >= 0xC2 && b0 <= 0xDF) {
+      n = 1;
+    } else if (b0 >= 0xE0 && b0 <= 0xEF) {
+      n = 2;
+      if (b0 == 0xE0) lo = 0xA0;  // overlong
+      if (b0 == 0xED) hi = 0x9F;  // surrogates
+    } else if (b0 >= 0xF0 && b0 <= 0xF4) {
+      n = 3;
+      if (b0 == 0xF0) lo = 0x90;  // overlong
+      if (b0 == 0xF4) hi = 0x8F;  // above U+10FFFF
+    } else {
+      return i;
+    }
+    if (i + n >= s.size()) return i;  // cut short
+    for (size_t k = 1; k <= n; ++k) {
+      const auto b = static_cast<unsigned char>(s[i + k]);
+      if (k == 1 ? (b < lo || b > hi) : (b < 0x80 || b > 0xBF)) return i;
+    }
+    i += n + 1;
+  }
+  return std::string_view::npos;
+}
+
 }  // namespace
 
 std::optional<double> parse_decimal(std::string_view text) {
@@ -103,6 +141,13 @@ std::string CsvReader::where(size_t column) const {
 
 Status CsvReader::split(std::string_view line, size_t limit, const char* what) {
   cells_.clear();
+  // Cells travel into JSON and Markdown output, which must stay valid UTF-8.
+  if (const size_t bad = first_invalid_utf8(line); bad != std::string_view::npos) {
+    char byte[8];
+    std::snprintf(byte, sizeof byte, "0x%02X", static_cast<unsigned char>(line[bad]));
+    return Status::parse_error(where() + ": invalid UTF-8 (byte " + byte + " at byte " +
+                               std::to_string(bad + 1) + " of the line)");
+  }
   size_t count = 0;  // cells seen, stored or not
   size_t i = 0;
   auto fail = [&](const std::string& why) {

@@ -14,6 +14,9 @@
 //    The quote must close on the same line, and only spaces or tabs may
 //    follow it before the next ','. A quote inside an unquoted cell is an
 //    error, as is any control character other than tab;
+//  - the text is UTF-8: a line with a byte that is not part of well-formed
+//    UTF-8 (e.g. Latin-1's 0x82) is an error naming the line and the byte, so
+//    that no cell copied into JSON or Markdown output makes it invalid;
 //  - at most kMaxCsvColumns columns; each reader also caps its records (its
 //    header says how many).
 // Numbers (CsvReader::number, integer and parse_decimal) are decimal only:

@@ -307,17 +307,30 @@ Result<std::string> pretty_finite(const boost::json::value& v, std::string_view 
 }
 
 Result<boost::json::value> parse(std::string_view text, std::string_view source_name) {
+  // RFC 8259 section 8.1: a parser may ignore a byte order mark. Every reader
+  // does (editors on Windows write one), so line:column count from after it.
+  constexpr std::string_view kUtf8Bom = "\xEF\xBB\xBF";
+  if (text.substr(0, kUtf8Bom.size()) == kUtf8Bom) text.remove_prefix(kUtf8Bom.size());
   boost::json::basic_parser<DocumentBuilder> parser{boost::json::parse_options{}};
   boost::system::error_code ec;
   const size_t consumed = parser.write_some(/*more=*/false, text.data(), text.size(), ec);
-  if (ec) {
+  auto fault = [&](size_t offset, const std::string& what) {
     int line = 0, col = 0;
-    line_col(text, consumed, &line, &col);
-    const std::string what = parser.handler().error.empty()
-                                 ? "malformed JSON (" + ec.message() + ")"
-                                 : parser.handler().error;
+    line_col(text, offset, &line, &col);
     return Status::parse_error(std::string(source_name) + ":" + std::to_string(line) + ":" +
                                std::to_string(col) + ": " + what);
+  };
+  if (ec) {
+    return fault(consumed, parser.handler().error.empty()
+                               ? "malformed JSON (" + ec.message() + ")"
+                               : parser.handler().error);
+  }
+  // write_some stops after the first complete value (and the whitespace that
+  // follows it): anything left is a second document or stray text, which
+  // would otherwise be dropped without a word.
+  if (consumed < text.size()) {
+    return fault(consumed,
+                 "trailing data after the JSON document (a file holds exactly one JSON value)");
   }
   boost::json::value v = std::move(parser.handler().document);
   LLMPLAN_RETURN_IF_ERROR(check_no_control_characters(v, std::string(source_name), ""));

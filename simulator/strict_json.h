@@ -29,9 +29,11 @@
 
 namespace llmplan::json {
 
-// Parses `text`; errors name `source_name` and the line:column of the fault
-// (ParseError): malformed JSON, nesting deeper than 32 levels, or a key
-// repeated within one object. Numbers with a fraction or exponent are
+// Parses `text`, which must hold exactly one JSON value (surrounding
+// whitespace and a leading UTF-8 byte order mark allowed); errors name
+// `source_name` and the line:column of the fault (ParseError): malformed
+// JSON, anything but whitespace after the value (a second document, stray
+// text), nesting deeper than 32 levels, or a key repeated within one object. Numbers with a fraction or exponent are
 // correctly rounded (so what pretty() writes reads back equal). Keys and
 // strings may not hold control characters (U+0000 to U+001F, U+007F, e.g.
 // an escaped "\n"), so that every message quoting one stays on one line:

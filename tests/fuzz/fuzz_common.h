@@ -45,6 +45,22 @@ void require_one_line(const Result<T>& result) {
   require_one_line(result.status());
 }
 
+// A JSON reader reads exactly one document (issue 31: every reader answered
+// for the first of two documents and dropped the rest). Call it when `parse`
+// (text -> Status or Result) accepted `text`: the same text followed by
+// anything but whitespace -- a stray word, a second document, a comma -- must
+// be refused, with a one-line error.
+template <typename Parse>
+void require_one_document(std::string_view text, Parse&& parse) {
+  for (std::string_view tail : {" x", "\n{}", ",", "]"}) {
+    std::string longer(text);
+    longer += tail;
+    const auto result = parse(longer);
+    require(!result.ok(), "a JSON reader refuses anything after the document", longer);
+    require_one_line(result);
+  }
+}
+
 }  // namespace llmplan::fuzz
 
 #endif  // LLMPLAN_TESTS_FUZZ_FUZZ_COMMON_H_

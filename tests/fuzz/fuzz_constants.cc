@@ -15,6 +15,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     const planner::AccuracyConstants fresh;
     fuzz::require(constants.roofline == fresh.roofline && constants.network == fresh.network,
                   "a refused file leaves the constants unchanged");
+    return 0;
   }
+  fuzz::require_one_document(fuzz::as_text(data, size), [](std::string_view text) {
+    planner::AccuracyConstants again;
+    return planner::read_constants_text(text, "fuzz.json", &again);
+  });
   return 0;
 }

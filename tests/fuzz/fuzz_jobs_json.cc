@@ -14,6 +14,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   fuzz::require_one_line(jobs);
   if (!jobs.ok()) return 0;
   fuzz::require(!jobs->empty() && jobs->size() <= kMaxJobsPerFile, "1..cap jobs");
+  fuzz::require_one_document(fuzz::as_text(data, size), [](std::string_view text) {
+    return read_jobs_json(std::string(text), "fuzz.json", catalog);
+  });
   for (const Job& job : *jobs) fuzz::require(validate_job(job, "job").ok(), "jobs are valid");
   return 0;
 }

@@ -12,5 +12,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   fuzz::require_one_line(law);
   if (!law.ok()) return 0;
   fuzz::require(scaling::validate(*law).ok(), "a law read is valid");
+  fuzz::require_one_document(fuzz::as_text(data, size), [](std::string_view text) {
+    return scaling::parse_law_text(text, "fuzz.json");
+  });
   return 0;
 }

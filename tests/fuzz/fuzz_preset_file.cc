@@ -11,6 +11,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const Status added = catalog.add_text(fuzz::as_text(data, size), "fuzz.json");
   fuzz::require_one_line(added);
   if (!added.ok()) return 0;
+  fuzz::require_one_document(fuzz::as_text(data, size), [](std::string_view text) {
+    presets::Catalog again = builtin;
+    return again.add_text(text, "fuzz.json");
+  });
   for (const presets::PresetInfo& info : catalog.list()) {
     Result<std::string> shown = catalog.show(info.name);
     fuzz::require(shown.ok(), "a listed preset shows", info.name);

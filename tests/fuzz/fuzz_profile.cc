@@ -26,6 +26,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   fuzz::require_one_line(table);
   fuzz::require(profile.ok() == table.ok(), "parse_profile and parse_profile_table agree");
   if (!profile.ok()) return 0;
+  fuzz::require_one_document(text, [](std::string_view t) { return parse_profile(t, "fuzz.json"); });
 
   Result<Profile> again = parse_profile(profile_to_json(*profile), "again.json");
   fuzz::require(again.ok(), "profile_to_json reads back", again.status().message());

@@ -28,6 +28,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   fuzz::require_one_line(runs);
   if (!runs.ok()) return 0;
   fuzz::require(!runs->empty() && runs->size() <= planner::kMaxRunsFileRows, "1..cap rows");
+  if (json) {
+    fuzz::require_one_document(text, [](std::string_view t) {
+      return planner::read_runs_json_text(t, "fuzz.json", catalog);
+    });
+  }
   for (const planner::PublishedRun& r : *runs) {
     fuzz::require(r.measured_step_s > 0 && !r.name.empty(), "rows are named, times positive");
     if (r.missing.empty()) {

@@ -11,6 +11,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   fuzz::require_one_line(shapes);
   if (!shapes.ok()) return 0;
   fuzz::require(!shapes->empty() && shapes->size() <= planner::kMaxShapes, "1..kMaxShapes shapes");
+  fuzz::require_one_document(fuzz::as_text(data, size), [](std::string_view text) {
+    return planner::parse_shapes_text(text, "fuzz.json", 2048, 51200);
+  });
   for (const simulator::Model& m : *shapes) {
     fuzz::require(simulator::validate(m).ok(), "every shape is a valid model");
   }

@@ -14,6 +14,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   fuzz::require_one_line(config);
   if (!config.ok()) return 0;
   fuzz::require(presets::validate(*config).ok(), "a loaded config is valid");
+  fuzz::require_one_document(fuzz::as_text(data, size), [](std::string_view text) {
+    return presets::load_sim_config_text(text, "fuzz.json", catalog);
+  });
   Result<presets::SimConfig> again =
       presets::load_sim_config_text(presets::sim_config_to_json(*config), "again.json", catalog);
   fuzz::require(again.ok(), "sim_config_to_json reads back", again.status().message());

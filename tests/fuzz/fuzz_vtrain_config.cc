@@ -16,6 +16,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     fuzz::require_one_line(config);
     if (config.ok()) {
       fuzz::require(presets::validate(*config).ok(), "a loaded vTrain config is valid");
+      fuzz::require_one_document(fuzz::as_text(data, size), [&](std::string_view text) {
+        return presets::load_vtrain_config_text(text, "fuzz.json", catalog, options);
+      });
     }
   }
   return 0;

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include <cstdio>
 #include <fstream>
 #include <string>
@@ -44,12 +46,52 @@ TEST(LawJson, ErrorsNameThePathAndField) {
   EXPECT_EQ(message(R"({"name": "x", "E": 1, "A": "big", "B": 1, "alpha": 0.3, "beta": 0.2})"),
             "laws.json: laws[1].A: expected a number, got a string");
   EXPECT_NE(message(R"({"name": "x", "E": 1, "A": -4, "B": 1, "alpha": 0.3, "beta": 0.2})")
-                .find("laws.json: laws[1]: law x: A must be finite and > 0"),
+                .find("laws.json: laws[1]: law x: A must be > 0 and <= 1e+12"),
             std::string::npos);
   EXPECT_NE(message(R"({"name": "", "E": 1, "A": 1, "B": 1, "alpha": 0.3, "beta": 0.2})")
                 .find("laws[1].name: must not be empty"),
             std::string::npos);
   EXPECT_NE(message("[1, 2]").find("expected an object"), std::string::npos);
+}
+
+// Issue 31, item 5: E = 1e308 gave "loss": null with exit 0, A = 1e308 or
+// alpha = 1e-300 failed only after the whole search, alpha = 100 gave
+// "best": null. Every constant is bounded by magnitude when the file is read.
+TEST(LawJson, BoundsEveryConstantByMagnitude) {
+  auto message = [](const std::string& fields) {
+    Result<LossLaw> law = law_from_json(parse(R"({"name": "x", )" + fields + "}"), "law.json");
+    return law.ok() ? std::string("OK") : law.status().message();
+  };
+  const std::string ok = R"("E": 1.69, "A": 406.4, "B": 410.7, "alpha": 0.34, "beta": 0.28)";
+  EXPECT_EQ(message(ok), "OK");
+  EXPECT_EQ(message(R"("E": 1e308, "A": 406.4, "B": 410.7, "alpha": 0.34, "beta": 0.28)"),
+            "law.json: law x: E must be >= 0 and <= 100");
+  EXPECT_EQ(message(R"("E": 1.69, "A": 1e308, "B": 410.7, "alpha": 0.34, "beta": 0.28)"),
+            "law.json: law x: A must be > 0 and <= 1e+12");
+  EXPECT_EQ(message(R"("E": 1.69, "A": 406.4, "B": 1e13, "alpha": 0.34, "beta": 0.28)"),
+            "law.json: law x: B must be > 0 and <= 1e+12");
+  EXPECT_EQ(message(R"("E": 1.69, "A": 406.4, "B": 410.7, "alpha": 1e-300, "beta": 0.28)"),
+            "law.json: law x: alpha must be >= 0.01 and <= 2");
+  EXPECT_EQ(message(R"("E": 1.69, "A": 406.4, "B": 410.7, "alpha": 100, "beta": 0.28)"),
+            "law.json: law x: alpha must be >= 0.01 and <= 2");
+  EXPECT_EQ(message(R"("E": 1.69, "A": 406.4, "B": 410.7, "alpha": 0.34, "beta": 2.5)"),
+            "law.json: law x: beta must be >= 0.01 and <= 2");
+  EXPECT_EQ(message(ok + R"(, "moe": {"a": -1e200, "b": -0.108, "c": 0.009, "d": 1.104,
+                                     "e_start": 1.847, "e_max": 314.6})"),
+            "law.json: law x: moe.a must be finite and at most 100 in magnitude");
+  EXPECT_EQ(message(ok + R"(, "moe": {"a": -0.082, "b": -0.108, "c": 0.009, "d": 1.104,
+                                     "e_start": 1.847, "e_max": 1e300})"),
+            "law.json: law x: moe.e_max must be finite, > moe.e_start and <= 1e6");
+  // At the bounds a law still gives finite losses and compute-optimal sizes.
+  for (const char* bounds : {R"("E": 100, "A": 1e12, "B": 1e12, "alpha": 0.01, "beta": 0.01)",
+                             R"("E": 0, "A": 1e12, "B": 1e-12, "alpha": 2, "beta": 2)"}) {
+    Result<LossLaw> law = law_from_json(parse(std::string(R"({"name": "x", )") + bounds + "}"),
+                                        "law.json");
+    ASSERT_TRUE(law.ok()) << law.status().message();
+    for (double n : {1e6, 1e12, 1e16}) {
+      EXPECT_TRUE(std::isfinite(law->loss(n, 20 * n))) << bounds << " N=" << n;
+    }
+  }
 }
 
 TEST(LawJson, RoundTripsExactly) {

@@ -67,7 +67,7 @@ TEST(MoeLaw, ValidateNamesTheMoeField) {
   LossLaw law = clark_moe();
   EXPECT_TRUE(validate(law).ok());
   law.moe.e_max = 1.5;
-  EXPECT_EQ(validate(law).message(), "law clark-moe: moe.e_max must be finite and > moe.e_start");
+  EXPECT_EQ(validate(law).message(), "law clark-moe: moe.e_max must be finite, > moe.e_start and <= 1e6");
   law = clark_moe();
   law.moe.a = 0.1;
   EXPECT_NE(validate(law).message().find("law clark-moe: moe.a"), std::string::npos);

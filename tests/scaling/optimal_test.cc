@@ -159,6 +159,18 @@ TEST(Optimal, BadInputsAreErrors) {
             std::string::npos);
 }
 
+// Issue 31, item 5: `optimal --params 1e300` printed "flops": null.
+TEST(Optimal, OverflowingInputsAreErrors) {
+  for (AllocationRule rule : {AllocationRule::kLaw, AllocationRule::kTokensPerParam20}) {
+    EXPECT_EQ(optimal_for_params(chinchilla(), 1e300, rule).status().message(),
+              "params: 1e+300 is beyond what the law can allocate (parameters, tokens or compute "
+              "overflow)");
+    EXPECT_NE(optimal_for_tokens(chinchilla(), 1e305, rule).status().message().find("tokens: 1e+305"),
+              std::string::npos);
+    EXPECT_TRUE(optimal_for_params(chinchilla(), 1e15, rule).ok());
+  }
+}
+
 TEST(Optimal, GpuBudget) {
   // 3360 A100s (312 TFLOP/s) for 30 days at 100%: 2.717e24 FLOPs.
   GpuBudget budget{"a100-80gb", 3360, 30, 312e12, 1.0};

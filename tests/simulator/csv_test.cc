@@ -79,6 +79,27 @@ TEST(CsvReader, RefusesBadQuotingAndControlCharacters) {
             "t.csv:1: column 1: unterminated quote (a quoted cell must close on its line)");
 }
 
+// Issue 31, item 4: a name cell with Latin-1's 0x82 was copied into
+// `validate --format json` and `schedule --format json`, which then were not
+// valid JSON. Every CSV reader refuses text that is not UTF-8.
+TEST(CsvReader, RefusesTextThatIsNotUtf8) {
+  EXPECT_EQ(read_all("name,b\nrun\x82,1\n"),
+            "t.csv:2: invalid UTF-8 (byte 0x82 at byte 4 of the line)");
+  EXPECT_EQ(read_all("n\xE9me,b\nx,1\n"), "t.csv:1: invalid UTF-8 (byte 0xE9 at byte 2 of the line)");
+  for (const char* bad : {"\xC0\xAF",           // overlong '/'
+                          "\xE0\x80\xAF",       // overlong
+                          "\xED\xA0\x80",       // a surrogate, U+D800
+                          "\xF4\x90\x80\x80",   // above U+10FFFF
+                          "\xF5\x80\x80\x80", "\xFF", "\xC3", "\xE2\x82"}) {  // cut short
+    EXPECT_NE(read_all(std::string("a,b\n1,x") + bad + "\n").find("invalid UTF-8"),
+              std::string::npos)
+        << bad;
+  }
+  // Well-formed UTF-8 of every length passes through unchanged.
+  EXPECT_EQ(read_all("a,b\n\"caf\xC3\xA9 \xE2\x82\xAC \xF0\x9F\x9A\x80\",\xED\x9F\xBF\n"),
+            "a|b|;caf\xC3\xA9 \xE2\x82\xAC \xF0\x9F\x9A\x80|\xED\x9F\xBF|");
+}
+
 TEST(CsvReader, RecordsHaveTheHeadersCellCount) {
   EXPECT_EQ(read_all("a,b,c\n1,2\n"), "t.csv:2: 2 cells, the header has 3");
   EXPECT_EQ(read_all("a,b\n1,2,3,4\n"), "t.csv:2: 4 cells, the header has 2");
