@@ -1,6 +1,7 @@
 #include "simulator/lowering.h"
 
 #include <algorithm>
+#include <array>
 #include <utility>
 
 #include "simulator/lowering/attention.h"
@@ -109,15 +110,14 @@ class LayerParts {
   // Context-parallel exchange time the parts hid so far.
   double cp_hidden_s() const {
     double s = 0;
-    for (const LayerPart* part : {static_cast<const LayerPart*>(&attention_),
-                                  static_cast<const LayerPart*>(&mlp_),
-                                  static_cast<const LayerPart*>(&moe_)}) {
-      s += part->cp_hidden_s();
-    }
+    for (const LayerPart* part : all()) s += part->cp_hidden_s();
     return s;
   }
 
  private:
+  // Every part object, for what the driver sums over them.
+  std::array<const LayerPart*, 3> all() const { return {&attention_, &mlp_, &moe_}; }
+
   lowering::Attention attention_;
   lowering::DenseMlp mlp_;
   lowering::Moe moe_;
@@ -176,7 +176,7 @@ class ChunkLowerer {
     out.feed_forward = &parts_.part(kinds.feed_forward);
     out.mixer->begin_layer(layer);
     out.feed_forward->begin_layer(layer);
-    out.moe = model_.is_moe_layer(layer);
+    out.moe = kinds.feed_forward == LayerPartKind::kMoe;
     if (!out.moe) {
       out.parameters = static_cast<double>(model_.layer_parameters()) / plan_.tensor_parallel;
     } else {

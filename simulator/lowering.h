@@ -30,9 +30,10 @@
 //   lowering/emitter.h     the shapes and emit helpers the parts share
 //
 // Adding a layer kind (latent attention, a state-space layer) is one new
-// file lowering/<kind>.{h,cc} with a LayerPart, its LayerPartKind, and one
-// case in the driver's LayerParts::part() switch (plus the rule in
-// layer_kinds() saying which layers use it): see lowering/layer_part.h.
+// file lowering/<kind>.{h,cc} with a LayerPart, its LayerPartKind, and its
+// object in the driver's LayerParts: a member, one case in the part()
+// switch, an entry in all() (plus the rule in layer_kinds() saying which
+// layers use it). No other file changes: see lowering/layer_part.h.
 //
 // Overlap is done analytically in the lowering so that a pass stays one
 // task (the planner runs ~10^5 simulations; splitting passes per layer would

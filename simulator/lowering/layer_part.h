@@ -10,8 +10,9 @@
 //
 // Adding a layer kind (latent attention, a state-space mixer):
 //   1. a file lowering/<kind>.{h,cc} with a LayerPart subclass;
-//   2. its LayerPartKind below and the case in LayerParts::part()
-//      (lowering.cc) that returns it;
+//   2. its LayerPartKind below and, in the driver's LayerParts (lowering.cc),
+//      a member of its class, the case in part() that returns it and its
+//      entry in all();
 //   3. the rule in layer_kinds() (lowering.cc) saying which layers use it.
 // Nothing else in the lowering changes: parts do not call each other
 // (except through a part's own public helpers, as the MoE's shared experts
