@@ -46,8 +46,9 @@ struct SimOptions {
 
 // Time one device of a stage spent, by cause, over one iteration. The parts
 // (every field but end_s and the *_hidden_s ones) add up to the stage's end
-// time. Overlap semantics are in lowering.h (tp_comm_overlap, ZeRO-2/3) and
-// simulate.cc (gradient buckets, hybrid all-reduce, post-optimizer gather).
+// time. Overlap semantics are in lowering.h and the lowering/ headers it
+// lists (tp_comm_overlap, ZeRO-2/3, context parallelism, MoE all-to-alls) and
+// below (gradient buckets, hybrid all-reduce, post-optimizer gather).
 struct StageBreakdown {
   double compute_s = 0;       // forward + backward kernels (recompute and fp8 casts excluded)
   double recompute_s = 0;     // recomputed forward kernels
@@ -63,10 +64,10 @@ struct StageBreakdown {
   // ZeRO-2/3 per-micro-batch gradient reduce-scatters, exposed part.
   double fsdp_reduce_scatter_exposed_s = 0;
   // Context-parallel KV exchange (ring send_recv or all-gather /
-  // reduce-scatter), exposed part (lowering.h).
+  // reduce-scatter), exposed part (lowering/attention.h).
   double cp_comm_s = 0;
   // MoE dispatch and combine all-to-alls over the expert-parallel group,
-  // exposed part (lowering.h).
+  // exposed part (lowering/moe.h).
   double moe_a2a_s = 0;
   // SM contention: compute slowed by collectives overlapped with it
   // (CostModel::comm_compute_slowdown() x the hidden time of the new overlaps).
@@ -141,9 +142,9 @@ struct StepReport {
 //    A100 calibration absorbs it).
 //  - zb-h1 (schedule.h): each backward is a B step, after which the input
 //    gradient is sent upstream at once, and a W step at its place in the
-//    stage's order on the compute stream (lowering.h, split backward).
+//    stage's order on the compute stream (lowering/passes.h, split backward).
 //  - stages 2 and 3: reduce-scattered after every micro-batch's backward,
-//    per layer, inside the pass (lowering.h, with stage 3's per-layer
+//    per layer, inside the pass (lowering/sharding.h, with stage 3's per-layer
 //    parameter all-gathers).
 //  - hybrid (S < d, stage >= 1): the 1/S gradient shard is also all-reduced
 //    across the d / S replicas (ranks S * t apart), once per step after the
@@ -157,7 +158,7 @@ struct StepReport {
 //    steady state of consecutive iterations, and ignores that the pipeline
 //    fill may leave a stage idle (and the gather free) before its first
 //    forward.
-//  - MoE models (lowering.h): the routed experts' gradients are reduced
+//  - MoE models (lowering/moe.h): the routed experts' gradients are reduced
 //    over Placement::expert_data (the edp = t*cp*d / (etp*ep) ranks holding
 //    the same experts; nothing when edp = 1) in their own buckets (a
 //    bucket cut flushes the dense and the expert bytes, each to its group),

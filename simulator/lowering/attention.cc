@@ -1,0 +1,185 @@
+#include "simulator/lowering/attention.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+
+namespace llmplan::simulator::lowering {
+
+Attention::Attention(const Model& model, const Plan& plan, const Placement& placement,
+                     const CostModel& cost)
+    : LayerPart(model, plan, placement, cost) {
+  // Megatron's FusedScaleMaskSoftmax runs its one-kernel CUDA softmax only
+  // when 16 < s <= 4096, s % 4 == 0 and the attention batches of a rank
+  // (b * a / t) are a multiple of the kernel's 4 batches per block (for
+  // s > 128; 8 below); otherwise it falls back to PyTorch ops in fp32.
+  const int64_t attn_batches = static_cast<int64_t>(b_) * a_ / t_;
+  const int per_block = s_ > 128 ? 4 : 8;
+  fused_softmax_ = s_ > 16 && s_ <= 4096 && s_ % 4 == 0 && attn_batches % per_block == 0;
+  span_ = s_;
+}
+
+void Attention::begin_layer(int layer) { span_ = m_.attention_span(layer); }
+
+void Attention::forward(std::vector<LoweredOp>* out, OpCategory cat) {
+  const double q_cols = static_cast<double>(a_ + 2 * g_) * d_ / t_;
+  cast(out, Pass::kForward, Tsp_ * h_, cat);
+  sp_gather(out);
+  gemm(out, KernelKind::kQkvGemm, Pass::kForward, T_, q_cols, h_, 1, cat);
+  core_forward(out, cat);
+  cast(out, Pass::kForward, T_ * a_ * d_ / t_, cat);
+  gemm(out, KernelKind::kOutProjGemm, Pass::kForward, T_, h_, static_cast<double>(a_) * d_ / t_,
+       1, cat);
+  tp_reduce(out);
+}
+
+void Attention::backward(std::vector<LoweredOp>* out) {
+  const OpCategory c = OpCategory::kCompute;
+  const double q_cols = static_cast<double>(a_ + 2 * g_) * d_ / t_;
+  const double heads = static_cast<double>(b_) * a_ / t_;
+  sp_gather(out);
+  cast(out, Pass::kBackward, T_ * h_, c);
+  gemm_backward(out, KernelKind::kOutProjGemm, T_, h_, static_cast<double>(a_) * d_ / t_, 1);
+  if (p_.flash_attention) {
+    flash(out, Pass::kBackward, c);
+  } else {
+    if (p_.recompute == Recompute::kSelective) {
+      core_forward(out, OpCategory::kRecompute);
+    }
+    const double scores = heads * s_ * s_;
+    gemm_backward(out, KernelKind::kAttnValueGemm, s_, d_, s_, heads);
+    mem(out, KernelKind::kAttnDropout, Pass::kBackward, scores * (kElem * 2 + 1), c);
+    softmax(out, Pass::kBackward, scores, c);
+    gemm_backward(out, KernelKind::kAttnScoreGemm, s_, s_, d_, heads);
+  }
+  cast(out, Pass::kBackward, T_ * q_cols, c);
+  gemm_backward(out, KernelKind::kQkvGemm, T_, q_cols, h_, 1);
+  tp_reduce(out);
+}
+
+void Attention::core_forward(std::vector<LoweredOp>* out, OpCategory cat) {
+  const double heads = static_cast<double>(b_) * a_ / t_;
+  if (p_.flash_attention) {
+    flash(out, Pass::kForward, cat);
+    return;
+  }
+  const double scores = heads * s_ * s_;
+  gemm(out, KernelKind::kAttnScoreGemm, Pass::kForward, s_, s_, d_, heads, cat);
+  softmax(out, Pass::kForward, scores, cat);
+  mem(out, KernelKind::kAttnDropout, Pass::kForward, scores * (kElem * 2 + 1), cat);
+  gemm(out, KernelKind::kAttnValueGemm, Pass::kForward, s_, d_, s_, heads, cat);
+}
+
+void Attention::flash(std::vector<LoweredOp>* out, Pass pass, OpCategory cat) {
+  KernelDesc desc;
+  desc.kind = KernelKind::kFlashAttention;
+  desc.pass = pass;
+  const double heads = static_cast<double>(b_) * a_ / t_;
+  // Keys per query of a block: the rank's s/cp, or with a sliding window
+  // the window spread over the cp blocks (span / cp).
+  const double keys = span_ < s_ ? static_cast<double>(span_) / cp_ : sl_;
+  desc.gemm = {sl_, std::max<int64_t>(1, std::llround(keys)), d_, static_cast<int64_t>(heads)};
+  // Matmul FLOPs of QK^T and AV over every query-key pair (the causal mask
+  // is not subtracted, as in the model-FLOPs formula, Model::
+  // model_flops_per_step); the backward recomputes QK^T: 2.5x.
+  const double fwd = 4.0 * heads * sl_ * keys * d_;
+  desc.flops = pass == Pass::kForward ? fwd : 2.5 * fwd;
+  desc.precision = formats_.p16;
+  if (cp_ == 1) {
+    push_kernel(out, desc, cat);
+    return;
+  }
+  // The cp blocks, one op: cp x the block (FLOPs and time).
+  const double block_s = cost_.kernel_time_s(desc);
+  LoweredOp op;
+  op.stream = StreamKind::kCompute;
+  op.category = cat;
+  op.duration_s = cp_ * block_s;
+  op.flops = cp_ * desc.flops;
+  op.name = kernel_kind_name(desc.kind);
+  const bool backward = pass != Pass::kForward;
+  // K and V of the rank's s/cp tokens, this TP rank's kv heads, 2 bytes.
+  const double kv_bytes = cp_kv_bytes();
+  if (p_.cp_comm == CpComm::kAllGather) {
+    // KV gathered over the CP group before the blocks (again in the
+    // backward), dKV reduce-scattered after them; nothing overlaps.
+    out->push_back(cp_op(collective_s(CollectiveKind::kAllGather, cp_ * kv_bytes),
+                         "cp all_gather kv"));
+    out->push_back(op);
+    if (backward) {
+      out->push_back(cp_op(collective_s(CollectiveKind::kReduceScatter, cp_ * kv_bytes),
+                           "cp reduce_scatter dkv"));
+    }
+    return;
+  }
+  // Ring: transfer i runs during block i. Forward: the KV for the next
+  // block, cp - 1 transfers. Backward (Transformer Engine): KV only with
+  // block 0, KV and the dKV accumulated so far with blocks 1 .. cp-2, the
+  // dKV alone with block cp-1: cp transfers.
+  const double kv_s = ring_hop_s(kv_bytes);
+  const double both_s = ring_hop_s(2 * kv_bytes);
+  std::vector<double> transfers;
+  if (!backward) {
+    transfers.assign(cp_ - 1, kv_s);
+  } else {
+    transfers.assign(cp_, both_s);
+    transfers.front() = kv_s;
+    transfers.back() = kv_s;
+  }
+  double exposed = 0, hidden = 0;
+  for (double x : transfers) {
+    exposed += std::max(0.0, x - block_s);
+    hidden += std::min(x, block_s);
+  }
+  const double slowdown = cost_.comm_compute_slowdown() * hidden;
+  op.duration_s += slowdown;
+  op.slowdown_s = slowdown;
+  out->push_back(op);
+  cp_hidden_s_ += hidden;
+  if (exposed > 0) out->push_back(cp_op(exposed, "cp ring kv send_recv (not hidden)"));
+}
+
+// Fused: one kernel (forward reads x and writes y; backward reads y and dy
+// and writes dx). Megatron's fallback (with its default softmax in fp32,
+// forced by query-key layer scaling) runs five: to fp32, scale, masked
+// fill, softmax, to half; its backward the five gradients of those.
+void Attention::softmax(std::vector<LoweredOp>* out, Pass pass, double scores,
+                        OpCategory cat) const {
+  if (fused_softmax_) {
+    mem(out, KernelKind::kSoftmax, pass, scores * kElem * (pass == Pass::kForward ? 2 : 3), cat);
+    return;
+  }
+  constexpr double kF32 = 4;
+  const double forward[] = {kElem + kF32, 2 * kF32, 2 * kF32, 2 * kF32, kF32 + kElem};
+  const double backward[] = {kElem + kF32, 3 * kF32, 2 * kF32, 2 * kF32, kF32 + kElem};
+  for (double per : pass == Pass::kForward ? forward : backward) {
+    mem(out, KernelKind::kSoftmax, pass, scores * per, cat);
+  }
+}
+
+double Attention::collective_s(CollectiveKind kind, double bytes) const {
+  CollectiveDesc c;
+  c.kind = kind;
+  c.bytes = bytes;
+  c.group = pl_.context;
+  return cost_.collective_time_s(c);
+}
+
+double Attention::ring_hop_s(double bytes) const {
+  CollectiveDesc c;
+  c.kind = CollectiveKind::kSendRecv;
+  c.bytes = bytes;
+  c.group = {2, pl_.context.nodes() > 1 ? 1 : 2};
+  return cost_.collective_time_s(c);
+}
+
+LoweredOp Attention::cp_op(double seconds, const char* name) {
+  LoweredOp op;
+  op.stream = StreamKind::kContextComm;
+  op.category = OpCategory::kContextComm;
+  op.duration_s = seconds;
+  op.name = name;
+  return op;
+}
+
+}  // namespace llmplan::simulator::lowering

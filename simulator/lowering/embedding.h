@@ -1,0 +1,44 @@
+// Internal to the lowering: the ends of the model -- the embedding on the
+// first chunk, the final norm, logits and loss on the last -- and the
+// parameters each holds on one device.
+//
+// The embedding is vocabulary-parallel: each TP rank looks up its rows of
+// the table (and the learned positions) and the partial rows are summed over
+// TP. The head is the final LayerNorm, the logits GEMM [T, h] x [h, V/t] and
+// the vocabulary-parallel cross-entropy (fp32 logits, three small TP
+// all-reduces: max, sum of exponentials, target logit).
+#ifndef LLMPLAN_SIMULATOR_LOWERING_EMBEDDING_H_
+#define LLMPLAN_SIMULATOR_LOWERING_EMBEDDING_H_
+
+#include <vector>
+
+#include "simulator/lowering/emitter.h"
+
+namespace llmplan::simulator::lowering {
+
+// The first chunk's embedding and the last chunk's head, forward and backward.
+class EmbeddingAndHead : public Emitter {
+ public:
+  using Emitter::Emitter;
+
+  void embedding_forward(std::vector<LoweredOp>* out) const;
+  // `grad_bytes` of gradients are final after it (on its last op, the
+  // gradient scatter into the table, a weight_grad kernel).
+  void embedding_backward(std::vector<LoweredOp>* out, double grad_bytes) const;
+  void head_forward(std::vector<LoweredOp>* out) const;
+  // `grad_bytes` of gradients are final after it.
+  void head_backward(std::vector<LoweredOp>* out, double grad_bytes) const;
+};
+
+// Parameters of the embedding on one device (the first chunk's): this TP
+// rank's rows of the word embeddings, and the learned positions (whole).
+double embedding_parameters(const Model& model, const Plan& plan);
+// Parameters of the head on one device (the last chunk's): the final norm,
+// and the output projection when the embeddings are untied or the first and
+// last chunk differ (then the last stage keeps its own copy of the word
+// embeddings, synchronised by an all-reduce).
+double head_parameters(const Model& model, const Plan& plan);
+
+}  // namespace llmplan::simulator::lowering
+
+#endif  // LLMPLAN_SIMULATOR_LOWERING_EMBEDDING_H_

@@ -1,0 +1,65 @@
+// Internal to the lowering: what a part of a transformer layer is to the
+// driver (simulator/lowering.cc), and which parts each layer has.
+//
+// A layer is two pre-norm residual blocks: a token mixer (attention) and a
+// feed-forward block (a dense MLP or a mixture of experts). The driver emits
+// what every block has -- the norm before it, the dropout + residual after
+// it, their backwards, full recomputation and ZeRO-3's fp8 weight casts --
+// and asks the block's LayerPart for its core, from the input cast after
+// the norm to the tensor-parallel reduction of its output.
+//
+// Adding a layer kind (latent attention, a state-space mixer):
+//   1. a file lowering/<kind>.{h,cc} with a LayerPart subclass;
+//   2. its LayerPartKind below and, in the driver's LayerParts (lowering.cc),
+//      a member of its class, the case in part() that returns it and its
+//      entry in all();
+//   3. the rule in layer_kinds() (lowering.cc) saying which layers use it.
+// Nothing else in the lowering changes: parts do not call each other
+// (except through a part's own public helpers, as the MoE's shared experts
+// use the dense MLP's core).
+#ifndef LLMPLAN_SIMULATOR_LOWERING_LAYER_PART_H_
+#define LLMPLAN_SIMULATOR_LOWERING_LAYER_PART_H_
+
+#include <vector>
+
+#include "simulator/lowering.h"
+#include "simulator/lowering/emitter.h"
+
+namespace llmplan::simulator::lowering {
+
+// The kinds of layer parts, each lowered by one file.
+enum class LayerPartKind {
+  kAttention,  // lowering/attention.h: dense, GQA, sliding window, context parallel
+  kDenseMlp,   // lowering/mlp.h: GeLU or SwiGLU MLP
+  kMoe,        // lowering/moe.h: router, all-to-alls, grouped expert GEMMs, shared experts
+};
+
+// The parts of one layer, in order.
+struct LayerKinds {
+  LayerPartKind mixer = LayerPartKind::kAttention;
+  LayerPartKind feed_forward = LayerPartKind::kDenseMlp;
+};
+
+// The core of one block of a layer (see the file comment), for the layer
+// last given to begin_layer(). A part keeps what it accumulates over a
+// chunk (e.g. collective time it hides); one object serves every layer of
+// its kind in the chunk, one chunk at a time.
+class LayerPart : public Emitter {
+ public:
+  using Emitter::Emitter;
+  virtual ~LayerPart() = default;
+
+  // Layer `layer` (0-based, in the model) is the next to be lowered.
+  virtual void begin_layer(int layer) { (void)layer; }
+  // The block's forward ops, in category `cat` (kRecompute when re-run).
+  virtual void forward(std::vector<LoweredOp>* out, OpCategory cat) = 0;
+  // The block's backward ops (input and weight gradients).
+  virtual void backward(std::vector<LoweredOp>* out) = 0;
+  // Context-parallel exchange time hidden under compute so far (attention's
+  // ring; ChunkProgram::cp_hidden_s).
+  virtual double cp_hidden_s() const { return 0; }
+};
+
+}  // namespace llmplan::simulator::lowering
+
+#endif  // LLMPLAN_SIMULATOR_LOWERING_LAYER_PART_H_

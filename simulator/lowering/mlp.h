@@ -1,0 +1,33 @@
+// Internal to the lowering: the dense MLP block's core (layer_part.h),
+// tensor-parallel (column-parallel FC1, row-parallel FC2): FC1 to width f
+// (2f for SwiGLU's gate and up projections), the activation (GeLU, or
+// SwiGLU's SiLU x gate), FC2 back to h, then the TP reduction. The MoE
+// block's shared experts are the same core of width shared x f_e (moe.h).
+#ifndef LLMPLAN_SIMULATOR_LOWERING_MLP_H_
+#define LLMPLAN_SIMULATOR_LOWERING_MLP_H_
+
+#include <vector>
+
+#include "simulator/lowering/layer_part.h"
+
+namespace llmplan::simulator::lowering {
+
+// The feed-forward block of dense layers (LayerPartKind::kDenseMlp).
+class DenseMlp : public LayerPart {
+ public:
+  using LayerPart::LayerPart;
+
+  // The layer's MLP: core_forward / core_backward of width Model::ffn_hidden().
+  void forward(std::vector<LoweredOp>* out, OpCategory cat) override;
+  void backward(std::vector<LoweredOp>* out) override;
+
+  // The MLP of width `f` from its input's cast (and SP gather) to its
+  // output's TP reduction, forward; and its backward, from the output
+  // gradient's SP gather to the input gradient's reduction.
+  void core_forward(std::vector<LoweredOp>* out, OpCategory cat, int f) const;
+  void core_backward(std::vector<LoweredOp>* out, int f) const;
+};
+
+}  // namespace llmplan::simulator::lowering
+
+#endif  // LLMPLAN_SIMULATOR_LOWERING_MLP_H_

@@ -1,0 +1,161 @@
+#include "simulator/lowering/moe.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+
+namespace llmplan::simulator::lowering {
+
+Moe::Moe(const Model& model, const Plan& plan, const Placement& placement, const CostModel& cost)
+    : LayerPart(model, plan, placement, cost), shared_(model, plan, placement, cost) {
+  if (!model.is_moe()) return;
+  E_ = m_.num_experts;
+  k_ = m_.moe_top_k;
+  fe_ = m_.moe_ffn_hidden();
+  fs_ = m_.moe_shared_experts * fe_;
+  ep_ = p_.expert_parallel;
+  etp_ = p_.expert_tensor_parallel;
+  local_experts_ = static_cast<double>(E_) / ep_;
+  // Megatron-Core runs MoE with TP under sequence parallelism: each TP rank
+  // routes its 1/t of the tokens.
+  Tmoe_ = t_ > 1 ? T_ / t_ : T_;
+  const double routed = Tmoe_ * k_;  // token rows a rank sends
+  const double c = m_.moe_capacity_factor;
+  if (c > 0) {
+    // Padded to capacity: every rank sends each expert ceil(c x its share) rows.
+    const double capacity = std::ceil(c * routed / E_);
+    me_ = ep_ * capacity;
+    a2a_bytes_ = E_ * capacity * h_ * kElem;
+  } else {
+    me_ = routed * ep_ / E_ * p_.moe_imbalance;
+    a2a_bytes_ = routed * h_ * kElem * p_.moe_imbalance;
+  }
+  rows_ = me_ * etp_;
+  fc1_cols_ = (swiglu_ ? 2.0 : 1.0) * fe_ / etp_;
+  fe_local_ = static_cast<double>(fe_) / etp_;
+}
+
+void Moe::forward(std::vector<LoweredOp>* out, OpCategory cat) {
+  const Pass f = Pass::kForward;
+  if (fs_ > 0) shared_.core_forward(out, cat, fs_);
+  // Router: bf16 scores (never fp8), then softmax/sigmoid, top-k and the
+  // auxiliary loss over the fp32 scores.
+  gemm(out, KernelKind::kRouterGemm, f, Tmoe_, E_, h_, 1, cat);
+  mem(out, KernelKind::kMoeRouting, f, routing_bytes(f), cat);
+  mem(out, KernelKind::kMoePermute, f, 2.0 * Tmoe_ * k_ * h_ * kElem, cat);
+  a2a(out, "moe dispatch all_to_all");
+  etp(out, CollectiveKind::kAllGather);
+  cast(out, f, local_experts_ * rows_ * h_, cat);
+  grouped_gemm(out, KernelKind::kExpertFc1Gemm, f, rows_, fc1_cols_, h_, cat);
+  mem(out, KernelKind::kActivation, f,
+      local_experts_ * rows_ * fe_local_ * kElem * (swiglu_ ? 3 : 2), cat);
+  cast(out, f, local_experts_ * rows_ * fe_local_, cat);
+  grouped_gemm(out, KernelKind::kExpertFc2Gemm, f, rows_, h_, fe_local_, cat);
+  etp(out, CollectiveKind::kReduceScatter);
+  a2a(out, "moe combine all_to_all");
+  // Unpermute: the k expert outputs of each token read, weighted, summed.
+  mem(out, KernelKind::kMoePermute, f, Tmoe_ * k_ * h_ * kElem + Tmoe_ * h_ * kElem, cat);
+}
+
+void Moe::backward(std::vector<LoweredOp>* out) {
+  const OpCategory c = OpCategory::kCompute;
+  const Pass b = Pass::kBackward;
+  // Unpermute: dy scattered to the k rows of each token; the k expert
+  // outputs read again for the routing weights' gradient.
+  mem(out, KernelKind::kMoePermute, b, Tmoe_ * h_ * kElem + 2.0 * Tmoe_ * k_ * h_ * kElem, c);
+  a2a(out, "moe combine all_to_all (backward)");
+  etp(out, CollectiveKind::kAllGather);
+  cast(out, b, local_experts_ * rows_ * h_, c);
+  grouped_gemm_backward(out, KernelKind::kExpertFc2Gemm, rows_, h_, fe_local_);
+  mem(out, KernelKind::kActivation, b,
+      local_experts_ * rows_ * fe_local_ * kElem * (swiglu_ ? 5 : 3), c);
+  cast(out, b, local_experts_ * rows_ * fc1_cols_, c);
+  grouped_gemm_backward(out, KernelKind::kExpertFc1Gemm, rows_, fc1_cols_, h_);
+  etp(out, CollectiveKind::kReduceScatter);
+  a2a(out, "moe dispatch all_to_all (backward)");
+  // Permute: the k gradient rows of each token summed back into it.
+  mem(out, KernelKind::kMoePermute, b, Tmoe_ * k_ * h_ * kElem + Tmoe_ * h_ * kElem, c);
+  mem(out, KernelKind::kMoeRouting, b, routing_bytes(b), c);
+  gemm_backward(out, KernelKind::kRouterGemm, Tmoe_, E_, h_, 1);
+  if (fs_ > 0) shared_.core_backward(out, fs_);
+}
+
+void Moe::grouped_gemm(std::vector<LoweredOp>* out, KernelKind kind, Pass pass, double rows,
+                       double n, double k, OpCategory cat) const {
+  KernelDesc desc;
+  desc.kind = kind;
+  desc.pass = pass;
+  desc.gemm = {std::max<int64_t>(1, std::llround(rows)), static_cast<int64_t>(n),
+               static_cast<int64_t>(k), static_cast<int64_t>(local_experts_)};
+  desc.flops = 2.0 * rows * n * k * local_experts_;
+  desc.precision = gemm_precision(formats_, kind);  // Transformer Engine's grouped linear
+  push_kernel(out, desc, cat);
+}
+
+void Moe::grouped_gemm_backward(std::vector<LoweredOp>* out, KernelKind kind, double rows,
+                                double n, double k) const {
+  grouped_gemm(out, kind, Pass::kBackwardData, rows, n, k, OpCategory::kCompute);
+  grouped_gemm(out, kind, Pass::kBackwardWeight, rows, n, k, OpCategory::kCompute);
+  out->back().weight_grad = true;
+}
+
+// Forward: softmax/sigmoid reads the logits and writes the probabilities
+// (8 B per score), top-k reads them (4), the auxiliary load-balancing loss
+// reads them again (4) and writes the routing map (1); the k chosen weights
+// and indices per token (8 B each). Backward: the probabilities and their
+// gradient read, the logits' gradient written, the aux loss's gradient
+// added (16 B per score).
+double Moe::routing_bytes(Pass pass) const {
+  const double scores = Tmoe_ * E_;
+  return pass == Pass::kForward ? scores * 17.0 + Tmoe_ * k_ * 8.0 : scores * 16.0;
+}
+
+// Each rank sends its T_moe x k token rows (bf16); the busiest rank receives
+// moe_imbalance x that (dropless), or every rank exchanges the padded
+// capacity buffers (capacity factor). Exposed on the pass (see overlap_a2a
+// for moe_a2a_overlap).
+void Moe::a2a(std::vector<LoweredOp>* out, const char* name) const {
+  if (ep_ <= 1) return;
+  out->push_back(collective_op(CollectiveKind::kAllToAll, a2a_bytes_, pl_.expert,
+                               StreamKind::kExpertComm, OpCategory::kMoeA2a, name));
+}
+
+// The local experts' token rows all-gathered over the etp group before the
+// expert GEMMs, their outputs reduce-scattered after (Megatron-Core's
+// alltoall dispatcher). Exposed (userbuffers do not cover them).
+void Moe::etp(std::vector<LoweredOp>* out, CollectiveKind kind) const {
+  if (etp_ <= 1) return;
+  out->push_back(collective_op(
+      kind, local_experts_ * me_ * etp_ * h_ * kElem, pl_.expert_tensor, StreamKind::kTensorComm,
+      OpCategory::kTensorComm,
+      kind == CollectiveKind::kAllGather ? "etp all_gather" : "etp reduce_scatter"));
+}
+
+double overlap_a2a(double slowdown, size_t begin, std::vector<LoweredOp>* ops) {
+  double a2a = 0, compute = 0;
+  for (size_t k = begin; k < ops->size(); ++k) {
+    const LoweredOp& op = (*ops)[k];
+    if (op.category == OpCategory::kMoeA2a) {
+      a2a += op.duration_s;
+    } else if (op.stream == StreamKind::kCompute && op.category != OpCategory::kHostOverhead) {
+      compute += op.duration_s;
+    }
+  }
+  const double hidden = std::min(a2a, compute);
+  if (hidden <= 0) return 0;
+  const double exposed_share = (a2a - hidden) / a2a;
+  LoweredOp* last = nullptr;
+  for (size_t k = begin; k < ops->size(); ++k) {
+    LoweredOp& op = (*ops)[k];
+    if (op.category == OpCategory::kMoeA2a) {
+      op.duration_s *= exposed_share;
+    } else if (op.stream == StreamKind::kCompute && op.category != OpCategory::kHostOverhead) {
+      last = &op;
+    }
+  }
+  last->duration_s += slowdown * hidden;
+  last->slowdown_s += slowdown * hidden;
+  return hidden;
+}
+
+}  // namespace llmplan::simulator::lowering
