@@ -14,7 +14,7 @@
 #include "planner/accuracy/accuracy.h"
 #include "planner/accuracy/runs_file.h"
 #include "planner/accuracy/runs_report.h"
-#include "planner/command.h"
+#include "planner/cli/command.h"
 #include "simulator/strict_json.h"
 #include "presets/catalog.h"
 
