@@ -40,7 +40,7 @@ struct PlanReportView {
 // on (active parameters, expansion experts / top_k).
 std::string moe_law_caveat(const scaling::LossLaw& law, const simulator::Model& m);
 
-// result.json's schema version (planner/result.schema.json).
+// result.json's schema version (planner/report/schema/result.schema.json).
 inline constexpr int kResultSchemaVersion = 2;
 
 // "t8 p4 d105 b1 B2100 v2 full SP ZeRO-1".
