@@ -1,6 +1,6 @@
 #include "planner/version.h"
 
-// Generated at build time by planner/packaging/git_commit.cmake; defines
+// Generated at build time by planner/cli/packaging/git_commit.cmake; defines
 // LLMPLAN_GIT_COMMIT. LLMPLAN_PROJECT_VERSION comes from CMake.
 #include "llmplan_git_commit.h"
 

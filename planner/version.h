@@ -2,7 +2,7 @@
 // PROJECT_VERSION) and the git commit the binary was built from.
 //
 // The commit is read at build time, not configure time (see
-// planner/packaging/git_commit.cmake), so a rebuild after a commit or an edit
+// planner/cli/packaging/git_commit.cmake), so a rebuild after a commit or an edit
 // reports it; only version.cc recompiles when it changes.
 #ifndef LLMPLAN_PLANNER_VERSION_H_
 #define LLMPLAN_PLANNER_VERSION_H_

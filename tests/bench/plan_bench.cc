@@ -2,7 +2,7 @@
 // small search (3 shapes on 64 A100s).
 #include <benchmark/benchmark.h>
 
-#include "planner/search.h"
+#include "planner/search/search.h"
 #include "presets/catalog.h"
 
 namespace llmplan::planner {

@@ -14,8 +14,8 @@
 #include <string>
 #include <thread>
 
-#include "planner/command.h"
-#include "planner/search.h"
+#include "planner/cli/command.h"
+#include "planner/search/search.h"
 #include "presets/catalog.h"
 
 namespace llmplan::planner {

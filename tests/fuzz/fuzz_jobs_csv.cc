@@ -1,7 +1,7 @@
 // Fuzz target: CSV job files (`schedule --jobs FILE.csv`,
-// planner/schedule/job.h). Jobs read must be valid and read back equal
+// planner/study/schedule/job.h). Jobs read must be valid and read back equal
 // from jobs_to_csv (every field but `line`).
-#include "planner/schedule/job.h"
+#include "planner/study/schedule/job.h"
 #include "presets/catalog.h"
 #include "tests/fuzz/fuzz_common.h"
 

@@ -1,6 +1,6 @@
 // Fuzz target: JSON job files (`schedule --jobs FILE.json`,
-// planner/schedule/job.h). Jobs read must be valid.
-#include "planner/schedule/job.h"
+// planner/study/schedule/job.h). Jobs read must be valid.
+#include "planner/study/schedule/job.h"
 #include "presets/catalog.h"
 #include "tests/fuzz/fuzz_common.h"
 

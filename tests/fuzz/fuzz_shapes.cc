@@ -1,6 +1,6 @@
 // Fuzz target: the planner's shapes file (`--shapes FILE`,
-// planner/shapes_json.h). Every shape read must be a valid model.
-#include "planner/shapes_json.h"
+// planner/search/shapes_json.h). Every shape read must be a valid model.
+#include "planner/search/shapes_json.h"
 #include "tests/fuzz/fuzz_common.h"
 
 using namespace llmplan;

@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "planner/command.h"
+#include "planner/cli/command.h"
 #include "simulator/strict_json.h"
 
 namespace llmplan::planner {

@@ -4,9 +4,9 @@
 
 #include <string>
 
-#include "planner/command.h"
-#include "tests/planner/simulate_cli.h"
+#include "planner/cli/command.h"
 #include "simulator/strict_json.h"
+#include "tests/planner/simulate_cli.h"
 
 namespace llmplan::planner {
 namespace {

@@ -1,4 +1,4 @@
-// A standalone test of planner/distributed.h under a real MPI launcher
+// A standalone test of planner/study/distributed.h under a real MPI launcher
 // (registered by tests/planner/mpi_tests.cmake only when MPI is built in):
 //   mpirun -n N distributed_mpi_test N     every rank checks the collectives
 //   distributed_mpi_test 1                 no launcher: a group of one
@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "planner/distributed.h"
+#include "planner/study/distributed.h"
 
 namespace {
 

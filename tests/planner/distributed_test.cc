@@ -1,6 +1,6 @@
-// planner/distributed.h without a launcher (the collectives under mpirun are
+// planner/study/distributed.h without a launcher (the collectives under mpirun are
 // tests/planner/distributed_mpi_test.cc, run by CTest when MPI is built in).
-#include "planner/distributed.h"
+#include "planner/study/distributed.h"
 
 #include <gtest/gtest.h>
 

@@ -1,7 +1,7 @@
 // `llmplan frontier`'s driver: every cell equals the single planner run
 // (search()) for that cell, simulations are shared between cells, and the
 // table does not depend on the thread count.
-#include "planner/frontier.h"
+#include "planner/study/frontier.h"
 
 #include <gtest/gtest.h>
 

@@ -15,9 +15,9 @@
 
 #include "planner/accuracy/accuracy_json.h"
 #include "planner/accuracy/measured_csv.h"
-#include "planner/command.h"
-#include "planner/schedule/job.h"
-#include "planner/shapes_json.h"
+#include "planner/cli/command.h"
+#include "planner/search/shapes_json.h"
+#include "planner/study/schedule/job.h"
 #include "presets/catalog.h"
 #include "presets/sim_config.h"
 #include "scaling/law.h"

@@ -10,10 +10,10 @@
 #include <string>
 #include <vector>
 
-#include "planner/command.h"
-#include "planner/plan_space.h"
-#include "planner/plan_space_flags.h"
-#include "planner/search.h"
+#include "planner/cli/command.h"
+#include "planner/cli/plan_space_flags.h"
+#include "planner/search/plan_space.h"
+#include "planner/search/search.h"
 #include "presets/catalog.h"
 #include "simulator/strict_json.h"
 

@@ -1,5 +1,5 @@
-# The process group under a real MPI launcher (planner/distributed.h),
-# registered only when MPI is built in (target llmplan_mpi, planner/mpi.cmake).
+# The process group under a real MPI launcher (planner/study/distributed.h),
+# registered only when MPI is built in (target llmplan_mpi, planner/study/mpi.cmake).
 #
 # The test program sits next to llmplan, where llmplan_mpi.so is, because
 # that is where a program looks for the module. Open MPI (Debian's 4.1)

@@ -8,8 +8,8 @@
 #include <memory>
 #include <string>
 
-#include "planner/command.h"
-#include "planner/progress.h"
+#include "planner/cli/command.h"
+#include "planner/cli/progress.h"
 
 namespace llmplan::planner {
 namespace {

@@ -4,8 +4,8 @@
 
 #include <set>
 
-#include "planner/plan_space.h"
-#include "planner/plan_space_flags.h"
+#include "planner/cli/plan_space_flags.h"
+#include "planner/search/plan_space.h"
 #include "presets/catalog.h"
 
 namespace llmplan::planner {

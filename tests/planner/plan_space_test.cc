@@ -1,15 +1,15 @@
 // Issue 12: the plan space (lists per axis, the batch ladder), model
 // families, pinned models and the planner's monotone answers.
-#include "planner/plan_space.h"
+#include "planner/search/plan_space.h"
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <set>
 
-#include "planner/plan_space_flags.h"
-#include "planner/search.h"
-#include "planner/shapes_json.h"
+#include "planner/cli/plan_space_flags.h"
+#include "planner/search/search.h"
+#include "planner/search/shapes_json.h"
 #include "presets/catalog.h"
 
 namespace llmplan::planner {

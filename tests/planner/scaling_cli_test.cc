@@ -8,7 +8,7 @@
 #include <fstream>
 #include <string>
 
-#include "planner/command.h"
+#include "planner/cli/command.h"
 
 namespace llmplan::planner {
 namespace {

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "planner/schedule/job.h"
+#include "planner/study/schedule/job.h"
 #include "presets/catalog.h"
 
 namespace llmplan::planner::schedule {

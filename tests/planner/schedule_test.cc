@@ -1,4 +1,4 @@
-// The cluster scheduler (planner/schedule/): throughput-curve envelopes,
+// The cluster scheduler (planner/study/schedule/): throughput-curve envelopes,
 // hand-computed single-job schedules, EDF against FIFO, ElasticFlow's
 // admission under the linear and the simulated throughput, conservation on
 // random traces, and the `llmplan schedule` command end to end.
@@ -12,11 +12,11 @@
 #include <iterator>
 #include <sstream>
 
-#include "planner/command.h"
-#include "planner/schedule/cluster_sim.h"
-#include "planner/schedule/policy.h"
-#include "planner/schedule/throughput.h"
-#include "planner/search.h"
+#include "planner/cli/command.h"
+#include "planner/search/search.h"
+#include "planner/study/schedule/cluster_sim.h"
+#include "planner/study/schedule/policy.h"
+#include "planner/study/schedule/throughput.h"
 #include "presets/catalog.h"
 #include "simulator/strict_json.h"
 

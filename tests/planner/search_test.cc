@@ -1,4 +1,4 @@
-#include "planner/search.h"
+#include "planner/search/search.h"
 
 #include <gtest/gtest.h>
 

@@ -7,7 +7,7 @@
 
 #include <string>
 
-#include "planner/command.h"
+#include "planner/cli/command.h"
 
 namespace llmplan::planner::testing_cli {
 

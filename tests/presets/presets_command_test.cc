@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "planner/command.h"
+#include "planner/cli/command.h"
 
 namespace llmplan::planner {
 namespace {

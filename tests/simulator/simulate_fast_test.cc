@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "planner/plan_space.h"
+#include "planner/search/plan_space.h"
 #include "presets/catalog.h"
 #include "simulator/roofline.h"
 #include "simulator/simulate.h"

@@ -1,8 +1,8 @@
-# CTest wiring of the install and packaging tests (planner/packaging/):
+# CTest wiring of the install and packaging tests (planner/cli/packaging/):
 # --version of both executables, the build-time git commit, the bash
 # completion, the generated man pages and `cmake --install`.
 set(_pkg_tests ${CMAKE_CURRENT_SOURCE_DIR}/planner/packaging)
-set(_pkg_sources ${CMAKE_SOURCE_DIR}/planner/packaging)
+set(_pkg_sources ${CMAKE_SOURCE_DIR}/planner/cli/packaging)
 
 set(_pkg_mpi OFF)
 if(TARGET llmplan_mpi)

@@ -1,0 +1,613 @@
+// `llmplan validate` and `llmplan calibrate`: the simulator against measured
+// iteration times (planner/accuracy/accuracy.h).
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <memory>
+
+#include "planner/accuracy/accuracy.h"
+#include "planner/accuracy/accuracy_json.h"
+#include "planner/accuracy/held_out.h"
+#include "planner/accuracy/runs_report.h"
+#include "planner/cli/command.h"
+#include "planner/cli/progress.h"
+#include "planner/cli/sim_inputs.h"
+#include "reports/format.h"
+#include "reports/svg_plot.h"
+#include "reports/table.h"
+
+namespace llmplan::planner {
+namespace {
+
+// Most cross-validation folds: each fold is a whole calibration (about 26 s
+// on the vTrain single-node file), so 20 folds take about ten minutes.
+constexpr int kMaxFolds = 20;
+
+struct AccuracyOptions {
+  std::vector<std::string> files;
+  std::string format = "text";
+  std::string gpu, cluster, constants, output, evaluate;
+  std::string out_dir;  // validate --out
+  std::string models;   // runs files: the models table (default: models.csv beside the file)
+  int folds = 0;        // validate: -1 = the default (5 for runs files)
+  int max_iterations = CalibrationOptions().max_iterations;
+  int starts = CalibrationOptions().starts;
+  bool progress = false;
+};
+
+// Prints a line to stdout at once (calibrate streams its results); a failed
+// write is caught by main's final check of stdout.
+void stream_line(const std::string& text) {
+  std::fputs(text.c_str(), stdout);
+  std::fflush(stdout);
+}
+
+std::string pct(double fraction) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.2f %%", 100.0 * fraction);
+  return buf;
+}
+
+// Default folds of validate on a runs file.
+constexpr int kDefaultRunsFolds = 5;
+
+// Whether the command reads runs files (all files must agree).
+Result<bool> reads_runs_files(const AccuracyOptions& o) {
+  LLMPLAN_ASSIGN_OR_RETURN(const bool first, is_runs_file(o.files.front()));
+  for (const std::string& f : o.files) {
+    LLMPLAN_ASSIGN_OR_RETURN(const bool runs, is_runs_file(f));
+    if (runs != first) {
+      return Status::invalid_argument(f + ": mixes a runs file and a vTrain measured CSV; give "
+                                          "files of one kind");
+    }
+  }
+  if (!first && !o.models.empty()) {
+    return Status::invalid_argument("--models: only for runs files (published_runs.csv layout)");
+  }
+  return first;
+}
+
+// The cases of runs files: every row in *runs, the expressible ones as
+// cases, with the GPU / cluster / constants the flags choose.
+Result<std::vector<AccuracyCase>> load_runs_cases(const AccuracyOptions& o,
+                                                  const GlobalOptions& global,
+                                                  std::vector<PublishedRun>* runs,
+                                                  std::vector<std::string>* notes,
+                                                  std::string* gpu_name) {
+  LLMPLAN_ASSIGN_OR_RETURN(presets::Catalog catalog, load_catalog(global));
+  for (const std::string& file : o.files) {
+    LLMPLAN_ASSIGN_OR_RETURN(std::vector<PublishedRun> r, read_runs_file(file, o.models, catalog));
+    for (PublishedRun& x : r) runs->push_back(std::move(x));
+  }
+  std::vector<AccuracyCase> cases = make_runs_cases(*runs);
+  if (cases.empty()) {
+    return Status::invalid_argument(o.files.front() +
+                                    ": no row the simulator can express (see the missing "
+                                    "features with --folds 0)");
+  }
+  if (!o.cluster.empty() || !o.gpu.empty()) {
+    for (AccuracyCase& c : cases) {
+      if (!o.cluster.empty()) {
+        const int per_node = c.config.cluster.gpus_per_node;
+        LLMPLAN_ASSIGN_OR_RETURN(c.config.cluster, catalog.cluster(o.cluster));
+        c.config.cluster.gpus_per_node = per_node;
+      }
+      if (!o.gpu.empty()) {
+        LLMPLAN_ASSIGN_OR_RETURN(c.config.cluster.gpu, catalog.gpu(o.gpu));
+      }
+    }
+    notes->push_back("cluster / GPU from --cluster / --gpu");
+  }
+  if (!o.constants.empty()) {
+    AccuracyConstants k = constants_of(cases.front());
+    LLMPLAN_RETURN_IF_ERROR(read_constants_file(o.constants, &k));
+    apply_constants(k, &cases);
+    notes->push_back("constants from " + o.constants);
+  }
+  *gpu_name = cases.front().config.cluster.gpu.name;
+  notes->push_back(
+      "mapping of a published-runs row (planner/accuracy/runs_file.h): cluster dgx-h100, 8 GPUs "
+      "per node; bf16; flash attention; interleaved 1F1B when vp > 1; sequence parallelism "
+      "whenever tp > 1 (Megatron-Core recipes; --tp-comm-overlap requires it); fsdp zeroN -> "
+      "ZeRO stage N (a sharding group smaller than dp -> hybrid sharding); PyTorch FSDP rows "
+      "overlap parameter all-gathers and gradient reduce-scatters with compute (FSDP issues them "
+      "on a separate stream and the host runs ahead); Megatron rows overlap what their overlaps "
+      "column states, gradient buckets of 40M parameters; unstated recompute -> none");
+  notes->push_back(
+      "MoE rows: experts, top-k, expert FFN and layer pattern from the models table, ep from the "
+      "row with expert TP 1 (expert-data-parallel = tp x cp x dp / ep), dropless and balanced "
+      "(the source forces balance), MoE all-to-all overlap where the overlaps column says it is "
+      "on; GPT-OSS: sliding window 128 on alternating layers, its gated quick_gelu costed as "
+      "SwiGLU; selective recompute of layernorm / moe_act -> selective");
+  notes->push_back("rows with features the simulator lacks (other precisions or activations, "
+                   "an MoE layer pattern it cannot read) are counted and listed, not simulated");
+  return cases;
+}
+
+// The cases of every file, with the GPU and constants the flags choose.
+Result<std::vector<AccuracyCase>> load_cases(const AccuracyOptions& o, const GlobalOptions& global,
+                                             std::vector<std::string>* notes,
+                                             std::string* gpu_name) {
+  LLMPLAN_ASSIGN_OR_RETURN(presets::Catalog catalog, load_catalog(global));
+  std::unique_ptr<simulator::GpuSpec> gpu;
+  if (!o.gpu.empty() || !o.cluster.empty()) {
+    LLMPLAN_ASSIGN_OR_RETURN(simulator::Cluster c,
+                             resolve_cluster(catalog, o.cluster, o.gpu, 0, "dgx-a100-80gb"));
+    gpu = std::make_unique<simulator::GpuSpec>(c.gpu);
+    notes->push_back("GPU " + c.gpu.name + " (from --gpu/--cluster) with vTrain's link bandwidths");
+  }
+  std::vector<AccuracyCase> all;
+  for (const std::string& file : o.files) {
+    LLMPLAN_ASSIGN_OR_RETURN(std::vector<MeasuredRun> runs, read_measured_csv_file(file));
+    LLMPLAN_ASSIGN_OR_RETURN(std::vector<AccuracyCase> cases,
+                             make_accuracy_cases(runs, file, catalog, gpu.get()));
+    for (AccuracyCase& c : cases) all.push_back(std::move(c));
+  }
+  if (!o.constants.empty()) {
+    AccuracyConstants k = constants_of(all.front());
+    LLMPLAN_RETURN_IF_ERROR(read_constants_file(o.constants, &k));
+    apply_constants(k, &all);
+    notes->push_back("constants from " + o.constants);
+  }
+  *gpu_name = all.front().config.cluster.gpu.name;
+  const simulator::MeasuredCollectives& curves = all.front().config.cluster.collectives;
+  if (!curves.empty()) {
+    notes->push_back("in-node all-reduce from the measured curves \"" + curves.name +
+                     "\" (vTrain's nccl-tests LUT); other collectives from the alpha-beta "
+                     "formula");
+  }
+  notes->push_back(
+      "conditions (vTrain's data): fp16, full recomputation, 1F1B, no gradient bucketing "
+      "(all-reduce after the backward), 8 GPUs per node, vocab 50257, learned positions, GeLU "
+      "4h, unfused softmax attention (no flash attention: Megatron-DeepSpeed of that era), "
+      "intra-node 150 GB/s, inter-node 800 Gb/s per node; the row's micro batch is kept "
+      "also at p = 1 (vTrain's loader would use global / d)");
+  return all;
+}
+
+std::vector<double> measured_of(const std::vector<AccuracyCase>& cases) {
+  std::vector<double> m;
+  for (const AccuracyCase& c : cases) m.push_back(c.run.iteration_time_s);
+  return m;
+}
+
+reports::Table group_table(const std::vector<AccuracyCase>& cases,
+                           const std::vector<double>& predicted, Grouping g) {
+  reports::Table t({to_string(g), "rows", "MAPE", "median", "max", "bias"});
+  for (const GroupError& e : group_errors(cases, predicted, g)) {
+    t.add_row({e.key, std::to_string(e.error.rows), pct(e.error.mape), pct(e.error.median_ape),
+               pct(e.error.max_ape), pct(e.error.mean_signed)});
+  }
+  return t;
+}
+
+constexpr Grouping kGroupings[] = {Grouping::kGpus,  Grouping::kModel,  Grouping::kPlan,
+                                   Grouping::kMicroBatch, Grouping::kHidden, Grouping::kTensor,
+                                   Grouping::kData,  Grouping::kPipeline};
+
+// The file name of validate's plot, written beside report.md by --out.
+constexpr const char* kValidatePlot = "predicted_vs_measured.svg";
+
+Result<std::string> validate_csv(const std::vector<AccuracyCase>& cases,
+                                 const std::vector<double>& pred) {
+  reports::Table t({"line", "gpus", "global_batch", "micro_batch", "hidden", "heads", "layers",
+                    "seq", "t", "d", "p", "measured_ms", "predicted_ms", "ape_percent"});
+  for (size_t i = 0; i < cases.size(); ++i) {
+    const MeasuredRun& r = cases[i].run;
+    char m[32], p[32], e[32];
+    std::snprintf(m, sizeof m, "%.3f", r.iteration_time_s * 1e3);
+    std::snprintf(p, sizeof p, "%.3f", pred[i] * 1e3);
+    std::snprintf(e, sizeof e, "%.3f",
+                  100 * std::abs(pred[i] - r.iteration_time_s) / r.iteration_time_s);
+    t.add_row({std::to_string(r.line), std::to_string(r.num_gpus), std::to_string(r.global_batch),
+               std::to_string(r.micro_batch), std::to_string(r.hidden_size),
+               std::to_string(r.num_heads), std::to_string(r.num_layers),
+               std::to_string(r.seq_length), std::to_string(r.tensor), std::to_string(r.data),
+               std::to_string(r.pipeline), m, p, e});
+  }
+  return t.csv();
+}
+
+Result<std::string> validate_plot_svg(const std::vector<double>& meas,
+                                      const std::vector<double>& pred) {
+  reports::Plot plot;
+  plot.title = "Predicted vs measured iteration time";
+  plot.x = {"measured (s)", true};
+  plot.y = {"predicted (s)", true};
+  plot.series.push_back({"runs", reports::SeriesKind::kScatter, meas, pred, "", false});
+  plot.references.push_back({reports::ReferenceKind::kIdentity, 0, "y = x"});
+  return reports::render_svg(plot);
+}
+
+// The text or Markdown report. Markdown links the plot when `plot_link` is
+// set (the file beside it), else says that --out writes it.
+std::string validate_report(const std::string& source, const std::string& gpu_name,
+                            const std::vector<AccuracyCase>& cases,
+                            const std::vector<double>& pred, const std::vector<std::string>& notes,
+                            bool md, const std::string& plot_link) {
+  const ErrorSummary s = summarise(pred, measured_of(cases));
+  std::string out = md ? "# Validation: " + source + "\n\n" : "validation: " + source + "\n";
+  const std::string item = md ? "- " : "  ";
+  out += item + "GPU: " + gpu_name + "\n";
+  out += item + "rows: " + std::to_string(s.rows) + "\n";
+  out += item + "MAPE: " + pct(s.mape) + "\n";
+  out += item + "median APE: " + pct(s.median_ape) + "\n";
+  out += item + "max APE: " + pct(s.max_ape) + "\n";
+  out += item + "mean signed error: " + pct(s.mean_signed) + "\n\n";
+  if (md) {
+    out += plot_link.empty()
+               ? std::string("The plot of predicted vs measured times, ") + kValidatePlot +
+                     ", is written beside report.md by `llmplan validate ... --out DIR`.\n\n"
+               : "![Predicted vs measured iteration time](" + plot_link + ")\n\n";
+  }
+  for (Grouping g : kGroupings) {
+    const reports::Table t = group_table(cases, pred, g);
+    out += md ? "## Error by " + std::string(to_string(g)) + "\n\n" + t.markdown() + "\n"
+              : "error by " + std::string(to_string(g)) + ":\n" + t.text() + "\n";
+  }
+  for (const std::string& n : notes) out += (md ? "- note: " : "note: ") + n + "\n";
+  return out;
+}
+
+// Calibration settings for the cases (network only with multi-node rows,
+// flash attention only where it is used), with progress on stderr.
+CalibrationOptions calibration_options(const AccuracyOptions& o,
+                                       const std::vector<AccuracyCase>& cases,
+                                       const std::shared_ptr<Progress>& progress,
+                                       const std::shared_ptr<std::string>& stage) {
+  CalibrationOptions copt;
+  copt.max_iterations = o.max_iterations;
+  copt.starts = o.starts;
+  if (progress->enabled()) {
+    copt.on_progress = [progress, stage](const CalibrationProgress& p) {
+      char buf[160];
+      if (p.stage == CalibrationProgress::Stage::kScreen) {
+        std::snprintf(buf, sizeof buf, "screening starting point %d of %d, best cost %.6g", p.step,
+                      p.steps, p.cost);
+      } else {
+        std::snprintf(buf, sizeof buf, "start %d of %d, iteration %d, cost %.6g", p.step, p.steps,
+                      p.iteration, p.cost);
+      }
+      progress->message(*stage + buf);
+    };
+  }
+  for (const AccuracyCase& c : cases) {
+    copt.fit_network |= c.run.num_gpus > c.config.cluster.gpus_per_node;
+    copt.fit_flash_attention |= c.config.plan.flash_attention;
+  }
+  return copt;
+}
+
+// The fold of each case: i mod k for vTrain's CSV (as always), by
+// configuration for runs files (assign_folds).
+std::vector<int> folds_of(const std::vector<AccuracyCase>& cases, int k, bool runs) {
+  std::vector<std::string> keys;
+  for (size_t i = 0; i < cases.size(); ++i) {
+    keys.push_back(runs ? configuration_key(cases[i]) : std::to_string(i));
+  }
+  return assign_folds(keys, k);
+}
+
+Status run_validate_runs(const AccuracyOptions& o, const GlobalOptions& global) {
+  RunsValidation v;
+  LLMPLAN_ASSIGN_OR_RETURN(v.cases, load_runs_cases(o, global, &v.runs, &v.notes, &v.gpu));
+  for (const std::string& f : o.files) v.source += (v.source.empty() ? "" : " ") + f;
+  LLMPLAN_ASSIGN_OR_RETURN(v.predicted, predict_iteration_times(v.cases, nullptr, &v.fits));
+  const int folds = o.folds < 0 ? kDefaultRunsFolds : o.folds;
+  if (folds > static_cast<int>(v.cases.size())) {
+    return Status::invalid_argument("--folds: " + std::to_string(folds) + " folds for " +
+                                    std::to_string(v.cases.size()) +
+                                    " expressible rows; give at most " +
+                                    std::to_string(v.cases.size()) + " (or 0: none)");
+  }
+  if (folds > 1) {
+    auto progress = std::make_shared<Progress>("validate", "", o.progress);
+    auto stage = std::make_shared<std::string>();
+    const CalibrationOptions copt = calibration_options(o, v.cases, progress, stage);
+    const std::vector<int> fold = folds_of(v.cases, folds, true);
+    *stage = "fold 1 of " + std::to_string(folds) + ": ";
+    if (!o.constants.empty()) {
+      v.notes.push_back("held-out folds calibrate from the constants in effect (" + o.constants +
+                        ")");
+    }
+    LLMPLAN_ASSIGN_OR_RETURN(
+        v.held_out,
+        cross_validate(v.cases, fold, folds, constants_of(v.cases.front()), copt,
+                       [&](int f, const CalibrationResult&, const std::vector<double>&,
+                           const std::vector<double>&) {
+                         *stage = "fold " + std::to_string(f + 2) + " of " +
+                                  std::to_string(folds) + ": ";
+                       }));
+    v.notes.push_back(std::to_string(folds) +
+                      "-fold held-out: each fold calibrates (llmplan calibrate's fit, --starts " +
+                      std::to_string(o.starts) + ", --max-iterations " +
+                      std::to_string(o.max_iterations) +
+                      ") on the dense rows of the other folds (mixture-of-experts rows are "
+                      "predicted, never fitted); rows of one configuration share a fold");
+  }
+  const bool out_dir = !o.out_dir.empty();
+  if (out_dir) {
+    LLMPLAN_ASSIGN_OR_RETURN(const std::string svg,
+                             validate_plot_svg(measured_of(v.cases), v.predicted));
+    LLMPLAN_ASSIGN_OR_RETURN(const std::string json_text, runs_validation_json(v));
+    LLMPLAN_ASSIGN_OR_RETURN(const std::string csv, runs_validation_csv(v));
+    LLMPLAN_RETURN_IF_ERROR(make_output_dir(o.out_dir, "--out"));
+    const std::string d = o.out_dir + "/";
+    LLMPLAN_RETURN_IF_ERROR(
+        write_output_file(d + "report.md", runs_validation_report(v, true), "--out"));
+    LLMPLAN_RETURN_IF_ERROR(write_output_file(d + kValidatePlot, svg, "--out"));
+    LLMPLAN_RETURN_IF_ERROR(write_output_file(d + "validation.csv", csv, "--out"));
+    LLMPLAN_RETURN_IF_ERROR(write_output_file(d + "validation.json", json_text, "--out"));
+  }
+  std::string out;
+  if (o.format == "json") {
+    LLMPLAN_ASSIGN_OR_RETURN(out, runs_validation_json(v));
+  } else if (o.format == "csv") {
+    LLMPLAN_ASSIGN_OR_RETURN(out, runs_validation_csv(v));
+  } else {
+    out = runs_validation_report(v, o.format == "md");
+  }
+  return write_stdout(out);
+}
+
+Status run_validate(const AccuracyOptions& o, const GlobalOptions& global) {
+  LLMPLAN_ASSIGN_OR_RETURN(const bool runs, reads_runs_files(o));
+  if (runs) return run_validate_runs(o, global);
+  if (o.folds > 0) {
+    return Status::invalid_argument("--folds: validate cross-validates runs files only; use "
+                                    "llmplan calibrate --folds for vTrain's CSV");
+  }
+  std::vector<std::string> notes;
+  std::string gpu_name;
+  LLMPLAN_ASSIGN_OR_RETURN(std::vector<AccuracyCase> cases, load_cases(o, global, &notes, &gpu_name));
+  LLMPLAN_ASSIGN_OR_RETURN(std::vector<double> pred, predict_iteration_times(cases, nullptr));
+  const std::string source = o.files.front();
+  const bool out_dir = !o.out_dir.empty();
+  if (out_dir) {
+    LLMPLAN_ASSIGN_OR_RETURN(const std::string svg, validate_plot_svg(measured_of(cases), pred));
+    LLMPLAN_ASSIGN_OR_RETURN(const std::string json_text,
+                             validation_to_json(source, cases, pred, notes));
+    LLMPLAN_ASSIGN_OR_RETURN(const std::string csv, validate_csv(cases, pred));
+    LLMPLAN_RETURN_IF_ERROR(make_output_dir(o.out_dir, "--out"));
+    const std::string d = o.out_dir + "/";
+    LLMPLAN_RETURN_IF_ERROR(write_output_file(
+        d + "report.md", validate_report(source, gpu_name, cases, pred, notes, true, kValidatePlot),
+        "--out"));
+    LLMPLAN_RETURN_IF_ERROR(write_output_file(d + kValidatePlot, svg, "--out"));
+    LLMPLAN_RETURN_IF_ERROR(write_output_file(d + "validation.csv", csv, "--out"));
+    LLMPLAN_RETURN_IF_ERROR(write_output_file(d + "validation.json", json_text, "--out"));
+  }
+  std::string out;
+  if (o.format == "json") {
+    LLMPLAN_ASSIGN_OR_RETURN(out, validation_to_json(source, cases, pred, notes));
+  } else if (o.format == "csv") {
+    LLMPLAN_ASSIGN_OR_RETURN(out, validate_csv(cases, pred));
+  } else {
+    out = validate_report(source, gpu_name, cases, pred, notes, o.format == "md",
+                          out_dir ? o.out_dir + "/" + kValidatePlot : "");
+  }
+  return write_stdout(out);
+}
+
+Status run_calibrate(const AccuracyOptions& o, const GlobalOptions& global) {
+  const auto t0 = std::chrono::steady_clock::now();
+  std::vector<std::string> notes;
+  std::string gpu_name;
+  LLMPLAN_ASSIGN_OR_RETURN(const bool runs, reads_runs_files(o));
+  std::vector<PublishedRun> published;
+  std::vector<AccuracyCase> cases;
+  if (runs) {
+    LLMPLAN_ASSIGN_OR_RETURN(cases, load_runs_cases(o, global, &published, &notes, &gpu_name));
+    stream_line(std::to_string(cases.size()) + " of " + std::to_string(published.size()) +
+                " rows expressible; excluded by missing feature:");
+    for (const auto& [feature, n] : missing_feature_counts(published)) {
+      stream_line(" " + feature + " " + std::to_string(n) + ";");
+    }
+    stream_line("\n");
+    // The constants describe dense layers; MoE rows are a test of them, never
+    // fitted (validate reports their error).
+    const size_t before = cases.size();
+    std::erase_if(cases, [](const AccuracyCase& c) { return c.config.model.is_moe(); });
+    if (cases.size() < before) {
+      const std::string why = std::to_string(before - cases.size()) +
+                              " mixture-of-experts rows are not fitted (the constants describe "
+                              "dense layers; `llmplan validate` reports the MoE rows' error)";
+      notes.push_back(why);
+      stream_line(why + "\n");
+    }
+    if (cases.empty()) {
+      return Status::invalid_argument("calibrate: no dense row to fit in the runs file(s)");
+    }
+  } else {
+    LLMPLAN_ASSIGN_OR_RETURN(cases, load_cases(o, global, &notes, &gpu_name));
+  }
+  // Progress on stderr: "fold 2 of 5: start 1 of 1, iteration 12, cost 1.963".
+  auto progress = std::make_shared<Progress>("calibrate", "", o.progress);
+  auto stage = std::make_shared<std::string>();
+  CalibrationOptions copt = calibration_options(o, cases, progress, stage);
+  if (!runs) copt.fit_flash_attention = false;  // vTrain's runs use no flash attention
+  const AccuracyConstants initial = constants_of(cases.front());
+
+  if (o.folds > static_cast<int>(cases.size())) {
+    return Status::invalid_argument(
+        "--folds: " + std::to_string(o.folds) + " folds for " + std::to_string(cases.size()) +
+        " rows would leave folds empty; give at most " + std::to_string(cases.size()));
+  }
+  if (o.folds > 1) {
+    // k-fold cross-validation: row i is in fold i mod k (vTrain's CSV), or
+    // by configuration (runs files: repeat measurements share a fold).
+    const std::vector<double> meas = measured_of(cases);
+    *stage = "fold 1 of " + std::to_string(o.folds) + ": ";
+    const auto t_fold = std::chrono::steady_clock::now();
+    LLMPLAN_ASSIGN_OR_RETURN(
+        const HeldOut held,
+        cross_validate(cases, folds_of(cases, o.folds, runs), o.folds, initial, copt,
+                       [&](int f, const CalibrationResult& fit, const std::vector<double>& p,
+                           const std::vector<double>& m) {
+                         *stage = "fold " + std::to_string(f + 2) + " of " +
+                                  std::to_string(o.folds) + ": ";
+                         stream_line("fold " + std::to_string(f) + ": in-sample MAPE " +
+                                     pct(fit.in_sample_mape) + ", held-out MAPE " +
+                                     pct(summarise(p, m).mape) + "\n");
+                       }));
+    const std::vector<double>& held_pred = held.predicted;
+    if (runs) {
+      char buf[64];
+      std::snprintf(buf, sizeof buf, "%.1f s per fold",
+                    std::chrono::duration<double>(std::chrono::steady_clock::now() - t_fold)
+                            .count() /
+                        o.folds);
+      stream_line(std::string(buf) + "\n");
+    }
+    std::vector<double> ps, ms, pm, mm;
+    for (size_t i = 0; i < cases.size(); ++i) {
+      const bool multi = cases[i].run.num_gpus > cases[i].config.cluster.gpus_per_node;
+      (multi ? pm : ps).push_back(held_pred[i]);
+      (multi ? mm : ms).push_back(meas[i]);
+    }
+    // A group without rows has no error to report ("n/a", never "0.00 %").
+    const auto group = [](const std::vector<double>& p, const std::vector<double>& m) {
+      return p.empty() ? std::string("n/a") : pct(summarise(p, m).mape);
+    };
+    stream_line(std::to_string(o.folds) + "-fold held-out MAPE: all " + group(held_pred, meas) +
+                ", single-node " + group(ps, ms) + " (" + std::to_string(ps.size()) +
+                " rows), multi-node " + group(pm, mm) + " (" + std::to_string(pm.size()) + " rows)\n");
+    stream_line(held_out_report(cases, held_pred, o.folds));
+  }
+
+  *stage = o.folds > 1 ? "final fit on all rows: " : "";
+  copt.on_line = stream_line;
+  LLMPLAN_ASSIGN_OR_RETURN(CalibrationResult fit, calibrate(cases, initial, copt));
+  std::printf("in-sample MAPE %s over %zu rows\n", pct(fit.in_sample_mape).c_str(), cases.size());
+  if (!o.evaluate.empty()) {
+    AccuracyOptions eo = o;
+    eo.files = {o.evaluate};
+    eo.constants.clear();
+    std::vector<std::string> enotes;
+    std::string egpu;
+    std::vector<AccuracyCase> held;
+    LLMPLAN_ASSIGN_OR_RETURN(const bool eruns, reads_runs_files(eo));
+    if (eruns != runs) {
+      return Status::invalid_argument("--evaluate: " + o.evaluate +
+                                      " is not of the same kind as the calibrated files");
+    }
+    std::vector<PublishedRun> epublished;
+    if (runs) {
+      LLMPLAN_ASSIGN_OR_RETURN(held, load_runs_cases(eo, global, &epublished, &enotes, &egpu));
+    } else {
+      LLMPLAN_ASSIGN_OR_RETURN(held, load_cases(eo, global, &enotes, &egpu));
+    }
+    apply_constants(fit.constants, &held);
+    LLMPLAN_ASSIGN_OR_RETURN(std::vector<double> p, predict_iteration_times(held, nullptr));
+    const ErrorSummary e = summarise(p, measured_of(held));
+    std::printf("held-out MAPE on %s: %s (median %s, max %s)\n", o.evaluate.c_str(),
+                pct(e.mape).c_str(), pct(e.median_ape).c_str(), pct(e.max_ape).c_str());
+  }
+  std::string data;
+  for (const std::string& f : o.files) data += (data.empty() ? "" : " ") + f.substr(f.find_last_of('/') + 1);
+  std::string pinned;
+  for (const std::string& b : fit.at_bound) pinned += "; " + b;
+  char src[1024];
+  std::snprintf(src, sizeof src,
+                "llmplan calibrate %s --gpu %s: Ceres fit on log iteration time (Huber 0.03, best "
+                "%d of %d screened starts polished), robust cost %.4g, in-sample MAPE %.2f %% over "
+                "%zu rows (%s)%s",
+                data.c_str(), gpu_name.c_str(), fit.starts, kCalibrationScreenPoints, fit.cost, 100 * fit.in_sample_mape,
+                cases.size(),
+                runs ? "published runs, the expressible rows; data/h100/README.md for sources and "
+                       "licences"
+                     : "vTrain A100 data, MIT",
+                pinned.c_str());
+  const std::string net_src =
+      copt.fit_network ? std::string(src) + "; nic_efficiency and nic_latency_s fitted"
+                       : std::string("not fitted (single-node data only): ") + src;
+  LLMPLAN_ASSIGN_OR_RETURN(const std::string text,
+                           constants_to_json(gpu_name, fit.constants, src, net_src));
+  LLMPLAN_RETURN_IF_ERROR(write_output_file(o.output, text, "--output"));
+  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  std::printf("wrote %s (%.1f s)\n", o.output.c_str(), wall);
+  return Status();
+}
+
+}  // namespace
+
+void add_validate_command(CLI::App& app, const GlobalOptions& global, Action* action) {
+  auto o = std::make_shared<AccuracyOptions>();
+  CLI::App* cmd = app.add_subcommand(
+      "validate", "Simulate measured runs (vTrain CSV layout) and report the prediction error");
+  cmd->add_option("file", o->files, "Measured-times CSV")->required()->expected(1);
+  cmd->add_option("--format", o->format, "Output format")
+      ->check(CLI::IsMember({"text", "json", "md", "csv"}));
+  cmd->add_option("--gpu", o->gpu, "GPU preset (default: vTrain's A100 mapping)");
+  cmd->add_option("--cluster", o->cluster, "Cluster preset whose GPU to use");
+  cmd->add_option("--constants", o->constants, "Calibrated constants JSON (llmplan calibrate -o)");
+  cmd->add_option("--out", o->out_dir,
+                  "Also write report.md, predicted_vs_measured.svg, validation.csv and "
+                  "validation.json to DIR");
+  o->folds = -1;
+  cmd->add_option("--models", o->models,
+                  "Runs files: the models table (default: models.csv beside the runs file)");
+  cmd->add_option("--folds", o->folds,
+                  "Runs files: K-fold held-out cross-validation (each fold calibrated on the "
+                  "others), 2 to " + std::to_string(kMaxFolds) + ", 0: none (default " +
+                      std::to_string(kDefaultRunsFolds) + ")")
+      ->check(CLI::Validator(
+          [](std::string& text) -> std::string {
+            return text == "0" || int_in(2, kMaxFolds)(text).empty()
+                       ? std::string()
+                       : "must be 0 (no cross-validation) or from 2 to " +
+                             std::to_string(kMaxFolds) + ", got " + text;
+          },
+          "0 or in [2 - " + std::to_string(kMaxFolds) + "]", "FOLDS"));
+  cmd->add_option("--max-iterations", o->max_iterations,
+                  "Runs files: solver iterations per start of each fold's calibration")
+      ->capture_default_str()
+      ->check(int_in(1, kMaxCalibrationIterations));
+  cmd->add_option("--starts", o->starts,
+                  "Runs files: screened starting points each fold's calibration polishes")
+      ->capture_default_str()
+      ->check(int_in(1, kCalibrationScreenPoints));
+  cmd->add_flag("--progress", o->progress,
+                "Progress lines of the folds' calibrations on stderr also when it is not a "
+                "terminal");
+  cmd->callback([o, &global, action] { *action = [o, &global] { return run_validate(*o, global); }; });
+}
+
+void add_calibrate_command(CLI::App& app, const GlobalOptions& global, Action* action) {
+  auto o = std::make_shared<AccuracyOptions>();
+  CLI::App* cmd = app.add_subcommand(
+      "calibrate", "Fit a GPU's Roofline (and network) constants to measured iteration times");
+  cmd->add_option("files", o->files, "Measured-times CSVs")->required();
+  cmd->add_option("--gpu", o->gpu, "GPU preset to calibrate")->required();
+  cmd->add_option("-o,--output", o->output, "Constants JSON to write")->required();
+  cmd->add_option("--constants", o->constants, "Starting constants JSON");
+  cmd->add_option("--models", o->models,
+                  "Runs files: the models table (default: models.csv beside the runs file)");
+  cmd->add_option("--evaluate", o->evaluate, "Also report the error on this held-out CSV");
+  cmd->add_option("--folds", o->folds,
+                  "Also run K-fold cross-validation (row i in fold i mod K); 2 to " +
+                      std::to_string(kMaxFolds) + ", 0: none")
+      ->check(CLI::Validator(
+          [](std::string& text) -> std::string {
+            return text == "0" || int_in(2, kMaxFolds)(text).empty()
+                       ? std::string()
+                       : "must be 0 (no cross-validation) or from 2 to " +
+                             std::to_string(kMaxFolds) + ", got " + text;
+          },
+          "0 or in [2 - " + std::to_string(kMaxFolds) + "]", "FOLDS"));
+  cmd->add_option("--max-iterations", o->max_iterations, "Solver iterations per start")
+      ->capture_default_str()
+      ->check(int_in(1, kMaxCalibrationIterations));
+  cmd->add_option("--starts", o->starts,
+                  "How many of the " + std::to_string(kCalibrationScreenPoints) +
+                      " screened starting points to polish with Ceres")
+      ->capture_default_str()
+      ->check(int_in(1, kCalibrationScreenPoints));
+  cmd->add_flag("--progress", o->progress,
+                "Progress lines (screen, start, iteration, cost) on stderr also when it is not a "
+                "terminal");
+  cmd->callback([o, &global, action] { *action = [o, &global] { return run_calibrate(*o, global); }; });
+}
+
+}  // namespace llmplan::planner

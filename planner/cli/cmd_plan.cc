@@ -1,0 +1,159 @@
+// The root command: `llmplan --gpus G --days D [...]`, the planner.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <limits>
+#include <memory>
+#include <optional>
+#include <utility>
+#include <vector>
+
+#include "planner/cli/command.h"
+#include "planner/cli/plan_space_flags.h"
+#include "planner/cli/planner_flags.h"
+#include "planner/cli/progress.h"
+#include "planner/cli/sim_inputs.h"
+#include "planner/report/plan_report.h"
+#include "planner/report/plan_report_json.h"
+#include "planner/search/search.h"
+#include "planner/search/shapes_json.h"
+#include "simulator/caveats.h"
+#include "simulator/error_band.h"
+#include "simulator/strict_json.h"
+
+namespace llmplan::planner {
+namespace {
+
+struct PlanOptions {
+  int gpus = 0;
+  double days = 0;
+  std::string gpu, cluster;
+  double budget_usd = 0;
+  PlannerFlags flags;
+  std::string out_dir;
+  std::string format = "md";
+};
+
+Status run_plan(const PlanOptions& o, const GlobalOptions& global) {
+  LLMPLAN_ASSIGN_OR_RETURN(presets::Catalog catalog, load_catalog(global));
+  LLMPLAN_ASSIGN_OR_RETURN(simulator::Cluster cluster,
+                           resolve_cluster(catalog, o.cluster, o.gpu, 0, kDefaultCluster));
+  LLMPLAN_ASSIGN_OR_RETURN(SearchOptions s, planner_search_options(o.flags, catalog));
+  s.gpus = o.gpus;
+  s.days = o.days;
+  s.budget_usd = o.budget_usd;
+  std::vector<std::string> notes;
+  LLMPLAN_RETURN_IF_ERROR(set_cluster_options(o.flags, cluster, &s, &notes));
+  s.progress = counter(std::make_shared<Progress>("llmplan", "plans", o.flags.progress));
+  LLMPLAN_ASSIGN_OR_RETURN(SearchResult result, search(cluster, s));
+  // --family moe: the dense answer for the same budget (the llama family,
+  // the same law, whose dense part is what it predicts for dense models).
+  std::optional<SearchOptions> dense_options;
+  std::optional<SearchResult> dense_result;
+  if (s.family == Family::kMoe && s.shapes.empty()) {
+    dense_options = s;
+    dense_options->family = Family::kLlama;
+    dense_options->shape_template = family_template(Family::kLlama, o.flags.seq, o.flags.vocab);
+    dense_options->space.expert_parallel.clear();
+    dense_options->space.moe_a2a_overlap = Choice::kAuto;
+    dense_options->progress =
+        counter(std::make_shared<Progress>("llmplan (dense comparison)", "plans", o.flags.progress));
+    LLMPLAN_ASSIGN_OR_RETURN(dense_result, search(cluster, *dense_options));
+  }
+  PlanReportView view{cluster, s, result, s.law.name, notes, nullptr, {}, {}, false};
+  if (dense_result) {
+    view.dense_options = &*dense_options;
+    view.dense_result = &*dense_result;
+  }
+  view.command_line = global.command_line;
+  view.plots_written = !o.out_dir.empty();
+  // The answer's plan again, in full, for its time and memory breakdown.
+  std::optional<simulator::StepReport> best_report;
+  if (result.best >= 0) {
+    const Candidate& c = result.candidates[result.best];
+    simulator::SimOptions sim;
+    sim.cost_model = s.cost_model;
+    auto rep = simulator::simulate(c.model, result.plans[c.best_plan].plan, cluster, sim);
+    if (rep.ok()) best_report = std::move(rep.value());
+  }
+  if (best_report) view.best_report = &*best_report;
+  if (result.best >= 0) {
+    const PlanResult& p = result.plans[result.candidates[result.best].best_plan];
+    view.caveats = simulator::caveat_list(p.caveats, cluster.gpu, p.mfu);
+    const std::string moe = moe_law_caveat(s.law, result.candidates[result.best].model);
+    if (!moe.empty()) view.caveats.push_back({"moe-law-extrapolated", moe});
+  }
+  const std::string md = plan_report_markdown(view);
+  LLMPLAN_ASSIGN_OR_RETURN(const std::string json_text,
+                           json::pretty_finite(plan_report_to_json(view)));
+  if (!o.out_dir.empty()) {
+    LLMPLAN_RETURN_IF_ERROR(make_output_dir(o.out_dir, "--out"));
+    const std::string d = o.out_dir + "/";
+    LLMPLAN_RETURN_IF_ERROR(write_output_file(d + "report.md", md, "--out"));
+    LLMPLAN_RETURN_IF_ERROR(write_output_file(d + "candidates.csv", candidates_csv(view), "--out"));
+    LLMPLAN_RETURN_IF_ERROR(write_output_file(d + "plans.csv", plans_csv(view), "--out"));
+    LLMPLAN_RETURN_IF_ERROR(write_output_file(d + "result.json", json_text, "--out"));
+    const std::string days_svg = days_vs_params_svg(view);
+    if (!days_svg.empty()) {
+      LLMPLAN_RETURN_IF_ERROR(write_output_file(d + "days_vs_params.svg", days_svg, "--out"));
+    }
+    const std::string pareto = pareto_svg(view);
+    if (!pareto.empty()) LLMPLAN_RETURN_IF_ERROR(write_output_file(d + "pareto.svg", pareto, "--out"));
+  }
+  const std::string out = o.format == "json" ? json_text : o.format == "csv" ? candidates_csv(view) : md;
+  return write_stdout(out);
+}
+
+}  // namespace
+
+void add_plan_options(CLI::App& app, const GlobalOptions& global, Action* action) {
+  auto o = std::make_shared<PlanOptions>();
+  const size_t before = app.get_options().size();
+  CLI::Option* gpus = app.add_option("--gpus", o->gpus, "Planner: GPUs available")
+                          ->check(int_in(1, simulator::Plan::kMaxGpus));
+  app.add_option("--days", o->days, "Planner: deadline in days")->check(finite_positive());
+  app.add_option("--gpu", o->gpu, "Planner: GPU preset (a cluster built from it)");
+  app.add_option("--cluster", o->cluster, "Planner: cluster preset (default dgx-a100-80gb)");
+  app.add_option("--budget-usd", o->budget_usd,
+                 "Planner: dollar budget (cluster's usd_per_gpu_hour)")
+      ->check(finite_in(0, std::numeric_limits<double>::max()));
+  add_planner_flags(&app, &o->flags, "Planner");
+  app.add_option("--out", o->out_dir,
+                 "Planner: write report.md, candidates.csv, plans.csv, result.json, SVGs to DIR");
+  app.add_option("--format", o->format, "Planner: stdout format")->check(CLI::IsMember({"md", "csv", "json"}));
+  add_cost_model_flags(&app, &o->flags.cost);
+  // The planner's own options: every option added above.
+  std::vector<const CLI::Option*> planner_options;
+  const std::vector<const CLI::Option*> all = std::as_const(app).get_options();
+  planner_options.assign(all.begin() + static_cast<std::ptrdiff_t>(before), all.end());
+  app.final_callback([&app, o, &global, action, gpus, planner_options] {
+    const CLI::Option* first_given = nullptr;
+    for (const CLI::Option* opt : planner_options) {
+      if (opt->count() > 0) {
+        first_given = opt;
+        break;
+      }
+    }
+    const std::vector<CLI::App*> subcommands = app.get_subcommands();
+    if (!subcommands.empty()) {
+      if (first_given != nullptr) {  // e.g. `llmplan --gpus 8 fit runs.csv`
+        throw CLI::ValidationError(first_given->get_name() +
+                                   " is an option of the planner (llmplan --gpus G --days D), "
+                                   "not of '" +
+                                   subcommands.front()->get_name() + "'");
+      }
+      return;
+    }
+    if (gpus->count() == 0) {
+      if (first_given != nullptr) {  // e.g. `llmplan --days 20`
+        throw CLI::ValidationError("--gpus is required to plan (" + first_given->get_name() +
+                                   " was given without it)");
+      }
+      return;  // bare `llmplan`: main prints the help
+    }
+    *action = [o, &global] { return run_plan(*o, global); };
+  });
+}
+
+}  // namespace llmplan::planner

@@ -1,0 +1,313 @@
+// `llmplan simulate`: one training iteration of one model, plan and cluster.
+#include <cstdio>
+#include <memory>
+
+#include "planner/cli/command.h"
+#include "planner/cli/sim_inputs.h"
+#include "presets/sim_config.h"
+#include "reports/step_report.h"
+#include "reports/step_report_json.h"
+#include "simulator/simulate.h"
+#include "simulator/strict_json.h"
+#include "simulator/trace_json.h"
+
+namespace llmplan::planner {
+namespace {
+
+using simulator::Model;
+using simulator::Plan;
+
+struct SimulateOptions {
+  std::string config, vtrain_config, model_name;
+  int layers = 0, hidden = 0, heads = 0, kv_heads = 0, ffn_hidden = 0, seq = 0, vocab = 0;
+  int head_dim = 0, experts = 0, top_k = 0, expert_ffn_hidden = 0, shared_experts = 0;
+  int ep = 0, etp = 0;
+  bool moe_a2a_overlap = false;
+  double moe_imbalance = 1.0;
+  int tp = 0, pp = 0, dp = 0, cp = 0, micro_batch = 0, global_batch = 0, virtual_stages = 0;
+  std::string schedule, recompute, precision, fp8_recipe, cp_comm;
+  bool sequence_parallel = false, distributed_optimizer = false, no_flash_attention = false;
+  int zero = 0, fsdp_group = 0;
+  bool tp_comm_overlap = false, overlap_grad_reduce = true, overlap_param_gather = false;
+  bool no_dropout = false, fused_cross_entropy = false;
+  std::string gpu, cluster;
+  int gpus_per_node = 0;
+  std::string format = "text";
+  std::string trace;
+  bool task_level = false;
+  bool vtrain_ignore_num_gpus = false;
+  CostModelOptions cost;
+  CLI::App* cmd = nullptr;
+
+  bool given(const char* flag) const { return cmd->count(flag) > 0; }
+};
+
+// Applies the model flags; the model comes from --model or from scratch.
+Status apply_model_flags(const SimulateOptions& o, const presets::Catalog& catalog,
+                         bool have_model, simulator::Model* model) {
+  if (!o.model_name.empty()) {
+    LLMPLAN_ASSIGN_OR_RETURN(*model, catalog.model(o.model_name));
+    have_model = true;
+  }
+  const bool shape = o.given("--layers") || o.given("--hidden") || o.given("--heads");
+  if (!have_model) {
+    if (!shape) {
+      return Status::invalid_argument(
+          "simulate: no model: give --config, --vtrain-config, --model NAME, or "
+          "--layers/--hidden/--heads (see 'llmplan presets' for model names)");
+    }
+    for (const char* f : {"--layers", "--hidden", "--heads"}) {
+      if (!o.given(f)) return Status::invalid_argument(std::string("simulate: ") + f + " is required with a custom model shape");
+    }
+    model->name = "custom";
+    model->seq_length = 2048;
+    model->vocab_size = 50257;
+  }
+  if (o.given("--layers")) model->num_layers = o.layers;
+  if (o.given("--hidden")) model->hidden_size = o.hidden;
+  if (o.given("--heads")) model->num_heads = o.heads;
+  if (o.given("--kv-heads")) model->num_kv_heads = o.kv_heads;
+  if (o.given("--ffn-hidden")) model->ffn_hidden_size = o.ffn_hidden;
+  if (o.given("--seq")) model->seq_length = o.seq;
+  if (o.given("--vocab")) model->vocab_size = o.vocab;
+  if (o.given("--head-dim")) model->head_dim_size = o.head_dim;
+  if (o.given("--experts")) model->num_experts = o.experts;
+  if (o.given("--top-k")) model->moe_top_k = o.top_k;
+  if (o.given("--expert-ffn-hidden")) model->moe_ffn_hidden_size = o.expert_ffn_hidden;
+  if (o.given("--shared-experts")) model->moe_shared_experts = o.shared_experts;
+  return Status();
+}
+
+Status apply_plan_flags(const SimulateOptions& o, Plan* plan) {
+  if (o.given("--zero") && o.distributed_optimizer && o.zero != 1) {
+    return Status::usage("simulate: --zero " + std::to_string(o.zero) +
+                         " contradicts --distributed-optimizer (ZeRO stage 1): give one of them");
+  }
+  if (o.given("--tp")) plan->tensor_parallel = o.tp;
+  if (o.given("--pp")) plan->pipeline_parallel = o.pp;
+  if (o.given("--dp")) plan->data_parallel = o.dp;
+  if (o.given("--cp")) plan->context_parallel = o.cp;
+  if (o.given("--cp-comm")) {
+    plan->cp_comm = o.cp_comm == "p2p" ? simulator::CpComm::kP2p : simulator::CpComm::kAllGather;
+  }
+  if (o.given("--ep")) plan->expert_parallel = o.ep;
+  if (o.given("--etp")) plan->expert_tensor_parallel = o.etp;
+  if (o.moe_a2a_overlap) plan->moe_a2a_overlap = true;
+  if (o.given("--moe-imbalance")) plan->moe_imbalance = o.moe_imbalance;
+  if (o.given("--micro-batch")) plan->micro_batch_size = o.micro_batch;
+  if (o.given("--global-batch")) plan->global_batch_size = o.global_batch;
+  if (o.given("--virtual-stages")) plan->virtual_stages = o.virtual_stages;
+  if (o.given("--schedule")) {
+    plan->schedule = o.schedule == "gpipe"   ? simulator::Schedule::kGpipe
+                     : o.schedule == "1f1b"  ? simulator::Schedule::kOneFOneB
+                     : o.schedule == "zb-h1" ? simulator::Schedule::kZbH1
+                                             : simulator::Schedule::kInterleaved;
+  }
+  if (o.given("--recompute")) {
+    plan->recompute = o.recompute == "none"      ? simulator::Recompute::kNone
+                      : o.recompute == "selective" ? simulator::Recompute::kSelective
+                                                   : simulator::Recompute::kFull;
+  }
+  if (o.given("--precision")) {
+    plan->precision = o.precision == "bf16"   ? simulator::Precision::kBf16
+                      : o.precision == "fp16" ? simulator::Precision::kFp16
+                                              : simulator::Precision::kFp8;
+  }
+  if (o.given("--fp8-recipe")) {
+    plan->fp8_recipe = o.fp8_recipe == "delayed"   ? simulator::Fp8Recipe::kDelayed
+                       : o.fp8_recipe == "current" ? simulator::Fp8Recipe::kCurrent
+                                                   : simulator::Fp8Recipe::kMxfp8;
+    if (plan->precision != simulator::Precision::kFp8) {
+      return Status::invalid_argument("simulate: --fp8-recipe needs --precision fp8");
+    }
+  }
+  if (o.sequence_parallel) plan->sequence_parallel = true;
+  if (o.distributed_optimizer) plan->distributed_optimizer = true;
+  if (o.no_flash_attention) plan->flash_attention = false;
+  if (o.given("--zero")) plan->zero_stage = o.zero;
+  if (o.given("--fsdp-group")) plan->fsdp_group = o.fsdp_group;
+  if (o.tp_comm_overlap) plan->tp_comm_overlap = true;
+  if (o.given("--overlap-grad-reduce")) plan->overlap_grad_reduce = o.overlap_grad_reduce;
+  if (o.given("--overlap-param-gather")) {
+    plan->overlap_param_gather = o.overlap_param_gather;
+  } else if (o.given("--zero") && o.zero == 3) {
+    plan->overlap_param_gather = true;  // FSDP prefetches by default
+  }
+  if (o.no_dropout) plan->dropout = false;
+  if (o.fused_cross_entropy) plan->fused_cross_entropy = true;
+  return Status();
+}
+
+Status run_simulate(const SimulateOptions& o, const GlobalOptions& global) {
+  LLMPLAN_ASSIGN_OR_RETURN(presets::Catalog catalog, load_catalog(global));
+  presets::SimConfig config;
+  bool have_model = false;
+  if (!o.config.empty() && !o.vtrain_config.empty()) {
+    return Status::invalid_argument("simulate: give --config or --vtrain-config, not both");
+  }
+  if (!o.config.empty()) {
+    LLMPLAN_ASSIGN_OR_RETURN(config, presets::load_sim_config_file(o.config, catalog));
+    have_model = true;
+  } else if (!o.vtrain_config.empty()) {
+    presets::VtrainLoadOptions vtrain;
+    vtrain.ignore_stale_num_gpus = o.vtrain_ignore_num_gpus;
+    LLMPLAN_ASSIGN_OR_RETURN(config,
+                             presets::load_vtrain_config_file(o.vtrain_config, catalog, vtrain));
+    have_model = true;
+  }
+  LLMPLAN_RETURN_IF_ERROR(apply_model_flags(o, catalog, have_model, &config.model));
+  LLMPLAN_RETURN_IF_ERROR(apply_plan_flags(o, &config.plan));
+  if (!have_model || !o.cluster.empty() || !o.gpu.empty() || o.gpus_per_node != 0) {
+    const std::string base = have_model && o.cluster.empty() && o.gpu.empty() ? "" : o.cluster;
+    if (have_model && base.empty() && o.gpu.empty()) {
+      config.cluster.gpus_per_node = o.gpus_per_node;  // only --gpus-per-node changed
+    } else {
+      LLMPLAN_ASSIGN_OR_RETURN(config.cluster, resolve_cluster(catalog, o.cluster, o.gpu,
+                                                               o.gpus_per_node, "dgx-a100-80gb"));
+    }
+  }
+  LLMPLAN_ASSIGN_OR_RETURN(auto cost, make_cost_model(config.cluster, o.cost, &config.notes));
+  simulator::SimOptions sim;
+  sim.cost_model = cost;
+  sim.keep_timeline = !o.trace.empty();
+  sim.collapse_chains = !o.task_level;
+  LLMPLAN_ASSIGN_OR_RETURN(simulator::StepReport report,
+                           simulator::simulate(config.model, config.plan, config.cluster, sim));
+  if (!o.trace.empty()) {
+    LLMPLAN_RETURN_IF_ERROR(simulator::write_chrome_trace(report, o.trace));
+    config.notes.push_back("Chrome trace of this iteration written to " + o.trace);
+  }
+  const reports::SimulationView view{config.model, config.plan, config.cluster, report, config.notes};
+  std::string out;
+  if (o.format == "json") {
+    LLMPLAN_ASSIGN_OR_RETURN(out, json::pretty_finite(reports::step_report_to_json(view)));
+  } else if (o.format == "md") {
+    out = reports::step_report_markdown(view);
+  } else {
+    out = reports::step_report_text(view);
+  }
+  return write_stdout(out);
+}
+
+}  // namespace
+
+void add_simulate_command(CLI::App& app, const GlobalOptions& global, Action* action) {
+  auto o = std::make_shared<SimulateOptions>();
+  CLI::App* cmd = app.add_subcommand(
+      "simulate", "Simulate one training iteration: time, breakdown, memory, MFU");
+  o->cmd = cmd;
+  cmd->add_option("--config", o->config,
+                  "JSON with model, plan, cluster objects ({\"preset\": NAME} plus overrides)");
+  cmd->add_option("--vtrain-config", o->vtrain_config, "A vTrain config file (its JSON format)");
+  cmd->add_flag("--vtrain-ignore-num-gpus", o->vtrain_ignore_num_gpus,
+                "With --vtrain-config: use t*d*p when num_gpus disagrees (vTrain's case-study "
+                "files all say 3360) instead of rejecting the file");
+  cmd->add_option("--model", o->model_name, "Model preset (see 'llmplan presets')");
+  cmd->add_option("--layers", o->layers, "Transformer layers")->check(int_in(1, Model::kMaxLayers));
+  cmd->add_option("--hidden", o->hidden, "Hidden size")->check(int_in(1, Model::kMaxHidden));
+  cmd->add_option("--heads", o->heads, "Attention heads")->check(int_in(1, Model::kMaxHidden));
+  cmd->add_option("--kv-heads", o->kv_heads, "Key/value heads (GQA); default = heads")
+      ->check(int_in(0, Model::kMaxHidden));
+  cmd->add_option("--ffn-hidden", o->ffn_hidden, "FFN hidden size; default 4 x hidden")
+      ->check(int_in(0, Model::kMaxFfnHidden));
+  cmd->add_option("--seq", o->seq, "Sequence length (default 2048 for a custom shape)")
+      ->check(int_in(1, Model::kMaxSeqLength));
+  cmd->add_option("--vocab", o->vocab, "Vocabulary size (default 50257 for a custom shape)")
+      ->check(int_in(1, Model::kMaxVocab));
+  cmd->add_option("--head-dim", o->head_dim,
+                  "Width of one attention head (default hidden / heads; when given, heads need "
+                  "not divide hidden)")
+      ->check(int_in(0, Model::kMaxHidden));
+  cmd->add_option("--experts", o->experts,
+                  "Routed experts per MoE layer (mixture of experts; 0 = dense)")
+      ->check(int_in(0, Model::kMaxExperts));
+  cmd->add_option("--top-k", o->top_k, "Experts each token is routed to (MoE)")
+      ->check(int_in(0, Model::kMaxExperts));
+  cmd->add_option("--expert-ffn-hidden", o->expert_ffn_hidden,
+                  "FFN size of one expert (MoE; default = --ffn-hidden)")
+      ->check(int_in(0, Model::kMaxFfnHidden));
+  cmd->add_option("--shared-experts", o->shared_experts,
+                  "Always-on experts per MoE layer, each of the expert FFN size")
+      ->check(int_in(0, Model::kMaxExperts));
+  cmd->add_option("--tp", o->tp, "Tensor-parallel degree")->check(int_in(1, Plan::kMaxGpus));
+  cmd->add_option("--pp", o->pp, "Pipeline-parallel degree")->check(int_in(1, Plan::kMaxGpus));
+  cmd->add_option("--dp", o->dp, "Data-parallel degree (replicas; GPUs = tp * cp * pp * dp)")
+      ->check(int_in(1, Plan::kMaxGpus));
+  cmd->add_option("--cp", o->cp,
+                  "Context-parallel degree: each sequence split over N ranks (2N load-balanced "
+                  "chunks; N*2 must divide the sequence length)")
+      ->check(int_in(1, Plan::kMaxGpus));
+  cmd->add_option("--cp-comm", o->cp_comm,
+                  "How context parallelism exchanges keys/values: p2p (ring attention, "
+                  "overlapped; default) or all-gather")
+      ->check(CLI::IsMember({"p2p", "all-gather"}));
+  cmd->add_option("--ep", o->ep,
+                  "Expert-parallel degree (MoE): experts split over N ranks, folded onto the "
+                  "tp x cp x dp ranks of a stage (ep x etp must divide them; N divides the experts)")
+      ->check(int_in(1, Plan::kMaxGpus));
+  cmd->add_option("--etp", o->etp, "Expert tensor-parallel degree (MoE; default 1)")
+      ->check(int_in(1, Plan::kMaxGpus));
+  cmd->add_flag("--moe-a2a-overlap", o->moe_a2a_overlap,
+                "Overlap the MoE dispatch/combine all-to-alls with another micro-batch's compute "
+                "(Megatron-Core --overlap-moe-expert-parallel-comm)");
+  cmd->add_option("--moe-imbalance", o->moe_imbalance,
+                  "Expert load imbalance: tokens on the busiest expert-parallel rank over the "
+                  "balanced share (1 = balanced, the default)")
+      ->check(CLI::Range(1.0, 64.0));
+  cmd->add_option("--micro-batch", o->micro_batch, "Sequences per micro-batch")
+      ->check(int_in(1, Plan::kMaxGlobalBatch));
+  cmd->add_option("--global-batch", o->global_batch, "Sequences per optimizer step")
+      ->check(int_in(1, Plan::kMaxGlobalBatch));
+  cmd->add_option("--schedule", o->schedule,
+                  "Pipeline schedule (zb-h1: zero-bubble ZB-H1, backward split into input and "
+                  "weight gradients)")
+      ->check(CLI::IsMember({"gpipe", "1f1b", "interleaved", "zb-h1"}));
+  cmd->add_option("--virtual-stages", o->virtual_stages, "Model chunks per stage (interleaved)")
+      ->check(int_in(1, Model::kMaxLayers));
+  cmd->add_option("--recompute", o->recompute, "Activation recomputation")
+      ->check(CLI::IsMember({"none", "selective", "full"}));
+  cmd->add_flag("--sequence-parallel", o->sequence_parallel, "Megatron sequence parallelism");
+  cmd->add_flag("--distributed-optimizer", o->distributed_optimizer,
+                "Shard optimizer state over data parallelism (ZeRO-1; same as --zero 1)");
+  cmd->add_option("--zero", o->zero,
+                  "ZeRO stage: 0 none, 1 optimizer state, 2 + gradients (FSDP SHARD_GRAD_OP), "
+                  "3 + parameters (FSDP FULL_SHARD)")
+      ->check(int_in(0, 3));
+  cmd->add_option("--fsdp-group", o->fsdp_group,
+                  "Hybrid sharding: shard within groups of S data-parallel ranks, replicate "
+                  "across them (must divide --dp; 0 = all of them)")
+      ->check(int_in(0, Plan::kMaxGpus));
+  cmd->add_flag("--tp-comm-overlap", o->tp_comm_overlap,
+                "Overlap tensor-parallel communication with the GEMMs around it");
+  cmd->add_flag("--overlap-grad-reduce,!--no-overlap-grad-reduce", o->overlap_grad_reduce,
+                "Overlap the data-parallel gradient reduction with the backward (default on)");
+  cmd->add_flag("--overlap-param-gather,!--no-overlap-param-gather", o->overlap_param_gather,
+                "Overlap the data-parallel parameter all-gather with compute (prefetch; default "
+                "on with --zero 3, as FSDP prefetches, off otherwise)");
+  cmd->add_flag("--no-dropout", o->no_dropout,
+                "Dropout 0: no dropout masks stored (memory)");
+  cmd->add_flag("--fused-cross-entropy", o->fused_cross_entropy,
+                "The loss computes its gradient in place on the bf16 logits (memory)");
+  cmd->add_flag("--no-flash-attention", o->no_flash_attention, "Unfused attention kernels");
+  cmd->add_option("--precision", o->precision,
+                  "Training precision: bf16, fp16, or fp8 (linear-layer GEMMs in FP8 with "
+                  "Transformer Engine's casts; Hopper and Blackwell)")
+      ->check(CLI::IsMember({"bf16", "fp16", "fp8"}));
+  cmd->add_option("--fp8-recipe", o->fp8_recipe,
+                  "FP8 scaling recipe with --precision fp8: delayed (default), current, mxfp8 "
+                  "(Blackwell)")
+      ->check(CLI::IsMember({"delayed", "current", "mxfp8"}));
+  cmd->add_option("--gpu", o->gpu, "GPU preset");
+  cmd->add_option("--cluster", o->cluster, "Cluster preset (default dgx-a100-80gb)");
+  cmd->add_option("--gpus-per-node", o->gpus_per_node, "GPUs per node")
+      ->check(int_in(1, simulator::Cluster::kMaxGpusPerNode));
+  cmd->add_option("--format", o->format, "Output format")
+      ->check(CLI::IsMember({"text", "json", "md"}));
+  cmd->add_option("--trace", o->trace, "Write a Chrome-trace JSON of the iteration to FILE");
+  cmd->add_flag("--task-level", o->task_level,
+                "Simulate every kernel as its own task (slower; same result)");
+  add_cost_model_flags(cmd, &o->cost);
+  cmd->callback([o, &global, action] { *action = [o, &global] { return run_simulate(*o, global); }; });
+}
+
+}  // namespace llmplan::planner

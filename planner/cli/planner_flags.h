@@ -1,0 +1,67 @@
+// The planner's flags, shared by the root planner command (`llmplan --gpus G
+// --days D ...`) and `llmplan frontier` (which runs the planner per cell):
+// the same names, checks, defaults and errors in both. The grid flags
+// (--gpus, --days, --gpu, --cluster, --budget-usd) and the output flags are
+// each command's own.
+#ifndef LLMPLAN_PLANNER_CLI_PLANNER_FLAGS_H_
+#define LLMPLAN_PLANNER_CLI_PLANNER_FLAGS_H_
+
+#include <CLI/CLI.hpp>
+#include <string>
+#include <vector>
+
+#include "planner/cli/command.h"
+#include "planner/cli/plan_space_flags.h"
+#include "planner/cli/sim_inputs.h"
+#include "planner/search/search.h"
+#include "presets/catalog.h"
+#include "simulator/cluster.h"
+#include "simulator/status.h"
+
+namespace llmplan::planner {
+
+// The flags as given.
+struct PlannerFlags {
+  std::string objective = "largest";
+  std::string law = kDefaultLaw;
+  bool law_given = false;  // --law was on the command line (set while parsing)
+  double tokens_per_param = 20.0;
+  std::string tokens_rule;
+  std::string shapes;
+  std::string family = "gpt";
+  int seq = 0, vocab = 0;
+  std::string model;
+  double confidence = 0;
+  PlanSpaceFlags space;
+  bool max_gpus_used = false;
+  int threads = 0;
+  bool progress = false;
+  CostModelOptions cost;  // registered separately (add_cost_model_flags)
+};
+
+// Registers --objective, --law, --tokens-per-param, --tokens-rule, --shapes,
+// --family, --seq, --vocab, --model, --confidence, the plan-space flags
+// (plan_space_flags.h), --max-gpus-used, --threads and --progress on `app`;
+// `what` prefixes the help texts ("Planner").
+void add_planner_flags(CLI::App* app, PlannerFlags* flags, const std::string& what);
+
+// The search options the flags describe, apart from the cluster's (the
+// band, the cost model) and the grid's (gpus, days, budget): objective,
+// tokens rule, plan space, threads, family and its template (--seq/--vocab
+// checked), --shapes, a pinned --model, and the law (--law, else the
+// default; clark-moe for MoE models). Errors name the flag.
+Result<SearchOptions> planner_search_options(const PlannerFlags& flags,
+                                             const presets::Catalog& catalog);
+
+// The training-time band of `gpu` (its held-out validation errors) at
+// P10/P90 and at `confidence` (0: none).
+TimeBand time_band(const simulator::GpuSpec& gpu, double confidence);
+
+// Sets the cluster's part of `options`: the band at --confidence and the
+// cost model (--profile, --allreduce-lut); notes say what was loaded.
+Status set_cluster_options(const PlannerFlags& flags, const simulator::Cluster& cluster,
+                           SearchOptions* options, std::vector<std::string>* notes);
+
+}  // namespace llmplan::planner
+
+#endif  // LLMPLAN_PLANNER_CLI_PLANNER_FLAGS_H_

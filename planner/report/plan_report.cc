@@ -1,0 +1,687 @@
+#include "planner/report/plan_report.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "planner/version.h"
+
+#include "reports/format.h"
+#include "reports/svg_plot.h"
+#include "reports/table.h"
+
+namespace llmplan::planner {
+
+using reports::count_human;
+using reports::percent;
+using reports::seconds_human;
+using reports::usd_human;
+
+std::string plan_label(const simulator::Plan& p) {
+  std::string s = fmt::format("t{} p{} d{} b{} B{}", p.tensor_parallel, p.pipeline_parallel,
+                              p.data_parallel, p.micro_batch_size, p.global_batch_size);
+  if (p.virtual_stages > 1) s += fmt::format(" v{}", p.virtual_stages);
+  if (p.context_parallel > 1) {
+    s += fmt::format(" cp{}{}", p.context_parallel,
+                     p.cp_comm == simulator::CpComm::kAllGather ? "ag" : "");
+  }
+  if (p.schedule == simulator::Schedule::kZbH1) s += " zb-h1";
+  if (p.recompute != simulator::Recompute::kNone) s += std::string(" ") + simulator::to_string(p.recompute);
+  if (p.sequence_parallel) s += " SP";
+  const int stage = p.sharding_stage();
+  if (stage > 0) s += fmt::format(" ZeRO-{}", stage);
+  if (stage > 0 && p.fsdp_group > 0) s += fmt::format(" shard{}", p.fsdp_group);
+  if (p.tp_comm_overlap) s += " TPov";
+  if (stage > 0 && p.overlap_param_gather) s += " PGov";
+  if (p.data_parallel > 1 && !p.overlap_grad_reduce) s += " noGRov";
+  if (p.expert_parallel > 1) s += fmt::format(" ep{}", p.expert_parallel);
+  if (p.expert_tensor_parallel > 1) s += fmt::format(" etp{}", p.expert_tensor_parallel);
+  if (p.moe_a2a_overlap) s += " A2Aov";
+  if (p.precision == simulator::Precision::kFp8) {
+    s += p.fp8_recipe == simulator::Fp8Recipe::kDelayed
+             ? std::string(" FP8")
+             : fmt::format(" FP8-{}", simulator::to_string(p.fp8_recipe));
+  }
+  return s;
+}
+
+namespace {
+
+std::string days_str(double d) { return d > 1e9 ? "inf" : fmt::format("{:.1f}", d); }
+
+std::string usd_str(double usd, double price) { return price > 0 ? usd_human(usd) : "n/a"; }
+
+const char* activation_name(const simulator::Model& m) {
+  return m.activation == simulator::Activation::kSwiglu ? "SwiGLU" : "GELU";
+}
+
+std::string why_text(const Candidate& c, const PlanReportView& v) {
+  if (c.why == "no-layout") return "no layout for this many GPUs";
+  if (c.why == "memory") return "no plan fits memory";
+  if (c.why == "budget") return "over budget";
+  if (c.why == "deadline") return v.result.pinned ? "misses the deadline" : "too slow: deadline";
+  return c.why;
+}
+
+std::string band_text(const PlanReportView& v, double days) {
+  const TimeBand& b = v.options.band;
+  if (!b.known) return "error unknown";
+  return fmt::format("P{:.0f}–P{:.0f} {}–{} days", b.p_low * 100, b.p_high * 100,
+                     days_str(days_at_low(v, days)), days_str(days_at_high(v, days)));
+}
+
+reports::Table candidate_table(const PlanReportView& v, bool all) {
+  reports::Table t({"params", "layers", "hidden", "heads", "tokens", "plan", "iteration", "days",
+                    "MFU", "cost", "loss", "status"});
+  const SearchResult& r = v.result;
+  std::vector<int> rows;
+  for (int i = static_cast<int>(r.candidates.size()) - 1; i >= 0; --i) rows.push_back(i);
+  if (!all) {
+    // Top candidates: the best, then the feasible ones by the objective, then
+    // the smallest infeasible above it.
+    std::vector<int> keep;
+    if (r.best >= 0) keep.push_back(r.best);
+    for (int i : rows) {
+      if (i == r.best || keep.size() >= 8) continue;
+      if (r.candidates[i].feasible || (r.best >= 0 && i > r.best && i <= r.best + 3) ||
+          (r.best < 0 && i < 3)) {
+        keep.push_back(i);
+      }
+    }
+    std::sort(keep.begin(), keep.end(), [](int a, int b) { return a > b; });
+    rows = keep;
+  }
+  for (int i : rows) {
+    const Candidate& c = r.candidates[i];
+    std::string plan = "-", iter = "-", mfu = "-";
+    if (c.best_plan >= 0) {
+      const PlanResult& p = r.plans[c.best_plan];
+      plan = plan_label(p.plan);
+      iter = seconds_human(p.iteration_time_s);
+      mfu = percent(p.mfu);
+    }
+    std::string status = c.feasible ? (i == r.best ? "BEST" : "ok") : why_text(c, v);
+    if (r.pinned && i == r.best && !c.feasible) status = "PINNED: " + why_text(c, v);
+    t.add_row({count_human(c.params), std::to_string(c.model.num_layers),
+               std::to_string(c.model.hidden_size), std::to_string(c.model.num_heads),
+               count_human(c.tokens), plan, iter, c.best_plan >= 0 ? days_str(c.days) : "-", mfu,
+               c.best_plan >= 0 ? usd_str(c.cost_usd, v.cluster.usd_per_gpu_hour) : "-",
+               c.best_plan >= 0 ? fmt::format("{:.3f}", c.loss) : "-", status});
+  }
+  return t;
+}
+
+// "uncalibrated-gpu;mfu-above-validated": the codes of a caveat mask.
+std::string caveat_codes(uint32_t mask) {
+  std::string out;
+  for (uint32_t bit = 1; bit != 0 && bit <= simulator::kAllCaveats; bit <<= 1) {
+    if ((mask & bit) == 0) continue;
+    if (!out.empty()) out += ';';
+    out += simulator::caveat_code(static_cast<simulator::CaveatBit>(bit));
+  }
+  return out;
+}
+
+// A number for CSV: plain, full precision, empty when not finite.
+std::string num(double x) {
+  if (!std::isfinite(x) || x > 1e299) return "";
+  return fmt::format("{}", x);
+}
+
+std::string shell_quote(const std::string& s) {
+  if (!s.empty() && s.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                        "0123456789-_./=:,+%@") == std::string::npos) {
+    return s;
+  }
+  std::string out = "'";
+  for (char ch : s) out += ch == '\'' ? std::string("'\\''") : std::string(1, ch);
+  return out + "'";
+}
+
+// The MoE answer against the dense (llama) answer for the same budget.
+std::string dense_comparison_markdown(const PlanReportView& v) {
+  const SearchResult& r = v.result;
+  const SearchResult& d = *v.dense_result;
+  const double price = v.cluster.usd_per_gpu_hour;
+  std::string md = "## MoE vs dense for the same budget\n\n";
+  reports::Table t({"", "MoE answer", "dense answer (llama family)"});
+  const Candidate* m = r.best >= 0 ? &r.candidates[r.best] : nullptr;
+  const Candidate* n = d.best >= 0 ? &d.candidates[d.best] : nullptr;
+  auto cell = [](const Candidate* c, auto f) { return c ? f(*c) : std::string("-"); };
+  auto plan_of = [&](const SearchResult& res, const Candidate& c) -> const PlanResult& {
+    return res.plans[c.best_plan];
+  };
+  t.add_row({"model", cell(m, [](const Candidate& c) { return c.model.name; }),
+             cell(n, [](const Candidate& c) { return c.model.name; })});
+  t.add_row({"parameters (total)", cell(m, [](const Candidate& c) { return count_human(c.params); }),
+             cell(n, [](const Candidate& c) { return count_human(c.params); })});
+  t.add_row({"parameters (active per token)",
+             cell(m, [](const Candidate& c) { return count_human(c.active_params); }),
+             cell(n, [](const Candidate& c) { return count_human(c.active_params); })});
+  t.add_row({"tokens", cell(m, [](const Candidate& c) { return count_human(c.tokens); }),
+             cell(n, [](const Candidate& c) { return count_human(c.tokens); })});
+  t.add_row({"training compute (6 N_active D)",
+             cell(m, [](const Candidate& c) { return fmt::format("{:.3g} FLOP", 6 * c.active_params * c.tokens); }),
+             cell(n, [](const Candidate& c) { return fmt::format("{:.3g} FLOP", 6 * c.active_params * c.tokens); })});
+  t.add_row({"predicted loss",
+             cell(m, [&](const Candidate& c) { return fmt::format("{:.3f} ({}, MoE term)", c.loss, v.options.law.name); }),
+             cell(n, [&](const Candidate& c) {
+               return fmt::format("{:.3f} ({}, dense part)", c.loss, v.dense_options->law.name);
+             })});
+  t.add_row({"plan", cell(m, [&](const Candidate& c) { return plan_label(plan_of(r, c).plan); }),
+             cell(n, [&](const Candidate& c) { return plan_label(plan_of(d, c).plan); })});
+  t.add_row({"days", cell(m, [](const Candidate& c) { return days_str(c.days); }),
+             cell(n, [](const Candidate& c) { return days_str(c.days); })});
+  t.add_row({"MFU (active FLOPs)", cell(m, [&](const Candidate& c) { return percent(plan_of(r, c).mfu); }),
+             cell(n, [&](const Candidate& c) { return percent(plan_of(d, c).mfu); })});
+  t.add_row({"cost", cell(m, [&](const Candidate& c) { return usd_str(c.cost_usd, price); }),
+             cell(n, [&](const Candidate& c) { return usd_str(c.cost_usd, price); })});
+  md += t.markdown() + "\n";
+  if (m != nullptr && n != nullptr) {
+    md += fmt::format(
+        "Both losses come from law {}: the dense answer's from its dense part (L(N, D)), the MoE "
+        "answer's at its effective parameter count; the difference, {:+.3f}, is the law's "
+        "prediction of what routing buys for this budget.\n\n",
+        v.options.law.name, m->loss - n->loss);
+  }
+  return md;
+}
+
+}  // namespace
+
+std::string moe_law_caveat(const scaling::LossLaw& law, const simulator::Model& m) {
+  if (!law.moe.present || !m.is_moe()) return "";
+  const double active = active_params(m), expansion = moe_expansion(m);
+  const bool params_out =
+      law.moe.max_fitted_active_params > 0 && active > law.moe.max_fitted_active_params;
+  const bool expansion_out =
+      law.moe.max_fitted_expansion > 0 && expansion > law.moe.max_fitted_expansion;
+  if (!params_out && !expansion_out) return "";
+  std::string what;
+  if (params_out) {
+    what = fmt::format("{} active parameters (fitted up to {})", count_human(active),
+                       count_human(law.moe.max_fitted_active_params));
+  }
+  if (expansion_out) {
+    what += fmt::format("{}experts / top-k = {:g} (fitted up to {:g})", what.empty() ? "" : " and ",
+                        expansion, law.moe.max_fitted_expansion);
+  }
+  return fmt::format("The MoE law {} is extrapolated: {} has {}; its predicted loss is a trend, "
+                     "not a fitted value",
+                     law.name, m.name, what);
+}
+
+double days_at_low(const PlanReportView& v, double days) {
+  return v.options.band.known ? days * v.options.band.low_ratio : days;
+}
+
+double days_at_high(const PlanReportView& v, double days) {
+  return v.options.band.known ? days * v.options.band.high_ratio : days;
+}
+
+std::string architecture_line(const simulator::Model& m) {
+  std::string heads = std::to_string(m.num_heads) + " heads";
+  if (m.kv_heads() != m.num_heads) heads += fmt::format(" ({} KV)", m.kv_heads());
+  std::string ffn = fmt::format("FFN {}", m.ffn_hidden());
+  if (m.is_moe()) {
+    ffn = fmt::format("{} experts top-{} of FFN {}{}", m.num_experts, m.moe_top_k,
+                      m.moe_ffn_hidden(),
+                      m.moe_shared_experts > 0
+                          ? fmt::format(" + {} shared", m.moe_shared_experts)
+                          : std::string());
+    if (m.num_moe_layers() != m.num_layers) {
+      ffn += fmt::format(" in {} of the layers (dense FFN {})", m.num_moe_layers(), m.ffn_hidden());
+    }
+  }
+  return fmt::format(
+      "{} layers, hidden {}, {}, {} {}, {}, {} embeddings, {}, seq {}, vocab {}",
+      m.num_layers, m.hidden_size, heads, ffn, activation_name(m),
+      m.positions == simulator::PositionEmbedding::kRotary ? "RoPE" : "learned positions",
+      m.tied_embeddings ? "tied" : "untied", m.linear_bias ? "LayerNorm + biases" : "RMSNorm, no biases",
+      m.seq_length, m.vocab_size);
+}
+
+std::string command_line_text(const std::vector<std::string>& argv) {
+  std::string out;
+  for (size_t i = 0; i < argv.size(); ++i) {
+    if (i > 0) out += ' ';
+    out += i == 0 ? std::string("llmplan") : shell_quote(argv[i]);
+  }
+  return out;
+}
+
+std::vector<int> best_pareto(const PlanReportView& v) {
+  const SearchResult& r = v.result;
+  if (r.best < 0) return {};
+  const Candidate& c = r.candidates[r.best];
+  std::vector<int> idx;
+  std::vector<double> time, cost;
+  for (int i = 0; i < static_cast<int>(r.plans.size()); ++i) {
+    const PlanResult& p = r.plans[i];
+    if (p.shape != r.best || !p.fits || !(p.tokens_per_s > 0)) continue;
+    const double d = training_days(p, c.tokens);
+    idx.push_back(i);
+    time.push_back(d);
+    cost.push_back(d * 24.0 * p.gpus_used);  // GPU-hours (dollars when priced)
+  }
+  std::vector<int> out;
+  for (int k : pareto_front(time, cost)) out.push_back(idx[k]);
+  return out;
+}
+
+std::string plan_report_markdown(const PlanReportView& v) {
+  const SearchResult& r = v.result;
+  const SearchOptions& o = v.options;
+  const double price = v.cluster.usd_per_gpu_hour;
+  std::string md;
+  if (r.pinned && !o.shapes.empty()) {
+    md += fmt::format("# llmplan: how to train {} on {} x {} within {} days\n\n", o.shapes[0].name,
+                      o.gpus, v.cluster.gpu.name, o.days);
+  } else {
+    md += fmt::format("# llmplan: the best model {} x {} can train in {} days\n\n", o.gpus,
+                      v.cluster.gpu.name, o.days);
+  }
+  md += "## Question and assumptions\n\n";
+  md += fmt::format("- Cluster: {} ({} GPUs per node, {} peak bf16 per GPU){}\n", v.cluster.name,
+                    v.cluster.gpus_per_node, fmt::format("{:.0f} TFLOP/s", v.cluster.gpu.peak_bf16_flops / 1e12),
+                    price > 0 ? fmt::format(", {}/GPU-hour", usd_human(price)) : "");
+  md += fmt::format("- Up to {} GPUs for {} days{} (the planner may use fewer GPUs)\n", o.gpus, o.days,
+                    o.budget_usd > 0 ? ", budget " + usd_human(o.budget_usd) : "");
+  md += fmt::format("- Objective: {}; law: {}; tokens: {}\n",
+                    r.pinned                         ? "the pinned model's fastest plan"
+                    : o.objective == Objective::kLargest ? "largest model"
+                                                         : "lowest predicted loss",
+                    v.law_name,
+                    o.objective == Objective::kLoss && !r.pinned ? "as many as finish in time"
+                    : o.tokens.use_law                           ? "law's compute-optimal D for N"
+                                       : fmt::format("{} per {}parameter", o.tokens.tokens_per_param,
+                                                     o.family == Family::kMoe ? "active " : ""));
+  if (o.law.moe.present) {
+    md += fmt::format(
+        "- MoE law ({}): an MoE model's loss is the law's dense loss at its effective parameter "
+        "count (Clark et al. 2022: the dense size of equal loss, from active parameters and "
+        "experts / top-k); tokens and compute count active parameters (C = 6 N_active D). Fitted "
+        "on: {}\n",
+        o.law.name, o.law.moe.assumption.empty() ? std::string("(not stated)") : o.law.moe.assumption);
+  }
+  if (r.pinned && !o.shapes.empty()) {
+    md += fmt::format("- Model (pinned): {}: {}\n", o.shapes[0].name, architecture_line(o.shapes[0]));
+  } else if (!o.shapes.empty()) {
+    md += fmt::format("- Shapes: {} from --shapes (architecture of each in candidates.csv)\n",
+                      o.shapes.size());
+  } else if (o.family == Family::kMoe) {
+    const simulator::Model& t = o.shape_template;
+    std::vector<std::string> layouts;
+    for (const MoeShapeConfig& c : moe_shape_configs()) {
+      layouts.push_back(fmt::format("{} experts top-{} of {} h{}", c.experts, c.top_k,
+                                    c.expert_ffn_per_hidden,
+                                    c.shared_experts > 0 ? " + 1 shared" : ""));
+    }
+    md += fmt::format(
+        "- Shapes: moe family grid (active sizes x {:g} apart, refined around the answer), every "
+        "layer MoE, expert layouts {}; head dim 128, GQA with 8 KV heads, SwiGLU, RoPE, untied "
+        "embeddings, dropless softmax routing, seq {}, vocab {}\n",
+        o.moe_grid_step, fmt::join(layouts, "; "), t.seq_length, t.vocab_size);
+  } else {
+    const simulator::Model& t = o.shape_template;
+    md += fmt::format("- Shapes: {} family grid, head dim 128: {}{}, {}, {} embeddings, seq {}, vocab {}\n",
+                      to_string(o.family),
+                      o.family == Family::kLlama ? "GQA with 8 KV heads, FFN 8/3 h (multiple of 256) " :
+                                                   "FFN 4h ",
+                      activation_name(t),
+                      t.positions == simulator::PositionEmbedding::kRotary ? "RoPE" : "learned positions",
+                      t.tied_embeddings ? "tied" : "untied", t.seq_length, t.vocab_size);
+  }
+  md += "- Plan space: " + describe(o.space) + "\n";
+  if (o.band.known) {
+    md += fmt::format("- Error band: measured/predicted iteration time P{:.0f} {:.3f}, P{:.0f} {:.3f} "
+                      "over {} held-out runs ({}){}\n",
+                      o.band.p_low * 100, o.band.low_ratio, o.band.p_high * 100, o.band.high_ratio,
+                      o.band.samples, o.band.source,
+                      o.band.confidence > 0
+                          ? fmt::format("; --confidence {}: days x {:.3f} must meet the deadline",
+                                        o.band.confidence, o.band.confidence_ratio)
+                          : "");
+  } else {
+    md += fmt::format("- Error band: unknown ({} has no validation data)\n", v.cluster.gpu.name);
+  }
+  for (const std::string& n : v.notes) md += "- " + n + "\n";
+  md += "\n## Answer\n\n";
+  if (r.best < 0) {
+    if (r.pinned) {
+      const Candidate& c = r.candidates.front();
+      md += fmt::format("**No plan for the pinned model**: {} ({}).\n\n", c.model.name, why_text(c, v));
+    } else {
+      md += "**No feasible model**: no candidate finishes its tokens by the deadline";
+      md += o.budget_usd > 0 ? " within the budget" : "";
+      md += " with a plan that fits in memory.\n\n";
+    }
+  } else {
+    const Candidate& c = r.candidates[r.best];
+    const PlanResult& p = r.plans[c.best_plan];
+    md += fmt::format(
+        "**{} parameters** ({}) trained on **{} tokens** in **{} days** ({}) with plan **{}** "
+        "on {} of {} GPUs: iteration {}, MFU {}, cost {}, predicted loss {:.3f}.\n\n",
+        c.model.is_moe() ? fmt::format("{} ({} active)", count_human(c.params),
+                                       count_human(c.active_params))
+                         : count_human(c.params),
+        c.model.name, count_human(c.tokens), days_str(c.days),
+        band_text(v, c.days), plan_label(p.plan), p.gpus_used, o.gpus,
+        seconds_human(p.iteration_time_s), percent(p.mfu),
+        usd_str(c.cost_usd, price) +
+            (o.band.known && price > 0
+                 ? fmt::format(" (P{:.0f}–P{:.0f} {}–{})", o.band.p_low * 100, o.band.p_high * 100,
+                               usd_human(c.cost_usd * o.band.low_ratio),
+                               usd_human(c.cost_usd * o.band.high_ratio))
+                 : ""),
+        c.loss);
+    md += "Architecture: " + architecture_line(c.model) + ".\n\n";
+    if (r.pinned) {
+      md += c.feasible ? fmt::format("The pinned model **meets** the {}-day deadline{}.\n\n", o.days,
+                                     o.budget_usd > 0 ? " within the budget" : "")
+                       : fmt::format("The pinned model **does not meet** the deadline: {}.\n\n",
+                                     why_text(c, v));
+    }
+  }
+  if (!v.caveats.empty()) {
+    md += "## Caveats\n\n";
+    for (const simulator::Caveat& c : v.caveats) md += "- " + c.text + " (`" + c.code + "`)\n";
+    md += "\n";
+  }
+  if (r.best >= 0 && v.best_report != nullptr) {
+    const simulator::StepReport& s = *v.best_report;
+    const simulator::StageBreakdown& t = s.breakdown;
+    md += "## The chosen plan: where the time and memory go\n\n";
+    md += fmt::format("Critical pipeline stage {} of {}, per iteration of {}:\n\n", s.critical_stage,
+                      r.plans[r.candidates[r.best].best_plan].plan.pipeline_parallel,
+                      seconds_human(s.iteration_time_s));
+    reports::Table bt({"time", "seconds", "share"});
+    auto row = [&](const char* name, double x) {
+      bt.add_row({name, fmt::format("{:.3f}", x),
+                  s.iteration_time_s > 0 ? percent(x / s.iteration_time_s) : "-"});
+    };
+    row("compute (forward + backward)", t.compute_s);
+    row("recompute", t.recompute_s);
+    row("tensor-parallel communication", t.tp_comm_s);
+    row("pipeline transfers (exposed)", t.pp_exposed_s);
+    row("pipeline bubble", t.bubble_s);
+    row("data-parallel communication (exposed)", t.dp_exposed_s);
+    if (t.cp_comm_s > 0) row("context-parallel KV exchange (exposed)", t.cp_comm_s);
+    if (t.moe_a2a_s > 0) row("MoE dispatch + combine all-to-all (exposed)", t.moe_a2a_s);
+    row("optimizer step", t.optimizer_s);
+    if (t.fp8_cast_s > 0) row("FP8 casts", t.fp8_cast_s);
+    row("host overhead", t.host_overhead_s);
+    md += bt.markdown() + "\n";
+    if (!s.stages.empty()) {
+      const simulator::MemoryBreakdown* worst = &s.stages[0].memory;
+      for (const auto& st : s.stages) {
+        if (st.memory.total_bytes() > worst->total_bytes()) worst = &st.memory;
+      }
+      reports::Table mt({"memory (worst stage)", "bytes"});
+      mt.add_row({"weights, gradients, optimizer state", reports::bytes_human(worst->weights_and_optimizer_bytes)});
+      mt.add_row({"sharding working set (gathered parameters, gradients in flight)",
+                  reports::bytes_human(worst->sharded_working_bytes)});
+      mt.add_row({"stored activations", reports::bytes_human(worst->activation_bytes)});
+      mt.add_row({"recompute working set", reports::bytes_human(worst->recompute_bytes)});
+      if (worst->context_parallel_bytes > 0) {
+        mt.add_row({"context-parallel KV buffers",
+                    reports::bytes_human(worst->context_parallel_bytes)});
+      }
+      if (worst->moe_buffer_bytes > 0) {
+        mt.add_row({"MoE dispatch / combine buffers", reports::bytes_human(worst->moe_buffer_bytes)});
+      }
+      mt.add_row({"logits", reports::bytes_human(worst->logits_bytes)});
+      mt.add_row({"allocator fragmentation", reports::bytes_human(worst->fragmentation_bytes)});
+      mt.add_row({"reserved (CUDA, NCCL, workspaces)", reports::bytes_human(worst->reserved_bytes)});
+      mt.add_row({"total / capacity", reports::bytes_human(worst->total_bytes()) + " / " +
+                                          reports::bytes_human(v.cluster.gpu.hbm_bytes)});
+      md += mt.markdown() + "\n";
+    }
+  }
+  md += "## Plan notation\n\n"
+        "`t8 p4 d105 b1 B2100 v2 full SP ZeRO-1`: tensor parallel t, pipeline stages p, data-parallel "
+        "replicas d (GPUs = t x p x d), micro-batch b sequences, global batch B sequences per step, "
+        "v virtual stages per pipeline rank (interleaved 1F1B; absent: plain 1F1B), `full`/`selective` "
+        "activation recomputation (absent: none), SP sequence parallelism, ZeRO-N state sharded over d "
+        "(1: optimizer state, the distributed optimizer; 2: + gradients; 3: + parameters, FSDP), "
+        "shardS hybrid sharding within groups of S data-parallel ranks, TPov tensor-parallel "
+        "communication overlapped with GEMMs, PGov parameter all-gather overlapped with compute, "
+        "noGRov gradient reduction not overlapped with backward, cpN context parallelism over N "
+        "ranks (ring attention; cpNag: KV all-gather; GPUs = t x cp x p x d), zb-h1 the "
+        "zero-bubble schedule, epN expert parallelism over N ranks (MoE; etpN expert tensor "
+        "parallelism), A2Aov the MoE dispatch/combine all-to-all overlapped with compute, FP8 linear layers in FP8 with delayed scaling (FP8-current, "
+        "FP8-mxfp8: those recipes; absent: bf16).\n\n";
+  if (!r.pinned) {
+    md += "## Naive vs simulated\n\n";
+    reports::Table nv({"", "naive (100% of peak)", "simulated"});
+    const Candidate* best = r.best >= 0 ? &r.candidates[r.best] : nullptr;
+    nv.add_row({"compute", fmt::format("{:.3g} FLOP", r.naive_flops),
+                best ? fmt::format("{:.3g} FLOP (6ND{})", 6.0 * best->active_params * best->tokens,
+                           best->model.is_moe() ? ", N active" : "")
+             : "-"});
+    nv.add_row({"parameters", count_human(r.naive_params), best ? count_human(best->params) : "-"});
+    nv.add_row({"tokens", count_human(r.naive_tokens), best ? count_human(best->tokens) : "-"});
+    nv.add_row({"days for the naive model", fmt::format("{} (assumed)", o.days),
+                r.naive_candidate < 0 ? "not simulated (--shapes)"
+                : r.naive_days > 0    ? days_str(r.naive_days) + " (simulated)"
+                                      : "no plan fits"});
+    nv.add_row({"days for the answer", "-", best ? days_str(best->days) : "-"});
+    md += nv.markdown() + "\n";
+    if (r.naive_days > o.days) {
+      md += fmt::format("The naive Chinchilla model assumes every FLOP of peak is usable; simulated, "
+                        "it needs {} days, {:.1f}x the deadline.\n\n",
+                        days_str(r.naive_days), r.naive_days / o.days);
+    }
+    if (v.dense_result != nullptr) md += dense_comparison_markdown(v);
+    md += "## Top candidates\n\n" + candidate_table(v, false).markdown() + "\n";
+  }
+  md += "## Time-cost Pareto front of plans for the chosen model\n\n";
+  const std::vector<int> front = best_pareto(v);
+  if (front.empty()) {
+    md += "(no chosen model)\n\n";
+  } else {
+    const Candidate& best = r.candidates[r.best];
+    reports::Table pt({"plan", "GPUs", "iteration", "days", "MFU", "GPU-hours", "cost"});
+    for (int i : front) {
+      const PlanResult& p = r.plans[i];
+      const double d = training_days(p, best.tokens);
+      pt.add_row({plan_label(p.plan), std::to_string(p.gpus_used), seconds_human(p.iteration_time_s),
+                  days_str(d), percent(p.mfu), count_human(d * 24 * p.gpus_used),
+                  usd_str(d * 24 * p.gpus_used * price, price)});
+    }
+    md += pt.markdown() + "\n";
+  }
+  if (!r.pinned) {
+    md += "## Why larger models failed\n\n";
+    int shown = 0;
+    for (int i = r.best + 1; i < static_cast<int>(r.candidates.size()) && shown < 6; ++i) {
+      const Candidate& c = r.candidates[i];
+      if (c.feasible) continue;
+      ++shown;
+      const std::string counts =
+          fmt::format("{} layouts, {} dropped by the memory estimate, {} simulated, {} fit memory, "
+                      "{} in time",
+                      c.layouts, c.memory_pruned, c.plans_evaluated, c.plans_fit, c.plans_in_time);
+      if (c.why == "no-layout") {
+        md += fmt::format("- {} ({}): the plan space has no layout for {} GPUs ({})\n",
+                          count_human(c.params), c.model.name, o.gpus, counts);
+      } else if (c.why == "memory") {
+        md += fmt::format("- {} ({}): no plan fits in {} of GPU memory ({})\n", count_human(c.params),
+                          c.model.name, reports::bytes_human(v.cluster.gpu.hbm_bytes), counts);
+      } else {
+        md += fmt::format("- {} ({}): {} days at best ({}), {} ({})\n", count_human(c.params),
+                          c.model.name, days_str(c.days),
+                          c.best_plan >= 0 ? plan_label(r.plans[c.best_plan].plan) : "-",
+                          c.why == "budget" ? "over budget" : "misses the deadline", counts);
+      }
+    }
+    if (shown == 0) md += "- (none larger were evaluated)\n";
+    md += "\n";
+  }
+  md += "## Plots\n\n";
+  if (v.plots_written) {
+    if (!days_vs_params_svg(v).empty()) md += "![Training days vs model size](days_vs_params.svg)\n\n";
+    if (!pareto_svg(v).empty()) md += "![Plans for the chosen model: time vs GPU-hours](pareto.svg)\n\n";
+  } else {
+    md += "`--out DIR` writes days_vs_params.svg and pareto.svg beside report.md.\n\n";
+  }
+  md += fmt::format("{} candidate shapes and {} plans simulated.\n\n", r.candidates.size(),
+                    r.plans_evaluated);
+  if (!v.command_line.empty()) md += "Command: `" + command_line_text(v.command_line) + "`\n";
+  md += "Version: " + version_line("llmplan") + "\n";
+  return md;
+}
+
+std::string candidates_csv(const PlanReportView& v) {
+  const SearchResult& r = v.result;
+  reports::Table t({"name", "params", "layers", "hidden", "heads", "kv_heads", "ffn_hidden",
+                    "activation", "positions", "tied_embeddings", "linear_bias", "seq_length",
+                    "vocab_size", "tokens", "plan", "tp", "pp", "dp", "micro_batch", "global_batch",
+                    "virtual_stages", "recompute", "sequence_parallel", "distributed_optimizer",
+                    "zero_stage", "fsdp_group", "tp_comm_overlap", "overlap_grad_reduce",
+                    "overlap_param_gather", "gpus_used", "iteration_s", "mfu", "peak_memory_bytes", "days", "days_low",
+                    "days_high", "cost_usd", "loss", "feasible", "best", "why", "layouts",
+                    "memory_pruned", "plans_simulated", "plans_fit", "plans_in_time", "caveats"});
+  for (int i = static_cast<int>(r.candidates.size()) - 1; i >= 0; --i) {
+    const Candidate& c = r.candidates[i];
+    const simulator::Model& m = c.model;
+    std::vector<std::string> row = {
+        m.name, num(c.params), std::to_string(m.num_layers), std::to_string(m.hidden_size),
+        std::to_string(m.num_heads), std::to_string(m.kv_heads()), std::to_string(m.ffn_hidden()),
+        m.activation == simulator::Activation::kSwiglu ? "swiglu" : "gelu",
+        m.positions == simulator::PositionEmbedding::kRotary ? "rotary" : "learned",
+        m.tied_embeddings ? "1" : "0", m.linear_bias ? "1" : "0", std::to_string(m.seq_length),
+        std::to_string(m.vocab_size), num(c.tokens)};
+    if (c.best_plan >= 0) {
+      const PlanResult& p = r.plans[c.best_plan];
+      const simulator::Plan& q = p.plan;
+      row.insert(row.end(),
+                 {plan_label(q), std::to_string(q.tensor_parallel), std::to_string(q.pipeline_parallel),
+                  std::to_string(q.data_parallel), std::to_string(q.micro_batch_size),
+                  std::to_string(q.global_batch_size), std::to_string(q.virtual_stages),
+                  simulator::to_string(q.recompute), q.sequence_parallel ? "1" : "0",
+                  q.distributed_optimizer ? "1" : "0", std::to_string(q.sharding_stage()),
+                  std::to_string(q.shard_group_size()), q.tp_comm_overlap ? "1" : "0",
+                  q.overlap_grad_reduce ? "1" : "0", q.overlap_param_gather ? "1" : "0",
+                  std::to_string(p.gpus_used),
+                  num(p.iteration_time_s), num(p.mfu), num(p.peak_memory_bytes), num(c.days),
+                  num(days_at_low(v, c.days)), num(days_at_high(v, c.days)),
+                  v.cluster.usd_per_gpu_hour > 0 ? num(c.cost_usd) : "", num(c.loss)});
+    } else {
+      row.insert(row.end(), 24, "");
+    }
+    row.insert(row.end(), {c.feasible ? "1" : "0", i == r.best ? "1" : "0", c.why,
+                           std::to_string(c.layouts), std::to_string(c.memory_pruned),
+                           std::to_string(c.plans_evaluated), std::to_string(c.plans_fit),
+                           std::to_string(c.plans_in_time),
+                           c.best_plan >= 0 ? caveat_codes(r.plans[c.best_plan].caveats) : ""});
+    t.add_row(row);
+  }
+  return t.csv();
+}
+
+std::string plans_csv(const PlanReportView& v) {
+  const SearchResult& r = v.result;
+  reports::Table t({"name", "params", "layers", "hidden", "tp", "pp", "dp", "micro_batch",
+                    "global_batch", "virtual_stages", "recompute", "sequence_parallel",
+                    "distributed_optimizer", "zero_stage", "fsdp_group", "tp_comm_overlap",
+                    "overlap_grad_reduce", "overlap_param_gather", "gpus", "fits", "iteration_s", "mfu",
+                    "peak_memory_bytes", "tokens_per_s", "days", "cost_usd"});
+  for (const PlanResult& p : r.plans) {
+    const Candidate& c = r.candidates[p.shape];
+    const double tokens =
+        c.tokens > 0 ? c.tokens
+                     : rule_tokens(v.options.tokens, v.options.law,
+                                   c.active_params > 0 ? c.active_params : c.params);
+    const double d = training_days(p, tokens);
+    t.add_row({c.model.name, num(c.params), std::to_string(c.model.num_layers),
+               std::to_string(c.model.hidden_size), std::to_string(p.plan.tensor_parallel),
+               std::to_string(p.plan.pipeline_parallel), std::to_string(p.plan.data_parallel),
+               std::to_string(p.plan.micro_batch_size), std::to_string(p.plan.global_batch_size),
+               std::to_string(p.plan.virtual_stages), simulator::to_string(p.plan.recompute),
+               p.plan.sequence_parallel ? "1" : "0", p.plan.distributed_optimizer ? "1" : "0",
+               std::to_string(p.plan.sharding_stage()), std::to_string(p.plan.shard_group_size()),
+               p.plan.tp_comm_overlap ? "1" : "0", p.plan.overlap_grad_reduce ? "1" : "0",
+               p.plan.overlap_param_gather ? "1" : "0", std::to_string(p.gpus_used), p.fits ? "1" : "0", num(p.iteration_time_s),
+               num(p.mfu), num(p.peak_memory_bytes), num(p.tokens_per_s), p.fits ? num(d) : "",
+               p.fits && v.cluster.usd_per_gpu_hour > 0
+                   ? num(training_cost_usd(p, d, v.cluster.usd_per_gpu_hour))
+                   : ""});
+  }
+  return t.csv();
+}
+
+std::string days_vs_params_svg(const PlanReportView& v) {
+  const SearchResult& r = v.result;
+  reports::Plot plot;
+  plot.title = "Training days vs model size";
+  plot.x = {"parameters", true};
+  plot.y = {"days (best plan)", true};
+  using reports::MarkerShape;
+  using reports::SeriesKind;
+  reports::PlotSeries ok{"finishes in time", SeriesKind::kScatter, {}, {}, "#2a7"};
+  ok.marker = MarkerShape::kCircle;
+  reports::PlotSeries late{"misses the deadline", SeriesKind::kScatter, {}, {}, "#c33"};
+  late.marker = MarkerShape::kCross;
+  reports::PlotSeries dear{"over budget", SeriesKind::kScatter, {}, {}, "#e80"};
+  dear.marker = MarkerShape::kTriangle;
+  for (const Candidate& c : r.candidates) {
+    if (c.best_plan < 0 || !(c.days > 0) || c.days > 1e9) continue;
+    auto& s = c.feasible ? ok : c.why == "budget" ? dear : late;
+    s.x.push_back(c.params);
+    s.y.push_back(c.days);
+  }
+  for (auto* s : {&ok, &late, &dear}) {
+    if (!s->x.empty()) plot.series.push_back(*s);
+  }
+  if (plot.series.empty()) return "";
+  plot.references.push_back({reports::ReferenceKind::kHorizontal, v.options.days, "deadline",
+                             fmt::format("deadline {:g} d", v.options.days)});
+  if (r.naive_params > 0 && !r.pinned) {
+    plot.references.push_back({reports::ReferenceKind::kVertical, r.naive_params, "naive Chinchilla N",
+                               "naive N " + count_human(r.naive_params)});
+  }
+  if (r.best >= 0) {
+    const Candidate& c = r.candidates[r.best];
+    plot.highlights.push_back({c.params, c.days,
+                               fmt::format("answer: {}, {} d", count_human(c.params), days_str(c.days)),
+                               ""});
+  }
+  auto svg = reports::render_svg(plot);
+  return svg.ok() ? svg.value() : "";
+}
+
+std::string pareto_svg(const PlanReportView& v) {
+  const SearchResult& r = v.result;
+  if (r.best < 0) return "";
+  const Candidate& c = r.candidates[r.best];
+  reports::Plot plot;
+  plot.title = "Plans for the chosen model: time vs GPU-hours";
+  plot.x = {"days", true};
+  plot.y = {"GPU-hours", true};
+  reports::PlotSeries all{"plans", reports::SeriesKind::kScatter, {}, {}, "#999"};
+  for (const PlanResult& p : r.plans) {
+    if (p.shape != r.best || !p.fits || !(p.tokens_per_s > 0)) continue;
+    const double d = training_days(p, c.tokens);
+    all.x.push_back(d);
+    all.y.push_back(d * 24 * p.gpus_used);
+  }
+  reports::PlotSeries front{"Pareto front", reports::SeriesKind::kLine, {}, {}, "#36c"};
+  for (int i : best_pareto(v)) {
+    const double d = training_days(r.plans[i], c.tokens);
+    front.x.push_back(d);
+    front.y.push_back(d * 24 * r.plans[i].gpus_used);
+  }
+  if (all.x.empty()) return "";
+  plot.series = {all, front};
+  plot.references.push_back({reports::ReferenceKind::kVertical, v.options.days, "deadline",
+                             fmt::format("deadline {:g} d", v.options.days)});
+  const PlanResult& chosen = r.plans[c.best_plan];
+  plot.highlights.push_back({c.days, c.days * 24 * chosen.gpus_used,
+                             "chosen: " + plan_label(chosen.plan), ""});
+  auto svg = reports::render_svg(plot);
+  return svg.ok() ? svg.value() : "";
+}
+
+}  // namespace llmplan::planner

@@ -1,0 +1,231 @@
+#include "planner/report/plan_report_json.h"
+
+#include <cmath>
+
+#include "planner/version.h"
+#include "scaling/law_json.h"
+#include "simulator/caveats.h"
+#include "simulator/model_json.h"
+
+namespace llmplan::planner {
+namespace {
+
+boost::json::object plan_json(const PlanResult& p) {
+  boost::json::object plan;
+  plan["tp"] = p.plan.tensor_parallel;
+  plan["pp"] = p.plan.pipeline_parallel;
+  plan["dp"] = p.plan.data_parallel;
+  plan["cp"] = p.plan.context_parallel;
+  plan["cp_comm"] = simulator::to_string(p.plan.cp_comm);
+  plan["micro_batch"] = p.plan.micro_batch_size;
+  plan["global_batch"] = p.plan.global_batch_size;
+  plan["virtual_stages"] = p.plan.virtual_stages;
+  plan["schedule"] = simulator::to_string(p.plan.schedule);
+  plan["recompute"] = simulator::to_string(p.plan.recompute);
+  plan["sequence_parallel"] = p.plan.sequence_parallel;
+  plan["distributed_optimizer"] = p.plan.distributed_optimizer;
+  plan["zero_stage"] = p.plan.sharding_stage();
+  plan["fsdp_group"] = p.plan.shard_group_size();
+  plan["tp_comm_overlap"] = p.plan.tp_comm_overlap;
+  plan["overlap_grad_reduce"] = p.plan.overlap_grad_reduce;
+  plan["overlap_param_gather"] = p.plan.overlap_param_gather;
+  plan["ep"] = p.plan.expert_parallel;
+  plan["etp"] = p.plan.expert_tensor_parallel;
+  plan["moe_a2a_overlap"] = p.plan.moe_a2a_overlap;
+  plan["gpus_used"] = p.gpus_used;
+  plan["iteration_time_s"] = p.iteration_time_s;
+  plan["label"] = plan_label(p.plan);
+  return plan;
+}
+
+boost::json::object plan_json(const PlanResult& p, const simulator::Model& m) {
+  boost::json::object plan = plan_json(p);
+  plan["global_batch_tokens"] = static_cast<double>(p.plan.global_batch_size) * m.seq_length;
+  return plan;
+}
+
+// Every field of the model with the defaults resolved (kv_heads and
+// ffn_hidden as used, never 0).
+boost::json::value architecture_json(const simulator::Model& m) {
+  boost::json::value v = simulator::model_to_json(m);
+  v.as_object()["kv_heads"] = m.kv_heads();
+  v.as_object()["ffn_hidden"] = m.ffn_hidden();
+  return v;
+}
+
+// A number, or null when it is not finite (training that never ends).
+boost::json::value number(double x) {
+  if (!std::isfinite(x) || x > 1e299) return nullptr;
+  return x;
+}
+
+boost::json::object candidate_json(const PlanReportView& v, const SearchResult& r, int i) {
+  const Candidate& c = r.candidates[i];
+  boost::json::object o;
+  o["params"] = c.params;
+  o["active_params"] = c.active_params;
+  o["tokens"] = number(c.tokens);
+  o["layers"] = c.model.num_layers;
+  o["hidden"] = c.model.hidden_size;
+  o["heads"] = c.model.num_heads;
+  o["architecture"] = architecture_json(c.model);
+  o["feasible"] = c.feasible;
+  o["why"] = c.why;
+  boost::json::object counts;
+  counts["layouts"] = c.layouts;
+  counts["memory_pruned"] = c.memory_pruned;
+  counts["simulated"] = c.plans_evaluated;
+  counts["fit_memory"] = c.plans_fit;
+  counts["in_time"] = c.plans_in_time;
+  counts["in_budget"] = c.plans_in_budget;
+  o["plan_counts"] = counts;
+  if (c.best_plan >= 0) {
+    const PlanResult& p = r.plans[c.best_plan];
+    o["plan"] = plan_json(p, c.model);
+    o["days"] = number(c.days);
+    o["days_low"] = number(days_at_low(v, c.days));
+    o["days_high"] = number(days_at_high(v, c.days));
+    o["mfu"] = p.mfu;
+    o["peak_memory_bytes"] = p.peak_memory_bytes;
+    o["cost_usd"] = v.cluster.usd_per_gpu_hour > 0 ? number(c.cost_usd) : nullptr;
+    o["loss"] = number(c.loss);
+    boost::json::array codes;
+    for (uint32_t bit = 1; bit != 0 && bit <= simulator::kAllCaveats; bit <<= 1) {
+      if ((p.caveats & bit) != 0) codes.emplace_back(simulator::caveat_code(static_cast<simulator::CaveatBit>(bit)));
+    }
+    o["caveats"] = codes;
+  } else {
+    o["plan"] = nullptr;
+  }
+  return o;
+}
+
+}  // namespace
+
+boost::json::object plan_report_to_json(const PlanReportView& v) {
+  const SearchResult& r = v.result;
+  const SearchOptions& opt = v.options;
+  boost::json::object o;
+  o["schema_version"] = kResultSchemaVersion;
+  boost::json::object tool;
+  tool["name"] = "llmplan";
+  tool["version"] = version_line("llmplan");
+  o["tool"] = tool;
+  boost::json::array argv;
+  for (const std::string& a : v.command_line) argv.emplace_back(a);
+  o["command_line"] = argv;
+  if (r.best >= 0) {
+    boost::json::object best = candidate_json(v, r, r.best);
+    o["best"] = best;
+  } else {
+    o["best"] = nullptr;
+  }
+  o["pinned"] = r.pinned;
+  boost::json::object naive;
+  naive["params"] = r.naive_params;
+  naive["tokens"] = r.naive_tokens;
+  naive["flops"] = r.naive_flops;
+  naive["simulated_days"] = r.naive_days;
+  o["naive"] = naive;
+  o["candidates_evaluated"] = static_cast<int64_t>(r.candidates.size());
+  o["plans_evaluated"] = r.plans_evaluated;
+  o["gpus"] = opt.gpus;
+  o["days"] = opt.days;
+  o["cluster"] = v.cluster.name;
+  o["objective"] = r.pinned ? "pinned" : opt.objective == Objective::kLargest ? "largest" : "loss";
+
+  boost::json::object as;
+  as["gpu"] = v.cluster.gpu.name;
+  as["gpu_peak_bf16_flops"] = v.cluster.gpu.peak_bf16_flops;
+  as["gpu_hbm_bytes"] = v.cluster.gpu.hbm_bytes;
+  as["gpus_per_node"] = v.cluster.gpus_per_node;
+  as["usd_per_gpu_hour"] = v.cluster.usd_per_gpu_hour;
+  as["budget_usd"] = opt.budget_usd;
+  as["family"] = opt.shapes.empty() ? to_string(opt.family) : "shapes";
+  as["shape_template"] = simulator::model_to_json(opt.shape_template);
+  boost::json::array default_ladder;
+  for (double t : default_batch_ladder_tokens()) default_ladder.emplace_back(t);
+  as["default_batch_ladder_tokens"] = default_ladder;
+  as["batch_rule"] = opt.space.global_batch.empty() && opt.space.global_batch_tokens.empty()
+                         ? "auto: per model the first ladder rung at or above the compute-optimal "
+                           "batch 0.292 C^0.3271 tokens (DeepSeek LLM, arXiv 2401.02954)"
+                         : "given";
+  as["seq_length"] = opt.shape_template.seq_length;
+  as["vocab_size"] = opt.shape_template.vocab_size;
+  as["plan_space"] = describe(opt.space);
+  boost::json::array ladder;
+  for (double t : opt.space.global_batch_tokens) ladder.emplace_back(t);
+  as["global_batch_tokens"] = ladder;
+  boost::json::array seqs;
+  for (int b : opt.space.global_batch) seqs.emplace_back(b);
+  as["global_batch"] = seqs;
+  as["tokens_rule"] = opt.objective == Objective::kLoss && !r.pinned ? "deadline"
+                      : opt.tokens.use_law                            ? "law"
+                                                                      : "tokens_per_param";
+  as["tokens_per_param"] = opt.tokens.tokens_per_param;
+  boost::json::object law;
+  law["name"] = opt.law.name;
+  law["E"] = opt.law.E;
+  law["A"] = opt.law.A;
+  law["B"] = opt.law.B;
+  law["alpha"] = opt.law.alpha;
+  law["beta"] = opt.law.beta;
+  if (opt.law.moe.present) {
+    const boost::json::value full = scaling::law_to_json(opt.law);
+    law["moe"] = full.as_object().at("moe");
+  }
+  as["law"] = law;
+  boost::json::object band;
+  band["known"] = opt.band.known;
+  if (opt.band.known) {
+    band["p_low"] = opt.band.p_low;
+    band["p_high"] = opt.band.p_high;
+    band["low_ratio"] = opt.band.low_ratio;
+    band["high_ratio"] = opt.band.high_ratio;
+    band["samples"] = opt.band.samples;
+    band["source"] = opt.band.source;
+  }
+  band["confidence"] = opt.band.confidence;
+  band["confidence_ratio"] = opt.band.confidence_ratio;
+  as["error_band"] = band;
+  boost::json::array notes;
+  for (const std::string& n : v.notes) notes.emplace_back(n);
+  as["notes"] = notes;
+  o["assumptions"] = as;
+  boost::json::array caveats;
+  for (const simulator::Caveat& c : v.caveats) caveats.push_back(boost::json::object{{"code", c.code}, {"text", c.text}});
+  o["caveats"] = caveats;
+
+  boost::json::array cands;
+  for (int i = 0; i < static_cast<int>(r.candidates.size()); ++i) cands.push_back(candidate_json(v, r, i));
+  o["candidates"] = cands;
+  boost::json::array front;
+  for (int i : best_pareto(v)) {
+    const PlanResult& p = r.plans[i];
+    boost::json::object f = plan_json(p, r.candidates[r.best].model);
+    const double d = training_days(p, r.candidates[r.best].tokens);
+    f["days"] = number(d);
+    f["gpu_hours"] = number(d * 24 * p.gpus_used);
+    f["cost_usd"] = v.cluster.usd_per_gpu_hour > 0 ? number(d * 24 * p.gpus_used * v.cluster.usd_per_gpu_hour) : nullptr;
+    f["mfu"] = p.mfu;
+    front.push_back(f);
+  }
+  o["pareto_front"] = front;
+  if (v.dense_result != nullptr) {
+    const SearchResult& d = *v.dense_result;
+    boost::json::object dc;
+    dc["family"] = "llama";
+    dc["law"] = v.dense_options->law.name;
+    dc["best"] = d.best >= 0 ? boost::json::value(candidate_json(v, d, d.best)) : nullptr;
+    dc["candidates_evaluated"] = static_cast<int64_t>(d.candidates.size());
+    dc["plans_evaluated"] = d.plans_evaluated;
+    dc["loss_difference"] =
+        r.best >= 0 && d.best >= 0
+            ? number(r.candidates[r.best].loss - d.candidates[d.best].loss)
+            : boost::json::value(nullptr);
+    o["dense_comparison"] = dc;
+  }
+  return o;
+}
+
+}  // namespace llmplan::planner

@@ -1,0 +1,17 @@
+// The planner's result as JSON: best {params, tokens, layers, hidden, heads,
+// plan, days, mfu, cost_usd, loss} (null when no model is feasible), naive
+// {params, tokens, simulated_days}, candidates_evaluated, plans_evaluated.
+#ifndef LLMPLAN_PLANNER_REPORT_PLAN_REPORT_JSON_H_
+#define LLMPLAN_PLANNER_REPORT_PLAN_REPORT_JSON_H_
+
+#include <boost/json.hpp>
+
+#include "planner/report/plan_report.h"
+
+namespace llmplan::planner {
+
+boost::json::object plan_report_to_json(const PlanReportView& v);
+
+}  // namespace llmplan::planner
+
+#endif  // LLMPLAN_PLANNER_REPORT_PLAN_REPORT_JSON_H_

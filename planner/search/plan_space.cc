@@ -1,0 +1,543 @@
+#include "planner/search/plan_space.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <set>
+#include <tuple>
+#include <utility>
+
+#include "reports/format.h"
+#include "simulator/memory.h"
+
+namespace llmplan::planner {
+
+using simulator::Model;
+using simulator::Plan;
+using simulator::Recompute;
+
+Result<Choice> parse_choice(const std::string& text, const std::string& flag) {
+  if (text == "on") return Choice::kOn;
+  if (text == "off") return Choice::kOff;
+  if (text == "both") return Choice::kBoth;
+  return Status::invalid_argument(flag + ": expected on, off or both, got '" + text + "'");
+}
+
+const char* to_string(Choice c) {
+  switch (c) {
+    case Choice::kAuto: return "auto";
+    case Choice::kOn: return "on";
+    case Choice::kOff: return "off";
+    case Choice::kBoth: return "both";
+  }
+  return "auto";
+}
+
+std::vector<double> default_batch_ladder_tokens() {
+  std::vector<double> out;
+  for (int k = 20; k <= 24; ++k) out.push_back(std::ldexp(1.0, k));
+  return out;
+}
+
+double compute_optimal_batch_tokens(double flops) {
+  if (!(flops > 0) || !std::isfinite(flops)) return 0;
+  return 0.2920 * std::pow(flops, 0.3271);
+}
+
+std::vector<double> auto_batch_ladder(double flops) {
+  const std::vector<double> ladder = default_batch_ladder_tokens();
+  const double best = compute_optimal_batch_tokens(flops);
+  size_t top = 0;
+  while (top + 1 < ladder.size() && ladder[top] < best) ++top;
+  return {ladder[top]};
+}
+
+Status validate(const PlanSpace& s) {
+  auto sizes = [](const std::vector<int>& list, const char* flag, int max) -> Status {
+    for (int x : list) {
+      if (x < 1 || x > max) {
+        return Status::invalid_argument(fmt::format("{}: {} is not a size in [1, {}]", flag, x, max));
+      }
+    }
+    return Status();
+  };
+  LLMPLAN_RETURN_IF_ERROR(sizes(s.tp, "--tp", Plan::kMaxGpus));
+  LLMPLAN_RETURN_IF_ERROR(sizes(s.pp, "--pp", Plan::kMaxGpus));
+  LLMPLAN_RETURN_IF_ERROR(sizes(s.context_parallel, "--cp", Plan::kMaxGpus));
+  LLMPLAN_RETURN_IF_ERROR(sizes(s.micro_batch, "--micro-batch", Plan::kMaxGlobalBatch));
+  LLMPLAN_RETURN_IF_ERROR(sizes(s.virtual_stages, "--virtual-stages", Model::kMaxLayers));
+  LLMPLAN_RETURN_IF_ERROR(sizes(s.global_batch, "--global-batch", Plan::kMaxGlobalBatch));
+  for (double x : s.global_batch_tokens) {
+    // Bound: the most sequences times the longest context.
+    if (!(x >= 1) || !(x <= static_cast<double>(Plan::kMaxGlobalBatch) * Model::kMaxSeqLength)) {
+      return Status::invalid_argument(
+          fmt::format("--global-batch-tokens: {} is not a positive token count (at most 2^44)", x));
+    }
+  }
+  if (!s.global_batch.empty() && !s.global_batch_tokens.empty()) {
+    return Status::invalid_argument(
+        "--global-batch and --global-batch-tokens: give one of them (sequences or tokens)");
+  }
+  for (simulator::Schedule x : s.schedule) {
+    if (x != simulator::Schedule::kOneFOneB && x != simulator::Schedule::kZbH1) {
+      return Status::invalid_argument(fmt::format(
+          "--schedule: {} is not a schedule of pipelines without interleaving (1f1b, zb-h1)",
+          simulator::to_string(x)));
+    }
+  }
+  for (int z : s.zero_stage) {
+    if (z < 0 || z > 3) {
+      return Status::invalid_argument(fmt::format("--zero: {} is not a ZeRO stage (0, 1, 2 or 3)", z));
+    }
+  }
+  if (!s.zero_stage.empty() && s.distributed_optimizer != Choice::kAuto) {
+    return Status::invalid_argument(
+        "--zero and --distributed-optimizer: give one of them (the distributed optimizer is ZeRO "
+        "stage 1)");
+  }
+  LLMPLAN_RETURN_IF_ERROR(sizes(s.fsdp_group, "--fsdp-group", Plan::kMaxGpus));
+  LLMPLAN_RETURN_IF_ERROR(sizes(s.expert_parallel, "--ep", Plan::kMaxGpus));
+  if (s.max_model_parallel < 0) {
+    return Status::invalid_argument("--max-model-parallel: must be >= 0 (0: no limit)");
+  }
+  return Status();
+}
+
+Status check_against_model(const PlanSpace& s, const Model& m) {
+  if (!s.tp.empty() &&
+      std::none_of(s.tp.begin(), s.tp.end(), [&](int t) {
+        return m.num_heads % t == 0 && m.kv_heads() % t == 0 && m.ffn_hidden() % t == 0;
+      })) {
+    return Status::invalid_argument(fmt::format(
+        "--tp {}: no value divides {}'s {} heads, {} KV heads and FFN size {}",
+        fmt::join(s.tp, ","), m.name, m.num_heads, m.kv_heads(), m.ffn_hidden()));
+  }
+  if (!s.context_parallel.empty() &&
+      std::none_of(s.context_parallel.begin(), s.context_parallel.end(),
+                   [&](int cp) { return m.seq_length % (2 * static_cast<long>(cp)) == 0; })) {
+    return Status::invalid_argument(fmt::format(
+        "--cp {}: no value splits {}'s sequence of {} tokens into 2 * cp equal chunks",
+        fmt::join(s.context_parallel, ","), m.name, m.seq_length));
+  }
+  if (!s.pp.empty() &&
+      std::none_of(s.pp.begin(), s.pp.end(), [&](int p) { return p <= m.num_layers; })) {
+    return Status::invalid_argument(fmt::format("--pp {}: every value exceeds {}'s {} layers",
+                                                fmt::join(s.pp, ","), m.name, m.num_layers));
+  }
+  if (!s.expert_parallel.empty()) {
+    if (!m.is_moe() && std::none_of(s.expert_parallel.begin(), s.expert_parallel.end(),
+                                    [](int ep) { return ep == 1; })) {
+      return Status::invalid_argument(fmt::format(
+          "--ep {}: {} is a dense model (no experts); expert parallelism needs an MoE model",
+          fmt::join(s.expert_parallel, ","), m.name));
+    }
+    if (m.is_moe() && std::none_of(s.expert_parallel.begin(), s.expert_parallel.end(),
+                                   [&](int ep) { return m.num_experts % ep == 0; })) {
+      return Status::invalid_argument(fmt::format("--ep {}: no value divides the {} experts of {}",
+                                                  fmt::join(s.expert_parallel, ","),
+                                                  m.num_experts, m.name));
+    }
+  }
+  if (s.max_model_parallel > 0 && !s.tp.empty() && !s.pp.empty()) {
+    const int tmin = *std::min_element(s.tp.begin(), s.tp.end());
+    const int pmin = *std::min_element(s.pp.begin(), s.pp.end());
+    if (static_cast<long>(tmin) * pmin > s.max_model_parallel) {
+      return Status::invalid_argument(fmt::format(
+          "--max-model-parallel {}: smaller than the smallest --tp x --pp ({} x {})",
+          s.max_model_parallel, tmin, pmin));
+    }
+  }
+  return Status();
+}
+
+namespace {
+
+// Analytic peak memory of the worst stage, bytes (weights, optimizer state,
+// activations); the simulator's figure decides in the end.
+double estimate_peak_bytes(const Model& model, const Plan& plan) {
+  std::vector<double> params;
+  if (model.is_moe()) {
+    // As the lowering counts them: each MoE layer's routed experts over
+    // ep x etp, the rest over t (memory.h).
+    params = simulator::stage_parameters_per_device(model, plan);
+  } else {
+    const int p = plan.pipeline_parallel, v = plan.virtual_stages, t = plan.tensor_parallel;
+    params.assign(p, 0.0);
+    const double layer = static_cast<double>(model.layer_parameters()) / t;
+    for (int c = 0; c < p * v; ++c) {
+      params[c % p] += layer * simulator::layers_in_chunk(model, plan, c);
+    }
+    params[0] += static_cast<double>(model.embedding_parameters()) / t;
+    params[p - 1] += static_cast<double>(model.head_parameters()) / t;
+    if (p > 1 && model.tied_embeddings) {
+      params[p - 1] += static_cast<double>(model.embedding_parameters()) / t;
+    }
+  }
+  double peak = 0;
+  for (const auto& m : simulator::stage_memory(model, plan, params, 0.0)) {
+    peak = std::max(peak, m.total_bytes());
+  }
+  return peak;
+}
+
+std::vector<int> auto_pipeline_degrees(int layers) {
+  std::vector<int> out;
+  for (int p = 1; p <= std::min(layers, 128); ++p) {
+    const bool pow2 = (p & (p - 1)) == 0;
+    if (layers % p == 0 || pow2) out.push_back(p);
+  }
+  return out;
+}
+
+std::vector<bool> choice_values(Choice c, bool auto_value, bool meaningful) {
+  if (!meaningful) return {false};
+  switch (c) {
+    case Choice::kAuto: return {auto_value};
+    case Choice::kOn: return {true};
+    case Choice::kOff: return {false};
+    case Choice::kBoth: return {false, true};
+  }
+  return {auto_value};
+}
+
+// A strict order on plans for the duplicate check: the fields the planner's
+// axes set.
+struct PlanLess {
+  static auto key(const Plan& p) {
+    return std::make_tuple(p.tensor_parallel, p.context_parallel, p.pipeline_parallel, p.data_parallel,
+                           p.micro_batch_size, p.global_batch_size, p.virtual_stages,
+                           p.sequence_parallel, p.distributed_optimizer, p.zero_stage,
+                           p.fsdp_group, p.tp_comm_overlap, p.overlap_grad_reduce,
+                           p.overlap_param_gather, static_cast<int>(p.recompute),
+                           static_cast<int>(p.precision), static_cast<int>(p.fp8_recipe),
+                           static_cast<int>(p.schedule), p.expert_parallel,
+                           p.expert_tensor_parallel, p.moe_a2a_overlap);
+  }
+  bool operator()(const Plan& a, const Plan& b) const { return key(a) < key(b); }
+};
+
+}  // namespace
+
+std::vector<int> auto_expert_parallel(int experts, int stage_ranks, int gpus_per_node) {
+  auto largest = [&](int cap) {
+    int best = 1;
+    for (int e = 2; e <= cap; e *= 2) {
+      if (experts % e == 0 && stage_ranks % e == 0) best = e;
+    }
+    return best;
+  };
+  const int in_node = largest(std::max(1, gpus_per_node));
+  const int across = largest(kMaxAutoExpertParallel);
+  if (across > in_node) return {in_node, across};
+  return {in_node};
+}
+
+std::vector<int> auto_context_parallel(const Model& model) {
+  std::vector<int> out = {1};
+  if (model.seq_length <= 8192) return out;
+  for (int cp : {2, 4, 8}) {
+    if (model.seq_length % (2 * cp) == 0) out.push_back(cp);
+  }
+  return out;
+}
+
+std::vector<Plan> expand_schedule_axis(const PlanSpace& space, const Plan& base) {
+  if (base.pipeline_parallel <= 1 || base.virtual_stages > 1) return {base};
+  std::vector<Plan> out;
+  for (simulator::Schedule s : space.schedule.empty() ? kAutoSchedules : space.schedule) {
+    Plan plan = base;
+    plan.schedule = s;
+    out.push_back(plan);
+  }
+  return out;
+}
+
+std::vector<Plan> expand_expert_axes(const PlanSpace& space, const Model& model, const Plan& base,
+                                     int gpus_per_node) {
+  if (!model.is_moe()) return {base};
+  const int64_t stage_ranks =
+      static_cast<int64_t>(base.tensor_parallel) * base.context_parallel * base.data_parallel;
+  std::vector<int> eps;
+  if (space.expert_parallel.empty()) {
+    eps = auto_expert_parallel(model.num_experts, static_cast<int>(std::min<int64_t>(
+                                                      stage_ranks, Plan::kMaxGpus)),
+                               gpus_per_node);
+  } else {
+    for (int ep : space.expert_parallel) {
+      if (model.num_experts % ep == 0 && stage_ranks % ep == 0) eps.push_back(ep);
+    }
+  }
+  std::vector<Plan> out;
+  for (int ep : eps) {
+    // Automatic overlap: both off and on; the simulator says which is faster.
+    const std::vector<bool> overlaps =
+        ep <= 1 ? std::vector<bool>{false}
+        : space.moe_a2a_overlap == Choice::kAuto ? std::vector<bool>{false, true}
+                                                 : choice_values(space.moe_a2a_overlap, false, true);
+    for (bool overlap : overlaps) {
+      Plan plan = base;
+      plan.expert_parallel = ep;
+      plan.expert_tensor_parallel = 1;
+      plan.moe_a2a_overlap = overlap;
+      out.push_back(plan);
+    }
+  }
+  return out;
+}
+
+std::vector<Plan> expand_sharding_axes(const PlanSpace& space, const Plan& base) {
+  const int d = base.data_parallel;
+  // The ranks sharing the gradients: d * cp (simulator/plan.h).
+  const int64_t ranks = static_cast<int64_t>(d) * base.context_parallel;
+  // ZeRO stages as (distributed_optimizer, zero_stage) pairs, stage 1 being
+  // the distributed optimizer as the existing flag and JSON spell it.
+  std::vector<int> stages;
+  if (!space.zero_stage.empty()) {
+    stages = space.zero_stage;
+  } else {
+    for (bool on : choice_values(space.distributed_optimizer, base.sharding_stage() >= 1, true)) {
+      stages.push_back(on ? std::max(1, base.sharding_stage()) : 0);
+    }
+  }
+  std::vector<Plan> out;
+  std::vector<int> done;
+  for (int stage : stages) {
+    if (ranks == 1) stage = 0;  // nothing to shard over
+    if (std::find(done.begin(), done.end(), stage) != done.end()) continue;
+    done.push_back(stage);
+    std::vector<int> groups;
+    if (stage >= 1) {
+      for (int g : space.fsdp_group) {
+        if (g < d && d % g == 0) groups.push_back(g);
+      }
+    }
+    if (groups.empty()) groups.push_back(0);
+    for (int group : groups) {
+      for (bool tpo : choice_values(space.tp_comm_overlap, base.tp_comm_overlap,
+                                    base.tensor_parallel > 1)) {
+        for (bool grad :
+             choice_values(space.overlap_grad_reduce, base.overlap_grad_reduce, ranks > 1)) {
+          // Automatic: FSDP (stage 3) prefetches its gathers; stages 1-2 keep base's.
+          const bool auto_param = stage == 3 || base.overlap_param_gather;
+          for (bool param : choice_values(space.overlap_param_gather, auto_param,
+                                          ranks > 1 && stage >= 1)) {
+            Plan plan = base;
+            plan.distributed_optimizer = stage >= 1;
+            plan.zero_stage = stage;
+            plan.fsdp_group = group;
+            plan.tp_comm_overlap = tpo;
+            // Without data parallelism the flag has no effect: keep the default.
+            plan.overlap_grad_reduce = ranks > 1 ? grad : base.overlap_grad_reduce;
+            plan.overlap_param_gather = param;
+            out.push_back(plan);
+          }
+        }
+      }
+    }
+  }
+  return out;
+}
+
+std::vector<simulator::Precision> precisions_for(const PlanSpace& space,
+                                                 const simulator::GpuSpec& gpu) {
+  using simulator::Precision;
+  std::vector<Precision> listed = space.precision;
+  if (listed.empty()) listed = {Precision::kBf16, Precision::kFp8};
+  std::vector<Precision> out;
+  for (Precision p : listed) {
+    if (p == Precision::kFp8 && !(gpu.peak_fp8_flops > 0)) continue;
+    if (p == Precision::kFp8 && space.fp8_recipe == simulator::Fp8Recipe::kMxfp8 &&
+        !gpu.fp8_block_scaling) {
+      continue;
+    }
+    out.push_back(p);
+  }
+  return out;
+}
+
+std::vector<Plan> enumerate_plans(const Model& model, const simulator::Cluster& cluster, int gpus,
+                                  const PlanSpace& space, EnumerationStats* stats) {
+  const std::vector<simulator::Precision> precisions = precisions_for(space, cluster.gpu);
+  EnumerationStats local;
+  EnumerationStats& st = stats ? *stats : local;
+  std::vector<Plan> out;
+  const double capacity = cluster.gpu.hbm_bytes;
+  std::vector<int> tps = space.tp;
+  if (tps.empty()) {
+    for (int t = 1; t <= std::min(cluster.gpus_per_node, 8); t *= 2) tps.push_back(t);
+  }
+  const std::vector<int> pps = space.pp.empty() ? auto_pipeline_degrees(model.num_layers) : space.pp;
+  std::vector<int> cps;
+  for (int cp : space.context_parallel.empty() ? auto_context_parallel(model)
+                                               : space.context_parallel) {
+    if (model.seq_length % (2 * static_cast<int64_t>(cp)) == 0 || cp == 1) cps.push_back(cp);
+  }
+  const std::vector<int> bs = space.micro_batch.empty() ? std::vector<int>{1, 2, 4} : space.micro_batch;
+  const std::vector<int> vs = space.virtual_stages.empty() ? std::vector<int>{1, 2} : space.virtual_stages;
+  // Global batches in sequences.
+  std::vector<int> batches;
+  if (!space.global_batch.empty()) {
+    batches = space.global_batch;
+  } else {
+    const std::vector<double> tokens =
+        space.global_batch_tokens.empty() ? default_batch_ladder_tokens() : space.global_batch_tokens;
+    for (double t : tokens) {
+      const double seqs = std::round(t / model.seq_length);
+      batches.push_back(static_cast<int>(std::clamp(seqs, 1.0, double{Plan::kMaxGlobalBatch})));
+    }
+  }
+  std::sort(batches.begin(), batches.end());
+  batches.erase(std::unique(batches.begin(), batches.end()), batches.end());
+  // Plans already listed (recompute is still none when inserted).
+  std::set<Plan, PlanLess> seen;
+  // (t, cp) pairs: t divides the heads and fits a node; t * cp fits the GPUs.
+  std::vector<std::pair<int, int>> t_cps;
+  for (int t : tps) {
+    if (model.num_heads % t != 0 || model.kv_heads() % t != 0 || model.ffn_hidden() % t != 0) continue;
+    if (t > cluster.gpus_per_node || t > gpus) continue;
+    for (int cp : cps) {
+      if (static_cast<long>(t) * cp <= gpus) t_cps.emplace_back(t, cp);
+    }
+  }
+  for (const auto& [t, cp] : t_cps) {
+    const long tc = static_cast<long>(t) * cp;
+    for (int p : pps) {
+      if (tc * p > gpus) continue;
+      if (space.max_model_parallel > 0 && static_cast<long>(t) * p > space.max_model_parallel) continue;
+      if (p > model.num_layers) continue;
+      const int d_max = static_cast<int>(gpus / (tc * p));
+      for (int v : vs) {
+        if (v > 1 && (p == 1 || model.num_layers % (p * v) != 0)) continue;
+        for (int b : bs) {
+          for (int target : batches) {
+            if (target < b) continue;
+            const int d_top = std::min(d_max, target / b);
+            std::vector<int> ds = {d_top};
+            if (!space.all_gpus_only && d_top >= 2) ds.push_back(d_top / 2);
+            for (int d : ds) {
+              const long per = static_cast<long>(d) * b;
+              const long global = std::max(1L, std::lround(static_cast<double>(target) / per)) * per;
+              if (global > Plan::kMaxGlobalBatch) continue;
+              for (bool sp : choice_values(space.sequence_parallel, t > 1, t > 1)) {
+                Plan base;
+                base.tensor_parallel = t;
+                base.context_parallel = cp;
+                base.pipeline_parallel = p;
+                base.data_parallel = d;
+                base.micro_batch_size = b;
+                base.global_batch_size = static_cast<int>(global);
+                base.virtual_stages = v;
+                base.schedule = v > 1 ? simulator::Schedule::kInterleaved
+                                      : simulator::Schedule::kOneFOneB;
+                base.sequence_parallel = sp;
+                // The automatic rule: shard over the d * cp ranks sharing the gradients.
+                base.distributed_optimizer = static_cast<long>(d) * cp > 1;
+                if (!simulator::validate(base).ok() || !simulator::validate(model, base).ok()) continue;
+                if (p > 1 && base.num_micro_batches() < p) continue;  // pipeline never fills
+                if (static_cast<long>(base.num_micro_batches()) * p * v >
+                    Plan::kMaxMicroBatchPasses) {
+                  continue;
+                }
+                std::vector<Plan> expanded;
+                for (const Plan& experts : expand_expert_axes(space, model, base,
+                                                              cluster.gpus_per_node)) {
+                  for (const Plan& scheduled : expand_schedule_axis(space, experts)) {
+                    for (const Plan& q : expand_sharding_axes(space, scheduled)) {
+                      expanded.push_back(q);
+                    }
+                  }
+                }
+                for (const Plan& sharded : expanded) {
+                 for (simulator::Precision precision : precisions) {
+                  Plan plan = sharded;
+                  plan.precision = precision;
+                  if (precision == simulator::Precision::kFp8) plan.fp8_recipe = space.fp8_recipe;
+                  if (!seen.insert(plan).second) continue;
+                  ++st.layouts;
+                  std::vector<Recompute> rcs = space.recompute;
+                  const bool auto_rc = rcs.empty();
+                  if (auto_rc) rcs = {Recompute::kNone, Recompute::kFull};
+                  bool kept_one = false;
+                  for (Recompute rc : rcs) {
+                    plan.recompute = rc;
+                    if (estimate_peak_bytes(model, plan) > capacity) continue;
+                    out.push_back(plan);
+                    ++st.kept;
+                    kept_one = true;
+                    if (auto_rc) break;  // full only when none does not fit
+                  }
+                  if (!kept_one) ++st.memory_pruned;
+                 }
+                }
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+  return out;
+}
+
+std::string describe(const PlanSpace& s) {
+  auto list = [](const std::vector<int>& v) {
+    return v.empty() ? std::string("auto") : fmt::format("{}", fmt::join(v, ","));
+  };
+  std::string batch;
+  if (!s.global_batch.empty()) {
+    batch = fmt::format("{} sequences", fmt::join(s.global_batch, ","));
+  } else if (!s.global_batch_tokens.empty()) {
+    std::vector<std::string> parts;
+    for (double t : s.global_batch_tokens) parts.push_back(reports::count_human(t));
+    batch = fmt::format("{} tokens", fmt::join(parts, ","));
+  } else {
+    batch = "ladder 1M..16M tokens, per model up to the compute-optimal batch (DeepSeek LLM: "
+            "0.292 C^0.3271, rounded up to a rung)";
+  }
+  std::vector<std::string> rc;
+  for (Recompute r : s.recompute) rc.push_back(simulator::to_string(r));
+  std::vector<std::string> precisions;
+  for (simulator::Precision p : s.precision) precisions.push_back(simulator::to_string(p));
+  std::string precision = precisions.empty() ? std::string("auto (bf16, and fp8 where the GPU has it)")
+                                             : fmt::format("{}", fmt::join(precisions, ","));
+  const bool fp8_listed = precisions.empty() || std::find(s.precision.begin(), s.precision.end(),
+                                                          simulator::Precision::kFp8) != s.precision.end();
+  if (fp8_listed) precision += fmt::format(" (fp8: {} scaling)", simulator::to_string(s.fp8_recipe));
+  std::vector<std::string> schedule_names;
+  for (simulator::Schedule x : s.schedule.empty() ? kAutoSchedules : s.schedule) {
+    schedule_names.push_back(simulator::to_string(x));
+  }
+  const std::string schedules = fmt::format("{}{} (v = 1; interleaved when v > 1)",
+                                            s.schedule.empty() ? "auto " : "",
+                                            fmt::join(schedule_names, ","));
+  return fmt::format(
+      "global batch {}; tp {}; pp {}; cp {}; micro-batch {}; virtual stages {}; schedule {}; "
+      "recompute {}; "
+      "sequence parallel {}; distributed optimizer {}; ZeRO stage {}; FSDP group {}; "
+      "TP comm overlap {}; grad-reduce overlap {}; param-gather overlap {}; "
+      "precision {}; ep {}; MoE a2a overlap {}; max model parallel {}{}",
+      batch, list(s.tp), list(s.pp),
+      s.context_parallel.empty() ? std::string("auto (1; beyond 8192 tokens also 2,4,8)")
+                                 : list(s.context_parallel),
+      list(s.micro_batch), list(s.virtual_stages), schedules,
+      rc.empty() ? std::string("auto (none, full if none does not fit)") : fmt::format("{}", fmt::join(rc, ",")),
+      to_string(s.sequence_parallel), to_string(s.distributed_optimizer),
+      s.zero_stage.empty() ? std::string("auto (1 when d > 1, or as --distributed-optimizer)")
+                           : fmt::format("{}", fmt::join(s.zero_stage, ",")),
+      s.fsdp_group.empty() ? std::string("whole data-parallel group")
+                           : fmt::format("{}", fmt::join(s.fsdp_group, ",")),
+      to_string(s.tp_comm_overlap), to_string(s.overlap_grad_reduce),
+      to_string(s.overlap_param_gather), precision,
+      s.expert_parallel.empty()
+          ? fmt::format("auto (MoE models: the largest power of two dividing the experts and t x cp "
+                        "x d within a node, and up to {} across nodes; dense: 1)",
+                        kMaxAutoExpertParallel)
+          : list(s.expert_parallel),
+      s.moe_a2a_overlap == Choice::kAuto ? std::string("auto (off and on where ep > 1)")
+                                         : std::string(to_string(s.moe_a2a_overlap)),
+      s.max_model_parallel > 0 ? std::to_string(s.max_model_parallel) : std::string("none"),
+      s.all_gpus_only ? "; all GPUs only" : "");
+}
+
+}  // namespace llmplan::planner

@@ -1,0 +1,203 @@
+// The space of parallel plans the planner, `sweep` and `schedule` search: one
+// value with a list per axis. An empty list means "the planner chooses" (its
+// automatic rule, documented per field); a non-empty list is exactly the
+// values tried. New axes (ZeRO stage, context parallelism, FP8, experts) are
+// new fields here, read by enumerate_plans().
+#ifndef LLMPLAN_PLANNER_SEARCH_PLAN_SPACE_H_
+#define LLMPLAN_PLANNER_SEARCH_PLAN_SPACE_H_
+
+#include <string>
+#include <vector>
+
+#include "simulator/cluster.h"
+#include "simulator/model.h"
+#include "simulator/plan.h"
+#include "simulator/status.h"
+
+namespace llmplan::planner {
+
+// A yes/no axis: fixed, or both values tried.
+enum class Choice { kAuto, kOn, kOff, kBoth };
+
+// "on", "off", "both" (flags) ; InvalidArgument naming `flag` otherwise.
+Result<Choice> parse_choice(const std::string& text, const std::string& flag);
+const char* to_string(Choice c);
+
+// The default global-batch ladder in tokens: 1 Mi, 2 Mi, 4 Mi, 8 Mi, 16 Mi.
+std::vector<double> default_batch_ladder_tokens();
+
+// The compute-optimal global batch in tokens for a training run of `flops`
+// model FLOPs: DeepSeek LLM (arXiv 2401.02954, section 3.1) fit
+// B_opt = 0.2920 * C^0.3271. The planner's automatic ladder stops at the
+// first rung at or above it, so small models are not given batches far
+// beyond what they train well with.
+double compute_optimal_batch_tokens(double flops);
+
+struct PlanSpace {
+  // Global batch per optimizer step. In sequences when `global_batch` is
+  // non-empty; otherwise in tokens (`global_batch_tokens`, divided by the
+  // model's sequence length and rounded); both empty: the default ladder
+  // (enumerate_plans tries all of it; the planner narrows it per model with
+  // auto_batch_ladder). Each value is rounded to the nearest multiple of
+  // d*b (at least one micro-batch per replica).
+  std::vector<double> global_batch_tokens;
+  std::vector<int> global_batch;
+  // Tensor-parallel sizes; empty: powers of two up to the GPUs per node (and 8).
+  std::vector<int> tp;
+  // Pipeline sizes; empty: the divisors of the layer count and the powers of
+  // two, up to min(layers, 128).
+  std::vector<int> pp;
+  // Context-parallel sizes (simulator/plan.h: GPUs = t * cp * p * d); empty:
+  // auto_context_parallel(model), 1 only for sequences up to 8192 tokens.
+  // Sizes that do not split the sequence into 2 * cp chunks are skipped.
+  std::vector<int> context_parallel;
+  // Micro-batch sizes; empty: 1, 2, 4.
+  std::vector<int> micro_batch;
+  // Interleaving (virtual stages per pipeline rank); empty: 1 and 2.
+  std::vector<int> virtual_stages;
+  // Schedules of pipelines without interleaving (p > 1, v = 1): kOneFOneB
+  // and/or kZbH1 (schedule.h); empty: kAutoSchedules. Interleaved plans
+  // (v > 1) always run interleaved 1F1B; p = 1 has no pipeline schedule.
+  std::vector<simulator::Schedule> schedule;
+  // Activation recomputation; empty: none, or full where the analytic
+  // memory estimate says none does not fit.
+  std::vector<simulator::Recompute> recompute;
+  Choice sequence_parallel = Choice::kAuto;      // auto: on when t > 1
+  Choice distributed_optimizer = Choice::kAuto;  // auto: on when d * cp > 1
+  // ZeRO stages (0..3, simulator/plan.h); empty: from distributed_optimizer
+  // (auto: 1 when d > 1). With d = 1 every stage is stage 0.
+  std::vector<int> zero_stage;
+  // Hybrid-sharding group sizes S (FSDP HYBRID_SHARD) tried for sharded
+  // plans where S divides d and is smaller than it; empty, or no listed S
+  // applying: the whole data-parallel group.
+  std::vector<int> fsdp_group;
+  Choice tp_comm_overlap = Choice::kAuto;       // auto: off (meaningful when t > 1)
+  Choice overlap_grad_reduce = Choice::kAuto;   // auto: on (meaningful when d > 1)
+  Choice overlap_param_gather = Choice::kAuto;  // auto: on at stage 3 (FSDP prefetch), else off
+                                                // (meaningful when sharded, d > 1)
+  // Training precisions (simulator::Precision); empty: bf16, and fp8 too
+  // where the GPU has FP8 tensor cores (GpuSpec::peak_fp8_flops > 0). fp8 is
+  // skipped on GPUs without FP8. FP8 plans use fp8_recipe.
+  std::vector<simulator::Precision> precision;
+  simulator::Fp8Recipe fp8_recipe = simulator::Fp8Recipe::kDelayed;
+  // Expert-parallel sizes for MoE models (simulator/plan.h: ep ranks within
+  // the t * cp * d ranks of a stage, etp = 1); a size must divide the
+  // model's experts and t * cp * d. Empty: auto_expert_parallel(). Dense
+  // models always get ep = 1.
+  std::vector<int> expert_parallel;
+  // Dispatch/combine all-to-all overlapped with another micro-batch's compute
+  // (Plan::moe_a2a_overlap); auto: both off and on where ep > 1. Dense
+  // models and ep = 1: off.
+  Choice moe_a2a_overlap = Choice::kAuto;
+  int max_model_parallel = 0;  // t * p at most this; 0: no limit
+  // Only plans that use as many of the GPUs as the layout allows (d the
+  // most that fits); otherwise also half that data-parallel width.
+  bool all_gpus_only = false;
+};
+
+// OK when every list value is in its domain (t, p, b, v >= 1 and within the
+// simulator's bounds, batch tokens finite and positive, sequences within
+// Plan::kMaxGlobalBatch, max_model_parallel >= 0). InvalidArgument naming the
+// flag ("--tp: 0 is not a positive size") otherwise.
+Status validate(const PlanSpace& space);
+
+// Contradictions between a space and a model: OK when at least one listed
+// t divides the heads, KV heads and FFN size, one listed p is at most
+// the layers, and a listed ep applies (an MoE model with an ep dividing its
+// experts; a dense model only with ep 1). InvalidArgument naming the flag and the model otherwise
+// ("--tp 3: divides none of llama3-70b's 64 heads").
+Status check_against_model(const PlanSpace& space, const simulator::Model& model);
+
+// Why enumerate_plans() kept or dropped layouts.
+struct EnumerationStats {
+  long layouts = 0;        // (t, p, v, d, b, B) combinations valid for the model
+  long memory_pruned = 0;  // of those, dropped: weights/activations overflow memory
+  long kept = 0;
+};
+
+// The automatic expert-parallel sizes of an MoE model with `experts` experts
+// on a stage of `stage_ranks` = t * cp * d ranks (ranks of a stage are
+// numbered t fastest, then cp, then d, so ep consecutive ranks share a node
+// when ep <= GPUs per node): the largest power of two dividing both that
+// fits a node (`gpus_per_node`, in-node NVLink all-to-all), and the largest
+// up to kMaxAutoExpertParallel (across nodes, as the published 64-way EP
+// runs) when larger. Two values at most, so MoE shapes cost the search at
+// most twice (four times with the a2a overlap axis) a dense shape's plans;
+// ep = 1 (every expert on every GPU) is tried only when nothing larger
+// divides. Ascending; never empty.
+inline constexpr int kMaxAutoExpertParallel = 64;
+std::vector<int> auto_expert_parallel(int experts, int stage_ranks, int gpus_per_node);
+
+// The automatic context-parallel sizes for `model`: {1} for sequences of at
+// most 8192 tokens; beyond, also 2, 4 and 8 where 2 * cp divides the sequence
+// (long-context training splits sequences over CP ranks: Llama 3 405B used
+// CP 16 at 128K).
+std::vector<int> auto_context_parallel(const simulator::Model& model);
+
+// The plans worth simulating for `model` on at most `gpus` GPUs of
+// `cluster` within `space`: t | heads, kv heads and FFN; t <= GPUs per node;
+// cp from the space (2 * cp dividing the sequence); p with every chunk
+// getting layers; d = min(G/(t cp p), B/b) and half of it
+// (unless all_gpus_only); the global batch rounded to a multiple of d*b;
+// v > 1 only with p > 1 and p*v dividing the layers; for MoE models ep from
+// the space (dividing the experts and t * cp * d) and the a2a-overlap axis;
+// pipelines that never
+// fill (fewer micro-batches than stages) dropped; plans whose analytic peak
+// memory overflows the GPU dropped. Deterministic order; no duplicates.
+std::vector<simulator::Plan> enumerate_plans(const simulator::Model& model,
+                                             const simulator::Cluster& cluster, int gpus,
+                                             const PlanSpace& space,
+                                             EnumerationStats* stats = nullptr);
+
+// The schedules the automatic schedule axis tries for p > 1, v = 1: 1F1B
+// only. Trying zb-h1 as well simulates every such layout twice: the planner
+// took 1.9x the time (llmplan --gpus 1024 --days 60 --gpu h100-sxm, 64 s of
+// CPU against 34 s), past the 20 % the search may grow by, so zb-h1 is
+// searched when asked for (--schedule 1f1b,zb-h1).
+inline const std::vector<simulator::Schedule> kAutoSchedules = {
+    simulator::Schedule::kOneFOneB};
+
+// The plans `base` becomes along the schedule axis: for p > 1 and v = 1 one
+// plan per schedule of space.schedule (kAutoSchedules when empty); otherwise
+// base alone. Shared by the planner and `sweep`.
+std::vector<simulator::Plan> expand_schedule_axis(const PlanSpace& space,
+                                                  const simulator::Plan& base);
+
+// The plans `base` becomes along the expert axes of `space` for an MoE
+// `model`: one per ep (listed sizes dividing the experts and t * cp * d, or
+// auto_expert_parallel) and a2a overlap (see PlanSpace), etp = 1; a dense
+// model: base alone. Possibly empty (no listed ep applies). Shared by the
+// planner and `sweep`.
+std::vector<simulator::Plan> expand_expert_axes(const PlanSpace& space,
+                                                const simulator::Model& model,
+                                                const simulator::Plan& base, int gpus_per_node);
+
+// The plans `base` becomes along the sharding and overlap axes of `space`:
+// ZeRO stage (zero_stage, or distributed_optimizer), FSDP group, tensor-
+// parallel overlap, gradient-reduce overlap, parameter-gather overlap. An
+// automatic axis keeps base's value; values without meaning for base's
+// layout collapse (no sharding or overlaps with d * cp = 1, no TP overlap
+// with t = 1). Fixed order, no duplicates; shared by the planner and `sweep`.
+std::vector<simulator::Plan> expand_sharding_axes(const PlanSpace& space,
+                                                  const simulator::Plan& base);
+
+// The precisions `space` tries on `gpu` (see PlanSpace::precision), in
+// order: bf16 first. Never empty unless every listed one needs FP8 and the
+// GPU has none.
+std::vector<simulator::Precision> precisions_for(const PlanSpace& space,
+                                                 const simulator::GpuSpec& gpu);
+
+// The automatic batch for a run of `flops` model FLOPs: the first rung of
+// the default ladder at or above compute_optimal_batch_tokens(flops) (the
+// top rung when none is). One rung: a larger batch of the same layout is
+// never slower per token, so lower rungs would only add smaller
+// data-parallel widths, which the half-width layouts already cover.
+std::vector<double> auto_batch_ladder(double flops);
+
+// Human-readable summary of the space for reports ("tp auto, pp auto, batch
+// ladder 1M..16M tokens (capped per model), ...").
+std::string describe(const PlanSpace& space);
+
+}  // namespace llmplan::planner
+
+#endif  // LLMPLAN_PLANNER_SEARCH_PLAN_SPACE_H_

@@ -1,0 +1,538 @@
+#include "planner/search/search.h"
+
+#include <omp.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <numeric>
+#include <set>
+
+#include "planner/threads.h"
+#include "scaling/optimal.h"
+#include "simulator/memory.h"
+#include "simulator/simulate.h"
+
+namespace llmplan::planner {
+
+using simulator::Cluster;
+using simulator::Model;
+using simulator::Plan;
+
+double moe_expansion(const Model& m) {
+  return m.is_moe() ? static_cast<double>(m.num_experts) / m.moe_top_k : 1.0;
+}
+
+double active_params(const Model& m) { return static_cast<double>(m.active_parameter_count()); }
+
+double predicted_loss(const scaling::LossLaw& law, const Model& m, double tokens) {
+  return law.moe_loss(active_params(m), moe_expansion(m), tokens);
+}
+
+std::vector<Plan> enumerate_plans(const Model& model, const Cluster& cluster, int gpus,
+                                  double target_batch_tokens, bool all_gpus_only) {
+  PlanSpace space;
+  space.global_batch_tokens = {target_batch_tokens};
+  space.all_gpus_only = all_gpus_only;
+  return enumerate_plans(model, cluster, gpus, space);
+}
+
+double rule_tokens(const TokensRule& rule, const scaling::LossLaw& law, double params) {
+  if (rule.use_law) {
+    auto a = scaling::optimal_for_params(law, params, scaling::AllocationRule::kLaw);
+    if (a.ok()) return a.value().n_tokens;
+  }
+  return rule.tokens_per_param * params;
+}
+
+double training_days(const PlanResult& r, double tokens) {
+  if (!(r.tokens_per_s > 0)) return 1e300;
+  return tokens / r.tokens_per_s / 86400.0;
+}
+
+double training_cost_usd(const PlanResult& r, double days, double usd_per_gpu_hour) {
+  return days * 24.0 * r.gpus_used * usd_per_gpu_hour;
+}
+
+std::vector<int> pareto_front(const std::vector<double>& time, const std::vector<double>& cost) {
+  std::vector<int> idx(time.size());
+  std::iota(idx.begin(), idx.end(), 0);
+  std::stable_sort(idx.begin(), idx.end(), [&](int a, int b) {
+    if (time[a] != time[b]) return time[a] < time[b];
+    return cost[a] < cost[b];
+  });
+  std::vector<int> front;
+  double best_cost = 1e300;
+  for (int i : idx) {
+    if (cost[i] < best_cost) {
+      front.push_back(i);
+      best_cost = cost[i];
+    }
+  }
+  return front;
+}
+
+namespace {
+
+// The candidates of `models` and their plans to simulate (the plan space of
+// each shape on options.gpus GPUs, in its order).
+void enumerate_step(const std::vector<Model>& models, const Cluster& cluster,
+                    const SearchOptions& options, std::vector<Candidate>* candidates,
+                    std::vector<PlanTask>* tasks) {
+  candidates->clear();
+  tasks->clear();
+  for (int s = 0; s < static_cast<int>(models.size()); ++s) {
+    Candidate c;
+    c.model = models[s];
+    c.params = static_cast<double>(models[s].parameter_count());
+    c.active_params = active_params(models[s]);
+    PlanSpace space = options.space;
+    if (space.global_batch.empty() && space.global_batch_tokens.empty()) {
+      const double tokens = rule_tokens(options.tokens, options.law, c.active_params);
+      space.global_batch_tokens = auto_batch_ladder(6.0 * c.active_params * tokens);
+    }
+    EnumerationStats stats;
+    for (const Plan& p : enumerate_plans(models[s], cluster, options.gpus, space, &stats)) {
+      tasks->push_back({s, p});
+    }
+    c.layouts = stats.layouts;
+    c.memory_pruned = stats.memory_pruned;
+    candidates->push_back(c);
+  }
+}
+
+// A step's result: its candidates and every task's simulation.
+SearchResult assemble_step(std::vector<Candidate> candidates, const std::vector<PlanTask>& tasks,
+                           const std::vector<PlanResult>& results) {
+  SearchResult result;
+  result.candidates = std::move(candidates);
+  const long n = static_cast<long>(tasks.size());
+  result.plans.resize(n);
+  for (long i = 0; i < n; ++i) {
+    PlanResult& r = result.plans[i];
+    r = results[i];
+    r.shape = tasks[i].shape;
+    r.plan = tasks[i].plan;
+    r.gpus_used = r.plan.world_size();
+  }
+  for (const PlanResult& r : result.plans) result.candidates[r.shape].plans_evaluated++;
+  result.plans_evaluated = n;
+  return result;
+}
+
+}  // namespace
+
+PlanResult simulate_task(const Model& model, const Plan& plan, const Cluster& cluster,
+                         const simulator::SimOptions& sim) {
+  PlanResult r;
+  r.plan = plan;
+  r.gpus_used = plan.world_size();
+  auto rep = simulator::simulate(model, plan, cluster, sim);
+  if (rep.ok()) record_simulation(rep.value(), &r);
+  return r;
+}
+
+std::vector<PlanResult> simulate_tasks(const std::vector<Model>& shapes,
+                                       const std::vector<PlanTask>& tasks, const Cluster& cluster,
+                                       const SearchOptions& options) {
+  const long n = static_cast<long>(tasks.size());
+  std::vector<PlanResult> results(n);
+  simulator::SimOptions sim;
+  sim.cost_model = options.cost_model;
+  long done = 0;
+  const int threads = loop_threads(options.threads, omp_get_max_threads(), n);
+#pragma omp parallel for schedule(dynamic, 4) num_threads(threads)
+  for (long i = 0; i < n; ++i) {
+    results[i] = simulate_task(shapes[tasks[i].shape], tasks[i].plan, cluster, sim);
+    results[i].shape = tasks[i].shape;
+    if (options.progress) {
+#pragma omp critical(llmplan_progress)
+      {
+        ++done;
+        if (done % 64 == 0 || done == n) options.progress(done, n);
+      }
+    }
+  }
+  return results;
+}
+
+SearchResult evaluate_shapes(const std::vector<Model>& models, const Cluster& cluster,
+                             const SearchOptions& options) {
+  std::vector<Candidate> candidates;
+  std::vector<PlanTask> tasks;
+  enumerate_step(models, cluster, options, &candidates, &tasks);
+  return assemble_step(std::move(candidates), tasks,
+                       simulate_tasks(models, tasks, cluster, options));
+}
+
+void select(const Cluster& cluster, const SearchOptions& options, SearchResult* result) {
+  const double price = cluster.usd_per_gpu_hour;
+  const bool budget = options.budget_usd > 0 && price > 0;
+  // Days that must meet the deadline: the point estimate times the band's
+  // ratio at the requested confidence (1 without --confidence).
+  const double ratio = options.band.confidence > 0 ? options.band.confidence_ratio : 1.0;
+  for (Candidate& c : result->candidates) {
+    c.best_plan = -1;
+    c.feasible = false;
+    c.plans_fit = c.plans_in_time = c.plans_in_budget = 0;
+  }
+  // (feasible, fewer days or more tokens, cheaper), compared lexicographically.
+  struct Score {
+    int ok = 0;
+    double primary = 0, neg_cost = 0;
+    bool operator<(const Score& o) const {
+      if (ok != o.ok) return ok < o.ok;
+      if (primary != o.primary) return primary < o.primary;
+      return neg_cost < o.neg_cost;
+    }
+  };
+  std::vector<Score> best_score(result->candidates.size());
+  std::vector<int> simulated(result->candidates.size(), 0);
+  for (int i = 0; i < static_cast<int>(result->plans.size()); ++i) {
+    const PlanResult& r = result->plans[i];
+    ++simulated[r.shape];
+    if (!r.fits || !(r.tokens_per_s > 0)) continue;
+    Candidate& c = result->candidates[r.shape];
+    ++c.plans_fit;
+    // Per active parameter (candidates built without it: all parameters).
+    const double n_active = c.active_params > 0 ? c.active_params : c.params;
+    double tokens, days, cost;
+    bool in_time, in_budget;
+    if (options.objective == Objective::kLargest || options.pinned) {
+      tokens = rule_tokens(options.tokens, options.law, n_active);
+      days = training_days(r, tokens);
+      cost = training_cost_usd(r, days, price);
+      in_time = days * ratio <= options.days;
+      in_budget = !budget || cost * ratio <= options.budget_usd;
+    } else {
+      double seconds = options.days * 86400.0 / ratio;
+      if (budget) {
+        seconds = std::min(seconds, options.budget_usd / ratio / (price * r.gpus_used) * 3600.0);
+      }
+      tokens = seconds * r.tokens_per_s;
+      days = training_days(r, tokens);
+      cost = training_cost_usd(r, days, price);
+      in_time = tokens >= n_active;  // at least one token per (active) parameter to count
+      in_budget = true;
+    }
+    const bool ok = in_time && in_budget;
+    c.plans_in_time += in_time ? 1 : 0;
+    c.plans_in_budget += ok ? 1 : 0;
+    // Score: feasible first, then fewest days (largest) / most tokens (loss),
+    // then cheapest; ties keep the earlier plan.
+    const double primary =
+        options.objective == Objective::kLargest || options.pinned ? -days : tokens;
+    const Score score{ok ? 1 : 0, primary, -cost};
+    if (c.best_plan < 0 || best_score[r.shape] < score) {
+      best_score[r.shape] = score;
+      c.best_plan = i;
+      c.tokens = tokens;
+      c.days = days;
+      c.cost_usd = cost;
+      c.loss = options.law.moe_loss(n_active, moe_expansion(c.model), std::max(tokens, 1.0));
+      c.feasible = ok;
+    }
+  }
+  for (size_t s = 0; s < result->candidates.size(); ++s) {
+    Candidate& c = result->candidates[s];
+    if (c.feasible) {
+      c.why = "";
+    } else if (simulated[s] == 0 && c.memory_pruned == 0) {
+      c.why = "no-layout";
+    } else if (c.plans_fit == 0) {
+      c.why = "memory";
+    } else if (c.plans_in_time == 0) {
+      c.why = "deadline";
+    } else {
+      c.why = "budget";
+    }
+  }
+  result->pinned = options.pinned;
+  result->best = -1;
+  if (options.pinned) {
+    if (!result->candidates.empty() && result->candidates[0].best_plan >= 0) result->best = 0;
+    return;
+  }
+  for (int s = 0; s < static_cast<int>(result->candidates.size()); ++s) {
+    const Candidate& c = result->candidates[s];
+    if (!c.feasible) continue;
+    if (result->best < 0) {
+      result->best = s;
+      continue;
+    }
+    const Candidate& b = result->candidates[result->best];
+    const bool by_loss = options.objective == Objective::kLoss || c.model.is_moe() ||
+                         b.model.is_moe();
+    const bool better = by_loss ? c.loss < b.loss : c.params > b.params;
+    if (better) result->best = s;
+  }
+}
+
+namespace {
+
+// Appends `more` to `into` (shape and plan indices remapped), then sorts the
+// candidates by parameter count.
+void merge(SearchResult more, SearchResult* into) {
+  const int shape_off = static_cast<int>(into->candidates.size());
+  for (PlanResult& r : more.plans) r.shape += shape_off;
+  into->candidates.insert(into->candidates.end(), more.candidates.begin(), more.candidates.end());
+  into->plans.insert(into->plans.end(), more.plans.begin(), more.plans.end());
+  into->plans_evaluated += more.plans_evaluated;
+  std::vector<int> order(into->candidates.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
+    return into->candidates[a].params < into->candidates[b].params;
+  });
+  std::vector<int> new_index(order.size());
+  std::vector<Candidate> sorted;
+  for (int k = 0; k < static_cast<int>(order.size()); ++k) {
+    new_index[order[k]] = k;
+    sorted.push_back(into->candidates[order[k]]);
+  }
+  into->candidates = std::move(sorted);
+  for (PlanResult& r : into->plans) r.shape = new_index[r.shape];
+  if (into->naive_candidate >= 0) into->naive_candidate = new_index[into->naive_candidate];
+  // Keep plans grouped by shape (stable), so CSV output reads in size order.
+  std::stable_sort(into->plans.begin(), into->plans.end(),
+                   [](const PlanResult& a, const PlanResult& b) { return a.shape < b.shape; });
+}
+
+bool contains(const std::vector<Candidate>& cs, const Model& m) {
+  return std::any_of(cs.begin(), cs.end(), [&](const Candidate& c) { return c.model == m; });
+}
+
+}  // namespace
+
+Result<SearchRun> SearchRun::start(const Cluster& cluster, const SearchOptions& options) {
+  LLMPLAN_ASSIGN_OR_RETURN(SearchRun run, first_step(cluster, options));
+  run.prepare(std::move(run.shapes_));
+  return run;
+}
+
+Status SearchRun::check(const Cluster& cluster, const SearchOptions& options) {
+  return first_step(cluster, options).status();
+}
+
+Result<SearchRun> SearchRun::first_step(const Cluster& cluster, const SearchOptions& options) {
+  if (options.gpus <= 0) return Status::invalid_argument("--gpus must be a positive GPU count");
+  if (options.gpus > Plan::kMaxGpus) {
+    return Status::invalid_argument("--gpus: must be at most " + std::to_string(Plan::kMaxGpus) +
+                                    ", got " + std::to_string(options.gpus));
+  }
+  if (!(options.days > 0) || !std::isfinite(options.days)) {
+    return Status::invalid_argument("--days must be a positive number of days");
+  }
+  if (options.gpus < cluster.gpus_per_node) {
+    return Status::invalid_argument("--gpus " + std::to_string(options.gpus) +
+                                    " is fewer than one node of " + cluster.name + " (" +
+                                    std::to_string(cluster.gpus_per_node) + " GPUs)");
+  }
+  if (cluster.max_gpus() > 0 && options.gpus > cluster.max_gpus()) {
+    return Status::invalid_argument("--gpus " + std::to_string(options.gpus) + " exceeds cluster " +
+                                    cluster.name + "'s " + std::to_string(cluster.max_gpus()) +
+                                    " GPUs");
+  }
+  if (!(options.budget_usd >= 0) || !std::isfinite(options.budget_usd)) {
+    return Status::invalid_argument("--budget-usd must be a finite number >= 0");
+  }
+  if (options.budget_usd > 0 && !(cluster.usd_per_gpu_hour > 0)) {
+    return Status::invalid_argument("--budget-usd: cluster " + cluster.name +
+                                    " has no usd_per_gpu_hour price");
+  }
+  if (!(options.tokens.tokens_per_param > 0) ||
+      !(options.tokens.tokens_per_param <= kMaxTokensPerParam)) {
+    return Status::invalid_argument("--tokens-per-param must be in (0, " +
+                                    std::to_string(static_cast<int>(kMaxTokensPerParam)) + "]");
+  }
+  LLMPLAN_RETURN_IF_ERROR(scaling::validate(options.law));
+  if (!options.law.moe.present &&
+      (options.family == Family::kMoe ||
+       std::any_of(options.shapes.begin(), options.shapes.end(),
+                   [](const Model& m) { return m.is_moe(); }))) {
+    return Status::usage("--law " + options.law.name +
+                         ": a dense law (loss in N and D) cannot rank MoE models; use --law "
+                         "clark-moe or a law file with a \"moe\" term");
+  }
+  LLMPLAN_RETURN_IF_ERROR(validate(options.space).as_usage());
+  if (options.band.confidence > 0 && !options.band.known) {
+    return Status::usage("--confidence: " + cluster.gpu.name +
+                                    " has no validation data (error unknown), so no quantile of "
+                                    "its training time can be given");
+  }
+  if (options.pinned && options.shapes.size() != 1) {
+    return Status::invalid_argument("--model: exactly one model is pinned");
+  }
+
+  SearchRun run(cluster, options);
+  SearchResult& result = run.result_;
+  // Naive baseline.
+  scaling::GpuBudget naive{cluster.gpu.name, static_cast<double>(options.gpus), options.days,
+                           cluster.gpu.peak_bf16_flops, 1.0};
+  Result<double> naive_flops = scaling::budget_flops(naive);
+  if (!naive_flops.ok()) {
+    char days[32];
+    std::snprintf(days, sizeof days, "%g", options.days);
+    return Status::invalid_argument("--days: the compute budget " + std::to_string(options.gpus) +
+                                    " GPUs x " + days +
+                                    " days x peak FLOP/s overflows (not a finite number)");
+  }
+  result.naive_flops = *naive_flops;
+  if (options.tokens.use_law) {
+    LLMPLAN_ASSIGN_OR_RETURN(auto a, scaling::optimal_for_compute(options.law, result.naive_flops,
+                                                                  scaling::AllocationRule::kLaw));
+    result.naive_params = a.n_params;
+    result.naive_tokens = a.n_tokens;
+  } else {
+    const double r = options.tokens.tokens_per_param;
+    result.naive_params = std::sqrt(result.naive_flops / (6.0 * r));
+    result.naive_tokens = r * result.naive_params;
+  }
+  // The moe family: the naive N as active parameters of the finest layout.
+  const bool moe = options.family == Family::kMoe;
+  run.naive_model_ =
+      moe ? moe_shape_for_active(result.naive_params, options.shape_template,
+                                 moe_shape_configs().back())
+          : shape_for_params(result.naive_params, options.shape_template);
+
+  std::vector<Model> coarse;
+  if (!options.shapes.empty()) {
+    coarse = options.shapes;
+  } else if (moe) {
+    if (!(options.moe_grid_step > 1) || !std::isfinite(options.moe_grid_step)) {
+      return Status::invalid_argument("MoE grid step must be a finite ratio > 1");
+    }
+    const double top = std::max(result.naive_params, 2e9);
+    coarse = moe_shape_grid(1e9, top, options.moe_grid_step, options.shape_template);
+  } else {
+    const double top = std::max(result.naive_params, 2e8);
+    coarse = shape_grid(1e8, top, 1.6, options.shape_template);
+  }
+  // A list flag that contradicts every shape is a usage error, not a table
+  // of "no layout" rows.
+  {
+    Status first;
+    int usable = 0;
+    for (const Model& m : coarse) {
+      Status st = check_against_model(options.space, m);
+      if (st.ok()) ++usable;
+      if (!st.ok() && first.ok()) first = st;
+    }
+    if (usable == 0 && !first.ok()) return first.as_usage();
+  }
+  // The naive model is the baseline's row (simulated for its days) in the
+  // automatic grid; user shapes and a pinned model are searched alone.
+  if (options.shapes.empty() &&
+      std::none_of(coarse.begin(), coarse.end(), [&](const Model& m) { return m == run.naive_model_; })) {
+    coarse.push_back(run.naive_model_);
+  }
+  run.shapes_ = std::move(coarse);
+  return run;
+}
+
+void SearchRun::prepare(std::vector<Model> shapes) {
+  shapes_ = std::move(shapes);
+  enumerate_step(shapes_, cluster_, options_, &step_candidates_, &tasks_);
+}
+
+void SearchRun::advance(const std::vector<PlanResult>& results) {
+  SearchResult step = assemble_step(std::move(step_candidates_), tasks_, results);
+  if (stage_ == Stage::kFine) {
+    merge(std::move(step), &result_);
+    select(cluster_, options_, &result_);
+    finish();
+    return;
+  }
+  step.naive_flops = result_.naive_flops;
+  step.naive_params = result_.naive_params;
+  step.naive_tokens = result_.naive_tokens;
+  step.naive_candidate = -1;
+  for (int i = 0; i < static_cast<int>(shapes_.size()); ++i) {
+    if (shapes_[i] == naive_model_) step.naive_candidate = i;
+  }
+  result_ = std::move(step);
+  merge(SearchResult{}, &result_);  // sort
+  select(cluster_, options_, &result_);
+  const bool moe = options_.family == Family::kMoe;
+  // Refine between the best and its larger neighbour (and smaller one for loss).
+  if (options_.shapes.empty() && !options_.pinned && result_.best >= 0) {
+    const int b = result_.best;
+    const int n = static_cast<int>(result_.candidates.size());
+    std::vector<Model> fine;
+    auto add_between = [&](int lo, int hi) {
+      if (lo < 0 || hi >= n) return;
+      for (const Model& m : shape_grid(result_.candidates[lo].params, result_.candidates[hi].params,
+                                       1.07, options_.shape_template)) {
+        if (!contains(result_.candidates, m) &&
+            std::none_of(fine.begin(), fine.end(), [&](const Model& o) { return o == m; })) {
+          fine.push_back(m);
+        }
+      }
+    };
+    // MoE: between the answer's active size and the next coarse size of the
+    // same expert layout.
+    auto add_moe_between = [&](int lo, double hi_active) {
+      const Model& m = result_.candidates[lo].model;
+      const MoeShapeConfig* config = nullptr;
+      for (const MoeShapeConfig& c : moe_shape_configs()) {
+        if (c.experts == m.num_experts && c.top_k == m.moe_top_k &&
+            c.shared_experts == m.moe_shared_experts) {
+          config = &c;
+        }
+      }
+      if (config == nullptr) return;
+      for (double a = result_.candidates[lo].active_params * 1.1; a < hi_active * 0.97; a *= 1.1) {
+        Model x = moe_shape_for_active(a, options_.shape_template, *config);
+        if (!contains(result_.candidates, x) &&
+            std::none_of(fine.begin(), fine.end(), [&](const Model& o) { return o == x; })) {
+          fine.push_back(x);
+        }
+      }
+    };
+    if (moe) {
+      add_moe_between(b, result_.candidates[b].active_params * options_.moe_grid_step);
+    } else {
+      add_between(b, b + 1);
+      if (options_.objective == Objective::kLoss) add_between(b - 1, b);
+    }
+    if (!fine.empty()) {
+      stage_ = Stage::kFine;
+      prepare(std::move(fine));
+      return;
+    }
+  }
+  finish();
+}
+
+void SearchRun::finish() {
+  // Naive simulated days: its fastest fitting plan for the naive tokens.
+  result_.naive_days = 0;
+  for (const PlanResult& r : result_.plans) {
+    if (r.shape != result_.naive_candidate || !r.fits) continue;
+    const double d = training_days(r, result_.naive_tokens);
+    if (result_.naive_days == 0 || d < result_.naive_days) result_.naive_days = d;
+  }
+
+  stage_ = Stage::kDone;
+  shapes_.clear();
+  tasks_.clear();
+  step_candidates_.clear();
+}
+
+Result<SearchResult> search(const Cluster& cluster, const SearchOptions& options) {
+  LLMPLAN_ASSIGN_OR_RETURN(SearchRun run, SearchRun::start(cluster, options));
+  while (!run.done()) {
+    run.advance(simulate_tasks(run.step_shapes(), run.step_tasks(), cluster, options));
+  }
+  return run.result();
+}
+
+void record_simulation(const simulator::StepReport& report, PlanResult* result) {
+  result->iteration_time_s = report.iteration_time_s;
+  result->mfu = report.mfu;
+  result->peak_memory_bytes = report.peak_memory_bytes;
+  result->fits = report.fits_in_memory;
+  result->tokens_per_s = report.tokens_per_s;
+  result->caveats = report.caveats;
+}
+
+}  // namespace llmplan::planner

@@ -1,0 +1,253 @@
+// The planner's search (DESIGN.md section 6): candidate model shapes on a
+// size grid, the parallel plans of each on a cluster, memory pruning,
+// parallel simulation (OpenMP), selection of the largest (or lowest-loss)
+// model that finishes by the deadline and within the budget, and the
+// time-cost Pareto front of plans. The model families and the sizing of a
+// shape to a parameter count are shapes.h's.
+//
+// Every function is pure apart from the optional progress callback; results
+// are identical for any thread count (work is indexed, reduced in order).
+#ifndef LLMPLAN_PLANNER_SEARCH_SEARCH_H_
+#define LLMPLAN_PLANNER_SEARCH_SEARCH_H_
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "planner/search/plan_space.h"
+#include "planner/search/shapes.h"
+#include "scaling/law.h"
+#include "simulator/cluster.h"
+#include "simulator/cost_model.h"
+#include "simulator/model.h"
+#include "simulator/plan.h"
+#include "simulator/simulate.h"
+#include "simulator/status.h"
+
+namespace llmplan::planner {
+
+enum class Objective { kLargest, kLoss };
+
+// How many training tokens a model of N parameters gets (objective largest).
+struct TokensRule {
+  bool use_law = false;           // D = the law's compute-optimal D for N
+  double tokens_per_param = 20.0; // otherwise D = tokens_per_param * N
+};
+
+// experts / top_k: the expansion the MoE law reads (1 for a dense model).
+double moe_expansion(const simulator::Model& m);
+
+// Parameters a token uses (Model::active_parameter_count(); all of them for
+// a dense model), as a double.
+double active_params(const simulator::Model& m);
+
+// The law's predicted loss of `m` trained on `tokens` tokens:
+// law.moe_loss(active, expansion, tokens) (law.loss(N, D) for dense models).
+double predicted_loss(const scaling::LossLaw& law, const simulator::Model& m, double tokens);
+
+// The training-time band from a GPU preset's held-out validation errors:
+// measured/predicted iteration-time ratios at two probabilities, and the
+// ratio at the requested confidence (the feasibility test uses days x
+// confidence_ratio). Unknown: no validation data ("error unknown").
+struct TimeBand {
+  bool known = false;
+  double p_low = 0.1, p_high = 0.9;
+  double low_ratio = 1.0, high_ratio = 1.0;
+  double confidence = 0;           // 0: the point estimate decides
+  double confidence_ratio = 1.0;   // ratio at `confidence`
+  int samples = 0;
+  std::string source;
+};
+
+struct SearchOptions {
+  int gpus = 0;                 // G available
+  double days = 0;              // deadline
+  double budget_usd = 0;        // 0: no budget
+  Objective objective = Objective::kLargest;
+  TokensRule tokens;
+  scaling::LossLaw law;
+  // The automatic grid's template (family_template); its seq and vocab are
+  // also the defaults of --shapes entries.
+  Family family = Family::kGpt;
+  simulator::Model shape_template = family_template(Family::kGpt);
+  PlanSpace space;              // the plans tried for every shape
+  TimeBand band;                // error band; confidence_ratio scales days for feasibility
+  // How far apart the MoE grid's active sizes are (ratio > 1): the coarse
+  // grid of the moe family (refined 1.07 around the answer).
+  double moe_grid_step = 2.0;
+  int threads = 0;              // 0: OpenMP default
+  std::shared_ptr<const simulator::CostModel> cost_model;
+  std::vector<simulator::Model> shapes;  // user family (--shapes, --model); empty: the grid
+  // --model: one pinned model; the answer is its best plan whether or not
+  // it meets the deadline (Candidate::feasible says whether it does).
+  bool pinned = false;
+  // Called (from one thread at a time) after each batch of plans: done, total.
+  std::function<void(long done, long total)> progress;
+};
+
+// One simulated plan of one model.
+struct PlanResult {
+  int shape = 0;                // index into SearchResult::shapes
+  simulator::Plan plan;
+  double iteration_time_s = 0;
+  double mfu = 0;
+  double peak_memory_bytes = 0;
+  bool fits = false;
+  double tokens_per_s = 0;
+  int gpus_used = 0;
+  uint32_t caveats = 0;         // simulator caveat bits (StepReport)
+};
+
+// Copies what the search keeps of a simulation into `result`.
+void record_simulation(const simulator::StepReport& report, PlanResult* result);
+
+// The outcome for one candidate shape.
+struct Candidate {
+  simulator::Model model;
+  double params = 0;           // all parameters (every expert)
+  double active_params = 0;    // per token (= params for a dense model); tokens and 6 N D use it
+  double tokens = 0;           // tokens it would train (rule or deadline-limited)
+  int best_plan = -1;          // index into SearchResult::plans; -1: none fits
+  double days = 0;             // with the best plan
+  double cost_usd = 0;
+  double loss = 0;
+  bool feasible = false;       // finishes by the deadline within the budget
+  // "" (feasible), "no-layout" (the plan space has no layout for this many
+  // GPUs), "memory" (no layout fits in GPU memory), "deadline", "budget".
+  std::string why;
+  int plans_evaluated = 0;     // simulated
+  long layouts = 0;            // layouts the plan space has for this shape
+  long memory_pruned = 0;      // layouts dropped by the analytic memory estimate
+  int plans_fit = 0;           // simulated plans that fit in memory
+  int plans_in_time = 0;       // of those, finishing by the deadline (at the confidence)
+  int plans_in_budget = 0;     // of those, also within the budget
+};
+
+struct SearchResult {
+  std::vector<Candidate> candidates;   // ascending params
+  std::vector<PlanResult> plans;       // every simulated plan
+  int best = -1;                       // index into candidates; -1: no feasible model
+  long plans_evaluated = 0;
+  // Naive baseline: G x days x peak, compute-optimal N, its simulated time.
+  double naive_flops = 0, naive_params = 0, naive_tokens = 0, naive_days = 0;
+  int naive_candidate = -1;            // index into candidates
+  bool pinned = false;                 // SearchOptions::pinned: best is the pinned model if any plan fits
+};
+
+// Largest --tokens-per-param: far above any run so far (Llama 3 8B had about
+// 1,900), and small enough that tokens = ratio x params stays finite.
+inline constexpr double kMaxTokensPerParam = 1e6;
+
+// enumerate_plans (plan_space.h) with the automatic space and one global
+// batch near `target_batch_tokens` (for `schedule`).
+std::vector<simulator::Plan> enumerate_plans(const simulator::Model& model,
+                                             const simulator::Cluster& cluster, int gpus,
+                                             double target_batch_tokens, bool all_gpus_only);
+
+// Tokens a model of `params` parameters trains under `rule`.
+double rule_tokens(const TokensRule& rule, const scaling::LossLaw& law, double params);
+
+// Days and dollars to train `tokens` with `plan_result`.
+double training_days(const PlanResult& r, double tokens);
+double training_cost_usd(const PlanResult& r, double days, double usd_per_gpu_hour);
+
+// Indices of the time-cost Pareto front of points (time[i], cost[i]): no other
+// point is at most as slow and as dear and strictly better in one. Sorted by
+// time ascending, ties by index.
+std::vector<int> pareto_front(const std::vector<double>& time, const std::vector<double>& cost);
+
+// One plan of one shape to simulate; `shape` indexes the shapes of the same
+// step (SearchRun::step_shapes).
+struct PlanTask {
+  int shape = 0;
+  simulator::Plan plan;
+};
+
+// Simulates `plan` of `model` on `cluster`: a PlanResult with `plan`,
+// gpus_used and what record_simulation keeps (fits false and zero rates when
+// the simulator rejects the plan); shape 0. Pure: the same inputs always
+// give the same result, so a simulation may be shared between searches.
+PlanResult simulate_task(const simulator::Model& model, const simulator::Plan& plan,
+                         const simulator::Cluster& cluster, const simulator::SimOptions& sim);
+
+// Simulates every task (OpenMP, options.threads; options.progress after
+// each batch), results in task order with their shape index.
+std::vector<PlanResult> simulate_tasks(const std::vector<simulator::Model>& shapes,
+                                       const std::vector<PlanTask>& tasks,
+                                       const simulator::Cluster& cluster,
+                                       const SearchOptions& options);
+
+// Evaluates `models` (all plans, in parallel) and fills candidates and plans.
+// Selection is left to select().
+SearchResult evaluate_shapes(const std::vector<simulator::Model>& models,
+                             const simulator::Cluster& cluster, const SearchOptions& options);
+
+// The search as a sequence of steps (the coarse size grid, then the
+// refinement around its answer), each a list of plans to simulate, for
+// drivers that share simulations between many searches (planner/study/frontier.h)
+// or split them over processes. search() runs it with simulate_tasks, so a
+// driver that supplies the same simulations gets the same answer, byte for
+// byte:
+//   SearchRun run = SearchRun::start(cluster, options).value();
+//   while (!run.done()) run.advance(simulate(run.step_shapes(), run.step_tasks()));
+//   const SearchResult& r = run.result();
+class SearchRun {
+ public:
+  // Validates the options (search()'s errors) and prepares the first step.
+  static Result<SearchRun> start(const simulator::Cluster& cluster, const SearchOptions& options);
+  // start()'s errors without preparing the first step (no plan is
+  // enumerated): a cheap check of many searches' options.
+  static Status check(const simulator::Cluster& cluster, const SearchOptions& options);
+
+  bool done() const { return stage_ == Stage::kDone; }
+  // The current step's shapes and the plans of them to simulate (in the
+  // plan space's order). REQUIRES: !done().
+  const std::vector<simulator::Model>& step_shapes() const { return shapes_; }
+  const std::vector<PlanTask>& step_tasks() const { return tasks_; }
+  // results[i] is step_tasks()[i] simulated (simulate_task; its shape index
+  // is ignored). Selects, then prepares the next step or finishes.
+  // REQUIRES: !done(), results.size() == step_tasks().size().
+  void advance(const std::vector<PlanResult>& results);
+  // The whole search's result. REQUIRES: done().
+  const SearchResult& result() const { return result_; }
+
+ private:
+  enum class Stage { kCoarse, kFine, kDone };
+  SearchRun(const simulator::Cluster& cluster, const SearchOptions& options)
+      : cluster_(cluster), options_(options) {}
+  // start() without prepare(): validated, the naive baseline and the coarse
+  // grid in shapes_.
+  static Result<SearchRun> first_step(const simulator::Cluster& cluster,
+                                      const SearchOptions& options);
+  void prepare(std::vector<simulator::Model> shapes);
+  void finish();
+
+  simulator::Cluster cluster_;
+  SearchOptions options_;
+  Stage stage_ = Stage::kCoarse;
+  SearchResult result_;       // naive baseline fields, then the merged steps
+  simulator::Model naive_model_;
+  std::vector<simulator::Model> shapes_;
+  std::vector<Candidate> step_candidates_;
+  std::vector<PlanTask> tasks_;
+};
+
+// Fills each candidate's tokens/best plan/days/cost/loss/feasibility and
+// picks `best` by the objective (largest params; or lowest loss), ties by
+// lower index. MoE candidates under "largest" are ranked by predicted loss
+// at the rule's tokens: total parameters alone would reward idle experts,
+// and for dense models the two orders agree.
+void select(const simulator::Cluster& cluster, const SearchOptions& options,
+            SearchResult* result);
+
+// The whole search: validates the options (one-line InvalidArgument naming
+// the flag: gpus in [1, Plan::kMaxGpus], days and budget finite, a compute
+// budget that does not overflow), computes the naive baseline, evaluates a coarse size grid, then
+// refines between the largest feasible and the smallest infeasible size.
+Result<SearchResult> search(const simulator::Cluster& cluster, const SearchOptions& options);
+
+}  // namespace llmplan::planner
+
+#endif  // LLMPLAN_PLANNER_SEARCH_SEARCH_H_

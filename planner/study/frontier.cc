@@ -1,0 +1,392 @@
+#include "planner/study/frontier.h"
+
+#include <omp.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <optional>
+#include <unordered_map>
+#include <utility>
+
+#include "planner/report/plan_report.h"
+#include "planner/threads.h"
+#include "simulator/caveats.h"
+
+namespace llmplan::planner {
+
+using simulator::Cluster;
+using simulator::Model;
+using simulator::Plan;
+
+namespace {
+
+std::string number_text(double x) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", x);
+  return buf;
+}
+
+// "dgx-h100, 512 GPUs, 14 days, budget $1e+06".
+std::string cell_name(const Cluster& cluster, int gpus, double days, double budget_usd) {
+  std::string s =
+      cluster.name + ", " + std::to_string(gpus) + " GPUs, " + number_text(days) + " days";
+  if (budget_usd > 0) s += ", budget $" + number_text(budget_usd);
+  return s;
+}
+
+struct CellSpec {
+  int hardware = 0;
+  SearchOptions options;
+};
+
+std::vector<CellSpec> cell_specs(const FrontierStudy& study) {
+  std::vector<CellSpec> cells;
+  const std::vector<double> budgets =
+      study.budgets_usd.empty() ? std::vector<double>{0} : study.budgets_usd;
+  for (int h = 0; h < static_cast<int>(study.hardware.size()); ++h) {
+    for (int g : study.gpus) {
+      for (double d : study.days) {
+        for (double b : budgets) {
+          CellSpec c;
+          c.hardware = h;
+          c.options = study.hardware[h].options;
+          c.options.gpus = g;
+          c.options.days = d;
+          c.options.budget_usd = b;
+          c.options.progress = nullptr;
+          cells.push_back(std::move(c));
+        }
+      }
+    }
+  }
+  return cells;
+}
+
+// The simulations of one hardware entry: distinct (shape, plan) pairs and,
+// once simulated, their results. Shapes are interned (Model::operator==);
+// plans are found by a hash of their main fields and compared in full.
+class SimulationCache {
+ public:
+  int shape_id(const Model& m) {
+    std::vector<int>& ids = by_name_[m.name];
+    for (int id : ids) {
+      if (shapes_[id] == m) return id;
+    }
+    shapes_.push_back(m);
+    ids.push_back(static_cast<int>(shapes_.size()) - 1);
+    return ids.back();
+  }
+  // The entry of (shape, plan); *added says whether it is new.
+  int entry(int shape, const Plan& plan, bool* added) {
+    std::vector<int>& bucket = index_[hash(shape, plan)];
+    for (int e : bucket) {
+      if (entries_[e].shape == shape && entries_[e].plan == plan) {
+        *added = false;
+        return e;
+      }
+    }
+    entries_.push_back({shape, plan, PlanResult{}});
+    bucket.push_back(static_cast<int>(entries_.size()) - 1);
+    *added = true;
+    return bucket.back();
+  }
+  const Model& shape(int id) const { return shapes_[id]; }
+  const Plan& plan(int e) const { return entries_[e].plan; }
+  int entry_shape(int e) const { return entries_[e].shape; }
+  PlanResult& result(int e) { return entries_[e].result; }
+  const PlanResult& result(int e) const { return entries_[e].result; }
+
+ private:
+  struct Entry {
+    int shape;
+    Plan plan;
+    PlanResult result;
+  };
+  static uint64_t hash(int shape, const Plan& p) {
+    uint64_t h = 1469598103934665603ull;
+    auto mix = [&h](int64_t v) {
+      h ^= static_cast<uint64_t>(v);
+      h *= 1099511628211ull;
+    };
+    mix(shape);
+    mix(p.tensor_parallel);
+    mix(p.pipeline_parallel);
+    mix(p.data_parallel);
+    mix(p.context_parallel);
+    mix(p.micro_batch_size);
+    mix(p.global_batch_size);
+    mix(p.virtual_stages);
+    mix(static_cast<int>(p.schedule));
+    mix(static_cast<int>(p.recompute));
+    mix(p.sequence_parallel);
+    mix(p.distributed_optimizer);
+    mix(p.zero_stage);
+    mix(p.fsdp_group);
+    mix(static_cast<int>(p.precision));
+    mix(p.expert_parallel);
+    mix(p.expert_tensor_parallel);
+    return h;
+  }
+  std::vector<Model> shapes_;
+  std::unordered_map<std::string, std::vector<int>> by_name_;
+  std::vector<Entry> entries_;
+  std::unordered_map<uint64_t, std::vector<int>> index_;
+};
+
+// What a simulation's result needs beyond its plan, as exact bytes.
+constexpr size_t kRecordBytes = 4 * sizeof(double) + sizeof(uint32_t) + 1;
+
+void put(std::string* out, const void* p, size_t n) { out->append(static_cast<const char*>(p), n); }
+
+void serialize(const PlanResult& r, std::string* out) {
+  put(out, &r.iteration_time_s, sizeof(double));
+  put(out, &r.mfu, sizeof(double));
+  put(out, &r.peak_memory_bytes, sizeof(double));
+  put(out, &r.tokens_per_s, sizeof(double));
+  put(out, &r.caveats, sizeof(uint32_t));
+  const char fits = r.fits ? 1 : 0;
+  put(out, &fits, 1);
+}
+
+void deserialize(const char* p, PlanResult* r) {
+  std::memcpy(&r->iteration_time_s, p, sizeof(double));
+  p += sizeof(double);
+  std::memcpy(&r->mfu, p, sizeof(double));
+  p += sizeof(double);
+  std::memcpy(&r->peak_memory_bytes, p, sizeof(double));
+  p += sizeof(double);
+  std::memcpy(&r->tokens_per_s, p, sizeof(double));
+  p += sizeof(double);
+  std::memcpy(&r->caveats, p, sizeof(uint32_t));
+  p += sizeof(uint32_t);
+  r->fits = *p != 0;
+}
+
+// "budget" > "deadline" > "memory" > "no-layout".
+int why_rank(const std::string& why) {
+  if (why == "budget") return 3;
+  if (why == "deadline") return 2;
+  if (why == "memory") return 1;
+  return 0;
+}
+
+}  // namespace
+
+reports::FrontierCell frontier_cell(const Cluster& cluster, const SearchOptions& options,
+                                    const SearchResult& result) {
+  reports::FrontierCell cell;
+  cell.hardware = cluster.name;
+  cell.gpu = cluster.gpu.name;
+  cell.gpus = options.gpus;
+  cell.days = options.days;
+  cell.budget_usd = options.budget_usd;
+  if (result.best < 0) {
+    cell.found = false;
+    cell.why = "no-layout";
+    for (const Candidate& c : result.candidates) {
+      if (why_rank(c.why) > why_rank(cell.why)) cell.why = c.why;
+    }
+    return cell;
+  }
+  const Candidate& c = result.candidates[result.best];
+  const PlanResult& p = result.plans[c.best_plan];
+  cell.found = true;
+  cell.why = c.why;
+  cell.model = c.model.name;
+  cell.architecture = architecture_line(c.model);
+  cell.params = c.params;
+  cell.active_params = c.active_params;
+  cell.tokens = c.tokens;
+  cell.loss = c.loss;
+  cell.plan = plan_label(p.plan);
+  cell.gpus_used = p.gpus_used;
+  cell.train_days = c.days;
+  cell.mfu = p.mfu;
+  cell.cost_usd = c.cost_usd;
+  cell.gpu_days = p.gpus_used * c.days;
+  for (const simulator::Caveat& cv : simulator::caveat_list(p.caveats, cluster.gpu, p.mfu)) {
+    cell.caveats.push_back(cv.code);
+  }
+  if (!moe_law_caveat(options.law, c.model).empty()) cell.caveats.push_back("moe-law-extrapolated");
+  std::sort(cell.caveats.begin(), cell.caveats.end());
+  cell.caveats.erase(std::unique(cell.caveats.begin(), cell.caveats.end()), cell.caveats.end());
+  return cell;
+}
+
+Status validate_study(const FrontierStudy& study) {
+  if (study.hardware.empty()) return Status::invalid_argument("frontier: no hardware");
+  if (study.gpus.empty()) return Status::invalid_argument("--gpus: empty list");
+  if (study.days.empty()) return Status::invalid_argument("--days: empty list");
+  for (const CellSpec& c : cell_specs(study)) {
+    const Cluster& cluster = study.hardware[c.hardware].cluster;
+    const Status st = SearchRun::check(cluster, c.options);
+    if (!st.ok()) {
+      return st.with_prefix(
+          cell_name(cluster, c.options.gpus, c.options.days, c.options.budget_usd));
+    }
+  }
+  return Status();
+}
+
+Result<reports::FrontierTable> run_frontier(const FrontierStudy& study, const ProcessGroup& group,
+                                            const FrontierRunOptions& options) {
+  LLMPLAN_RETURN_IF_ERROR(validate_study(study));
+  const std::vector<CellSpec> specs = cell_specs(study);
+  // Never more threads than a loop has items (planner/threads.h).
+  auto threads_for = [&](long items) {
+    return loop_threads(options.threads, omp_get_max_threads(), items);
+  };
+  // Each cell's first step (its plan enumeration), cells in parallel.
+  const long cell_count = static_cast<long>(specs.size());
+  std::vector<std::optional<SearchRun>> slots(specs.size());
+#pragma omp parallel for schedule(dynamic, 1) num_threads(threads_for(cell_count))
+  for (long c = 0; c < cell_count; ++c) {
+    Result<SearchRun> run =
+        SearchRun::start(study.hardware[specs[c].hardware].cluster, specs[c].options);
+    if (run.ok()) slots[c].emplace(std::move(run.value()));
+  }
+  std::vector<SearchRun> runs;
+  runs.reserve(specs.size());
+  for (long c = 0; c < cell_count; ++c) {
+    if (!slots[c]) return Status::internal("frontier: a validated cell failed to start");
+    runs.push_back(std::move(*slots[c]));
+  }
+  slots.clear();
+  const int hw = static_cast<int>(study.hardware.size());
+  std::vector<SimulationCache> caches(hw);
+  std::vector<simulator::SimOptions> sims(hw);
+  for (int h = 0; h < hw; ++h) sims[h].cost_model = study.hardware[h].options.cost_model;
+
+  FrontierProgress status;
+  status.cells = static_cast<long>(runs.size());
+  long simulations = 0, lookups = 0;
+  const int ranks = std::max(1, group.size);
+  for (int round = 1;; ++round) {
+    // The entries each unfinished cell's step needs; the new ones are jobs.
+    struct Job {
+      int hardware;
+      int entry;
+    };
+    std::vector<Job> jobs;
+    std::vector<std::vector<int>> needs(runs.size());
+    for (size_t c = 0; c < runs.size(); ++c) {
+      if (runs[c].done()) continue;
+      SimulationCache& cache = caches[specs[c].hardware];
+      std::vector<int> shape_ids;
+      for (const Model& m : runs[c].step_shapes()) shape_ids.push_back(cache.shape_id(m));
+      for (const PlanTask& t : runs[c].step_tasks()) {
+        bool added = false;
+        const int e = cache.entry(shape_ids[t.shape], t.plan, &added);
+        if (added) jobs.push_back({specs[c].hardware, e});
+        needs[c].push_back(e);
+      }
+      lookups += static_cast<long>(runs[c].step_tasks().size());
+    }
+    status.round = round;
+    status.cells_done =
+        std::count_if(runs.begin(), runs.end(), [](const SearchRun& r) { return r.done(); });
+    status.simulations = simulations;
+    status.plan_lookups = lookups;
+    if (status.cells_done == status.cells) break;
+
+    // This rank's share: jobs rank, rank + N, ...
+    std::vector<long> mine;
+    for (long j = group.rank; j < static_cast<long>(jobs.size()); j += ranks) mine.push_back(j);
+    std::vector<PlanResult> results(mine.size());
+    status.round_jobs = static_cast<long>(jobs.size());
+    status.round_total = static_cast<long>(mine.size());
+    status.round_done = 0;
+    if (options.progress) options.progress(status);
+    const long n = static_cast<long>(mine.size());
+    long done = 0;
+#pragma omp parallel for schedule(dynamic, 4) num_threads(threads_for(n))
+    for (long i = 0; i < n; ++i) {
+      const Job& job = jobs[mine[i]];
+      const SimulationCache& cache = caches[job.hardware];
+      results[i] = simulate_task(cache.shape(cache.entry_shape(job.entry)), cache.plan(job.entry),
+                                 study.hardware[job.hardware].cluster, sims[job.hardware]);
+      if (options.progress) {
+#pragma omp critical(llmplan_frontier_progress)
+        {
+          ++done;
+          if (done % 64 == 0 && done < n) {
+            FrontierProgress p = status;
+            p.round_done = done;
+            options.progress(p);
+          }
+        }
+      }
+    }
+    std::string blob;
+    blob.reserve(results.size() * kRecordBytes);
+    for (const PlanResult& r : results) serialize(r, &blob);
+    LLMPLAN_ASSIGN_OR_RETURN(std::vector<std::string> blobs,
+                             options.gather ? options.gather(blob) : all_gather(group, blob));
+    if (static_cast<int>(blobs.size()) != ranks) {
+      return Status::internal("frontier: all_gather returned " + std::to_string(blobs.size()) +
+                              " results for " + std::to_string(ranks) + " ranks");
+    }
+    for (int r = 0; r < ranks; ++r) {
+      const long count = r < static_cast<long>(jobs.size())
+                             ? (static_cast<long>(jobs.size()) - r + ranks - 1) / ranks
+                             : 0;
+      if (blobs[r].size() != static_cast<size_t>(count) * kRecordBytes) {
+        return Status::internal("frontier: rank " + std::to_string(r) + " sent " +
+                                std::to_string(blobs[r].size()) + " bytes for " +
+                                std::to_string(count) + " simulations");
+      }
+      for (long k = 0; k < count; ++k) {
+        const Job& job = jobs[r + k * ranks];
+        PlanResult& out = caches[job.hardware].result(job.entry);
+        deserialize(blobs[r].data() + k * kRecordBytes, &out);
+        out.plan = caches[job.hardware].plan(job.entry);
+        out.gpus_used = out.plan.world_size();
+      }
+    }
+    simulations += static_cast<long>(jobs.size());
+    // Every cell's next step (selection, the refinement's enumeration), cells
+    // in parallel; the cache is only read here.
+#pragma omp parallel for schedule(dynamic, 1) num_threads(threads_for(cell_count))
+    for (long c = 0; c < cell_count; ++c) {
+      if (runs[c].done()) continue;
+      const SimulationCache& cache = caches[specs[c].hardware];
+      std::vector<PlanResult> step(needs[c].size());
+      for (size_t i = 0; i < needs[c].size(); ++i) step[i] = cache.result(needs[c][i]);
+      runs[c].advance(step);
+    }
+    if (options.progress) {
+      FrontierProgress p = status;
+      p.round_done = n;
+      p.simulations = simulations;
+      p.cells_done =
+          std::count_if(runs.begin(), runs.end(), [](const SearchRun& r) { return r.done(); });
+      options.progress(p);
+    }
+  }
+
+  reports::FrontierTable t;
+  for (const FrontierHardware& h : study.hardware) {
+    t.hardware.push_back(h.cluster.name);
+    t.gpu_names.push_back(h.cluster.gpu.name);
+    t.gpu_price_usd_per_hour.push_back(h.cluster.usd_per_gpu_hour);
+  }
+  t.gpus = study.gpus;
+  t.days = study.days;
+  t.budgets_usd = study.budgets_usd.empty() ? std::vector<double>{0} : study.budgets_usd;
+  for (size_t c = 0; c < runs.size(); ++c) {
+    t.cells.push_back(frontier_cell(study.hardware[specs[c].hardware].cluster, specs[c].options,
+                                    runs[c].result()));
+  }
+  const SearchOptions& first = study.hardware.front().options;
+  t.objective = first.objective == Objective::kLoss ? "loss" : "largest";
+  t.law = first.law.name;
+  t.family = study.family;
+  t.simulations = simulations;
+  t.plan_lookups = lookups;
+  t.command_line = study.command_line;
+  return t;
+}
+
+}  // namespace llmplan::planner
