@@ -14,12 +14,14 @@
 
 #include <cuda_runtime_api.h>
 
+#include <functional>
 #include <optional>
 #include <string>
 
 #include "profiler/cupti_timer.h"
 #include "profiler/gemm_ops.h"
 #include "profiler/kernel_plan.h"
+#include "profiler/op_timing.h"
 #include "simulator/profile_table.h"
 #include "simulator/status.h"
 
@@ -29,6 +31,16 @@ struct BenchSettings {
   int warmup = 5;
   int repeats = 20;
 };
+
+// Times one op: `enqueue` (which launches the op's kernels on `stream`) is
+// called settings.warmup times, then settings.repeats times with a stream
+// synchronisation after each; CUPTI's kernel records of each repetition are
+// summed (see above). `what` names the op in errors. Internal for
+// CUDA/CUPTI errors, an error `enqueue` returns, or a repetition in which
+// CUPTI recorded no kernel.
+Result<OpTiming> time_op(const std::string& what, const std::function<Status()>& enqueue,
+                         const BenchSettings& settings, cudaStream_t stream,
+                         CuptiKernelTimer* timer);
 
 // The measured entry, or nullopt with *skip_reason set when the job's
 // buffers do not fit in free GPU memory. Internal for CUDA/cuBLAS/CUPTI

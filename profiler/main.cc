@@ -12,6 +12,7 @@
 #include <fstream>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "planner/version.h"
 #include "profiler/collectives_bench.h"
@@ -21,6 +22,8 @@
 #include "profiler/gpu_info.h"
 #include "profiler/kernel_bench.h"
 #include "profiler/kernel_plan.h"
+#include "profiler/moe_bench.h"
+#include "profiler/moe_profile_json.h"
 #include "profiler/options.h"
 #include "simulator/profile_table_json.h"
 
@@ -76,6 +79,35 @@ Status measure_kernels(const ProfileOptions& o, const std::vector<KernelJob>& jo
   return Status();
 }
 
+// --moe: the MoE kernel set into its own JSON file (moe_profile_json.h).
+int run_moe(const ProfileOptions& o, const std::vector<MoeJob>& jobs, int gpus) {
+  auto fail = [](const Status& s) {
+    std::fprintf(stderr, "llmplan-profile: error: %s\n", s.message().c_str());
+    return 1;
+  };
+  MoeProfile profile;
+  profile.header.llmplan_version = project_version();
+  profile.header.date = utc_now_iso8601();
+  profile.header.host = host_name();
+  profile.header.software = software_versions();
+  profile.header.timing = {"cupti_activity", o.warmup, o.repeats, "median"};
+  profile.command_line = o.command_line;
+  profile.settings = o.moe_settings;
+  if (Status s = to_status(cudaSetDevice(o.device), "cudaSetDevice"); !s.ok()) return fail(s);
+  Result<simulator::ProfileGpu> gpu = describe_gpu(o.device, gpus);
+  if (!gpu.ok()) return fail(gpu.status());
+  profile.header.gpu = *gpu;
+  std::fprintf(stderr, "llmplan-profile: %zu MoE kernels on GPU %d (%s)\n", jobs.size(), o.device,
+               gpu->name.c_str());
+  if (Status s = measure_moe_jobs(jobs, {o.warmup, o.repeats}, &profile); !s.ok()) return fail(s);
+  Result<std::string> text = moe_profile_to_json(profile);
+  if (!text.ok()) return fail(text.status());
+  if (Status s = write_file(o.output_path, *text); !s.ok()) return fail(s);
+  std::fprintf(stderr, "llmplan-profile: wrote %s (%zu MoE kernels, %zu skipped)\n",
+               o.output_path.c_str(), profile.entries.size(), profile.notes.size());
+  return 0;
+}
+
 int run(int argc, char** argv) {
   Result<ProfileOptions> parsed = parse_profile_args(argc, argv);
   if (!parsed.ok()) {
@@ -90,6 +122,24 @@ int run(int argc, char** argv) {
   if (o.show_version) {
     std::printf("%s\n", version_line("llmplan-profile").c_str());
     return 0;
+  }
+  if (o.moe) {
+    const std::vector<MoeJob> moe_jobs = plan_moe_jobs(o.moe_settings);
+    if (o.list_only) {
+      std::fputs(format_moe_plan(o.moe_settings, moe_jobs).c_str(), stdout);
+      return 0;
+    }
+    Result<int> gpus = visible_gpu_count();
+    if (!gpus.ok()) {
+      std::fprintf(stderr, "llmplan-profile: error: %s\n", gpus.status().message().c_str());
+      return 3;
+    }
+    if (o.device >= *gpus) {
+      std::fprintf(stderr, "llmplan-profile: error: --device %d: only %d GPU(s) visible\n",
+                   o.device, *gpus);
+      return 2;
+    }
+    return run_moe(o, moe_jobs, *gpus);
   }
   const std::vector<KernelJob> jobs = plan_kernel_jobs(o.shapes, o.precisions);
   const std::vector<double> sizes =
