@@ -137,12 +137,11 @@ Result<Enqueue> prepare_grouped(const MoeJob& job, cublasHandle_t h, void* x, vo
   const int groups = static_cast<int>(gemms.size());
   return Enqueue([h, arr, groups] {
     return to_status(
-        cublasGemmGroupedBatchedEx(h, arr->op_a.data(), arr->op_b.data(), arr->m.data(),
-                                   arr->n.data(), arr->k.data(), arr->alpha.data(), arr->a,
-                                   CUDA_R_16BF, arr->lda.data(), arr->b, CUDA_R_16BF,
-                                   arr->ldb.data(), arr->beta.data(), arr->c, CUDA_R_16BF,
-                                   arr->ldc.data(), groups, arr->group_size.data(),
-                                   CUBLAS_COMPUTE_32F),
+        cublasGemmGroupedBatchedEx(
+            h, arr->op_a.data(), arr->op_b.data(), arr->m.data(), arr->n.data(), arr->k.data(),
+            arr->alpha.data(), arr->a, CUDA_R_16BF, arr->lda.data(), arr->b, CUDA_R_16BF,
+            arr->ldb.data(), arr->beta.data(), arr->c, CUDA_R_16BF, arr->ldc.data(), groups,
+            arr->group_size.data(), CUBLAS_COMPUTE_32F),
         "cublasGemmGroupedBatchedEx");
   });
 }
@@ -187,7 +186,8 @@ Result<Enqueue> prepare_routing(const MoeJob& j, JobBuffers* b, cudaStream_t s) 
     const bool sigmoid = j.model.score == RouterScore::kSigmoid;
     LLMPLAN_ASSIGN_OR_RETURN(void* logits, b->half(t * e));
     LLMPLAN_ASSIGN_OR_RETURN(float* w, b->f32(rows, 0.f, 1.f));
-    LLMPLAN_ASSIGN_OR_RETURN(void* idx_raw, b->copy_in(std::vector<int32_t>(rows).data(), rows * 4));
+    LLMPLAN_ASSIGN_OR_RETURN(void* idx_raw,
+                             b->copy_in(std::vector<int32_t>(rows).data(), rows * 4));
     auto* idx = static_cast<int32_t*>(idx_raw);
     if (fwd) return LLMPLAN_LAUNCH(router_topk_forward(logits, w, idx, t, e, k, sigmoid, s));
     LLMPLAN_CUDA_TRY(router_topk_forward(logits, w, idx, t, e, k, sigmoid, s));  // real indices
@@ -201,7 +201,7 @@ Result<Enqueue> prepare_routing(const MoeJob& j, JobBuffers* b, cudaStream_t s) 
   LLMPLAN_ASSIGN_OR_RETURN(void* pos_raw, b->copy_in(pos_h.data(), pos_h.size() * 4));
   const auto* src = static_cast<const int32_t*>(src_raw);
   const auto* pos = static_cast<const int32_t*>(pos_raw);
-  LLMPLAN_ASSIGN_OR_RETURN(void* tok, b->half(t * h));      // x, dx, y or dy
+  LLMPLAN_ASSIGN_OR_RETURN(void* tok, b->half(t * h));        // x, dx, y or dy
   LLMPLAN_ASSIGN_OR_RETURN(void* routed, b->half(rows * h));  // permuted rows
   if (j.op == MoeOp::kPermute) {
     if (fwd) return LLMPLAN_LAUNCH(permute_tokens(tok, src, routed, rows, h, s));
@@ -218,7 +218,8 @@ Result<Enqueue> prepare_routing(const MoeJob& j, JobBuffers* b, cudaStream_t s) 
 
 double moe_job_device_bytes(const MoeJob& j) {
   if (j.op == MoeOp::kExpertFc1 || j.op == MoeOp::kExpertFc2 || j.op == MoeOp::kRouterGemm) {
-    const double rows = j.op == MoeOp::kRouterGemm ? j.m : static_cast<double>(j.local_experts * j.m);
+    const double rows =
+        j.op == MoeOp::kRouterGemm ? j.m : static_cast<double>(j.local_experts * j.m);
     const double e = j.op == MoeOp::kRouterGemm ? 1 : static_cast<double>(j.local_experts);
     return 2.0 * (rows * j.k + e * j.k * j.n + rows * j.n);
   }
@@ -230,8 +231,8 @@ double moe_job_device_bytes(const MoeJob& j) {
 }  // namespace
 
 Result<std::optional<OpTiming>> measure_moe_job(const MoeJob& job, const BenchSettings& settings,
-                                               cudaStream_t stream, GemmRunner* gemm,
-                                               CuptiKernelTimer* timer, std::string* skip_reason) {
+                                                cudaStream_t stream, GemmRunner* gemm,
+                                                CuptiKernelTimer* timer, std::string* skip_reason) {
   const std::string what = describe_moe_job(job);
   size_t free_bytes = 0, total_bytes = 0;
   LLMPLAN_CUDA_TRY(cudaMemGetInfo(&free_bytes, &total_bytes));

@@ -35,8 +35,8 @@ namespace llmplan::profiler {
 // CUBLAS_STATUS_NOT_SUPPORTED for a grouped GEMM). Internal for other
 // CUDA/CUPTI errors.
 Result<std::optional<OpTiming>> measure_moe_job(const MoeJob& job, const BenchSettings& settings,
-                                               cudaStream_t stream, GemmRunner* gemm,
-                                               CuptiKernelTimer* timer, std::string* skip_reason);
+                                                cudaStream_t stream, GemmRunner* gemm,
+                                                CuptiKernelTimer* timer, std::string* skip_reason);
 
 // Measures every job of `jobs` on the current GPU in order, printing one
 // line per job on stderr, and appends the timings to profile->entries and a

@@ -224,8 +224,8 @@ cudaError_t router_topk_forward(const void* logits, float* weights, int32_t* idx
                                 int experts, int top_k, bool sigmoid, cudaStream_t stream) {
   const unsigned blocks = warp_blocks(tokens);
   if (!router_ok(tokens, experts, top_k) || blocks == 0) return cudaErrorInvalidValue;
-  router_topk_fwd_kernel<<<blocks, kThreads, 0, stream>>>(cb(logits), weights, idx, tokens,
-                                                          experts, top_k, sigmoid);
+  router_topk_fwd_kernel<<<blocks, kThreads, 0, stream>>>(cb(logits), weights, idx, tokens, experts,
+                                                          top_k, sigmoid);
   return cudaGetLastError();
 }
 
@@ -234,9 +234,8 @@ cudaError_t router_topk_backward(const void* logits, const int32_t* idx, const f
                                  bool sigmoid, cudaStream_t stream) {
   const unsigned blocks = warp_blocks(tokens);
   if (!router_ok(tokens, experts, top_k) || blocks == 0) return cudaErrorInvalidValue;
-  router_topk_bwd_kernel<<<blocks, kThreads, 0, stream>>>(cb(logits), idx, d_weights,
-                                                          mb(d_logits), tokens, experts, top_k,
-                                                          sigmoid);
+  router_topk_bwd_kernel<<<blocks, kThreads, 0, stream>>>(cb(logits), idx, d_weights, mb(d_logits),
+                                                          tokens, experts, top_k, sigmoid);
   return cudaGetLastError();
 }
 
@@ -248,9 +247,8 @@ cudaError_t permute_tokens(const void* x, const int32_t* src, void* out, int64_t
   return cudaGetLastError();
 }
 
-cudaError_t permute_tokens_backward(const void* d_out, const int32_t* pos, void* dx,
-                                    int64_t tokens, int top_k, int64_t hidden,
-                                    cudaStream_t stream) {
+cudaError_t permute_tokens_backward(const void* d_out, const int32_t* pos, void* dx, int64_t tokens,
+                                    int top_k, int64_t hidden, cudaStream_t stream) {
   const unsigned blocks = warp_blocks(tokens);
   if (hidden % kVec != 0 || top_k < 1 || blocks == 0) return cudaErrorInvalidValue;
   combine_kernel<<<blocks, kThreads, 0, stream>>>(cb(d_out), pos, nullptr, mb(dx), tokens, top_k,
@@ -275,8 +273,8 @@ cudaError_t unpermute_tokens_backward(const void* dy, const void* expert_out, co
   const unsigned blocks = warp_blocks(tokens);
   if (hidden % kVec != 0 || top_k < 1 || blocks == 0) return cudaErrorInvalidValue;
   unpermute_bwd_kernel<<<blocks, kThreads, 0, stream>>>(cb(dy), cb(expert_out), pos, weights,
-                                                        mb(d_expert_out), d_weights, tokens,
-                                                        top_k, hidden / kVec);
+                                                        mb(d_expert_out), d_weights, tokens, top_k,
+                                                        hidden / kVec);
   return cudaGetLastError();
 }
 

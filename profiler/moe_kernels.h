@@ -37,9 +37,8 @@ cudaError_t permute_tokens(const void* x, const int32_t* src, void* out, int64_t
                            int64_t hidden, cudaStream_t stream);
 // dx[t] = sum_j d_out[pos[t, j]]: pos[t, j] is the permuted row of token t's
 // j-th copy.
-cudaError_t permute_tokens_backward(const void* d_out, const int32_t* pos, void* dx,
-                                    int64_t tokens, int top_k, int64_t hidden,
-                                    cudaStream_t stream);
+cudaError_t permute_tokens_backward(const void* d_out, const int32_t* pos, void* dx, int64_t tokens,
+                                    int top_k, int64_t hidden, cudaStream_t stream);
 // y[t] = sum_j weights[t, j] * expert_out[pos[t, j]].
 cudaError_t unpermute_tokens(const void* expert_out, const int32_t* pos, const float* weights,
                              void* y, int64_t tokens, int top_k, int64_t hidden,

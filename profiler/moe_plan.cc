@@ -130,8 +130,7 @@ Status validate_moe_settings(const MoeSettings& s) {
     if (m.experts > kMaxRouterExperts || m.top_k > kMaxRouterTopK) {
       return Status::invalid_argument(
           "--moe-experts/--moe-top-k: the routing kernel handles at most " +
-          std::to_string(kMaxRouterExperts) + " experts and top-" +
-          std::to_string(kMaxRouterTopK));
+          std::to_string(kMaxRouterExperts) + " experts and top-" + std::to_string(kMaxRouterTopK));
     }
     if (m.hidden % kPermuteHiddenMultiple != 0) {
       return Status::invalid_argument("--moe-hidden: " + std::to_string(m.hidden) +
@@ -170,8 +169,7 @@ bool MoeJob::same_key(const MoeJob& o) const {
              model.top_k == o.model.top_k && model.score == o.model.score;
     case MoeOp::kPermute:
     case MoeOp::kUnpermute:
-      return tokens == o.tokens && model.top_k == o.model.top_k &&
-             model.hidden == o.model.hidden;
+      return tokens == o.tokens && model.top_k == o.model.top_k && model.hidden == o.model.hidden;
   }
   return false;
 }
@@ -187,8 +185,8 @@ std::vector<MoeJob> plan_moe_jobs(const MoeSettings& s) {
   }
   std::vector<MoeJob> out;
   for (MoeJob& j : all) {
-    const bool seen = std::any_of(out.begin(), out.end(),
-                                  [&](const MoeJob& o) { return o.same_key(j); });
+    const bool seen =
+        std::any_of(out.begin(), out.end(), [&](const MoeJob& o) { return o.same_key(j); });
     if (!seen) out.push_back(std::move(j));
   }
   return out;
@@ -196,22 +194,32 @@ std::vector<MoeJob> plan_moe_jobs(const MoeSettings& s) {
 
 const char* moe_op_name(MoeOp op) {
   switch (op) {
-    case MoeOp::kExpertFc1: return "expert_fc1";
-    case MoeOp::kExpertFc2: return "expert_fc2";
-    case MoeOp::kRouterGemm: return "router_gemm";
-    case MoeOp::kRouterTopk: return "router_topk";
-    case MoeOp::kPermute: return "permute";
-    case MoeOp::kUnpermute: return "unpermute";
+    case MoeOp::kExpertFc1:
+      return "expert_fc1";
+    case MoeOp::kExpertFc2:
+      return "expert_fc2";
+    case MoeOp::kRouterGemm:
+      return "router_gemm";
+    case MoeOp::kRouterTopk:
+      return "router_topk";
+    case MoeOp::kPermute:
+      return "permute";
+    case MoeOp::kUnpermute:
+      return "unpermute";
   }
   return "?";
 }
 
 const char* grouped_impl_name(GroupedImpl impl) {
   switch (impl) {
-    case GroupedImpl::kNone: return "none";
-    case GroupedImpl::kStridedBatched: return "strided_batched";
-    case GroupedImpl::kGroupedBatched: return "grouped_batched";
-    case GroupedImpl::kLoop: return "loop";
+    case GroupedImpl::kNone:
+      return "none";
+    case GroupedImpl::kStridedBatched:
+      return "strided_batched";
+    case GroupedImpl::kGroupedBatched:
+      return "grouped_batched";
+    case GroupedImpl::kLoop:
+      return "loop";
   }
   return "?";
 }

@@ -85,7 +85,7 @@ struct MoeJob {
   TokenSplit split = TokenSplit::kBalanced;
   MoeModel model;
   int64_t local_experts = 1;
-  int64_t m = 0, n = 0, k = 0;   // GEMMs; m is the mean tokens per expert
+  int64_t m = 0, n = 0, k = 0;    // GEMMs; m is the mean tokens per expert
   std::vector<int64_t> expert_m;  // grouped GEMMs: tokens of each local expert
   int64_t tokens = 0;             // router / permutation: T
   double flops = 0;

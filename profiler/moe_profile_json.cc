@@ -28,7 +28,8 @@ bj::object entry_json(const MoeProfileEntry& e) {
       o["m"] = j.m;
       o["n"] = j.n;
       o["k"] = j.k;
-      if (j.split == TokenSplit::kSkewed) o["expert_m"] = bj::array(j.expert_m.begin(), j.expert_m.end());
+      if (j.split == TokenSplit::kSkewed)
+        o["expert_m"] = bj::array(j.expert_m.begin(), j.expert_m.end());
       break;
     case MoeOp::kRouterGemm:
       o["m"] = j.m;

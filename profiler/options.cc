@@ -22,8 +22,8 @@ int per_model(const std::vector<int>& v, size_t i, int dflt) {
 Status check_per_model(const std::vector<int>& v, size_t models, const char* flag,
                        const char* model_flag = "--hidden") {
   if (v.size() <= 1 || v.size() == models) return Status();
-  return Status::invalid_argument(std::string(flag) + ": give one value, or one per " +
-                                  model_flag + " (" + std::to_string(models) + "), not " +
+  return Status::invalid_argument(std::string(flag) + ": give one value, or one per " + model_flag +
+                                  " (" + std::to_string(models) + "), not " +
                                   std::to_string(v.size()));
 }
 
@@ -58,8 +58,9 @@ void add_moe_flags(CLI::App& app, bool* moe, MoeFlags* f) {
   app.add_option("--moe-local-experts", f->local_experts,
                  "local expert counts (swept; default 1,2,4,8,16,32)")
       ->delimiter(',');
-  app.add_option("--moe-m", f->m, "tokens per expert for the grouped GEMMs (swept; default "
-                                  "16,32,...,16384)")
+  app.add_option("--moe-m", f->m,
+                 "tokens per expert for the grouped GEMMs (swept; default "
+                 "16,32,...,16384)")
       ->delimiter(',');
   app.add_option("--moe-tokens", f->tokens,
                  "tokens per rank T (swept; default 4096,8192): router and permutation, and the "
@@ -82,9 +83,9 @@ Result<MoeSettings> moe_settings(const MoeFlags& f) {
                                     std::to_string(n) + "), not " +
                                     std::to_string(f.router.size()));
   }
-  for (const auto& [v, flag] : {std::pair{&f.experts, "--moe-experts"},
-                                std::pair{&f.top_k, "--moe-top-k"},
-                                std::pair{&f.expert_ffn, "--moe-expert-ffn"}}) {
+  for (const auto& [v, flag] :
+       {std::pair{&f.experts, "--moe-experts"}, std::pair{&f.top_k, "--moe-top-k"},
+        std::pair{&f.expert_ffn, "--moe-expert-ffn"}}) {
     if (v->empty()) return Status::invalid_argument(std::string(flag) + ": required with --moe");
   }
   for (size_t i = 0; i < n; ++i) {

@@ -137,10 +137,12 @@ TEST(ProfileOptions, ReadsAndValidatesAShapesFile) {
 }
 
 TEST(ProfileOptions, MoeFlagsPairUpAndReplaceLayerShapes) {
-  auto o = parse({"--moe", "--moe-hidden", "2048,7168", "--moe-experts", "128,256", "--moe-top-k",
-                  "8", "--moe-expert-ffn", "768,2048", "--moe-router", "softmax,sigmoid",
-                  "--moe-local-experts", "4,8", "--moe-m", "64", "--moe-tokens", "4096",
-                  "--moe-max-rows", "1024", "--list"});
+  // clang-format off
+  auto o = parse({"--moe", "--moe-hidden", "2048,7168", "--moe-experts", "128,256",
+                  "--moe-top-k", "8", "--moe-expert-ffn", "768,2048",
+                  "--moe-router", "softmax,sigmoid", "--moe-local-experts", "4,8",
+                  "--moe-m", "64", "--moe-tokens", "4096", "--moe-max-rows", "1024", "--list"});
+  // clang-format on
   ASSERT_TRUE(o.ok()) << o.status().message();
   EXPECT_TRUE(o->moe);
   EXPECT_TRUE(o->shapes.empty());
@@ -161,8 +163,10 @@ TEST(ProfileOptions, MoeFlagsPairUpAndReplaceLayerShapes) {
 }
 
 TEST(ProfileOptions, BadMoeFlagsAreOneLineErrors) {
+  // clang-format off
   const std::vector<std::string> model = {"--moe-hidden", "2048", "--moe-experts", "128",
-                                          "--moe-top-k",  "8",    "--moe-expert-ffn", "768"};
+                                          "--moe-top-k", "8", "--moe-expert-ffn", "768"};
+  // clang-format on
   auto with = [&](std::vector<std::string> extra, bool moe = true) {
     std::vector<std::string> args = model;
     if (moe) args.insert(args.begin(), "--moe");
