@@ -58,6 +58,13 @@ __device__ inline uint8_t keep_bit(uint64_t seed, int64_t i, uint32_t threshold)
   return ((h >> (8 * (i & 3))) & 0xffU) >= threshold ? 1 : 0;
 }
 
+// A value uniform in [0, 1) from element index i and seed: the fills' hash.
+__device__ inline float hash_uniform(int64_t i, uint64_t seed) {
+  const uint32_t h =
+      hash32(static_cast<uint32_t>(i) ^ static_cast<uint32_t>(seed * 0x9e3779b97f4a7c15ULL));
+  return static_cast<float>(h) * (1.0f / 4294967296.0f);
+}
+
 inline int blocks_for(int64_t work, int threads = kThreads) {
   return static_cast<int>(
       std::max<int64_t>(1, std::min<int64_t>((work + threads - 1) / threads, int64_t{1} << 20)));

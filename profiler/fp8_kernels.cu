@@ -22,9 +22,7 @@ __device__ inline uint8_t to_fp8(float v) {
 template <Fp8Format F>
 __global__ void fill_fp8_kernel(uint8_t* p, int64_t n, uint64_t seed, float scale) {
   for (int64_t i = global_thread(); i < n; i += grid_threads()) {
-    const uint32_t h =
-        hash32(static_cast<uint32_t>(i) ^ static_cast<uint32_t>(seed * 0x9e3779b97f4a7c15ULL));
-    p[i] = to_fp8<F>((static_cast<float>(h) * (1.0f / 4294967296.0f) * 2.0f - 1.0f) * scale);
+    p[i] = to_fp8<F>((hash_uniform(i, seed) * 2.0f - 1.0f) * scale);
   }
 }
 

@@ -211,6 +211,20 @@ Result<Enqueue> prepare(const KernelJob& job, JobBuffers* b, cudaStream_t s, Gem
 
 }  // namespace
 
+Result<std::unique_ptr<BenchSession>> BenchSession::start() {
+  std::unique_ptr<BenchSession> s(new BenchSession());
+  LLMPLAN_CUDA_TRY(cudaStreamCreateWithFlags(&s->stream_, cudaStreamNonBlocking));
+  LLMPLAN_ASSIGN_OR_RETURN(s->gemm_, GemmRunner::create(s->stream_));
+  LLMPLAN_ASSIGN_OR_RETURN(s->timer_, CuptiKernelTimer::start());
+  return s;
+}
+
+BenchSession::~BenchSession() {
+  timer_.reset();
+  gemm_.reset();
+  if (stream_ != nullptr) cudaStreamDestroy(stream_);
+}
+
 Result<OpTiming> time_op(const std::string& what, const std::function<Status()>& enqueue,
                          const BenchSettings& settings, cudaStream_t stream,
                          CuptiKernelTimer* timer) {

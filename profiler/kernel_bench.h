@@ -15,6 +15,7 @@
 #include <cuda_runtime_api.h>
 
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 
@@ -30,6 +31,29 @@ namespace llmplan::profiler {
 struct BenchSettings {
   int warmup = 5;
   int repeats = 20;
+};
+
+// What every measurement loop holds: a non-blocking stream, a GemmRunner
+// bound to it and the CUPTI timer (so at most one session at a time).
+// Released in reverse order. Used from one thread.
+class BenchSession {
+ public:
+  // Internal for CUDA/cuBLAS/CUPTI errors; FailedPrecondition when another
+  // CUPTI timer exists.
+  static Result<std::unique_ptr<BenchSession>> start();
+  ~BenchSession();
+  BenchSession(const BenchSession&) = delete;
+  BenchSession& operator=(const BenchSession&) = delete;
+
+  cudaStream_t stream() const { return stream_; }
+  GemmRunner* gemm() const { return gemm_.get(); }
+  CuptiKernelTimer* timer() const { return timer_.get(); }
+
+ private:
+  BenchSession() = default;
+  cudaStream_t stream_ = nullptr;
+  std::unique_ptr<GemmRunner> gemm_;
+  std::unique_ptr<CuptiKernelTimer> timer_;
 };
 
 // Times one op: `enqueue` (which launches the op's kernels on `stream`) is

@@ -41,21 +41,14 @@ Status write_file(const std::string& path, const std::string& text) {
 
 Status measure_kernels(const ProfileOptions& o, const std::vector<KernelJob>& jobs,
                        simulator::Profile* profile) {
-  cudaStream_t stream = nullptr;
-  LLMPLAN_CUDA_TRY(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
-  struct StreamGuard {
-    cudaStream_t s;
-    ~StreamGuard() { cudaStreamDestroy(s); }
-  } guard{stream};
-  LLMPLAN_ASSIGN_OR_RETURN(std::unique_ptr<GemmRunner> gemm, GemmRunner::create(stream));
-  LLMPLAN_ASSIGN_OR_RETURN(std::unique_ptr<CuptiKernelTimer> timer, CuptiKernelTimer::start());
+  LLMPLAN_ASSIGN_OR_RETURN(std::unique_ptr<BenchSession> session, BenchSession::start());
   const BenchSettings settings{o.warmup, o.repeats};
   for (size_t i = 0; i < jobs.size(); ++i) {
     const KernelJob& job = jobs[i];
     std::string skipped;
-    LLMPLAN_ASSIGN_OR_RETURN(
-        std::optional<simulator::ProfileKernel> k,
-        measure_kernel_job(job, settings, stream, gemm.get(), timer.get(), &skipped));
+    LLMPLAN_ASSIGN_OR_RETURN(std::optional<simulator::ProfileKernel> k,
+                             measure_kernel_job(job, settings, session->stream(), session->gemm(),
+                                                session->timer(), &skipped));
     const char* kind = simulator::kernel_kind_name(job.desc.kind);
     const char* pass = simulator::pass_name(job.desc.pass);
     if (!k) {
@@ -123,27 +116,19 @@ int run(int argc, char** argv) {
     std::printf("%s\n", version_line("llmplan-profile").c_str());
     return 0;
   }
+  std::vector<MoeJob> moe_jobs;
+  std::vector<KernelJob> jobs;
+  std::vector<double> sizes;
   if (o.moe) {
-    const std::vector<MoeJob> moe_jobs = plan_moe_jobs(o.moe_settings);
-    if (o.list_only) {
-      std::fputs(format_moe_plan(o.moe_settings, moe_jobs).c_str(), stdout);
-      return 0;
-    }
-    Result<int> gpus = visible_gpu_count();
-    if (!gpus.ok()) {
-      std::fprintf(stderr, "llmplan-profile: error: %s\n", gpus.status().message().c_str());
-      return 3;
-    }
-    if (o.device >= *gpus) {
-      std::fprintf(stderr, "llmplan-profile: error: --device %d: only %d GPU(s) visible\n",
-                   o.device, *gpus);
-      return 2;
-    }
-    return run_moe(o, moe_jobs, *gpus);
+    moe_jobs = plan_moe_jobs(o.moe_settings);
+  } else {
+    jobs = plan_kernel_jobs(o.shapes, o.precisions);
+    sizes = collective_sizes(o.collective_min_bytes, o.collective_max_bytes);
   }
-  const std::vector<KernelJob> jobs = plan_kernel_jobs(o.shapes, o.precisions);
-  const std::vector<double> sizes =
-      collective_sizes(o.collective_min_bytes, o.collective_max_bytes);
+  if (o.list_only && o.moe) {
+    std::fputs(format_moe_plan(o.moe_settings, moe_jobs).c_str(), stdout);
+    return 0;
+  }
   if (o.list_only) {
     for (const std::string& s : o.skipped_shapes) std::printf("skipped shape: %s\n", s.c_str());
     std::fputs(format_plan(o.shapes, jobs, sizes, o.collectives).c_str(), stdout);
@@ -159,6 +144,7 @@ int run(int argc, char** argv) {
                  *gpus);
     return 2;
   }
+  if (o.moe) return run_moe(o, moe_jobs, *gpus);
 
   simulator::Profile profile;
   profile.llmplan_version = project_version();

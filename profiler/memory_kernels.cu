@@ -19,16 +19,12 @@ using namespace device;  // NOLINT(build/namespaces): the shared device helpers
 template <typename T>
 __global__ void fill_kernel(T* p, int64_t n, uint64_t seed, float scale) {
   for (int64_t i = global_thread(); i < n; i += grid_threads()) {
-    const uint32_t h =
-        hash32(static_cast<uint32_t>(i) ^ static_cast<uint32_t>(seed * 0x9e3779b97f4a7c15ULL));
-    p[i] = from_f<T>((static_cast<float>(h) * (1.0f / 4294967296.0f) * 2.0f - 1.0f) * scale);
+    p[i] = from_f<T>((hash_uniform(i, seed) * 2.0f - 1.0f) * scale);
   }
 }
 __global__ void fill_f32_kernel(float* p, int64_t n, uint64_t seed, float lo, float hi) {
   for (int64_t i = global_thread(); i < n; i += grid_threads()) {
-    const uint32_t h =
-        hash32(static_cast<uint32_t>(i) ^ static_cast<uint32_t>(seed * 0x9e3779b97f4a7c15ULL));
-    p[i] = lo + (hi - lo) * static_cast<float>(h) * (1.0f / 4294967296.0f);
+    p[i] = lo + (hi - lo) * hash_uniform(i, seed);
   }
 }
 

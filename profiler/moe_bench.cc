@@ -277,20 +277,13 @@ Result<std::optional<OpTiming>> measure_moe_job(const MoeJob& job, const BenchSe
 
 Status measure_moe_jobs(const std::vector<MoeJob>& jobs, const BenchSettings& settings,
                         MoeProfile* profile) {
-  cudaStream_t stream = nullptr;
-  LLMPLAN_CUDA_TRY(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
-  struct StreamGuard {
-    cudaStream_t s;
-    ~StreamGuard() { cudaStreamDestroy(s); }
-  } guard{stream};
-  LLMPLAN_ASSIGN_OR_RETURN(std::unique_ptr<GemmRunner> gemm, GemmRunner::create(stream));
-  LLMPLAN_ASSIGN_OR_RETURN(std::unique_ptr<CuptiKernelTimer> timer, CuptiKernelTimer::start());
+  LLMPLAN_ASSIGN_OR_RETURN(std::unique_ptr<BenchSession> session, BenchSession::start());
   for (size_t i = 0; i < jobs.size(); ++i) {
     const MoeJob& job = jobs[i];
     std::string skipped;
-    LLMPLAN_ASSIGN_OR_RETURN(
-        std::optional<OpTiming> t,
-        measure_moe_job(job, settings, stream, gemm.get(), timer.get(), &skipped));
+    LLMPLAN_ASSIGN_OR_RETURN(std::optional<OpTiming> t,
+                             measure_moe_job(job, settings, session->stream(), session->gemm(),
+                                             session->timer(), &skipped));
     if (!t) {
       std::fprintf(stderr, "[%zu/%zu] skipped: %s\n", i + 1, jobs.size(), skipped.c_str());
       profile->notes.push_back("not measured: " + skipped);
