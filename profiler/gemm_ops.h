@@ -73,6 +73,10 @@ class GemmRunner {
   // Internal for cuBLASLt errors or when it has no algorithm.
   Status run_fp8(const simulator::KernelDesc& kernel, const void* x, const void* y, void* out);
 
+  // The cuBLAS handle (bound to the stream, with the workspace), for callers
+  // that run other cuBLAS GEMMs (moe_bench.cc's grouped expert GEMMs).
+  cublasHandle_t handle() const { return handle_; }
+
  private:
   struct Fp8Plan;
   GemmRunner();

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "profiler/attention_kernels.h"
+#include "profiler/job_buffers.h"
 #include "profiler/memory_kernels.h"
 
 namespace llmplan::profiler {
@@ -27,49 +28,6 @@ double median(std::vector<double> v) {
   const size_t n = v.size();
   return n % 2 == 1 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
-
-// Buffers of one job, allocated and filled on `stream`.
-class Buffers {
- public:
-  Buffers(ElemType type, cudaStream_t stream) : type_(type), stream_(stream) {}
-
-  // n 16-bit elements, uniform in [-1, 1].
-  Result<void*> half(int64_t n) {
-    LLMPLAN_ASSIGN_OR_RETURN(void* p, raw(static_cast<size_t>(n) * 2));
-    LLMPLAN_CUDA_TRY(fill_uniform(type_, p, n, ++seed_, 1.0f, stream_));
-    return p;
-  }
-  // n floats, uniform in [lo, hi].
-  Result<float*> f32(int64_t n, float lo, float hi) {
-    LLMPLAN_ASSIGN_OR_RETURN(void* p, raw(static_cast<size_t>(n) * 4));
-    LLMPLAN_CUDA_TRY(fill_uniform_f32(static_cast<float*>(p), n, ++seed_, lo, hi, stream_));
-    return static_cast<float*>(p);
-  }
-  // n FP8 elements, uniform in [-1, 1].
-  Result<void*> fp8(int64_t n, Fp8Format f) {
-    LLMPLAN_ASSIGN_OR_RETURN(void* p, raw(static_cast<size_t>(n)));
-    LLMPLAN_CUDA_TRY(fill_uniform_fp8(f, p, n, ++seed_, 1.0f, stream_));
-    return p;
-  }
-  // n bytes set to 1 (a dropout mask that keeps everything).
-  Result<uint8_t*> mask(int64_t n) {
-    LLMPLAN_ASSIGN_OR_RETURN(void* p, raw(static_cast<size_t>(n)));
-    LLMPLAN_CUDA_TRY(cudaMemsetAsync(p, 1, static_cast<size_t>(n), stream_));
-    return static_cast<uint8_t*>(p);
-  }
-
- private:
-  Result<void*> raw(size_t bytes) {
-    LLMPLAN_ASSIGN_OR_RETURN(DeviceBuffer b, DeviceBuffer::allocate(bytes));
-    void* p = b.get();
-    owned_.push_back(std::move(b));
-    return p;
-  }
-  ElemType type_;
-  cudaStream_t stream_;
-  uint64_t seed_ = 0;
-  std::vector<DeviceBuffer> owned_;
-};
 
 // Device bytes a job allocates (approximately; for the free-memory check).
 double job_device_bytes(const KernelJob& job) {
@@ -131,7 +89,7 @@ std::string unsupported_reason(const KernelJob& job) {
 }
 
 // Allocates the job's buffers in *b and returns the launch of its op.
-Result<Enqueue> prepare(const KernelJob& job, Buffers* b, cudaStream_t s, GemmRunner* gemm) {
+Result<Enqueue> prepare(const KernelJob& job, JobBuffers* b, cudaStream_t s, GemmRunner* gemm) {
   const auto& d = job.desc;
   const ElemType t = d.precision == simulator::Precision::kFp16 ? ElemType::kFp16 : ElemType::kBf16;
   const bool fwd = d.pass == Pass::kForward;
@@ -253,33 +211,23 @@ Result<Enqueue> prepare(const KernelJob& job, Buffers* b, cudaStream_t s, GemmRu
 
 }  // namespace
 
-Result<std::optional<simulator::ProfileKernel>> measure_kernel_job(
-    const KernelJob& job, const BenchSettings& settings, cudaStream_t stream, GemmRunner* gemm,
-    CuptiKernelTimer* timer, std::string* skip_reason) {
-  const std::string what = std::string(simulator::kernel_kind_name(job.desc.kind)) + " " +
-                           simulator::pass_name(job.desc.pass);
-  if (row_kernel(job.desc.kind) && job.cols % 8 != 0) {
-    *skip_reason = what + ": row length " + std::to_string(job.cols) + " is not a multiple of 8";
-    return std::optional<simulator::ProfileKernel>();
-  }
-  if (std::string why = unsupported_reason(job); !why.empty()) {
-    *skip_reason = what + ": " + why;
-    return std::optional<simulator::ProfileKernel>();
-  }
-  size_t free_bytes = 0, total_bytes = 0;
-  LLMPLAN_CUDA_TRY(cudaMemGetInfo(&free_bytes, &total_bytes));
-  const double need = job_device_bytes(job);
-  if (need + static_cast<double>(kMemoryMargin) > static_cast<double>(free_bytes)) {
-    *skip_reason = what + ": needs " + std::to_string(static_cast<int64_t>(need / 1e6)) + " MB, " +
-                   std::to_string(free_bytes / 1000000) + " MB free";
-    return std::optional<simulator::ProfileKernel>();
-  }
+Result<std::unique_ptr<BenchSession>> BenchSession::start() {
+  std::unique_ptr<BenchSession> s(new BenchSession());
+  LLMPLAN_CUDA_TRY(cudaStreamCreateWithFlags(&s->stream_, cudaStreamNonBlocking));
+  LLMPLAN_ASSIGN_OR_RETURN(s->gemm_, GemmRunner::create(s->stream_));
+  LLMPLAN_ASSIGN_OR_RETURN(s->timer_, CuptiKernelTimer::start());
+  return s;
+}
 
-  // FP8 jobs' 16-bit tensors (GEMM outputs, cast inputs) are bf16.
-  Buffers buffers(
-      job.desc.precision == simulator::Precision::kFp16 ? ElemType::kFp16 : ElemType::kBf16,
-      stream);
-  LLMPLAN_ASSIGN_OR_RETURN(Enqueue enqueue, prepare(job, &buffers, stream, gemm));
+BenchSession::~BenchSession() {
+  timer_.reset();
+  gemm_.reset();
+  if (stream_ != nullptr) cudaStreamDestroy(stream_);
+}
+
+Result<OpTiming> time_op(const std::string& what, const std::function<Status()>& enqueue,
+                         const BenchSettings& settings, cudaStream_t stream,
+                         CuptiKernelTimer* timer) {
   for (int i = 0; i < settings.warmup; ++i) LLMPLAN_RETURN_IF_ERROR(enqueue());
   LLMPLAN_CUDA_TRY(cudaStreamSynchronize(stream));
   std::vector<KernelRecord> records;
@@ -337,6 +285,45 @@ Result<std::optional<simulator::ProfileKernel>> measure_kernel_job(
     event_s.push_back(ms * 1e-3);
   }
 
+  OpTiming t;
+  t.time_s = median(kernel_s);
+  t.min_time_s = *std::min_element(kernel_s.begin(), kernel_s.end());
+  t.max_time_s = *std::max_element(kernel_s.begin(), kernel_s.end());
+  t.event_time_s = median(event_s);
+  t.repeats = reps;
+  t.kernel_names = std::move(names);
+  return t;
+}
+
+Result<std::optional<simulator::ProfileKernel>> measure_kernel_job(
+    const KernelJob& job, const BenchSettings& settings, cudaStream_t stream, GemmRunner* gemm,
+    CuptiKernelTimer* timer, std::string* skip_reason) {
+  const std::string what = std::string(simulator::kernel_kind_name(job.desc.kind)) + " " +
+                           simulator::pass_name(job.desc.pass);
+  if (row_kernel(job.desc.kind) && job.cols % 8 != 0) {
+    *skip_reason = what + ": row length " + std::to_string(job.cols) + " is not a multiple of 8";
+    return std::optional<simulator::ProfileKernel>();
+  }
+  if (std::string why = unsupported_reason(job); !why.empty()) {
+    *skip_reason = what + ": " + why;
+    return std::optional<simulator::ProfileKernel>();
+  }
+  size_t free_bytes = 0, total_bytes = 0;
+  LLMPLAN_CUDA_TRY(cudaMemGetInfo(&free_bytes, &total_bytes));
+  const double need = job_device_bytes(job);
+  if (need + static_cast<double>(kMemoryMargin) > static_cast<double>(free_bytes)) {
+    *skip_reason = what + ": needs " + std::to_string(static_cast<int64_t>(need / 1e6)) + " MB, " +
+                   std::to_string(free_bytes / 1000000) + " MB free";
+    return std::optional<simulator::ProfileKernel>();
+  }
+
+  // FP8 jobs' 16-bit tensors (GEMM outputs, cast inputs) are bf16.
+  JobBuffers buffers(
+      job.desc.precision == simulator::Precision::kFp16 ? ElemType::kFp16 : ElemType::kBf16,
+      stream);
+  LLMPLAN_ASSIGN_OR_RETURN(Enqueue enqueue, prepare(job, &buffers, stream, gemm));
+  LLMPLAN_ASSIGN_OR_RETURN(OpTiming t, time_op(what, enqueue, settings, stream, timer));
+
   simulator::ProfileKernel k;
   k.kind = job.desc.kind;
   k.pass = job.desc.pass;
@@ -345,12 +332,12 @@ Result<std::optional<simulator::ProfileKernel>> measure_kernel_job(
   k.bytes = simulator::is_shape_keyed(job.desc.kind) ? 0 : job.desc.bytes;
   k.flops = job.desc.flops;
   k.elements = simulator::is_shape_keyed(job.desc.kind) ? 0 : job.elements();
-  k.time_s = median(kernel_s);
-  k.min_time_s = *std::min_element(kernel_s.begin(), kernel_s.end());
-  k.max_time_s = *std::max_element(kernel_s.begin(), kernel_s.end());
-  k.event_time_s = median(event_s);
-  k.repeats = reps;
-  k.kernel_names = names;
+  k.time_s = t.time_s;
+  k.min_time_s = t.min_time_s;
+  k.max_time_s = t.max_time_s;
+  k.event_time_s = t.event_time_s;
+  k.repeats = t.repeats;
+  k.kernel_names = std::move(t.kernel_names);
   return std::optional<simulator::ProfileKernel>(std::move(k));
 }
 

@@ -12,6 +12,7 @@
 #include <fstream>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "planner/version.h"
 #include "profiler/collectives_bench.h"
@@ -21,6 +22,8 @@
 #include "profiler/gpu_info.h"
 #include "profiler/kernel_bench.h"
 #include "profiler/kernel_plan.h"
+#include "profiler/moe_bench.h"
+#include "profiler/moe_profile_json.h"
 #include "profiler/options.h"
 #include "simulator/profile_table_json.h"
 
@@ -38,21 +41,14 @@ Status write_file(const std::string& path, const std::string& text) {
 
 Status measure_kernels(const ProfileOptions& o, const std::vector<KernelJob>& jobs,
                        simulator::Profile* profile) {
-  cudaStream_t stream = nullptr;
-  LLMPLAN_CUDA_TRY(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
-  struct StreamGuard {
-    cudaStream_t s;
-    ~StreamGuard() { cudaStreamDestroy(s); }
-  } guard{stream};
-  LLMPLAN_ASSIGN_OR_RETURN(std::unique_ptr<GemmRunner> gemm, GemmRunner::create(stream));
-  LLMPLAN_ASSIGN_OR_RETURN(std::unique_ptr<CuptiKernelTimer> timer, CuptiKernelTimer::start());
+  LLMPLAN_ASSIGN_OR_RETURN(std::unique_ptr<BenchSession> session, BenchSession::start());
   const BenchSettings settings{o.warmup, o.repeats};
   for (size_t i = 0; i < jobs.size(); ++i) {
     const KernelJob& job = jobs[i];
     std::string skipped;
-    LLMPLAN_ASSIGN_OR_RETURN(
-        std::optional<simulator::ProfileKernel> k,
-        measure_kernel_job(job, settings, stream, gemm.get(), timer.get(), &skipped));
+    LLMPLAN_ASSIGN_OR_RETURN(std::optional<simulator::ProfileKernel> k,
+                             measure_kernel_job(job, settings, session->stream(), session->gemm(),
+                                                session->timer(), &skipped));
     const char* kind = simulator::kernel_kind_name(job.desc.kind);
     const char* pass = simulator::pass_name(job.desc.pass);
     if (!k) {
@@ -76,6 +72,35 @@ Status measure_kernels(const ProfileOptions& o, const std::vector<KernelJob>& jo
   return Status();
 }
 
+// --moe: the MoE kernel set into its own JSON file (moe_profile_json.h).
+int run_moe(const ProfileOptions& o, const std::vector<MoeJob>& jobs, int gpus) {
+  auto fail = [](const Status& s) {
+    std::fprintf(stderr, "llmplan-profile: error: %s\n", s.message().c_str());
+    return 1;
+  };
+  MoeProfile profile;
+  profile.header.llmplan_version = project_version();
+  profile.header.date = utc_now_iso8601();
+  profile.header.host = host_name();
+  profile.header.software = software_versions();
+  profile.header.timing = {"cupti_activity", o.warmup, o.repeats, "median"};
+  profile.command_line = o.command_line;
+  profile.settings = o.moe_settings;
+  if (Status s = to_status(cudaSetDevice(o.device), "cudaSetDevice"); !s.ok()) return fail(s);
+  Result<simulator::ProfileGpu> gpu = describe_gpu(o.device, gpus);
+  if (!gpu.ok()) return fail(gpu.status());
+  profile.header.gpu = *gpu;
+  std::fprintf(stderr, "llmplan-profile: %zu MoE kernels on GPU %d (%s)\n", jobs.size(), o.device,
+               gpu->name.c_str());
+  if (Status s = measure_moe_jobs(jobs, {o.warmup, o.repeats}, &profile); !s.ok()) return fail(s);
+  Result<std::string> text = moe_profile_to_json(profile);
+  if (!text.ok()) return fail(text.status());
+  if (Status s = write_file(o.output_path, *text); !s.ok()) return fail(s);
+  std::fprintf(stderr, "llmplan-profile: wrote %s (%zu MoE kernels, %zu skipped)\n",
+               o.output_path.c_str(), profile.entries.size(), profile.notes.size());
+  return 0;
+}
+
 int run(int argc, char** argv) {
   Result<ProfileOptions> parsed = parse_profile_args(argc, argv);
   if (!parsed.ok()) {
@@ -91,9 +116,19 @@ int run(int argc, char** argv) {
     std::printf("%s\n", version_line("llmplan-profile").c_str());
     return 0;
   }
-  const std::vector<KernelJob> jobs = plan_kernel_jobs(o.shapes, o.precisions);
-  const std::vector<double> sizes =
-      collective_sizes(o.collective_min_bytes, o.collective_max_bytes);
+  std::vector<MoeJob> moe_jobs;
+  std::vector<KernelJob> jobs;
+  std::vector<double> sizes;
+  if (o.moe) {
+    moe_jobs = plan_moe_jobs(o.moe_settings);
+  } else {
+    jobs = plan_kernel_jobs(o.shapes, o.precisions);
+    sizes = collective_sizes(o.collective_min_bytes, o.collective_max_bytes);
+  }
+  if (o.list_only && o.moe) {
+    std::fputs(format_moe_plan(o.moe_settings, moe_jobs).c_str(), stdout);
+    return 0;
+  }
   if (o.list_only) {
     for (const std::string& s : o.skipped_shapes) std::printf("skipped shape: %s\n", s.c_str());
     std::fputs(format_plan(o.shapes, jobs, sizes, o.collectives).c_str(), stdout);
@@ -109,6 +144,7 @@ int run(int argc, char** argv) {
                  *gpus);
     return 2;
   }
+  if (o.moe) return run_moe(o, moe_jobs, *gpus);
 
   simulator::Profile profile;
   profile.llmplan_version = project_version();

@@ -19,10 +19,91 @@ int per_model(const std::vector<int>& v, size_t i, int dflt) {
   return v.size() == 1 ? v[0] : v[i];
 }
 
-Status check_per_model(const std::vector<int>& v, size_t models, const char* flag) {
+Status check_per_model(const std::vector<int>& v, size_t models, const char* flag,
+                       const char* model_flag = "--hidden") {
   if (v.size() <= 1 || v.size() == models) return Status();
-  return Status::invalid_argument(std::string(flag) + ": give one value, or one per --hidden (" +
-                                  std::to_string(models) + "), not " + std::to_string(v.size()));
+  return Status::invalid_argument(std::string(flag) + ": give one value, or one per " + model_flag +
+                                  " (" + std::to_string(models) + "), not " +
+                                  std::to_string(v.size()));
+}
+
+// The --moe-* flags as given.
+struct MoeFlags {
+  std::vector<int> hidden, experts, top_k, expert_ffn;
+  std::vector<std::string> router;
+  std::vector<int> local_experts, m, tokens;
+  int64_t max_rows = 0;
+  bool any() const {
+    return !hidden.empty() || !experts.empty() || !top_k.empty() || !expert_ffn.empty() ||
+           !router.empty() || !local_experts.empty() || !m.empty() || !tokens.empty() ||
+           max_rows != 0;
+  }
+};
+
+void add_moe_flags(CLI::App& app, bool* moe, MoeFlags* f) {
+  app.add_flag("--moe", *moe,
+               "measure the MoE kernel set (grouped expert GEMMs, router, token permutation) "
+               "into its own JSON file instead of layer shapes");
+  app.add_option("--moe-hidden", f->hidden, "MoE models' hidden sizes, one per model")
+      ->delimiter(',');
+  app.add_option("--moe-experts", f->experts, "routed experts E, one or one per model")
+      ->delimiter(',');
+  app.add_option("--moe-top-k", f->top_k, "experts per token k, one or one per model")
+      ->delimiter(',');
+  app.add_option("--moe-expert-ffn", f->expert_ffn, "expert FFN size f, one or one per model")
+      ->delimiter(',');
+  app.add_option("--moe-router", f->router, "softmax or sigmoid, one or one per model")
+      ->delimiter(',')
+      ->check(CLI::IsMember({"softmax", "sigmoid"}));
+  app.add_option("--moe-local-experts", f->local_experts,
+                 "local expert counts (swept; default 1,2,4,8,16,32)")
+      ->delimiter(',');
+  app.add_option("--moe-m", f->m,
+                 "tokens per expert for the grouped GEMMs (swept; default "
+                 "16,32,...,16384)")
+      ->delimiter(',');
+  app.add_option("--moe-tokens", f->tokens,
+                 "tokens per rank T (swept; default 4096,8192): router and permutation, and the "
+                 "balanced m = T*k/e of the grouped GEMMs")
+      ->delimiter(',');
+  app.add_option("--moe-max-rows", f->max_rows,
+                 "at most this many rows (local experts x m) per grouped GEMM (default 65536)")
+      ->check(CLI::PositiveNumber);
+}
+
+Result<MoeSettings> moe_settings(const MoeFlags& f) {
+  MoeSettings s;
+  if (f.hidden.empty()) return Status::invalid_argument("--moe-hidden: required with --moe");
+  const size_t n = f.hidden.size();
+  LLMPLAN_RETURN_IF_ERROR(check_per_model(f.experts, n, "--moe-experts", "--moe-hidden"));
+  LLMPLAN_RETURN_IF_ERROR(check_per_model(f.top_k, n, "--moe-top-k", "--moe-hidden"));
+  LLMPLAN_RETURN_IF_ERROR(check_per_model(f.expert_ffn, n, "--moe-expert-ffn", "--moe-hidden"));
+  if (f.router.size() > 1 && f.router.size() != n) {
+    return Status::invalid_argument("--moe-router: give one value, or one per --moe-hidden (" +
+                                    std::to_string(n) + "), not " +
+                                    std::to_string(f.router.size()));
+  }
+  for (const auto& [v, flag] :
+       {std::pair{&f.experts, "--moe-experts"}, std::pair{&f.top_k, "--moe-top-k"},
+        std::pair{&f.expert_ffn, "--moe-expert-ffn"}}) {
+    if (v->empty()) return Status::invalid_argument(std::string(flag) + ": required with --moe");
+  }
+  for (size_t i = 0; i < n; ++i) {
+    MoeModel m;
+    m.hidden = f.hidden[i];
+    m.experts = per_model(f.experts, i, 0);
+    m.top_k = per_model(f.top_k, i, 0);
+    m.expert_ffn = per_model(f.expert_ffn, i, 0);
+    const std::string r = f.router.empty() ? "softmax" : f.router[f.router.size() == 1 ? 0 : i];
+    m.score = r == "sigmoid" ? RouterScore::kSigmoid : RouterScore::kSoftmax;
+    s.models.push_back(m);
+  }
+  if (!f.local_experts.empty()) s.local_experts = f.local_experts;
+  if (!f.m.empty()) s.m_sweep = f.m;
+  if (!f.tokens.empty()) s.tokens = f.tokens;
+  if (f.max_rows != 0) s.max_rows = f.max_rows;
+  LLMPLAN_RETURN_IF_ERROR(validate_moe_settings(s));
+  return s;
 }
 
 }  // namespace
@@ -124,6 +205,9 @@ Result<ProfileOptions> parse_profile_args(int argc, const char* const* argv) {
   app.add_option("--collective-max-bytes", o.collective_max_bytes, "default 1073741824")
       ->check(CLI::PositiveNumber);
   app.add_option("-o,--output", o.output_path, "profile JSON to write (default profile.json)");
+  MoeFlags moe_flags;
+  add_moe_flags(app, &o.moe, &moe_flags);
+  for (int i = 0; i < argc; ++i) o.command_line += (i > 0 ? " " : "") + std::string(argv[i]);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -151,6 +235,20 @@ Result<ProfileOptions> parse_profile_args(int argc, const char* const* argv) {
   f.activation =
       activation == "swiglu" ? simulator::Activation::kSwiglu : simulator::Activation::kGelu;
   const bool any_shape_flag = !f.hidden.empty() || !f.heads.empty() || !f.seq.empty();
+  if (!o.moe && moe_flags.any()) {
+    return Status::invalid_argument("--moe-* flags need --moe");
+  }
+  if (o.moe) {
+    if (any_shape_flag || !shapes_file.empty()) {
+      return Status::invalid_argument(
+          "--moe: give either the MoE flags or layer shapes (--hidden/--heads/--seq/--shapes)");
+    }
+    if (o.precisions != std::vector<simulator::Precision>{simulator::Precision::kBf16}) {
+      return Status::invalid_argument("--moe: the MoE kernels are measured in bf16 only");
+    }
+    LLMPLAN_ASSIGN_OR_RETURN(o.moe_settings, moe_settings(moe_flags));
+    return o;
+  }
   if (!shapes_file.empty()) {
     if (any_shape_flag) {
       return Status::invalid_argument("--shapes: give either a shapes file or shape flags");

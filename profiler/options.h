@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "profiler/moe_plan.h"
 #include "simulator/plan.h"
 #include "simulator/profile_table.h"
 #include "simulator/status.h"
@@ -52,11 +53,20 @@ struct ProfileOptions {
   bool show_help = false;     // --help: print help_text and exit 0
   bool show_version = false;  // --version: print the version line and exit 0
   std::string help_text;
+  // --moe: measure the MoE kernel set (moe_plan.h) instead of layer shapes,
+  // into a separate JSON file; the layer-shape flags are then not allowed.
+  bool moe = false;
+  MoeSettings moe_settings;
+  std::string command_line;  // argv joined by spaces, for the MoE file
 };
 
 // Parses argv (argv[0] is the program name). Shapes come from --shapes FILE
 // (see read_profile_shapes_file) or from the shape flags; one of the two is
-// required unless --help or --version. InvalidArgument with a one-line
+// required unless --help, --version or --moe. With --moe the MoE models come
+// from --moe-hidden, --moe-experts, --moe-top-k, --moe-expert-ffn (paired by
+// position; the last three and --moe-router take one value or one per
+// model) and the grid from --moe-local-experts, --moe-m, --moe-tokens,
+// --moe-max-rows; --moe-* flags without --moe are an error. InvalidArgument with a one-line
 // message for bad flags or values. Never throws.
 Result<ProfileOptions> parse_profile_args(int argc, const char* const* argv);
 

@@ -136,5 +136,69 @@ TEST(ProfileOptions, ReadsAndValidatesAShapesFile) {
   EXPECT_EQ(o->shapes[0].tp, 2);
 }
 
+TEST(ProfileOptions, MoeFlagsPairUpAndReplaceLayerShapes) {
+  // clang-format off
+  auto o = parse({"--moe", "--moe-hidden", "2048,7168", "--moe-experts", "128,256",
+                  "--moe-top-k", "8", "--moe-expert-ffn", "768,2048",
+                  "--moe-router", "softmax,sigmoid", "--moe-local-experts", "4,8",
+                  "--moe-m", "64", "--moe-tokens", "4096", "--moe-max-rows", "1024", "--list"});
+  // clang-format on
+  ASSERT_TRUE(o.ok()) << o.status().message();
+  EXPECT_TRUE(o->moe);
+  EXPECT_TRUE(o->shapes.empty());
+  const MoeSettings& s = o->moe_settings;
+  ASSERT_EQ(s.models.size(), 2u);
+  EXPECT_EQ(s.models[1], (MoeModel{7168, 256, 8, 2048, RouterScore::kSigmoid}));
+  EXPECT_EQ(s.models[0].score, RouterScore::kSoftmax);
+  EXPECT_EQ(s.local_experts, (std::vector<int>{4, 8}));
+  EXPECT_EQ(s.m_sweep, std::vector<int>{64});
+  EXPECT_EQ(s.tokens, std::vector<int>{4096});
+  EXPECT_EQ(s.max_rows, 1024);
+  EXPECT_NE(o->command_line.find("--moe-hidden 2048,7168"), std::string::npos);
+  auto d = parse({"--moe", "--moe-hidden", "4096", "--moe-experts", "8", "--moe-top-k", "2",
+                  "--moe-expert-ffn", "14336"});
+  ASSERT_TRUE(d.ok()) << d.status().message();
+  EXPECT_EQ(d->moe_settings.local_experts, MoeSettings{}.local_experts);
+  EXPECT_EQ(d->moe_settings.tokens, MoeSettings{}.tokens);
+}
+
+TEST(ProfileOptions, BadMoeFlagsAreOneLineErrors) {
+  // clang-format off
+  const std::vector<std::string> model = {"--moe-hidden", "2048", "--moe-experts", "128",
+                                          "--moe-top-k", "8", "--moe-expert-ffn", "768"};
+  // clang-format on
+  auto with = [&](std::vector<std::string> extra, bool moe = true) {
+    std::vector<std::string> args = model;
+    if (moe) args.insert(args.begin(), "--moe");
+    args.insert(args.end(), extra.begin(), extra.end());
+    return args;
+  };
+  struct Case {
+    std::vector<std::string> args;
+    std::string expect;
+  };
+  for (const Case& c : std::vector<Case>{
+           {with({}, false), "--moe-* flags need --moe"},
+           {{"--moe"}, "--moe-hidden"},
+           {{"--moe", "--moe-hidden", "2048", "--moe-top-k", "8", "--moe-expert-ffn", "768"},
+            "--moe-experts"},
+           {with({"--hidden", "1024", "--heads", "16", "--seq", "512"}), "either the MoE flags"},
+           {with({"--moe-experts", "64"}), "--moe-experts"},
+           {with({"--moe-router", "relu"}), "relu"},
+           {with({"--moe-router", "softmax,sigmoid"}), "--moe-router"},
+           {with({"--moe-local-experts", "0"}), "--moe-local-experts"},
+           {with({"--moe-max-rows", "-4"}), "--moe-max-rows"},
+           {with({"--precision", "fp8"}), "bf16 only"},
+           {{"--moe", "--moe-hidden", "2048", "--moe-experts", "8", "--moe-top-k", "16",
+             "--moe-expert-ffn", "768"},
+            "--moe-top-k"},
+       }) {
+    auto o = parse(c.args);
+    ASSERT_FALSE(o.ok()) << c.expect;
+    EXPECT_NE(o.status().message().find(c.expect), std::string::npos) << o.status().message();
+    EXPECT_EQ(o.status().message().find('\n'), std::string::npos) << o.status().message();
+  }
+}
+
 }  // namespace
 }  // namespace llmplan::profiler

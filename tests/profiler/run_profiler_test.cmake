@@ -2,7 +2,8 @@
 # executable), MODE (list or run), WORK_DIR (scratch folder).
 #
 # MODE=list: `--list` needs no GPU on any machine: exit 0, the plan on stdout,
-# nothing on stderr.
+# nothing on stderr; also with --moe, and a bad --moe flag is exit 2 with one
+# line on stderr.
 # MODE=run: a real (small) measurement. Where no CUDA GPU is visible (CI, the
 # developers' machines) it must exit 3 with exactly one stderr line
 # "llmplan-profile: error: no CUDA GPU is visible (...)" and write nothing.
@@ -12,6 +13,8 @@
 # a multi-line message) fails it.
 file(MAKE_DIRECTORY "${WORK_DIR}")
 set(shape_flags --hidden 256 --heads 4 --seq 128 --micro-batch 1 --tp 1,2)
+set(moe_flags --moe --moe-hidden 256 --moe-experts 8 --moe-top-k 2 --moe-expert-ffn 128
+              --moe-local-experts 1,4 --moe-m 16,64 --moe-tokens 128)
 
 if(MODE STREQUAL "list")
   # Default precision (bf16), then bf16 and fp8 together: the FP8 GEMMs and
@@ -50,41 +53,70 @@ if(MODE STREQUAL "list")
       endif()
     endforeach()
   endforeach()
+  execute_process(COMMAND "${PROFILER}" --list ${moe_flags}
+                  RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  if(NOT rc EQUAL 0 OR NOT err STREQUAL "")
+    message(FATAL_ERROR "--moe --list exited ${rc}: ${err}")
+  endif()
+  foreach(expect "h=256 E=8 k=2 f=128 softmax"
+                 "expert_fc1 fwd strided_batched balanced e=4 m=64 n=256 k=256"
+                 "expert_fc2 bwd_weight loop skewed e=4 m=16 n=256 k=128"
+                 "router_topk bwd softmax T=128 E=8 k=2" "unpermute bwd T=128 k=2 h=256")
+    string(FIND "${out}" "${expect}" pos)
+    if(pos EQUAL -1)
+      message(FATAL_ERROR "--moe --list lacks \"${expect}\":\n${out}")
+    endif()
+  endforeach()
+  execute_process(COMMAND "${PROFILER}" --list ${moe_flags} --moe-top-k 9
+                  RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  string(REGEX REPLACE "\n$" "" line "${err}")
+  if(NOT rc EQUAL 2 OR NOT line MATCHES "^llmplan-profile: error: --moe-top-k[^\n]*$")
+    message(FATAL_ERROR "bad --moe-top-k: expected exit 2 and one line, got ${rc}: ${err}")
+  endif()
   return()
 endif()
 
-set(profile "${WORK_DIR}/profile.json")
-file(REMOVE "${profile}")
-execute_process(COMMAND "${PROFILER}" ${shape_flags} --no-collectives --warmup 1 --repeats 3
-                        -o "${profile}"
-                RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
-if(rc EQUAL 0)
-  # A GPU is visible: the run must have produced a usable profile.
-  if(NOT EXISTS "${profile}")
-    message(FATAL_ERROR "exit 0 but no profile written")
+# Each of the two runs (layer shapes, then --moe) must give exit 0 and a file
+# of its kind, or exit 3 and one line.
+function(check_run name kind)
+  set(profile "${WORK_DIR}/${name}.json")
+  file(REMOVE "${profile}")
+  execute_process(COMMAND "${PROFILER}" ${ARGN} --warmup 1 --repeats 3 -o "${profile}"
+                  RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  if(rc EQUAL 0)
+    # A GPU is visible: the run must have produced a usable file.
+    if(NOT EXISTS "${profile}")
+      message(FATAL_ERROR "${name}: exit 0 but no profile written")
+    endif()
+    file(READ "${profile}" text)
+    if(kind STREQUAL "llmplan-profile")
+      string(JSON format GET "${text}" format)
+    else()
+      string(JSON format GET "${text}" kind)
+    endif()
+    string(JSON kernels LENGTH "${text}" kernels)
+    if(NOT format STREQUAL kind OR kernels EQUAL 0)
+      message(FATAL_ERROR "${name}: profile is '${format}' with ${kernels} kernels")
+    endif()
+    message(STATUS "${name}: a GPU is visible: measured ${kernels} kernels")
+    return()
   endif()
-  file(READ "${profile}" text)
-  string(JSON format GET "${text}" format)
-  string(JSON kernels LENGTH "${text}" kernels)
-  if(NOT format STREQUAL "llmplan-profile" OR kernels EQUAL 0)
-    message(FATAL_ERROR "profile has format '${format}' and ${kernels} kernels")
+  if(NOT rc EQUAL 3)
+    message(FATAL_ERROR "${name}: expected exit 3 (no GPU) or 0 (GPU), got ${rc}:\n${err}")
   endif()
-  message(STATUS "a GPU is visible: measured ${kernels} kernels")
-  return()
-endif()
+  string(REGEX REPLACE "\n$" "" line "${err}")
+  string(FIND "${line}" "\n" newline)
+  if(NOT newline EQUAL -1 OR line STREQUAL "")
+    message(FATAL_ERROR "${name}: expected one line on stderr, got:\n${err}")
+  endif()
+  if(NOT line MATCHES "^llmplan-profile: error: no CUDA GPU is visible \\(.+\\)$")
+    message(FATAL_ERROR "${name}: unexpected message: ${line}")
+  endif()
+  if(NOT out STREQUAL "" OR EXISTS "${profile}")
+    message(FATAL_ERROR "${name}: wrote output without a GPU")
+  endif()
+  message(STATUS "${name}: no GPU: ${line}")
+endfunction()
 
-if(NOT rc EQUAL 3)
-  message(FATAL_ERROR "expected exit 3 (no GPU) or 0 (GPU), got ${rc}:\n${err}")
-endif()
-string(REGEX REPLACE "\n$" "" line "${err}")
-string(FIND "${line}" "\n" newline)
-if(NOT newline EQUAL -1 OR line STREQUAL "")
-  message(FATAL_ERROR "expected one line on stderr, got:\n${err}")
-endif()
-if(NOT line MATCHES "^llmplan-profile: error: no CUDA GPU is visible \\(.+\\)$")
-  message(FATAL_ERROR "unexpected message: ${line}")
-endif()
-if(NOT out STREQUAL "" OR EXISTS "${profile}")
-  message(FATAL_ERROR "wrote output without a GPU")
-endif()
-message(STATUS "no GPU: ${line}")
+check_run(profile llmplan-profile ${shape_flags} --no-collectives)
+check_run(moe llmplan-moe-profile ${moe_flags})
