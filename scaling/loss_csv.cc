@@ -3,8 +3,10 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <iterator>
 #include <numeric>
 #include <optional>
+#include <utility>
 
 #include "simulator/csv.h"
 #include "simulator/input_file.h"
@@ -166,6 +168,24 @@ Result<LossData> parse_loss_csv(std::string_view text, const std::string& source
     LLMPLAN_ASSIGN_OR_RETURN(
         excluded_col, find_column(header, excluded_role(), options.excluded_column, header_where));
     if (!excluded_col) return missing(excluded_role(), header_where);
+  }
+  // One column in two roles (`--params-column loss --loss-column loss`) fits
+  // nothing real (issue 31, item 7): refuse it, naming both flags.
+  {
+    const std::pair<const Role*, std::optional<size_t>> roles[] = {
+        {&params_role(), params_col}, {&tokens_role(), tokens_col}, {&flops_role(), flops_col},
+        {&loss_role(), loss_col},     {&excluded_role(), excluded_col}};
+    for (size_t i = 0; i < std::size(roles); ++i) {
+      for (size_t j = i + 1; j < std::size(roles); ++j) {
+        if (roles[i].second && roles[j].second && *roles[i].second == *roles[j].second) {
+          return Status::invalid_argument(
+              header_where + ": column " + quoted(header[*roles[i].second]) + " is both the " +
+              roles[i].first->what + " column and the " + roles[j].first->what +
+              " column; name different columns with " + roles[i].first->flag + " and " +
+              roles[j].first->flag);
+        }
+      }
+    }
   }
 
   LossData data;

@@ -1,7 +1,6 @@
 #include "simulator/trace_json.h"
 
 #include <boost/json.hpp>
-#include <fstream>
 
 #include "simulator/lowering.h"
 
@@ -46,15 +45,6 @@ std::string chrome_trace_json(const StepReport& report) {
   meta["cost_model"] = report.cost_model;
   doc["otherData"] = std::move(meta);
   return boost::json::serialize(doc);
-}
-
-Status write_chrome_trace(const StepReport& report, const std::string& path) {
-  std::ofstream out(path, std::ios::binary);
-  if (!out) return Status::io_error(path + ": cannot open for writing");
-  out << chrome_trace_json(report);
-  out.close();
-  if (!out) return Status::io_error(path + ": write failed");
-  return Status();
 }
 
 }  // namespace llmplan::simulator

@@ -13,9 +13,6 @@ namespace llmplan::simulator {
 // The trace document. REQUIRES: report made with SimOptions::keep_timeline.
 std::string chrome_trace_json(const StepReport& report);
 
-// Writes chrome_trace_json(report) to `path`; IoError naming the path.
-Status write_chrome_trace(const StepReport& report, const std::string& path);
-
 }  // namespace llmplan::simulator
 
 #endif  // LLMPLAN_SIMULATOR_TRACE_JSON_H_

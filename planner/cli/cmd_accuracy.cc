@@ -332,13 +332,12 @@ Status run_validate_runs(const AccuracyOptions& o, const GlobalOptions& global) 
                              validate_plot_svg(measured_of(v.cases), v.predicted));
     LLMPLAN_ASSIGN_OR_RETURN(const std::string json_text, runs_validation_json(v));
     LLMPLAN_ASSIGN_OR_RETURN(const std::string csv, runs_validation_csv(v));
-    LLMPLAN_RETURN_IF_ERROR(make_output_dir(o.out_dir, "--out"));
-    const std::string d = o.out_dir + "/";
-    LLMPLAN_RETURN_IF_ERROR(
-        write_output_file(d + "report.md", runs_validation_report(v, true), "--out"));
-    LLMPLAN_RETURN_IF_ERROR(write_output_file(d + kValidatePlot, svg, "--out"));
-    LLMPLAN_RETURN_IF_ERROR(write_output_file(d + "validation.csv", csv, "--out"));
-    LLMPLAN_RETURN_IF_ERROR(write_output_file(d + "validation.json", json_text, "--out"));
+    LLMPLAN_ASSIGN_OR_RETURN(OutputDir out, OutputDir::open(o.out_dir, "--out"));
+    LLMPLAN_RETURN_IF_ERROR(out.write("report.md", runs_validation_report(v, true)));
+    LLMPLAN_RETURN_IF_ERROR(out.write(kValidatePlot, svg));
+    LLMPLAN_RETURN_IF_ERROR(out.write("validation.csv", csv));
+    LLMPLAN_RETURN_IF_ERROR(out.write("validation.json", json_text));
+    out.keep();
   }
   std::string out;
   if (o.format == "json") {
@@ -369,14 +368,13 @@ Status run_validate(const AccuracyOptions& o, const GlobalOptions& global) {
     LLMPLAN_ASSIGN_OR_RETURN(const std::string json_text,
                              validation_to_json(source, cases, pred, notes));
     LLMPLAN_ASSIGN_OR_RETURN(const std::string csv, validate_csv(cases, pred));
-    LLMPLAN_RETURN_IF_ERROR(make_output_dir(o.out_dir, "--out"));
-    const std::string d = o.out_dir + "/";
-    LLMPLAN_RETURN_IF_ERROR(write_output_file(
-        d + "report.md", validate_report(source, gpu_name, cases, pred, notes, true, kValidatePlot),
-        "--out"));
-    LLMPLAN_RETURN_IF_ERROR(write_output_file(d + kValidatePlot, svg, "--out"));
-    LLMPLAN_RETURN_IF_ERROR(write_output_file(d + "validation.csv", csv, "--out"));
-    LLMPLAN_RETURN_IF_ERROR(write_output_file(d + "validation.json", json_text, "--out"));
+    LLMPLAN_ASSIGN_OR_RETURN(OutputDir out, OutputDir::open(o.out_dir, "--out"));
+    LLMPLAN_RETURN_IF_ERROR(out.write(
+        "report.md", validate_report(source, gpu_name, cases, pred, notes, true, kValidatePlot)));
+    LLMPLAN_RETURN_IF_ERROR(out.write(kValidatePlot, svg));
+    LLMPLAN_RETURN_IF_ERROR(out.write("validation.csv", csv));
+    LLMPLAN_RETURN_IF_ERROR(out.write("validation.json", json_text));
+    out.keep();
   }
   std::string out;
   if (o.format == "json") {

@@ -115,17 +115,14 @@ Result<std::vector<simulator::Cluster>> resolve_hardware(const presets::Catalog&
 
 Status write_table(const reports::FrontierTable& table, const FrontierOptions& o) {
   if (!o.out_dir.empty()) {
-    LLMPLAN_RETURN_IF_ERROR(make_output_dir(o.out_dir, "--out"));
-    const std::string d = o.out_dir + "/";
-    LLMPLAN_RETURN_IF_ERROR(
-        write_output_file(d + "frontier.csv", reports::frontier_csv(table), "--out"));
-    LLMPLAN_RETURN_IF_ERROR(
-        write_output_file(d + "frontier.json", reports::frontier_json(table), "--out"));
-    LLMPLAN_RETURN_IF_ERROR(
-        write_output_file(d + "frontier.md", reports::frontier_markdown(table), "--out"));
+    LLMPLAN_ASSIGN_OR_RETURN(OutputDir out, OutputDir::open(o.out_dir, "--out"));
+    LLMPLAN_RETURN_IF_ERROR(out.write("frontier.csv", reports::frontier_csv(table)));
+    LLMPLAN_RETURN_IF_ERROR(out.write("frontier.json", reports::frontier_json(table)));
+    LLMPLAN_RETURN_IF_ERROR(out.write("frontier.md", reports::frontier_markdown(table)));
     for (const reports::SvgFile& f : reports::frontier_svg_files(table)) {
-      LLMPLAN_RETURN_IF_ERROR(write_output_file(d + f.name, f.svg, "--out"));
+      LLMPLAN_RETURN_IF_ERROR(out.write(f.name, f.svg));
     }
+    out.keep();
     return Status();
   }
   const std::string out = o.format == "json"  ? reports::frontier_json(table)
@@ -165,6 +162,8 @@ Result<FrontierStudy> make_study(const FrontierOptions& o, const GlobalOptions& 
   }
   study.family = !base.shapes.empty() ? "shapes" : to_string(base.family);
   study.command_line = global.command_line;
+  // A grid beyond the bounds is a usage error (exit 2), as sweep's is.
+  if (Status bounds = check_frontier_bounds(study); !bounds.ok()) return bounds.as_usage();
   LLMPLAN_RETURN_IF_ERROR(validate_study(study));
   return study;
 }
@@ -208,12 +207,15 @@ void add_frontier_command(CLI::App& app, const GlobalOptions& global, Action* ac
   cmd->add_option("--gpus", o->gpus, "GPU counts, comma-separated (1024,2048,4096)")->required();
   cmd->add_option("--days", o->days, "Deadlines in days, comma-separated (14,30,60)")->required();
   CLI::Option* gpu =
-      cmd->add_option("--gpu", o->gpu, "GPU presets, comma-separated (a cluster built from each)");
+      cmd->add_option("--gpu", o->gpu, "GPU presets, comma-separated (a cluster built from each)")
+          ->check(non_empty_list());
   cmd->add_option("--cluster", o->cluster,
                   "Cluster presets, comma-separated (default dgx-a100-80gb)")
-      ->excludes(gpu);
+      ->excludes(gpu)
+      ->check(non_empty_list());
   cmd->add_option("--budget-usd", o->budget_usd,
-                  "Dollar budgets, comma-separated (the cluster's usd_per_gpu_hour); default none");
+                  "Dollar budgets, comma-separated (the cluster's usd_per_gpu_hour); default none")
+      ->check(non_empty_list());
   add_planner_flags(cmd, &o->flags, "Planner");
   cmd->add_option("--out", o->out_dir,
                   "Write frontier.csv, frontier.json, frontier.md and the SVG figures to DIR");

@@ -88,18 +88,16 @@ Status run_plan(const PlanOptions& o, const GlobalOptions& global) {
   LLMPLAN_ASSIGN_OR_RETURN(const std::string json_text,
                            json::pretty_finite(plan_report_to_json(view)));
   if (!o.out_dir.empty()) {
-    LLMPLAN_RETURN_IF_ERROR(make_output_dir(o.out_dir, "--out"));
-    const std::string d = o.out_dir + "/";
-    LLMPLAN_RETURN_IF_ERROR(write_output_file(d + "report.md", md, "--out"));
-    LLMPLAN_RETURN_IF_ERROR(write_output_file(d + "candidates.csv", candidates_csv(view), "--out"));
-    LLMPLAN_RETURN_IF_ERROR(write_output_file(d + "plans.csv", plans_csv(view), "--out"));
-    LLMPLAN_RETURN_IF_ERROR(write_output_file(d + "result.json", json_text, "--out"));
+    LLMPLAN_ASSIGN_OR_RETURN(OutputDir out, OutputDir::open(o.out_dir, "--out"));
+    LLMPLAN_RETURN_IF_ERROR(out.write("report.md", md));
+    LLMPLAN_RETURN_IF_ERROR(out.write("candidates.csv", candidates_csv(view)));
+    LLMPLAN_RETURN_IF_ERROR(out.write("plans.csv", plans_csv(view)));
+    LLMPLAN_RETURN_IF_ERROR(out.write("result.json", json_text));
     const std::string days_svg = days_vs_params_svg(view);
-    if (!days_svg.empty()) {
-      LLMPLAN_RETURN_IF_ERROR(write_output_file(d + "days_vs_params.svg", days_svg, "--out"));
-    }
+    if (!days_svg.empty()) LLMPLAN_RETURN_IF_ERROR(out.write("days_vs_params.svg", days_svg));
     const std::string pareto = pareto_svg(view);
-    if (!pareto.empty()) LLMPLAN_RETURN_IF_ERROR(write_output_file(d + "pareto.svg", pareto, "--out"));
+    if (!pareto.empty()) LLMPLAN_RETURN_IF_ERROR(out.write("pareto.svg", pareto));
+    out.keep();
   }
   const std::string out = o.format == "json" ? json_text : o.format == "csv" ? candidates_csv(view) : md;
   return write_stdout(out);

@@ -53,13 +53,13 @@ Status run_fit(const FitArgs& args) {
   if (!args.out_dir.empty()) {
     const std::filesystem::path dir(args.out_dir);
     const std::string& flag = args.out_flag;
-    LLMPLAN_RETURN_IF_ERROR(make_output_dir(args.out_dir, flag));
     LLMPLAN_ASSIGN_OR_RETURN(std::string svg, reports::fit_plot_svg(report));
     LLMPLAN_ASSIGN_OR_RETURN(std::string md, reports::fit_markdown(report, "fit.svg"));
-    LLMPLAN_RETURN_IF_ERROR(write_output_file((dir / "fit.svg").string(), svg, flag));
-    LLMPLAN_RETURN_IF_ERROR(write_output_file((dir / "fit.md").string(), md, flag));
-    LLMPLAN_RETURN_IF_ERROR(write_output_file(
-        (dir / "fit.json").string(), scaling::fit_to_json(fit, report.data_description), flag));
+    LLMPLAN_ASSIGN_OR_RETURN(OutputDir out, OutputDir::open(dir.string(), flag));
+    LLMPLAN_RETURN_IF_ERROR(out.write("fit.svg", svg));
+    LLMPLAN_RETURN_IF_ERROR(out.write("fit.md", md));
+    LLMPLAN_RETURN_IF_ERROR(out.write("fit.json", scaling::fit_to_json(fit, report.data_description)));
+    out.keep();
   }
   if (args.format == "json") return write_stdout(scaling::fit_to_json(fit, report.data_description));
   if (args.format == "md") {

@@ -196,16 +196,16 @@ Status run_schedule(const ScheduleOptions& o, const GlobalOptions& global) {
   LLMPLAN_ASSIGN_OR_RETURN(const std::string json_text, schedule::schedule_to_json(study));
   const std::string summary_csv = schedule::summary_table(study).csv();
   if (!o.out_dir.empty()) {
-    LLMPLAN_RETURN_IF_ERROR(make_output_dir(o.out_dir, "--out"));
-    const std::string d = o.out_dir + "/";
-    LLMPLAN_RETURN_IF_ERROR(write_output_file(
-        d + "report.md", schedule::schedule_markdown(study, "allocation.svg"), "--out"));
-    LLMPLAN_RETURN_IF_ERROR(write_output_file(d + "summary.csv", summary_csv, "--out"));
-    LLMPLAN_RETURN_IF_ERROR(write_output_file(d + "jobs.csv", schedule::jobs_table(study).csv(), "--out"));
-    LLMPLAN_RETURN_IF_ERROR(write_output_file(d + "curves.csv", schedule::curves_table(study).csv(), "--out"));
-    LLMPLAN_RETURN_IF_ERROR(write_output_file(d + "trace.csv", schedule::jobs_to_csv(study.jobs), "--out"));
-    LLMPLAN_RETURN_IF_ERROR(write_output_file(d + "schedule.json", json_text, "--out"));
-    LLMPLAN_RETURN_IF_ERROR(write_output_file(d + "allocation.svg", svg, "--out"));
+    LLMPLAN_ASSIGN_OR_RETURN(OutputDir out, OutputDir::open(o.out_dir, "--out"));
+    LLMPLAN_RETURN_IF_ERROR(
+        out.write("report.md", schedule::schedule_markdown(study, "allocation.svg")));
+    LLMPLAN_RETURN_IF_ERROR(out.write("summary.csv", summary_csv));
+    LLMPLAN_RETURN_IF_ERROR(out.write("jobs.csv", schedule::jobs_table(study).csv()));
+    LLMPLAN_RETURN_IF_ERROR(out.write("curves.csv", schedule::curves_table(study).csv()));
+    LLMPLAN_RETURN_IF_ERROR(out.write("trace.csv", schedule::jobs_to_csv(study.jobs)));
+    LLMPLAN_RETURN_IF_ERROR(out.write("schedule.json", json_text));
+    LLMPLAN_RETURN_IF_ERROR(out.write("allocation.svg", svg));
+    out.keep();
   }
   const std::string& out = o.format == "json" ? json_text : o.format == "csv" ? summary_csv : md;
   return write_stdout(out);

@@ -174,7 +174,8 @@ Status run_simulate(const SimulateOptions& o, const GlobalOptions& global) {
   LLMPLAN_ASSIGN_OR_RETURN(simulator::StepReport report,
                            simulator::simulate(config.model, config.plan, config.cluster, sim));
   if (!o.trace.empty()) {
-    LLMPLAN_RETURN_IF_ERROR(simulator::write_chrome_trace(report, o.trace));
+    LLMPLAN_RETURN_IF_ERROR(
+        write_output_file(o.trace, simulator::chrome_trace_json(report), "--trace"));
     config.notes.push_back("Chrome trace of this iteration written to " + o.trace);
   }
   const reports::SimulationView view{config.model, config.plan, config.cluster, report, config.notes};
@@ -253,7 +254,7 @@ void add_simulate_command(CLI::App& app, const GlobalOptions& global, Action* ac
   cmd->add_option("--moe-imbalance", o->moe_imbalance,
                   "Expert load imbalance: tokens on the busiest expert-parallel rank over the "
                   "balanced share (1 = balanced, the default)")
-      ->check(CLI::Range(1.0, 64.0));
+      ->check(finite_in(1.0, 64.0));
   cmd->add_option("--micro-batch", o->micro_batch, "Sequences per micro-batch")
       ->check(int_in(1, Plan::kMaxGlobalBatch));
   cmd->add_option("--global-batch", o->global_batch, "Sequences per optimizer step")

@@ -321,10 +321,10 @@ Status run_sweep(const SweepOptions& o, const GlobalOptions& global) {
                                 {"plans", std::move(rows)}};
   LLMPLAN_ASSIGN_OR_RETURN(const std::string json_text, json::pretty_finite(doc, "sweep"));
   if (!o.out_dir.empty()) {
-    LLMPLAN_RETURN_IF_ERROR(make_output_dir(o.out_dir, "--out"));
-    LLMPLAN_RETURN_IF_ERROR(write_output_file(o.out_dir + "/sweep.json", json_text, "--out"));
-    LLMPLAN_RETURN_IF_ERROR(write_output_file(o.out_dir + "/sweep.md", md, "--out"));
-    LLMPLAN_RETURN_IF_ERROR(write_output_file(o.out_dir + "/sweep.csv", t.csv(), "--out"));
+    LLMPLAN_ASSIGN_OR_RETURN(OutputDir out, OutputDir::open(o.out_dir, "--out"));
+    LLMPLAN_RETURN_IF_ERROR(out.write("sweep.json", json_text));
+    LLMPLAN_RETURN_IF_ERROR(out.write("sweep.md", md));
+    LLMPLAN_RETURN_IF_ERROR(out.write("sweep.csv", t.csv()));
     if (!days.empty()) {
       reports::Plot plot;
       plot.title = "Sweep: training days vs GPU-hours";
@@ -339,8 +339,9 @@ Status run_sweep(const SweepOptions& o, const GlobalOptions& global) {
       }
       plot.series.push_back(f);
       LLMPLAN_ASSIGN_OR_RETURN(std::string svg, reports::render_svg(plot));
-      LLMPLAN_RETURN_IF_ERROR(write_output_file(o.out_dir + "/pareto.svg", svg, "--out"));
+      LLMPLAN_RETURN_IF_ERROR(out.write("pareto.svg", svg));
     }
+    out.keep();
   }
   return write_stdout(o.format == "json" ? json_text : o.format == "csv" ? t.csv() : md);
 }

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "planner/cli/output_files.h"
 #include "presets/catalog.h"
 #include "scaling/law.h"
 #include "simulator/status.h"
@@ -44,6 +45,8 @@ CLI::Validator finite_in(double min, double max, bool min_exclusive = false);
 CLI::Validator finite_positive();
 // An integer (decimal digits, optional sign) in [min, max].
 CLI::Validator int_in(int64_t min, int64_t max);
+// A comma-separated list flag given a value: "" is "--flag: empty list".
+CLI::Validator non_empty_list();
 
 // The name in `names` closest to `word` by edit distance (insertions,
 // deletions, substitutions and swaps of neighbours each count 1), for a
@@ -73,13 +76,7 @@ inline constexpr const char* kDefaultLaw = "chinchilla";
 // entry) when --law is not given: a dense law cannot rank them.
 inline constexpr const char* kDefaultMoeLaw = "clark-moe";
 
-// Creates `dir` and its parents. IoError "<flag>: cannot create <dir>: <why>".
-Status make_output_dir(const std::string& dir, const std::string& flag);
-// Writes `text` to `path` (bytes as given), checking every write and the
-// close, so a full disk or /dev/full is an error, never a silent success.
-// IoError "<flag>: cannot write <path>: <reason>".
-Status write_output_file(const std::string& path, const std::string& text,
-                         const std::string& flag);
+// Output files (write_output_file, OutputDir): planner/cli/output_files.h.
 // Writes `text` to standard output and flushes it. IoError "cannot write to
 // standard output: <reason>" when the write or the flush fails (a closed
 // pipe, a full disk, stdout redirected to /dev/full). main() also checks

@@ -64,6 +64,12 @@ CLI::Validator finite_in(double min, double max, bool min_exclusive) {
 
 CLI::Validator finite_positive() { return finite_in(0, std::numeric_limits<double>::max(), true); }
 
+CLI::Validator non_empty_list() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string { return text.empty() ? "empty list" : ""; }, "",
+      "non_empty_list");
+}
+
 CLI::Validator int_in(int64_t min, int64_t max) {
   const std::string want = "an integer from " + std::to_string(min) + " to " + std::to_string(max);
   return CLI::Validator(
@@ -121,28 +127,6 @@ Result<scaling::LossLaw> load_law(const presets::Catalog& catalog, const std::st
     }
   }
   return scaling::read_law_file(name_or_file);
-}
-
-Status make_output_dir(const std::string& dir, const std::string& flag) {
-  std::error_code ec;
-  std::filesystem::create_directories(dir, ec);
-  if (ec) return Status::io_error(flag + ": cannot create " + dir + ": " + ec.message());
-  return Status();
-}
-
-Status write_output_file(const std::string& path, const std::string& text,
-                         const std::string& flag) {
-  // C stdio rather than a stream: fclose() reports the error of the last
-  // buffered write (a full disk, /dev/full), and errno says why.
-  std::FILE* f = std::fopen(path.c_str(), "wb");
-  if (f == nullptr) return Status::io_error(flag + ": cannot write " + path + ": " + std::strerror(errno));
-  const bool written = std::fwrite(text.data(), 1, text.size(), f) == text.size();
-  int why = written ? 0 : errno;
-  if (std::fclose(f) != 0 && why == 0) why = errno;
-  if (!written || why != 0) {
-    return Status::io_error(flag + ": cannot write " + path + ": " + std::strerror(why != 0 ? why : EIO));
-  }
-  return Status();
 }
 
 Status write_stdout(const std::string& text) {

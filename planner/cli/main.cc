@@ -1,6 +1,9 @@
 // llmplan: what is the best model G GPUs can train in D days, and how?
 #include <CLI/CLI.hpp>
+#include <cerrno>
+#include <csignal>
 #include <cstdio>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -10,6 +13,35 @@
 #include "scaling/solver_log.h"
 
 namespace {
+
+// `message` with every control byte (a newline or an escape sequence in a
+// path, say) written as \xNN, so that an error stays one line and cannot
+// drive the terminal (issue 31, item 7).
+std::string printable(const std::string& message) {
+  std::string out;
+  out.reserve(message.size());
+  for (char c : message) {
+    const auto b = static_cast<unsigned char>(c);
+    if (b < 0x20 || b == 0x7F) {
+      char hex[5];
+      std::snprintf(hex, sizeof hex, "\\x%02X", b);
+      out += hex;
+    } else {
+      out.push_back(c);
+    }
+  }
+  return out;
+}
+
+// What main returns after printing help or the version: 0, or 1 with a
+// one-line error when standard output could not take it (a full disk, a
+// closed pipe), as for every other output.
+int finish_stdout() {
+  if (std::fflush(stdout) == 0 && !std::ferror(stdout)) return 0;
+  std::fprintf(stderr, "llmplan: error: cannot write to standard output: %s\n",
+               std::strerror(errno));
+  return 1;
+}
 
 // Every spelling of the flags of `app` ("--flops", "-o", "--output").
 std::vector<std::string> flag_names(const CLI::App& app) {
@@ -76,6 +108,10 @@ std::string usage_error_message(const CLI::App& app, const CLI::ParseError& e) {
 int main(int argc, char** argv) {
   using llmplan::planner::Action;
   llmplan::scaling::silence_solver_logging();  // llmplan reports solver outcomes itself
+  // A closed pipe (`llmplan presets | head -c1`) is a failed write like a
+  // full disk: the write returns EPIPE and the command ends with a one-line
+  // error and exit 1, instead of dying of SIGPIPE (status 141) in silence.
+  std::signal(SIGPIPE, SIG_IGN);
   CLI::App app{"llmplan: plan LLM training runs -- simulate iteration time, size models with "
                "scaling laws, and find the largest model a cluster can train by a deadline."};
   // "mpi: Open MPI v4.1.4" or "no mpi": whether `mpirun -n N llmplan
@@ -116,23 +152,27 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
+    if (e.get_exit_code() == 0) {  // --help, --version: checked like any output
+      app.exit(e);
+      return finish_stdout();
+    }
     // A usage error: one line naming the flag, exit status 2.
-    std::fprintf(stderr, "llmplan: error: %s\n", usage_error_message(app, e).c_str());
+    std::fprintf(stderr, "llmplan: error: %s\n", printable(usage_error_message(app, e)).c_str());
     return 2;
   }
   if (!action) {  // bare `llmplan` (a planner flag without --gpus is a parse error)
     std::fputs(app.help().c_str(), stdout);
-    return 0;
+    return finish_stdout();
   }
   llmplan::Status status = action();
   // Output printed piecewise (calibrate streams its lines) is checked here:
   // a failed write to stdout (a full disk, /dev/full) is an error, never 0.
   if (status.ok() && (std::fflush(stdout) != 0 || std::ferror(stdout))) {
-    status = llmplan::Status::io_error("cannot write to standard output");
+    status = llmplan::Status::io_error(std::string("cannot write to standard output: ") +
+                                       std::strerror(errno));
   }
   if (!status.ok()) {
-    std::fprintf(stderr, "llmplan: error: %s\n", status.message().c_str());
+    std::fprintf(stderr, "llmplan: error: %s\n", printable(status.message()).c_str());
     // A command line that contradicts itself or its inputs is a usage error.
     return status.code() == llmplan::StatusCode::kUsage ? 2 : 1;
   }

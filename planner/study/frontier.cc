@@ -215,10 +215,42 @@ reports::FrontierCell frontier_cell(const Cluster& cluster, const SearchOptions&
   return cell;
 }
 
+long frontier_cell_count(const FrontierStudy& study) {
+  return static_cast<long>(study.hardware.size()) * static_cast<long>(study.gpus.size()) *
+         static_cast<long>(study.days.size()) *
+         std::max<long>(1, static_cast<long>(study.budgets_usd.size()));
+}
+
+Status check_frontier_bounds(const FrontierStudy& study) {
+  for (auto [flag, n] : {std::pair{"--gpu/--cluster", study.hardware.size()},
+                         {"--gpus", study.gpus.size()},
+                         {"--days", study.days.size()},
+                         {"--budget-usd", study.budgets_usd.size()}}) {
+    if (static_cast<long>(n) > kMaxFrontierListLength) {
+      return Status::invalid_argument(std::string(flag) + ": " + std::to_string(n) +
+                                      " entries, more than the limit of " +
+                                      std::to_string(kMaxFrontierListLength));
+    }
+  }
+  if (const long cells = frontier_cell_count(study); cells > kMaxFrontierCells) {
+    return Status::invalid_argument(
+        "frontier: the grid has " + std::to_string(cells) + " cells (" +
+        std::to_string(study.hardware.size()) + " hardware x " +
+        std::to_string(study.gpus.size()) + " GPU counts x " + std::to_string(study.days.size()) +
+        " deadlines" +
+        (study.budgets_usd.size() <= 1 ? ""
+                                   : " x " + std::to_string(study.budgets_usd.size()) + " budgets") +
+        "), more than the limit of " + std::to_string(kMaxFrontierCells) +
+        "; split it into several studies");
+  }
+  return Status();
+}
+
 Status validate_study(const FrontierStudy& study) {
   if (study.hardware.empty()) return Status::invalid_argument("frontier: no hardware");
   if (study.gpus.empty()) return Status::invalid_argument("--gpus: empty list");
   if (study.days.empty()) return Status::invalid_argument("--days: empty list");
+  LLMPLAN_RETURN_IF_ERROR(check_frontier_bounds(study));
   for (const CellSpec& c : cell_specs(study)) {
     const Cluster& cluster = study.hardware[c.hardware].cluster;
     const Status st = SearchRun::check(cluster, c.options);

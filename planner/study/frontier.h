@@ -36,6 +36,14 @@
 
 namespace llmplan::planner {
 
+// Bounds of a study, so that no grid exhausts memory or time (issue 31: 1,000
+// GPU counts x 1,000 deadlines ran 287 s, reached 7.3 GB and aborted). A cell
+// is one planner search; the README's 40-cell study takes about 18 s on 2
+// cores, so 256 cells stay within minutes. Each list (hardware, GPU counts,
+// deadlines, budgets) holds at most kMaxFrontierListLength entries.
+inline constexpr long kMaxFrontierCells = 256;
+inline constexpr long kMaxFrontierListLength = 64;
+
 // One hardware entry of a study: the cluster and the planner's options on it
 // (everything but gpus, days and budget_usd, which each cell sets: objective,
 // law, family, tokens rule, shapes, plan space, the GPU's error band, the
@@ -79,10 +87,18 @@ struct FrontierRunOptions {
   std::function<Result<std::vector<std::string>>(const std::string& blob)> gather;
 };
 
+// The number of cells of `study`: hardware x GPU counts x deadlines x budgets
+// (one "no budget" when the list is empty).
+long frontier_cell_count(const FrontierStudy& study);
+
+// InvalidArgument naming the flag when a list is longer than
+// kMaxFrontierListLength or the grid has more than kMaxFrontierCells cells.
+Status check_frontier_bounds(const FrontierStudy& study);
+
 // The cells' search options, in grid order (hardware outermost, then gpus,
 // days, budget), each validated as the planner does (SearchRun::start) with
 // an error naming the cell ("dgx-h100, 512 GPUs, 14 days: --gpus 512 is
-// fewer than one node ..."). Pure: the same study gives the same error on
+// fewer than one node ..."), and check_frontier_bounds' errors. Pure: the same study gives the same error on
 // every rank, so call it before any collective.
 Status validate_study(const FrontierStudy& study);
 

@@ -15,3 +15,10 @@ add_test(NAME cli.cases
 set_tests_properties(cli.cases PROPERTIES
   TIMEOUT 3000
   ENVIRONMENT "LLMPLAN_CASE_TIMEOUT=${LLMPLAN_CLI_CASE_TIMEOUT};LLMPLAN_SOURCE_DIR=${CMAKE_SOURCE_DIR}")
+
+# A closed pipe or a full disk under the commands that print help or stream
+# (issue 31, item 6): exit 1 and one line, never SIGPIPE's 141 or a silent 0;
+# control bytes of paths escaped in errors (item 7).
+add_test(NAME cli.process
+  COMMAND python3 ${CMAKE_CURRENT_SOURCE_DIR}/cli/process_test.py $<TARGET_FILE:llmplan>)
+set_tests_properties(cli.process PROPERTIES TIMEOUT 300)

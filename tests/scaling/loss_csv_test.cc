@@ -87,6 +87,21 @@ TEST(LossCsv, FlagsNameColumns) {
   EXPECT_DOUBLE_EQ(data->points[0].n_tokens, 2e9 / (6 * 1e8));
 }
 
+// Issue 31, item 7: `fit --params-column loss --loss-column loss` "converged".
+TEST(LossCsv, OneColumnInTwoRolesIsAnError) {
+  LossCsvOptions options;
+  options.params_column = "loss";
+  options.loss_column = "loss";
+  EXPECT_EQ(parse_loss_csv(rows("N,D,loss"), "runs.csv", options).status().message(),
+            "runs.csv:1: column \"loss\" is both the parameters column and the loss column; name "
+            "different columns with --params-column and --loss-column");
+  options = {};
+  options.tokens_column = "N";  // N is also detected as the parameters column
+  EXPECT_NE(parse_loss_csv(rows("N,D,loss"), "runs.csv", options).status().message().find(
+                "is both the parameters column and the tokens column"),
+            std::string::npos);
+}
+
 TEST(LossCsv, ExcludedColumnAndDropHighestLoss) {
   const std::string text =
       "N_params,D_tokens,C_flops,loss,excluded_by_epoch\n"
