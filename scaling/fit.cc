@@ -312,6 +312,14 @@ Result<ScalingFit> fit_loss_law(const std::vector<LossPoint>& points, const FitO
   const auto t0 = std::chrono::steady_clock::now();
   LLMPLAN_RETURN_IF_ERROR(validate_points(points));
   LLMPLAN_RETURN_IF_ERROR(validate_options(options));
+  if (static_cast<double>(options.bootstrap_samples) * static_cast<double>(points.size()) >
+      kMaxBootstrapPointFits) {
+    const long most = static_cast<long>(kMaxBootstrapPointFits / static_cast<double>(points.size()));
+    return Status::invalid_argument(
+        "bootstrap_samples: " + std::to_string(options.bootstrap_samples) + " resamples of " +
+        std::to_string(points.size()) + " points is more than the bound of 1e7 point-fits; give "
+        "at most " + std::to_string(most));
+  }
   std::vector<LogPoint> log_points;
   log_points.reserve(points.size());
   for (const LossPoint& p : points) {

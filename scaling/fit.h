@@ -45,6 +45,12 @@ StartGrid chinchilla_start_grid();
 // 245 Chinchilla points with 4 starts), so 10,000 take a minute or two;
 // percentile intervals gain nothing from more.
 inline constexpr int kMaxBootstrapSamples = 10000;
+// Most bootstrap work, resamples x data points: a refit costs about 0.12 CPU
+// ms per point (20 resamples of 10,000 points took 2.5 s), so 10,000
+// resamples of 10,000 points would take about 20 minutes (issue 31). The
+// bound keeps the bootstrap to about two minutes: 10,000 resamples up to
+// 1,000 points, 1,000 resamples at the 10,000-point limit.
+inline constexpr double kMaxBootstrapPointFits = 1e7;
 
 struct FitOptions {
   double huber_delta = 1e-3;

@@ -332,6 +332,18 @@ Result<CalibrationResult> calibrate(const std::vector<AccuracyCase>& cases,
                             "--max-iterations)");
   }
   for (const std::string& b : best.at_bound) add_line("note: " + b + "\n");
+  // A fit with no more rows than constants matches any rows (issue 31: one
+  // row gave "MAPE 0.98 %"): a result, but one that says it identifies
+  // nothing.
+  const size_t fitted_constants = kRooflineParams + (options.fit_network ? kNetworkParams : 0) +
+                                  (options.fit_flash_attention ? 1 : 0) + (fit_stack ? 1 : 0) +
+                                  (fit_fp8 ? 1 : 0);
+  if (cases.size() <= fitted_constants) {
+    add_line("warning: " + std::to_string(cases.size()) + " rows for " +
+             std::to_string(fitted_constants) +
+             " fitted constants: the fit is underdetermined and its MAPE means nothing; "
+             "calibrate on more rows than constants\n");
+  }
   std::vector<AccuracyCase> fitted = cases;
   apply_constants(best.constants, &fitted);
   LLMPLAN_ASSIGN_OR_RETURN(std::vector<double> pred, predict_iteration_times(fitted, nullptr));

@@ -41,6 +41,15 @@ Status run_fit(const FitArgs& args) {
   scaling::LossCsvOptions csv = args.csv;
   csv.honour_excluded = args.use_excluded || !csv.excluded_column.empty();
   LLMPLAN_ASSIGN_OR_RETURN(scaling::LossData data, scaling::read_loss_csv(args.file, csv));
+  if (static_cast<double>(args.bootstrap) * static_cast<double>(data.points.size()) >
+      scaling::kMaxBootstrapPointFits) {
+    return Status::invalid_argument(
+        "--bootstrap: " + std::to_string(args.bootstrap) + " resamples of " +
+        std::to_string(data.points.size()) + " rows would take too long (the bound is 1e7 "
+        "resamples x rows); give at most " +
+        std::to_string(static_cast<long>(scaling::kMaxBootstrapPointFits /
+                                         static_cast<double>(data.points.size()))));
+  }
   scaling::FitOptions options;
   options.bootstrap_samples = args.bootstrap;
   options.bootstrap_progress =

@@ -104,6 +104,27 @@ TEST(Calibrate, IsDeterministicAndBounded) {
   EXPECT_LT(a->in_sample_mape, 0.25);
 }
 
+// Issue 31, item 7: one row "calibrated" to "MAPE 0.98 % over 1 rows". Fewer
+// rows than fitted constants is still a result, but it says so.
+TEST(Calibrate, SaysWhenTheFitIsUnderdetermined) {
+  const std::vector<AccuracyCase> all = cases_of("ground_truth_single.csv");
+  ASSERT_GE(all.size(), 1440u);
+  CalibrationOptions options;
+  options.starts = 1;
+  options.max_iterations = 2;
+  const std::vector<AccuracyCase> one(all.begin(), all.begin() + 1);
+  Result<CalibrationResult> r = calibrate(one, constants_of(one.front()), options);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_NE(r->summary.find("warning: 1 rows for 7 fitted constants: the fit is underdetermined"),
+            std::string::npos)
+      << r->summary;
+  std::vector<AccuracyCase> some;
+  for (size_t i = 0; i < all.size(); i += 60) some.push_back(all[i]);  // 24 rows
+  r = calibrate(some, constants_of(some.front()), options);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(r->summary.find("underdetermined"), std::string::npos);
+}
+
 TEST(Calibrate, NeverFitsAboveThePhysicalCeilings) {
   const std::vector<AccuracyCase> all = cases_of("ground_truth_single.csv");
   ASSERT_GE(all.size(), 1440u);

@@ -171,6 +171,16 @@ TEST(Fit, BadInputsAreErrors) {
   options.bootstrap_samples = kMaxBootstrapSamples + 1;
   EXPECT_EQ(fit_loss_law(points, options).status().message(),
             "fit option bootstrap_samples: must be from 0 to 10000, got 10001");
+  // Resamples x points are bounded too (issue 31: 10,000 resamples of 10,000
+  // points would take about 20 minutes); refused before any work.
+  std::vector<LossPoint> many;
+  while (many.size() < 1001) many.insert(many.end(), points.begin(), points.end());
+  many.resize(1001);
+  options = {};
+  options.bootstrap_samples = 10000;
+  EXPECT_EQ(fit_loss_law(many, options).status().message(),
+            "bootstrap_samples: 10000 resamples of 1001 points is more than the bound of 1e7 "
+            "point-fits; give at most 9990");
 }
 
 TEST(Fit, ReproducesTheEpochRefitOnChinchillaData) {

@@ -102,6 +102,20 @@ TEST(LossCsv, OneColumnInTwoRolesIsAnError) {
             std::string::npos);
 }
 
+// Issue 31, item 8: fit on 100,000 rows ran for minutes; the table holds at
+// most kMaxLossRows (10,000) rows, which fit in about a minute.
+TEST(LossCsv, HoldsAtMostTenThousandRows) {
+  std::string text = "params,tokens,loss\n";
+  for (size_t i = 0; i < kMaxLossRows; ++i) text += "1e8,2e9,3.1\n";
+  ASSERT_EQ(kMaxLossRows, 10000u);
+  Result<LossData> data = parse_loss_csv(text, "runs.csv", {});
+  ASSERT_TRUE(data.ok()) << data.status().message();
+  EXPECT_EQ(data->points.size(), kMaxLossRows);
+  text += "1e8,2e9,3.1\n";
+  EXPECT_EQ(parse_loss_csv(text, "runs.csv", {}).status().message(),
+            "runs.csv:10002: more than 10000 records (the limit for this file)");
+}
+
 TEST(LossCsv, ExcludedColumnAndDropHighestLoss) {
   const std::string text =
       "N_params,D_tokens,C_flops,loss,excluded_by_epoch\n"

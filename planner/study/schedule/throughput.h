@@ -61,9 +61,13 @@ class ThroughputCurve {
 };
 
 // Most curve points (distinct models x GPU counts) one study computes: each
-// point enumerates and simulates plans (16 models x 131,072 counts took
-// about 14 s of CPU and 430 MB).
-inline constexpr long kMaxCurvePoints = 2097152;  // 2^21
+// point enumerates and simulates plans, so time and memory grow with the
+// points and the models' sizes. At 2^21 points `schedule --generate 10000
+// --gpus 1048576` (7 models x 131,072 counts) ran past 600 s and `--jobs` with
+// 10,000 distinct shapes reached 2.4 GB (issue 31); `--generate 1000 --gpus
+// 1048576` (917,504 points) took 80 CPU s and 2.1 GB. 2^17 points keep the
+// largest study to about 15 CPU s and 400 MB (tests/bench/limits.sh).
+inline constexpr long kMaxCurvePoints = 131072;  // 2^17
 
 struct CurveOptions {
   int max_gpus = 0;                                  // counts step, 2 step, ..., <= max_gpus
