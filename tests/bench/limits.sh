@@ -34,7 +34,7 @@ measure() {
   /usr/bin/time -f "%e %U %M %x" -o time.txt "$llmplan" "$@" >/dev/null 2>err.txt
   read -r wall user kb status <time.txt
   printf '%-58s wall %7.1f s  user %7.1f s  peak %6.0f MB  exit %s\n' "$name" "$wall" "$user" \
-    "$(echo "$kb / 1024" | bc -l)" "$status"
+    "$((kb / 1024))" "$status"
   [[ $status == 0 ]] || sed 's/^/    /' err.txt
 }
 

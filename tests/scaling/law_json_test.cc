@@ -64,18 +64,26 @@ TEST(LawJson, BoundsEveryConstantByMagnitude) {
   };
   const std::string ok = R"("E": 1.69, "A": 406.4, "B": 410.7, "alpha": 0.34, "beta": 0.28)";
   EXPECT_EQ(message(ok), "OK");
-  EXPECT_EQ(message(R"("E": 1e308, "A": 406.4, "B": 410.7, "alpha": 0.34, "beta": 0.28)"),
-            "law.json: law x: E must be >= 0 and <= 100");
-  EXPECT_EQ(message(R"("E": 1.69, "A": 1e308, "B": 410.7, "alpha": 0.34, "beta": 0.28)"),
-            "law.json: law x: A must be > 0 and <= 1e+12");
-  EXPECT_EQ(message(R"("E": 1.69, "A": 406.4, "B": 1e13, "alpha": 0.34, "beta": 0.28)"),
-            "law.json: law x: B must be > 0 and <= 1e+12");
-  EXPECT_EQ(message(R"("E": 1.69, "A": 406.4, "B": 410.7, "alpha": 1e-300, "beta": 0.28)"),
-            "law.json: law x: alpha must be >= 0.01 and <= 2");
-  EXPECT_EQ(message(R"("E": 1.69, "A": 406.4, "B": 410.7, "alpha": 100, "beta": 0.28)"),
-            "law.json: law x: alpha must be >= 0.01 and <= 2");
-  EXPECT_EQ(message(R"("E": 1.69, "A": 406.4, "B": 410.7, "alpha": 0.34, "beta": 2.5)"),
-            "law.json: law x: beta must be >= 0.01 and <= 2");
+  const struct {
+    const char* fields;
+    const char* error;
+  } cases[] = {
+      {R"("E": 1e308, "A": 406.4, "B": 410.7, "alpha": 0.34, "beta": 0.28)",
+       "E must be >= 0 and <= 100"},
+      {R"("E": 1.69, "A": 1e308, "B": 410.7, "alpha": 0.34, "beta": 0.28)",
+       "A must be > 0 and <= 1e+12"},
+      {R"("E": 1.69, "A": 406.4, "B": 1e13, "alpha": 0.34, "beta": 0.28)",
+       "B must be > 0 and <= 1e+12"},
+      {R"("E": 1.69, "A": 406.4, "B": 410.7, "alpha": 1e-300, "beta": 0.28)",
+       "alpha must be >= 0.01 and <= 2"},
+      {R"("E": 1.69, "A": 406.4, "B": 410.7, "alpha": 100, "beta": 0.28)",
+       "alpha must be >= 0.01 and <= 2"},
+      {R"("E": 1.69, "A": 406.4, "B": 410.7, "alpha": 0.34, "beta": 2.5)",
+       "beta must be >= 0.01 and <= 2"},
+  };
+  for (const auto& c : cases) {
+    EXPECT_EQ(message(c.fields), std::string("law.json: law x: ") + c.error) << c.fields;
+  }
   EXPECT_EQ(message(ok + R"(, "moe": {"a": -1e200, "b": -0.108, "c": 0.009, "d": 1.104,
                                      "e_start": 1.847, "e_max": 314.6})"),
             "law.json: law x: moe.a must be finite and at most 100 in magnitude");
