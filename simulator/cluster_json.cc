@@ -408,7 +408,7 @@ boost::json::value gpu_to_json(const GpuSpec& g) {
   o["hbm_bytes"] = g.hbm_bytes;
   o["hbm_bytes_per_s"] = g.hbm_bytes_per_s;
   o["nvlink_bytes_per_s"] = g.nvlink_bytes_per_s;
-  o["tdp_w"] = g.tdp_w;
+  if (g.tdp_w > 0) o["tdp_w"] = g.tdp_w;  // 0: not given (read_positive refuses 0)
   o["num_sms"] = g.num_sms;
   o["roofline"] = roofline_to_json(g.roofline);
   if (g.ceilings != RooflineCeilings{}) o["ceilings"] = ceilings_to_json(g.ceilings);

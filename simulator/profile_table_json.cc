@@ -1,6 +1,7 @@
 #include "simulator/profile_table_json.h"
 
 #include <boost/json.hpp>
+#include <cmath>
 #include <utility>
 
 #include "simulator/strict_json.h"
@@ -248,7 +249,8 @@ Status read_profile(const bj::value& root, const std::string& path, Profile* p) 
 
 bj::value number(double v) {
   // Integral values (sizes, counts) are written as integers.
-  if (v == static_cast<double>(static_cast<int64_t>(v)) && v < 9.0e15 && v > -9.0e15) {
+  // Range first: converting a double beyond int64's range is undefined.
+  if (v < 9.0e15 && v > -9.0e15 && v == std::trunc(v)) {
     return bj::value(static_cast<int64_t>(v));
   }
   return bj::value(v);

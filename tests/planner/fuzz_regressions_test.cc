@@ -9,6 +9,7 @@
 #include "presets/sim_config.h"
 #include "scaling/law.h"
 #include "simulator/collective_curve.h"
+#include "simulator/profile_table_json.h"
 #include "simulator/status.h"
 #include "simulator/strict_json.h"
 
@@ -76,6 +77,52 @@ TEST(FuzzRegressions, SimConfigWithLargeExponentRoundTrips) {
   EXPECT_EQ(again->cluster, config->cluster);
   EXPECT_EQ(json::parse("[1.2345678901234567e-300, 9007199254740993.0]", "x")->as_array()[0],
             1.2345678901234567e-300);
+}
+
+// fuzz_sim_config (issue 31's 10-minute campaign): a config whose GPU gives no
+// tdp_w (0: not given) was written back with "tdp_w": 0, which the reader
+// refuses ("must be positive"). The writer now leaves an unknown TDP out.
+TEST(FuzzRegressions, SimConfigWithoutTdpRoundTrips) {
+  const std::string text = R"({
+    "model": {"layers": 4, "hidden": 512, "heads": 8, "seq": 1024, "vocab": 32000},
+    "plan": {"tp": 2, "pp": 2, "dp": 2, "micro_batch": 2, "global_batch": 32},
+    "cluster": {"name": "lab", "gpus_per_node": 4, "nic_bytes_per_s": 2.5e10,
+                "gpu": {"peak_bf16_flops": 3.12e14, "peak_fp16_flops": 3.12e14,
+                        "hbm_bytes": 8e10, "hbm_bytes_per_s": 2.0e12,
+                        "nvlink_bytes_per_s": 6e11, "num_sms": 108}}})";
+  const presets::Catalog catalog = presets::Catalog::builtin().value();
+  Result<presets::SimConfig> config = presets::load_sim_config_text(text, "run.json", catalog);
+  ASSERT_TRUE(config.ok()) << config.status().message();
+  EXPECT_EQ(config->cluster.gpu.tdp_w, 0);
+  Result<presets::SimConfig> again =
+      presets::load_sim_config_text(presets::sim_config_to_json(*config), "again.json", catalog);
+  ASSERT_TRUE(again.ok()) << again.status().message();
+  EXPECT_EQ(again->cluster, config->cluster);
+}
+
+// fuzz_profile (issue 31's 10-minute campaign): a kernel of 3e21 bytes made
+// profile_to_json convert the double to int64 before checking its range
+// (undefined behaviour, UBSan: "3e+21 is outside the range of representable
+// values of type 'long'"). Large values are now written as doubles.
+TEST(FuzzRegressions, ProfileWithHugeByteCountRoundTrips) {
+  const std::string text = R"({
+    "format": "llmplan-profile", "format_version": 1, "llmplan_version": "0.1.0",
+    "date": "2025-01-01T00:00:00Z", "host": "node1",
+    "gpu": {"name": "Test GPU", "count": 8, "compute_capability": "9.0", "sm_count": 132,
+            "memory_bytes": 80000000000, "sm_clock_mhz": 1980, "memory_clock_mhz": 2619,
+            "memory_bus_width_bits": 5120},
+    "software": {"driver": "13.0", "cuda_runtime": "13.0", "cublas": "13.0.0", "nccl": "2.28.9",
+                 "cupti": "api 28"},
+    "timing": {"method": "cupti_activity", "warmup": 0, "repeats": 20, "statistic": "median"},
+    "kernels": [{"kind": "optimizer_step", "pass": "fwd", "precision": "bf16",
+                 "bytes": 3000002222222222222200, "time_s": 2e-6}],
+    "collectives": []})";
+  Result<simulator::Profile> profile = simulator::parse_profile(text, "p.json");
+  ASSERT_TRUE(profile.ok()) << profile.status().message();
+  Result<simulator::Profile> again =
+      simulator::parse_profile(simulator::profile_to_json(*profile), "again.json");
+  ASSERT_TRUE(again.ok()) << again.status().message();
+  EXPECT_EQ(*again, *profile);
 }
 
 // Found while fixing the above: a key repeated in one object was accepted

@@ -231,7 +231,7 @@ TEST(HostileInputs, RowAndEntryCaps) {
                 repeat("N,D,loss\n", "1e8,2e9,3\n", scaling::kMaxLossRows + 1, "", ""), "l.csv")
                 .status()
                 .message(),
-            "l.csv:100002: more than 100000 records (the limit for this file)");
+            "l.csv:10002: more than 10000 records (the limit for this file)");
   // Job files: 100,000 jobs, CSV or JSON.
   std::string jobs_csv = "name,model,tokens,arrival_h,deadline_h\n";
   for (size_t i = 0; i <= schedule::kMaxJobsPerFile; ++i) {
