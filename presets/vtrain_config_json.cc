@@ -153,7 +153,14 @@ Result<SimConfig> load_vtrain_config_text(std::string_view text, const std::stri
     if (num_missing > 0) {
       return bad(kSizes[missing], "missing; vTrain needs it when num_gpus is not given");
     }
-    f.num_gpus = f.tensor * f.data * f.pipeline;
+    // In 64 bits: three int sizes can overflow an int (fuzz_vtrain_config,
+    // issue 31's campaign: 16 x 1111111119).
+    const int64_t product = static_cast<int64_t>(f.tensor) * f.data * f.pipeline;
+    if (product > simulator::Plan::kMaxGpus) {
+      return bad("num_gpus", "t * d * p = " + std::to_string(product) + " GPUs, more than the " +
+                                 std::to_string(simulator::Plan::kMaxGpus) + " a plan may use");
+    }
+    f.num_gpus = static_cast<int>(product);
     notes.push_back("num_gpus = t * d * p = " + std::to_string(f.num_gpus));
   } else if (num_missing > 1) {
     return bad("num_gpus", "with num_gpus given, vTrain derives at most one of " +

@@ -125,6 +125,23 @@ TEST(FuzzRegressions, ProfileWithHugeByteCountRoundTrips) {
   EXPECT_EQ(*again, *profile);
 }
 
+// fuzz_vtrain_config (issue 31's 10-minute campaign): without num_gpus,
+// t * d * p was computed in int and overflowed (UBSan: "16 * 1111111119
+// cannot be represented in type 'int'"). Now 64-bit and bounded.
+TEST(FuzzRegressions, VtrainConfigHugeParallelSizes) {
+  const std::string text = R"({"tensor_parallel_size": 8, "data_parallel_size": 2,
+    "pipeline_parallel_size": 1111111119, "global_batch_size": 74, "micro_batch_size": 2,
+    "num_layers": 24, "node_size": 6, "trace_path": "trace/"})";
+  const presets::Catalog catalog = presets::Catalog::builtin().value();
+  Result<presets::SimConfig> config =
+      presets::load_vtrain_config_text(text, "v.json", catalog, presets::VtrainLoadOptions{});
+  ASSERT_FALSE(config.ok());
+  EXPECT_NE(config.status().message().find("t * d * p = 17777777904 GPUs, more than the 1048576"),
+            std::string::npos)
+      << config.status().message();
+  EXPECT_TRUE(one_line(config.status().message()));
+}
+
 // Found while fixing the above: a key repeated in one object was accepted
 // (one of the values silently won). Strict readers refuse it, naming the
 // line and column.
