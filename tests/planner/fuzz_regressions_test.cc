@@ -20,6 +20,18 @@ bool one_line(const std::string& m) {
   return !m.empty() && m.find_first_of("\r\n") == std::string::npos;
 }
 
+// A small simulate config on a hand-written cluster; `gpu_fields` completes
+// its GPU (peak_fp16_flops, optionally tdp_w).
+std::string lab_config(const std::string& gpu_fields) {
+  return R"({
+    "model": {"layers": 4, "hidden": 512, "heads": 8, "seq": 1024, "vocab": 32000},
+    "plan": {"tp": 2, "pp": 2, "dp": 2, "micro_batch": 2, "global_batch": 32},
+    "cluster": {"name": "lab", "gpus_per_node": 4, "nic_bytes_per_s": 2.5e10,
+                "gpu": {"peak_bf16_flops": 3.12e14, "hbm_bytes": 8e10, "hbm_bytes_per_s": 2.0e12,
+                        "nvlink_bytes_per_s": 6e11, "num_sms": 108, )" +
+         gpu_fields + "}}}";
+}
+
 // fuzz_law: a key holding an escaped carriage return ("des:\ription" after a
 // mutation) was echoed into "unknown key ..." and broke the one-line error.
 // Now every JSON reader refuses control characters in keys and strings.
@@ -60,13 +72,7 @@ TEST(FuzzRegressions, NcclTestsRowWithCarriageReturn) {
 // Boost parsed that text to yet another double. Numbers are now converted
 // from their text by std::from_chars, correctly rounded.
 TEST(FuzzRegressions, SimConfigWithLargeExponentRoundTrips) {
-  const std::string text = R"({
-    "model": {"layers": 4, "hidden": 512, "heads": 8, "seq": 1024, "vocab": 32000},
-    "plan": {"tp": 2, "pp": 2, "dp": 2, "micro_batch": 2, "global_batch": 32},
-    "cluster": {"name": "lab", "gpus_per_node": 4, "nic_bytes_per_s": 2.5e10,
-                "gpu": {"peak_bf16_flops": 3.12e14, "peak_fp16_flops": 3.12e41,
-                        "hbm_bytes": 8e10, "hbm_bytes_per_s": 2.0e12,
-                        "nvlink_bytes_per_s": 6e11, "tdp_w": 400, "num_sms": 108}}})";
+  const std::string text = lab_config(R"("peak_fp16_flops": 3.12e41, "tdp_w": 400)");
   const presets::Catalog catalog = presets::Catalog::builtin().value();
   Result<presets::SimConfig> config = presets::load_sim_config_text(text, "run.json", catalog);
   ASSERT_TRUE(config.ok()) << config.status().message();
@@ -83,13 +89,7 @@ TEST(FuzzRegressions, SimConfigWithLargeExponentRoundTrips) {
 // tdp_w (0: not given) was written back with "tdp_w": 0, which the reader
 // refuses ("must be positive"). The writer now leaves an unknown TDP out.
 TEST(FuzzRegressions, SimConfigWithoutTdpRoundTrips) {
-  const std::string text = R"({
-    "model": {"layers": 4, "hidden": 512, "heads": 8, "seq": 1024, "vocab": 32000},
-    "plan": {"tp": 2, "pp": 2, "dp": 2, "micro_batch": 2, "global_batch": 32},
-    "cluster": {"name": "lab", "gpus_per_node": 4, "nic_bytes_per_s": 2.5e10,
-                "gpu": {"peak_bf16_flops": 3.12e14, "peak_fp16_flops": 3.12e14,
-                        "hbm_bytes": 8e10, "hbm_bytes_per_s": 2.0e12,
-                        "nvlink_bytes_per_s": 6e11, "num_sms": 108}}})";
+  const std::string text = lab_config(R"("peak_fp16_flops": 3.12e14)");
   const presets::Catalog catalog = presets::Catalog::builtin().value();
   Result<presets::SimConfig> config = presets::load_sim_config_text(text, "run.json", catalog);
   ASSERT_TRUE(config.ok()) << config.status().message();

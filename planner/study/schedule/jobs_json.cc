@@ -86,8 +86,10 @@ Result<Job> read_job(const boost::json::value& v, const std::string& path, int i
 
 Result<std::vector<Job>> read_jobs_json(const std::string& text_in, const std::string& source,
                                         const presets::Catalog& catalog) {
+  // json::parse skips a byte order mark itself; only the emptiness check
+  // below looks past it.
   std::string_view text = text_in;
-  if (text.size() >= 3 && text.substr(0, 3) == "\xEF\xBB\xBF") text.remove_prefix(3);
+  if (text.substr(0, 3) == "\xEF\xBB\xBF") text.remove_prefix(3);
   if (text.find_first_not_of(" \t\r\n") == std::string_view::npos) {
     return Status::parse_error(source + ": empty file");
   }
