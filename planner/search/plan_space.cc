@@ -433,6 +433,11 @@ std::vector<Plan> enumerate_plans(const Model& model, const simulator::Cluster& 
                 base.sequence_parallel = sp;
                 // The automatic rule: shard over the d * cp ranks sharing the gradients.
                 base.distributed_optimizer = static_cast<long>(d) * cp > 1;
+                // The recipes' overlaps (PlanSpace): TP communication with SP,
+                // the parameter all-gather with the distributed optimizer
+                // (gradient-reduce overlap is on in Plan already).
+                base.tp_comm_overlap = sp && t > 1;
+                base.overlap_param_gather = base.distributed_optimizer;
                 if (!simulator::validate(base).ok() || !simulator::validate(model, base).ok()) continue;
                 if (p > 1 && base.num_micro_batches() < p) continue;  // pipeline never fills
                 if (static_cast<long>(base.num_micro_batches()) * p * v >
@@ -527,8 +532,13 @@ std::string describe(const PlanSpace& s) {
                            : fmt::format("{}", fmt::join(s.zero_stage, ",")),
       s.fsdp_group.empty() ? std::string("whole data-parallel group")
                            : fmt::format("{}", fmt::join(s.fsdp_group, ",")),
-      to_string(s.tp_comm_overlap), to_string(s.overlap_grad_reduce),
-      to_string(s.overlap_param_gather), precision,
+      s.tp_comm_overlap == Choice::kAuto ? std::string("auto (on when t > 1 with SP)")
+                                         : std::string(to_string(s.tp_comm_overlap)),
+      s.overlap_grad_reduce == Choice::kAuto ? std::string("auto (on)")
+                                             : std::string(to_string(s.overlap_grad_reduce)),
+      s.overlap_param_gather == Choice::kAuto ? std::string("auto (on when sharded)")
+                                              : std::string(to_string(s.overlap_param_gather)),
+      precision,
       s.expert_parallel.empty()
           ? fmt::format("auto (MoE models: the largest power of two dividing the experts and t x cp "
                         "x d within a node, and up to {} across nodes; dense: 1)",

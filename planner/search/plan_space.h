@@ -71,10 +71,19 @@ struct PlanSpace {
   // plans where S divides d and is smaller than it; empty, or no listed S
   // applying: the whole data-parallel group.
   std::vector<int> fsdp_group;
-  Choice tp_comm_overlap = Choice::kAuto;       // auto: off (meaningful when t > 1)
-  Choice overlap_grad_reduce = Choice::kAuto;   // auto: on (meaningful when d > 1)
-  Choice overlap_param_gather = Choice::kAuto;  // auto: on at stage 3 (FSDP prefetch), else off
-                                                // (meaningful when sharded, d > 1)
+  // The overlaps. Automatic in the planner (enumerate_plans) = what the
+  // Megatron-Core / NeMo recipes run: NeMo's llama3_70b recipe
+  // (nemo/collections/llm/recipes/llama3_70b.py, NVIDIA/NeMo 0189a3b) sets
+  // DistributedDataParallelConfig(overlap_grad_reduce=True,
+  // overlap_param_gather=True) with the distributed optimizer, and its
+  // performance recipe adds MegatronCommOverlapCallback(tp_comm_overlap=True)
+  // (Megatron-Core overlaps TP communication only with sequence parallelism).
+  // In `sweep` (expand_sharding_axes on a config's plan) automatic keeps the
+  // config's values.
+  Choice tp_comm_overlap = Choice::kAuto;       // auto: on when t > 1 with SP (meaningful when t > 1)
+  Choice overlap_grad_reduce = Choice::kAuto;   // auto: on (meaningful when d * cp > 1)
+  Choice overlap_param_gather = Choice::kAuto;  // auto: on when sharded (ZeRO 1-3; meaningful
+                                                // when sharded, d * cp > 1)
   // Training precisions (simulator::Precision); empty: bf16, and fp8 too
   // where the GPU has FP8 tensor cores (GpuSpec::peak_fp8_flops > 0). fp8 is
   // skipped on GPUs without FP8. FP8 plans use fp8_recipe.

@@ -8,6 +8,7 @@
 #include <set>
 
 #include "planner/cli/plan_space_flags.h"
+#include "planner/report/plan_report.h"
 #include "planner/search/search.h"
 #include "planner/search/shapes_json.h"
 #include "presets/catalog.h"
@@ -226,6 +227,52 @@ TEST(PlanSpace, ShardingAndOverlapAxesExpandAsListed) {
   ASSERT_EQ(plans.size(), 2u);
   EXPECT_EQ(plans[0].sharding_stage(), 0);
   EXPECT_EQ(plans[1].sharding_stage(), 1);
+}
+
+// Issue 25: the automatic overlaps are what the Megatron-Core / NeMo recipes
+// run: TP communication overlap with SP (t > 1), gradient-reduce overlap, and
+// the parameter all-gather overlapped with the distributed optimizer; each
+// flag's "off" turns its overlap off in every plan.
+TEST(PlanSpace, AutomaticOverlapsFollowTheRecipes) {
+  const simulator::Model llama = catalog().model("llama3-70b").value();
+  PlanSpace s;
+  s.micro_batch = {1};
+  s.global_batch = {512};
+  const std::vector<simulator::Plan> plans = enumerate_plans(llama, a100(), 256, s);
+  ASSERT_FALSE(plans.empty());
+  int tp_overlapped = 0, gathers_overlapped = 0;
+  for (const simulator::Plan& p : plans) {
+    EXPECT_EQ(p.tp_comm_overlap, p.tensor_parallel > 1 && p.sequence_parallel) << plan_label(p);
+    EXPECT_TRUE(p.overlap_grad_reduce) << plan_label(p);
+    const bool sharded = p.sharding_stage() >= 1 &&
+                         static_cast<long>(p.data_parallel) * p.context_parallel > 1;
+    EXPECT_EQ(p.overlap_param_gather, sharded) << plan_label(p);
+    tp_overlapped += p.tp_comm_overlap ? 1 : 0;
+    gathers_overlapped += p.overlap_param_gather ? 1 : 0;
+  }
+  EXPECT_GT(tp_overlapped, 0);
+  EXPECT_GT(gathers_overlapped, 0);
+  // Off, through the flags as a user spells them.
+  PlanSpaceFlags f;
+  f.micro_batch = "1";
+  f.global_batch = "512";
+  f.tp_comm_overlap = "off";
+  f.overlap_grad_reduce = "off";
+  f.overlap_param_gather = "off";
+  const PlanSpace off = to_plan_space(f).value();
+  const std::vector<simulator::Plan> plain = enumerate_plans(llama, a100(), 256, off);
+  ASSERT_FALSE(plain.empty());
+  for (const simulator::Plan& p : plain) {
+    EXPECT_FALSE(p.tp_comm_overlap) << plan_label(p);
+    EXPECT_FALSE(p.overlap_param_gather) << plan_label(p);
+    if (static_cast<long>(p.data_parallel) * p.context_parallel > 1) {
+      EXPECT_FALSE(p.overlap_grad_reduce) << plan_label(p);
+    }
+  }
+  // The plan-space line says what automatic means.
+  EXPECT_NE(describe(s).find("TP comm overlap auto (on when t > 1 with SP)"), std::string::npos);
+  EXPECT_NE(describe(off).find("TP comm overlap off; grad-reduce overlap off; param-gather overlap off"),
+            std::string::npos);
 }
 
 TEST(PlanSpace, PlannerSearchesZeroStagesPrunedByMemory) {
