@@ -265,7 +265,8 @@ std::string frontier_markdown(const FrontierTable& t) {
   {
     std::vector<std::string> header = {"hardware", "GPUs", "days"};
     if (several_budgets) header.push_back("budget");
-    for (const char* h : {"model", "plan", "GPUs used", "MFU", "GPU-days", "$ per 0.01 loss"}) {
+    for (const char* h : {"model", "plan", "GPUs used", "MFU (16-bit peak)",
+                          "model TFLOP/s per GPU", "GPU-days", "$ per 0.01 loss"}) {
       header.push_back(h);
     }
     Table table(header);
@@ -278,11 +279,12 @@ std::string frontier_markdown(const FrontierTable& t) {
         const double cpl = cost_per_loss_point_in(grid, t, i);
         row.insert(row.end(),
                    {md_escape(c.model), md_escape(c.plan), std::to_string(c.gpus_used),
-                    std::isfinite(c.mfu) ? percent(c.mfu) : "n/a", safe_fixed(c.gpu_days, 0),
+                    std::isfinite(c.mfu) ? percent(c.mfu) : "n/a",
+                    safe_fixed(c.model_tflops_per_gpu, 0), safe_fixed(c.gpu_days, 0),
                     std::isnan(cpl) ? "n/a" : usd_human(cpl)});
       } else {
         row.insert(row.end(), {"—", "no answer: " + md_escape(c.why.empty() ? "unknown" : c.why),
-                               "", "", "", ""});
+                               "", "", "", "", ""});
       }
       table.add_row(std::move(row));
     }

@@ -31,7 +31,10 @@ std::string frontier_csv(const FrontierTable& t) {
                "active_params", "tokens",       "loss",
                "plan",          "gpus_used",    "train_days",
                "mfu",           "cost_usd",     "gpu_days",
-               "caveats",       "architecture", "cost_per_loss_point_usd"});
+               "caveats",       "architecture", "cost_per_loss_point_usd",
+               "precision",     "cp",           "ep",
+               "etp",           "experts",      "mfu_precision_peak",
+               "model_tflops_per_gpu"});
   for (size_t i = 0; i < t.cells.size(); ++i) {
     const FrontierCell& c = t.cells[i];
     std::vector<std::string> row = {
@@ -41,9 +44,12 @@ std::string frontier_csv(const FrontierTable& t) {
       row.insert(row.end(), {c.model, num(c.params), num(c.active_params), num(c.tokens),
                              num(c.loss), c.plan, std::to_string(c.gpus_used), num(c.train_days),
                              num(c.mfu), num(c.cost_usd), num(c.gpu_days), join(c.caveats, ";"),
-                             c.architecture, num(cost_per_loss_point_in(grid, t, i))});
+                             c.architecture, num(cost_per_loss_point_in(grid, t, i)),
+                             c.precision, std::to_string(c.cp), std::to_string(c.ep),
+                             std::to_string(c.etp), std::to_string(c.experts),
+                             num(c.mfu_precision_peak), num(c.model_tflops_per_gpu)});
     } else {
-      row.insert(row.end(), 14, "");
+      row.insert(row.end(), 21, "");
     }
     for (std::string& cell : row) {  // one record per line
       std::replace(cell.begin(), cell.end(), '\n', ' ');
@@ -101,6 +107,13 @@ std::string frontier_json(const FrontierTable& t) {
     j["gpus_used"] = c.gpus_used;
     j["train_days"] = c.train_days;
     j["mfu"] = c.mfu;
+    j["mfu_precision_peak"] = c.mfu_precision_peak;
+    j["model_tflops_per_gpu"] = c.model_tflops_per_gpu;
+    j["precision"] = c.precision;
+    j["cp"] = c.cp;
+    j["ep"] = c.ep;
+    j["etp"] = c.etp;
+    j["experts"] = c.experts;
     j["cost_usd"] = c.cost_usd;
     j["gpu_days"] = c.gpu_days;
     j["caveats"] = strings(c.caveats);

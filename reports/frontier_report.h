@@ -35,7 +35,14 @@ struct FrontierCell {
   std::string plan;            // plan label ("t8 p12 d32 b1 B1536 SP ZeRO-1 ...")
   int gpus_used = 0;           // GPUs the plan uses (<= gpus)
   double train_days = 0;       // simulated days to train `tokens`
-  double mfu = 0;              // 0..1
+  double mfu = 0;              // 0..1, of the 16-bit (bf16) peak, FP8 plans included
+  double mfu_precision_peak = 0;    // 0..1, of the peak of the plan's precision (FP8: FP8 peak)
+  double model_tflops_per_gpu = 0;  // model TFLOP/s per GPU (NVIDIA's and Meta's tables)
+  std::string precision;       // the plan's precision: "bf16", "fp16", "fp8"
+  int cp = 0;                  // context-parallel size
+  int ep = 0;                  // expert-parallel size (1: dense)
+  int etp = 0;                 // expert tensor-parallel size
+  int experts = 0;             // routed experts per MoE layer (0: dense)
   double cost_usd = 0;         // gpus_used x hours x the GPU's price
   double gpu_days = 0;         // gpus_used x train_days
   std::vector<std::string> caveats;  // caveat names (simulator/caveats.h), sorted

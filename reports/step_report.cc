@@ -139,7 +139,8 @@ std::string header_lines(const SimulationView& v, const char* bullet) {
 std::string caveat_lines(const SimulationView& v, const char* bullet) {
   std::string out;
   for (const simulator::Caveat& c :
-       simulator::caveat_list(v.report.caveats, v.cluster.gpu, v.report.mfu)) {
+       simulator::caveat_list(v.report.caveats, v.cluster.gpu, v.report.mfu,
+                                 v.plan.precision)) {
     out += fmt::format("{}{}: {}\n", bullet, c.code, c.text);
   }
   return out;

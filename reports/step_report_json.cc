@@ -50,7 +50,8 @@ boost::json::object step_report_to_json(const SimulationView& v) {
   o["critical_stage"] = r.critical_stage;
   o["cost_model"] = r.cost_model;
   boost::json::array caveats;
-  for (const simulator::Caveat& c : simulator::caveat_list(r.caveats, v.cluster.gpu, r.mfu)) {
+  for (const simulator::Caveat& c : simulator::caveat_list(r.caveats, v.cluster.gpu, r.mfu,
+                                                                     v.plan.precision)) {
     caveats.push_back(boost::json::object{{"code", c.code}, {"text", c.text}});
   }
   o["caveats"] = std::move(caveats);

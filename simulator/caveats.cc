@@ -19,18 +19,26 @@ std::string fixed2(double x) {
 
 }  // namespace
 
+double validated_max_mfu(const GpuSpec& gpu, Precision precision) {
+  const GpuValidation& v = gpu.validation;
+  if (precision == Precision::kFp8 && gpu.peak_fp8_flops > 0 && v.max_mfu_fp8 > 0) {
+    return v.max_mfu_fp8;
+  }
+  return v.max_mfu;
+}
+
 uint32_t roofline_caveats(const Plan& plan, const GpuSpec& gpu, double mfu) {
   const GpuValidation& v = gpu.validation;
   uint32_t mask = 0;
   if (!v.calibrated) {
     mask |= kCaveatUncalibratedGpu;
   } else {
-    // The validated range is utilisation of each run's own precision peak;
-    // `mfu` is of the 16-bit peak (simulate's convention).
-    const double own = plan.precision == Precision::kFp8 && gpu.peak_fp8_flops > 0
-                           ? mfu * gpu.peak_bf16_flops / gpu.peak_fp8_flops
-                           : mfu;
-    if (own > v.max_mfu) mask |= kCaveatMfuAboveValidated;
+    // Like with like: an FP8 plan's MFU against the FP8 peak is held to the
+    // FP8 runs' highest (max_mfu_fp8), a 16-bit plan's to max_mfu. `mfu` is
+    // of the 16-bit peak (simulate's convention).
+    const bool fp8 = plan.precision == Precision::kFp8 && gpu.peak_fp8_flops > 0;
+    const double own = fp8 ? mfu_of_precision_peak(mfu, gpu, plan.precision) : mfu;
+    if (own > validated_max_mfu(gpu, plan.precision)) mask |= kCaveatMfuAboveValidated;
     if (plan.flash_attention && !v.flash_attention) mask |= kCaveatFlashAttentionUnfitted;
   }
   const RooflineConstants& r = gpu.roofline;
@@ -64,7 +72,8 @@ const char* caveat_code(CaveatBit bit) {
   return "";
 }
 
-std::vector<Caveat> caveat_list(uint32_t mask, const GpuSpec& gpu, double mfu) {
+std::vector<Caveat> caveat_list(uint32_t mask, const GpuSpec& gpu, double mfu,
+                                Precision precision) {
   std::vector<Caveat> out;
   const GpuValidation& v = gpu.validation;
   const RooflineConstants& r = gpu.roofline;
@@ -85,11 +94,18 @@ std::vector<Caveat> caveat_list(uint32_t mask, const GpuSpec& gpu, double mfu) {
                          ": expect at least " + v.derived_from + "'s error";
         break;
       case kCaveatMfuAboveValidated:
-        text = "predicted MFU " + pct(mfu) + " is above the highest MFU (" + pct(v.max_mfu) +
-               ") of the measured runs " + gpu.name +
-               "'s constants were fitted on" +
-               (gpu.peak_fp8_flops > 0 ? " (FP8 plans and runs against the fp8 peak)" : "") +
-               ": an extrapolation";
+        if (precision == Precision::kFp8 && gpu.peak_fp8_flops > 0) {
+          text = "predicted MFU " + pct(mfu_of_precision_peak(mfu, gpu, precision)) +
+                 " of the FP8 peak (" + pct(mfu) + " of the BF16 peak) is above the highest (" +
+                 pct(validated_max_mfu(gpu, precision)) + ") of the measured " +
+                 (v.max_mfu_fp8 > 0 ? "FP8 runs " : "runs ") + gpu.name +
+                 "'s constants were fitted on: an extrapolation";
+        } else {
+          text = "predicted MFU " + pct(mfu) + " is above the highest MFU (" + pct(v.max_mfu) +
+                 ") of the measured runs " + gpu.name + "'s constants were fitted on" +
+                 (v.max_mfu_fp8 > 0 ? " (16-bit runs; FP8 runs are held to their own)" : "") +
+                 ": an extrapolation";
+        }
         break;
       case kCaveatFlashAttentionUnfitted:
         text = "flash attention runs at an assumed " + fixed2(r.flash_attention_efficiency) +

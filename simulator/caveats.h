@@ -24,7 +24,9 @@ enum CaveatBit : uint32_t {
   // (GpuValidation::derived_from) carried over from another GPU's fit.
   kCaveatUncalibratedGpu = 1u << 0,
   // "mfu-above-validated": the predicted MFU is above the highest MFU of the
-  // measured runs the constants were fitted on (GpuValidation::max_mfu).
+  // measured runs the constants were fitted on, like with like: an FP8 plan's
+  // MFU against the FP8 peak above the FP8 runs' highest
+  // (GpuValidation::max_mfu_fp8), a 16-bit plan's above max_mfu.
   kCaveatMfuAboveValidated = 1u << 1,
   // "flash-attention-unfitted": the plan uses fused flash attention, but the
   // calibration data had none, so flash_attention_efficiency is an assumed
@@ -61,8 +63,15 @@ struct Caveat {
 };
 
 // The caveats of `mask` in bit order, their texts quoting `gpu`'s figures
-// and `mfu`. Unknown bits are ignored. Thread-safe.
-std::vector<Caveat> caveat_list(uint32_t mask, const GpuSpec& gpu, double mfu);
+// and `mfu` (of the 16-bit peak) of a plan in `precision`. Unknown bits are
+// ignored. Thread-safe.
+std::vector<Caveat> caveat_list(uint32_t mask, const GpuSpec& gpu, double mfu,
+                                Precision precision);
+
+// The highest validated MFU a plan in `precision` on `gpu` is held to, on
+// the scale of that precision's own peak: GpuValidation::max_mfu_fp8 for FP8
+// plans where known, else max_mfu.
+double validated_max_mfu(const GpuSpec& gpu, Precision precision);
 
 // The stable code of one bit ("uncalibrated-gpu"), or "" for an unknown bit.
 const char* caveat_code(CaveatBit bit);

@@ -15,6 +15,19 @@ double peak_flops(const GpuSpec& gpu, Precision precision) {
   return 0;
 }
 
+double mfu_reference_peak_flops(const GpuSpec& gpu, Precision precision) {
+  return precision == Precision::kFp16 ? gpu.peak_fp16_flops : gpu.peak_bf16_flops;
+}
+
+double mfu_of_precision_peak(double mfu, const GpuSpec& gpu, Precision precision) {
+  const double own = peak_flops(gpu, precision);
+  return own > 0 ? mfu * mfu_reference_peak_flops(gpu, precision) / own : 0.0;
+}
+
+double model_flops_per_gpu(double mfu, const GpuSpec& gpu, Precision precision) {
+  return mfu * mfu_reference_peak_flops(gpu, precision);
+}
+
 Status check_precision(const Plan& plan, const GpuSpec& gpu) {
   if (plan.precision != Precision::kFp8) return Status();
   const std::string name = gpu.name.empty() ? std::string("this GPU") : "GPU " + gpu.name;
@@ -119,6 +132,7 @@ Status validate(const GpuValidation& v) {
   if (!(v.min_mfu >= 0 && v.min_mfu <= 1)) return bad("min_mfu", "must be in [0, 1]");
   if (!(v.max_mfu >= 0 && v.max_mfu <= 1)) return bad("max_mfu", "must be in [0, 1]");
   if (v.min_mfu > v.max_mfu) return bad("min_mfu", "must not exceed max_mfu");
+  if (!(v.max_mfu_fp8 >= 0 && v.max_mfu_fp8 <= 1)) return bad("max_mfu_fp8", "must be in [0, 1]");
   if (v.quantiles.size() > kMaxValidationQuantiles) {
     return bad("quantiles", "at most " + std::to_string(kMaxValidationQuantiles) + " entries");
   }

@@ -101,6 +101,10 @@ struct GpuValidation {
   // fp8 for FP8 runs); 0 when not calibrated.
   double min_mfu = 0;
   double max_mfu = 0;
+  // The highest MFU against the FP8 peak of the FP8 runs among them; 0 when
+  // none ran in FP8 (FP8 plans are then held to max_mfu). The caveat
+  // "mfu-above-validated" holds an FP8 plan to this, a 16-bit plan to max_mfu.
+  double max_mfu_fp8 = 0;
   // Whether the measured runs used fused flash attention (if not, the
   // flash_attention_efficiency constant was never fitted).
   bool flash_attention = false;
@@ -145,6 +149,19 @@ struct GpuSpec {
 // Dense tensor-core FLOP/s of `gpu` in `precision` (0 for fp8 on a GPU
 // without FP8).
 double peak_flops(const GpuSpec& gpu, Precision precision);
+
+// The peak simulate()'s MFU (StepReport::mfu) is reported against: the
+// 16-bit peak, fp8 plans included (fp16 plans: the fp16 peak; else bf16).
+double mfu_reference_peak_flops(const GpuSpec& gpu, Precision precision);
+
+// An MFU of `precision` on `gpu` (against mfu_reference_peak_flops) as a
+// fraction of the peak of the precision itself (fp8 plans: the FP8 dense
+// peak); 0 when that peak is unknown.
+double mfu_of_precision_peak(double mfu, const GpuSpec& gpu, Precision precision);
+
+// The same MFU as model FLOP/s per GPU (what NVIDIA's and Meta's tables
+// publish as "model TFLOP/s per GPU", here in FLOP/s).
+double model_flops_per_gpu(double mfu, const GpuSpec& gpu, Precision precision);
 
 // OK when `gpu` can run `plan`'s precision: fp8 needs FP8 tensor cores
 // (peak_fp8_flops > 0), the MXFP8 recipe block scaling as well.

@@ -261,8 +261,7 @@ Result<StepReport> simulate(const Model& model, const Plan& plan, const Cluster&
 
   // MFU against the 16-bit peak, fp8 plans included (the convention of
   // Megatron-Core and NeMo reports: FP8's gain shows as a higher MFU).
-  const double peak = plan.precision == Precision::kFp16 ? cluster.gpu.peak_fp16_flops
-                                                        : cluster.gpu.peak_bf16_flops;
+  const double peak = mfu_reference_peak_flops(cluster.gpu, plan.precision);
   // Devices per stage, each doing what the simulated one does.
   const double replicas =
       static_cast<double>(plan.tensor_parallel) * plan.context_parallel * plan.data_parallel;

@@ -9,6 +9,8 @@
 #include <utility>
 #include <vector>
 
+#include <fmt/format.h>
+
 #include "planner/cli/command.h"
 #include "planner/cli/plan_space_flags.h"
 #include "planner/cli/planner_flags.h"
@@ -35,6 +37,25 @@ struct PlanOptions {
   std::string format = "md";
 };
 
+// Every shape searched without a single layout (before memory) is the fixed
+// axes' doing, never memory: the automatic space always has t1 p1 d1 b1.
+// A usage error naming them, not a "No feasible model ... fits in memory"
+// report with exit 0.
+Status check_some_layout(const SearchResult& result, const SearchOptions& s) {
+  if (result.best >= 0 || result.candidates.empty()) return Status();
+  for (const Candidate& c : result.candidates) {
+    if (c.why != "no-layout") return Status();
+  }
+  const std::string fixed = fixed_axes(s.space);
+  const Candidate& c = result.candidates.front();
+  return Status::usage(fmt::format(
+      "{}: no valid layout of any of the {} shapes searched on up to {} GPUs (e.g. {}: {} "
+      "layers, {} heads, {} KV heads, FFN {}, seq {}); relax {}",
+      fixed.empty() ? std::string("the plan space") : fixed, result.candidates.size(), s.gpus,
+      c.model.name, c.model.num_layers, c.model.num_heads, c.model.kv_heads(),
+      c.model.ffn_hidden(), c.model.seq_length, fixed.empty() ? "the model" : "these flags"));
+}
+
 Status run_plan(const PlanOptions& o, const GlobalOptions& global) {
   LLMPLAN_ASSIGN_OR_RETURN(presets::Catalog catalog, load_catalog(global));
   LLMPLAN_ASSIGN_OR_RETURN(simulator::Cluster cluster,
@@ -47,6 +68,7 @@ Status run_plan(const PlanOptions& o, const GlobalOptions& global) {
   LLMPLAN_RETURN_IF_ERROR(set_cluster_options(o.flags, cluster, &s, &notes));
   s.progress = counter(std::make_shared<Progress>("llmplan", "plans", o.flags.progress));
   LLMPLAN_ASSIGN_OR_RETURN(SearchResult result, search(cluster, s));
+  LLMPLAN_RETURN_IF_ERROR(check_some_layout(result, s));
   // --family moe: the dense answer for the same budget (the llama family,
   // the same law, whose dense part is what it predicts for dense models).
   std::optional<SearchOptions> dense_options;
@@ -80,7 +102,7 @@ Status run_plan(const PlanOptions& o, const GlobalOptions& global) {
   if (best_report) view.best_report = &*best_report;
   if (result.best >= 0) {
     const PlanResult& p = result.plans[result.candidates[result.best].best_plan];
-    view.caveats = simulator::caveat_list(p.caveats, cluster.gpu, p.mfu);
+    view.caveats = simulator::caveat_list(p.caveats, cluster.gpu, p.mfu, p.plan.precision);
     const std::string moe = moe_law_caveat(s.law, result.candidates[result.best].model);
     if (!moe.empty()) view.caveats.push_back({"moe-law-extrapolated", moe});
   }

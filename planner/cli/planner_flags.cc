@@ -130,6 +130,9 @@ Result<SearchOptions> planner_search_options(const PlannerFlags& o,
 
 Status set_cluster_options(const PlannerFlags& flags, const simulator::Cluster& cluster,
                            SearchOptions* options, std::vector<std::string>* notes) {
+  // A fixed axis the cluster cannot run (fp8 on a GPU without it, a --tp
+  // that forms no group within a node) is a usage error, not "no model fits".
+  LLMPLAN_RETURN_IF_ERROR(check_against_cluster(options->space, cluster, options->gpus).as_usage());
   options->band = time_band(cluster.gpu, flags.confidence);
   LLMPLAN_ASSIGN_OR_RETURN(options->cost_model, make_cost_model(cluster, flags.cost, notes));
   return Status();

@@ -362,13 +362,13 @@ std::string plan_report_markdown(const PlanReportView& v) {
     const PlanResult& p = r.plans[c.best_plan];
     md += fmt::format(
         "**{} parameters** ({}) trained on **{} tokens** in **{} days** ({}) with plan **{}** "
-        "on {} of {} GPUs: iteration {}, MFU {}, cost {}, predicted loss {:.3f}.\n\n",
+        "on {} of {} GPUs: iteration {}, {}, cost {}, predicted loss {:.3f}.\n\n",
         c.model.is_moe() ? fmt::format("{} ({} active)", count_human(c.params),
                                        count_human(c.active_params))
                          : count_human(c.params),
         c.model.name, count_human(c.tokens), days_str(c.days),
         band_text(v, c.days), plan_label(p.plan), p.gpus_used, o.gpus,
-        seconds_human(p.iteration_time_s), percent(p.mfu),
+        seconds_human(p.iteration_time_s), mfu_text(p, v.cluster.gpu),
         usd_str(c.cost_usd, price) +
             (o.band.known && price > 0
                  ? fmt::format(" (P{:.0f}–P{:.0f} {}–{})", o.band.p_low * 100, o.band.p_high * 100,
@@ -482,12 +482,15 @@ std::string plan_report_markdown(const PlanReportView& v) {
     md += "(no chosen model)\n\n";
   } else {
     const Candidate& best = r.candidates[r.best];
-    reports::Table pt({"plan", "GPUs", "iteration", "days", "MFU", "GPU-hours", "cost"});
+    reports::Table pt({"plan", "GPUs", "iteration", "days", "MFU (16-bit peak)",
+                       "MFU (own precision's peak)", "model TFLOP/s per GPU", "GPU-hours", "cost"});
     for (int i : front) {
       const PlanResult& p = r.plans[i];
       const double d = training_days(p, best.tokens);
       pt.add_row({plan_label(p.plan), std::to_string(p.gpus_used), seconds_human(p.iteration_time_s),
-                  days_str(d), percent(p.mfu), count_human(d * 24 * p.gpus_used),
+                  days_str(d), percent(p.mfu), percent(mfu_precision_peak(p, v.cluster.gpu)),
+                  fmt::format("{:.0f}", model_tflops_per_gpu(p, v.cluster.gpu)),
+                  count_human(d * 24 * p.gpus_used),
                   usd_str(d * 24 * p.gpus_used * price, price)});
     }
     md += pt.markdown() + "\n";
@@ -533,6 +536,25 @@ std::string plan_report_markdown(const PlanReportView& v) {
   return md;
 }
 
+double mfu_precision_peak(const PlanResult& p, const simulator::GpuSpec& gpu) {
+  return simulator::mfu_of_precision_peak(p.mfu, gpu, p.plan.precision);
+}
+
+double model_tflops_per_gpu(const PlanResult& p, const simulator::GpuSpec& gpu) {
+  return simulator::model_flops_per_gpu(p.mfu, gpu, p.plan.precision) / 1e12;
+}
+
+std::string mfu_text(const PlanResult& p, const simulator::GpuSpec& gpu) {
+  const simulator::Precision prec = p.plan.precision;
+  const std::string tflops = fmt::format("{:.0f} model TFLOP/s per GPU", model_tflops_per_gpu(p, gpu));
+  if (prec == simulator::Precision::kFp8) {
+    return fmt::format("MFU {} of the BF16 peak ({} of the FP8 peak; {})", percent(p.mfu),
+                       percent(mfu_precision_peak(p, gpu)), tflops);
+  }
+  return fmt::format("MFU {} of the {} peak ({})", percent(p.mfu),
+                     prec == simulator::Precision::kFp16 ? "FP16" : "BF16", tflops);
+}
+
 std::string candidates_csv(const PlanReportView& v) {
   const SearchResult& r = v.result;
   reports::Table t({"name", "params", "layers", "hidden", "heads", "kv_heads", "ffn_hidden",
@@ -542,7 +564,9 @@ std::string candidates_csv(const PlanReportView& v) {
                     "zero_stage", "fsdp_group", "tp_comm_overlap", "overlap_grad_reduce",
                     "overlap_param_gather", "gpus_used", "iteration_s", "mfu", "peak_memory_bytes", "days", "days_low",
                     "days_high", "cost_usd", "loss", "feasible", "best", "why", "layouts",
-                    "memory_pruned", "plans_simulated", "plans_fit", "plans_in_time", "caveats"});
+                    "memory_pruned", "plans_simulated", "plans_fit", "plans_in_time", "caveats",
+                    "experts", "active_params", "precision", "cp", "ep", "etp",
+                    "mfu_precision_peak", "model_tflops_per_gpu"});
   for (int i = static_cast<int>(r.candidates.size()) - 1; i >= 0; --i) {
     const Candidate& c = r.candidates[i];
     const simulator::Model& m = c.model;
@@ -575,7 +599,20 @@ std::string candidates_csv(const PlanReportView& v) {
                            std::to_string(c.layouts), std::to_string(c.memory_pruned),
                            std::to_string(c.plans_evaluated), std::to_string(c.plans_fit),
                            std::to_string(c.plans_in_time),
-                           c.best_plan >= 0 ? caveat_codes(r.plans[c.best_plan].caveats) : ""});
+                           c.best_plan >= 0 ? caveat_codes(r.plans[c.best_plan].caveats) : "",
+                           std::to_string(m.num_experts),
+                           num(c.active_params > 0 ? c.active_params : c.params)});
+    if (c.best_plan >= 0) {
+      const PlanResult& p = r.plans[c.best_plan];
+      row.insert(row.end(), {simulator::to_string(p.plan.precision),
+                             std::to_string(p.plan.context_parallel),
+                             std::to_string(p.plan.expert_parallel),
+                             std::to_string(p.plan.expert_tensor_parallel),
+                             num(mfu_precision_peak(p, v.cluster.gpu)),
+                             num(model_tflops_per_gpu(p, v.cluster.gpu))});
+    } else {
+      row.insert(row.end(), 6, "");
+    }
     t.add_row(row);
   }
   return t.csv();
@@ -587,7 +624,9 @@ std::string plans_csv(const PlanReportView& v) {
                     "global_batch", "virtual_stages", "recompute", "sequence_parallel",
                     "distributed_optimizer", "zero_stage", "fsdp_group", "tp_comm_overlap",
                     "overlap_grad_reduce", "overlap_param_gather", "gpus", "fits", "iteration_s", "mfu",
-                    "peak_memory_bytes", "tokens_per_s", "days", "cost_usd"});
+                    "peak_memory_bytes", "tokens_per_s", "days", "cost_usd", "experts",
+                    "active_params", "precision", "cp", "ep", "etp", "mfu_precision_peak",
+                    "model_tflops_per_gpu"});
   for (const PlanResult& p : r.plans) {
     const Candidate& c = r.candidates[p.shape];
     const double tokens =
@@ -607,7 +646,14 @@ std::string plans_csv(const PlanReportView& v) {
                num(p.mfu), num(p.peak_memory_bytes), num(p.tokens_per_s), p.fits ? num(d) : "",
                p.fits && v.cluster.usd_per_gpu_hour > 0
                    ? num(training_cost_usd(p, d, v.cluster.usd_per_gpu_hour))
-                   : ""});
+                   : "",
+               std::to_string(c.model.num_experts),
+               num(c.active_params > 0 ? c.active_params : c.params),
+               simulator::to_string(p.plan.precision), std::to_string(p.plan.context_parallel),
+               std::to_string(p.plan.expert_parallel),
+               std::to_string(p.plan.expert_tensor_parallel),
+               num(mfu_precision_peak(p, v.cluster.gpu)),
+               num(model_tflops_per_gpu(p, v.cluster.gpu))});
   }
   return t.csv();
 }

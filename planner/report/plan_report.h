@@ -45,6 +45,17 @@ inline constexpr int kResultSchemaVersion = 2;
 
 // "t8 p4 d105 b1 B2100 v2 full SP ZeRO-1".
 std::string plan_label(const simulator::Plan& plan);
+// A plan's MFU (PlanResult::mfu, against the 16-bit peak as simulate()
+// reports it, fp8 plans included) against the peak of the precision it
+// computes in (fp8 plans: the FP8 dense peak): `mfu_precision_peak` in the
+// CSVs and JSON.
+double mfu_precision_peak(const PlanResult& p, const simulator::GpuSpec& gpu);
+// The same as model TFLOP/s per GPU (NVIDIA's and Meta's published tables):
+// `model_tflops_per_gpu`.
+double model_tflops_per_gpu(const PlanResult& p, const simulator::GpuSpec& gpu);
+// "MFU 60.4 % of the BF16 peak (30.2 % of the FP8 peak; 597 model TFLOP/s
+// per GPU)": the report's labelled MFU of a plan.
+std::string mfu_text(const PlanResult& p, const simulator::GpuSpec& gpu);
 std::string plan_report_markdown(const PlanReportView& v);
 // Raw numbers, units in the header (params, iteration_s, days, cost_usd,
 // mfu, ...), the full architecture, one row per candidate.

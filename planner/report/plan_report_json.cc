@@ -29,6 +29,10 @@ boost::json::object plan_json(const PlanResult& p) {
   plan["tp_comm_overlap"] = p.plan.tp_comm_overlap;
   plan["overlap_grad_reduce"] = p.plan.overlap_grad_reduce;
   plan["overlap_param_gather"] = p.plan.overlap_param_gather;
+  plan["precision"] = simulator::to_string(p.plan.precision);
+  if (p.plan.precision == simulator::Precision::kFp8) {
+    plan["fp8_recipe"] = simulator::to_string(p.plan.fp8_recipe);
+  }
   plan["ep"] = p.plan.expert_parallel;
   plan["etp"] = p.plan.expert_tensor_parallel;
   plan["moe_a2a_overlap"] = p.plan.moe_a2a_overlap;
@@ -64,6 +68,7 @@ boost::json::object candidate_json(const PlanReportView& v, const SearchResult& 
   boost::json::object o;
   o["params"] = c.params;
   o["active_params"] = c.active_params;
+  o["experts"] = c.model.num_experts;
   o["tokens"] = number(c.tokens);
   o["layers"] = c.model.num_layers;
   o["hidden"] = c.model.hidden_size;
@@ -86,6 +91,8 @@ boost::json::object candidate_json(const PlanReportView& v, const SearchResult& 
     o["days_low"] = number(days_at_low(v, c.days));
     o["days_high"] = number(days_at_high(v, c.days));
     o["mfu"] = p.mfu;
+    o["mfu_precision_peak"] = mfu_precision_peak(p, v.cluster.gpu);
+    o["model_tflops_per_gpu"] = model_tflops_per_gpu(p, v.cluster.gpu);
     o["peak_memory_bytes"] = p.peak_memory_bytes;
     o["cost_usd"] = v.cluster.usd_per_gpu_hour > 0 ? number(c.cost_usd) : nullptr;
     o["loss"] = number(c.loss);
@@ -208,6 +215,8 @@ boost::json::object plan_report_to_json(const PlanReportView& v) {
     f["gpu_hours"] = number(d * 24 * p.gpus_used);
     f["cost_usd"] = v.cluster.usd_per_gpu_hour > 0 ? number(d * 24 * p.gpus_used * v.cluster.usd_per_gpu_hour) : nullptr;
     f["mfu"] = p.mfu;
+    f["mfu_precision_peak"] = mfu_precision_peak(p, v.cluster.gpu);
+    f["model_tflops_per_gpu"] = model_tflops_per_gpu(p, v.cluster.gpu);
     front.push_back(f);
   }
   o["pareto_front"] = front;

@@ -113,6 +113,19 @@ Status check_against_model(const PlanSpace& s, const Model& m) {
         "--tp {}: no value divides {}'s {} heads, {} KV heads and FFN size {}",
         fmt::join(s.tp, ","), m.name, m.num_heads, m.kv_heads(), m.ffn_hidden()));
   }
+  // Sequence parallelism on (automatic: on when t > 1) splits the sequence t ways.
+  const bool sp_always = s.sequence_parallel == Choice::kAuto || s.sequence_parallel == Choice::kOn;
+  if (!s.tp.empty() && sp_always &&
+      std::none_of(s.tp.begin(), s.tp.end(), [&](int t) {
+        return m.num_heads % t == 0 && m.kv_heads() % t == 0 && m.ffn_hidden() % t == 0 &&
+               (t == 1 || m.seq_length % t == 0);
+      })) {
+    return Status::invalid_argument(fmt::format(
+        "--tp {}: sequence parallelism (on with t > 1) splits {}'s sequence of {} tokens t "
+        "ways, and no value that divides its heads divides it (--sequence-parallel both "
+        "also tries it off)",
+        fmt::join(s.tp, ","), m.name, m.seq_length));
+  }
   if (!s.context_parallel.empty() &&
       std::none_of(s.context_parallel.begin(), s.context_parallel.end(),
                    [&](int cp) { return m.seq_length % (2 * static_cast<long>(cp)) == 0; })) {
@@ -149,6 +162,68 @@ Status check_against_model(const PlanSpace& s, const Model& m) {
     }
   }
   return Status();
+}
+
+Status check_against_cluster(const PlanSpace& s, const simulator::Cluster& c, int gpus) {
+  if (!s.precision.empty() && precisions_for(s, c.gpu).empty()) {
+    if (!(c.gpu.peak_fp8_flops > 0)) {
+      return Status::invalid_argument(fmt::format(
+          "--precision fp8: GPU {} has no FP8 tensor cores (its preset has no peak_fp8_flops); "
+          "use --precision bf16, or an FP8 GPU such as h100-sxm",
+          c.gpu.name));
+    }
+    return Status::invalid_argument(fmt::format(
+        "--fp8-recipe mxfp8: GPU {} has no FP8 block scaling (MXFP8 needs Blackwell); use "
+        "--fp8-recipe delayed or current",
+        c.gpu.name));
+  }
+  if (!s.tp.empty() && std::none_of(s.tp.begin(), s.tp.end(), [&](int t) {
+        return c.gpus_per_node % t == 0 && (gpus <= 0 || t <= gpus);
+      })) {
+    return Status::invalid_argument(fmt::format(
+        "--tp {}: no value forms a tensor-parallel group within a node: a size must divide the "
+        "{} GPUs per node of {} (and be at most --gpus {})",
+        fmt::join(s.tp, ","), c.gpus_per_node, c.name, gpus));
+  }
+  return Status();
+}
+
+std::string fixed_axes(const PlanSpace& s) {
+  std::vector<std::string> out;
+  auto ints = [&](const char* flag, const std::vector<int>& v) {
+    if (!v.empty()) out.push_back(fmt::format("{} {}", flag, fmt::join(v, ",")));
+  };
+  auto choice = [&](const char* flag, Choice ch) {
+    if (ch != Choice::kAuto) out.push_back(fmt::format("{} {}", flag, to_string(ch)));
+  };
+  ints("--global-batch", s.global_batch);
+  if (!s.global_batch_tokens.empty()) {
+    std::vector<std::string> parts;
+    for (double t : s.global_batch_tokens) parts.push_back(fmt::format("{}", t));
+    out.push_back(fmt::format("--global-batch-tokens {}", fmt::join(parts, ",")));
+  }
+  ints("--tp", s.tp);
+  ints("--pp", s.pp);
+  ints("--cp", s.context_parallel);
+  ints("--micro-batch", s.micro_batch);
+  ints("--virtual-stages", s.virtual_stages);
+  if (!s.recompute.empty()) {
+    std::vector<std::string> rc;
+    for (Recompute r : s.recompute) rc.push_back(simulator::to_string(r));
+    out.push_back(fmt::format("--recompute {}", fmt::join(rc, ",")));
+  }
+  choice("--sequence-parallel", s.sequence_parallel);
+  choice("--distributed-optimizer", s.distributed_optimizer);
+  ints("--zero", s.zero_stage);
+  ints("--fsdp-group", s.fsdp_group);
+  if (!s.precision.empty()) {
+    std::vector<std::string> ps;
+    for (simulator::Precision p : s.precision) ps.push_back(simulator::to_string(p));
+    out.push_back(fmt::format("--precision {}", fmt::join(ps, ",")));
+  }
+  ints("--ep", s.expert_parallel);
+  if (s.max_model_parallel > 0) out.push_back(fmt::format("--max-model-parallel {}", s.max_model_parallel));
+  return fmt::format("{}", fmt::join(out, " "));
 }
 
 namespace {
@@ -395,7 +470,8 @@ std::vector<Plan> enumerate_plans(const Model& model, const simulator::Cluster& 
   std::vector<std::pair<int, int>> t_cps;
   for (int t : tps) {
     if (model.num_heads % t != 0 || model.kv_heads() % t != 0 || model.ffn_hidden() % t != 0) continue;
-    if (t > cluster.gpus_per_node || t > gpus) continue;
+    // Within a node: t consecutive ranks must not straddle two (PlanSpace::tp).
+    if (t > cluster.gpus_per_node || cluster.gpus_per_node % t != 0 || t > gpus) continue;
     for (int cp : cps) {
       if (static_cast<long>(t) * cp <= gpus) t_cps.emplace_back(t, cp);
     }

@@ -43,6 +43,9 @@ struct PlanSpace {
   std::vector<double> global_batch_tokens;
   std::vector<int> global_batch;
   // Tensor-parallel sizes; empty: powers of two up to the GPUs per node (and 8).
+// Sizes that do not divide the GPUs per node are skipped: a group of t
+// consecutive ranks would straddle nodes, where the simulator prices TP
+// collectives over NVLink.
   std::vector<int> tp;
   // Pipeline sizes; empty: the divisors of the layer count and the powers of
   // two, up to min(layers, 128).
@@ -116,6 +119,20 @@ Status validate(const PlanSpace& space);
 // experts; a dense model only with ep 1). InvalidArgument naming the flag and the model otherwise
 // ("--tp 3: divides none of llama3-70b's 64 heads").
 Status check_against_model(const PlanSpace& space, const simulator::Model& model);
+
+// Contradictions between a space and the cluster it plans for, found before
+// any search: OK unless a fixed axis leaves no plan on any model of `gpus`
+// GPUs of `cluster` -- listed precisions the GPU cannot run (fp8 without FP8
+// tensor cores, the mxfp8 recipe without block scaling), or listed tp sizes
+// none of which forms a tensor-parallel group within a node (t must divide
+// the GPUs per node and be at most `gpus`; gpus <= 0: not checked). InvalidArgument naming the flag,
+// the GPU or cluster and the reason otherwise ("--precision fp8: GPU
+// a100-80gb has no FP8 tensor cores ...").
+Status check_against_cluster(const PlanSpace& space, const simulator::Cluster& cluster, int gpus);
+
+// The axes of `space` the user fixed, as flags ("--tp 3 --precision fp8"), for
+// messages about a space that leaves no layout; "" when all are automatic.
+std::string fixed_axes(const PlanSpace& space);
 
 // Why enumerate_plans() kept or dropped layouts.
 struct EnumerationStats {

@@ -204,9 +204,17 @@ reports::FrontierCell frontier_cell(const Cluster& cluster, const SearchOptions&
   cell.gpus_used = p.gpus_used;
   cell.train_days = c.days;
   cell.mfu = p.mfu;
+  cell.mfu_precision_peak = mfu_precision_peak(p, cluster.gpu);
+  cell.model_tflops_per_gpu = model_tflops_per_gpu(p, cluster.gpu);
+  cell.precision = simulator::to_string(p.plan.precision);
+  cell.cp = p.plan.context_parallel;
+  cell.ep = p.plan.expert_parallel;
+  cell.etp = p.plan.expert_tensor_parallel;
+  cell.experts = c.model.num_experts;
   cell.cost_usd = c.cost_usd;
   cell.gpu_days = p.gpus_used * c.days;
-  for (const simulator::Caveat& cv : simulator::caveat_list(p.caveats, cluster.gpu, p.mfu)) {
+  for (const simulator::Caveat& cv :
+       simulator::caveat_list(p.caveats, cluster.gpu, p.mfu, p.plan.precision)) {
     cell.caveats.push_back(cv.code);
   }
   if (!moe_law_caveat(options.law, c.model).empty()) cell.caveats.push_back("moe-law-extrapolated");

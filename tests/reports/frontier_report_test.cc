@@ -40,6 +40,13 @@ FrontierCell answer(const std::string& hw, int gpus, double days, double params,
   c.gpus_used = gpus;
   c.train_days = days * 0.9;
   c.mfu = 0.41;
+  c.mfu_precision_peak = 0.205;
+  c.model_tflops_per_gpu = 405.49;
+  c.precision = "fp8";
+  c.cp = 2;
+  c.ep = 1;
+  c.etp = 1;
+  c.experts = 0;
   c.cost_usd = cost;
   c.gpu_days = gpus * c.train_days;
   return c;
@@ -124,10 +131,21 @@ TEST(FrontierReport, CsvHeaderAndValues) {
             std::string::npos)
       << csv;
   EXPECT_NE(csv.find("mfu-above-validated;uncalibrated-gpu"), std::string::npos);
-  // The cost per loss point of cell 2 ends its row (about $100K).
+  // The cost per loss point of cell 2 (about $100K), then (issue 25) the
+  // plan's precision, cp, ep, etp, experts and both MFU figures end its row.
+  EXPECT_NE(header.find(",cost_per_loss_point_usd,precision,cp,ep,etp,experts,mfu_precision_peak,"
+                        "model_tflops_per_gpu"),
+            std::string::npos)
+      << header;
   const size_t row2 = csv.find("\ndgx-h100,h100-sxm,1024,60,");
   const size_t end2 = csv.find('\n', row2 + 1);
-  EXPECT_NEAR(std::stod(csv.substr(csv.rfind(',', end2) + 1, end2)), 1e5, 1e-6);
+  const std::string tail = ",fp8,2,1,1,0,0.205,405.49";
+  ASSERT_EQ(csv.compare(end2 - tail.size(), tail.size(), tail), 0) << csv.substr(row2, end2 - row2);
+  const size_t before = end2 - tail.size();
+  EXPECT_NEAR(std::stod(csv.substr(csv.rfind(',', before - 1) + 1, before)), 1e5, 1e-6);
+  // A cell without an answer has the same number of fields.
+  const size_t row0 = csv.find("\ndgx-h100,h100-sxm,1024,14,");
+  EXPECT_EQ(count(csv.substr(row0, csv.find('\n', row0 + 1) - row0), ","), count(header, ","));
 }
 
 TEST(FrontierReport, JsonParsesAndRoundTrips) {
@@ -174,6 +192,13 @@ TEST(FrontierReport, JsonParsesAndRoundTrips) {
     EXPECT_EQ(c.at("gpus_used").to_number<int>(), e.gpus_used);
     EXPECT_EQ(c.at("train_days").to_number<double>(), e.train_days);
     EXPECT_EQ(c.at("mfu").to_number<double>(), e.mfu);
+    EXPECT_EQ(c.at("mfu_precision_peak").to_number<double>(), e.mfu_precision_peak);
+    EXPECT_EQ(c.at("model_tflops_per_gpu").to_number<double>(), e.model_tflops_per_gpu);
+    EXPECT_EQ(c.at("precision").as_string(), e.precision);
+    EXPECT_EQ(c.at("cp").to_number<int>(), e.cp);
+    EXPECT_EQ(c.at("ep").to_number<int>(), e.ep);
+    EXPECT_EQ(c.at("etp").to_number<int>(), e.etp);
+    EXPECT_EQ(c.at("experts").to_number<int>(), e.experts);
     EXPECT_EQ(c.at("cost_usd").to_number<double>(), e.cost_usd);
     EXPECT_EQ(c.at("gpu_days").to_number<double>(), e.gpu_days);
     EXPECT_EQ(c.at("caveats").as_array().size(), e.caveats.size());

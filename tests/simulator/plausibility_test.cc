@@ -157,7 +157,7 @@ TEST(Caveats, FlagsTheCalibrationLimits) {
   EXPECT_EQ(roofline_caveats(moe, plan, g, 0.3),
             kCaveatEfficiencyAboveCeiling | kCaveatMoeUncalibrated);
 
-  const auto list = caveat_list(kAllCaveats, g, 0.635);
+  const auto list = caveat_list(kAllCaveats, g, 0.635, Precision::kBf16);
   ASSERT_EQ(list.size(), 5u);
   EXPECT_EQ(list[0].code, "uncalibrated-gpu");
   EXPECT_EQ(list[1].code, "mfu-above-validated");
@@ -173,10 +173,45 @@ TEST(Caveats, FlagsTheCalibrationLimits) {
   derived.name = "h200-sxm";
   derived.validation = {};
   derived.validation.derived_from = "h100-sxm";
-  const auto d = caveat_list(kCaveatUncalibratedGpu, derived, 0.4);
+  const auto d = caveat_list(kCaveatUncalibratedGpu, derived, 0.4, Precision::kBf16);
   ASSERT_EQ(d.size(), 1u);
   EXPECT_EQ(d[0].code, "uncalibrated-gpu");
   EXPECT_NE(d[0].text.find("h100-sxm's fit carried over"), std::string::npos) << d[0].text;
+}
+
+// Issue 25: "mfu-above-validated" compares like with like. An FP8 plan at
+// 83.6 % of the BF16 peak is 41.8 % of the FP8 peak: above FP8 runs validated
+// up to 40 % of the FP8 peak, although below the 16-bit runs' 49.4 %; a BF16
+// plan is held to the 16-bit figure alone.
+TEST(Caveats, FpEightPlansAreHeldToTheFpEightRuns) {
+  GpuSpec g;
+  g.name = "h100-like";
+  g.peak_bf16_flops = 989e12;
+  g.peak_fp16_flops = 989e12;
+  g.peak_fp8_flops = 1978e12;
+  g.validation.calibrated = true;
+  g.validation.flash_attention = true;
+  g.validation.max_mfu = 0.494;
+  g.validation.max_mfu_fp8 = 0.40;
+  Plan fp8;
+  fp8.precision = Precision::kFp8;
+  EXPECT_NEAR(mfu_of_precision_peak(0.836, g, Precision::kFp8), 0.418, 1e-12);
+  EXPECT_NEAR(model_flops_per_gpu(0.836, g, Precision::kFp8), 0.836 * 989e12, 1);
+  EXPECT_EQ(roofline_caveats(fp8, g, 0.836) & kCaveatMfuAboveValidated, kCaveatMfuAboveValidated);
+  EXPECT_EQ(roofline_caveats(fp8, g, 0.78) & kCaveatMfuAboveValidated, 0u);  // 39 % of FP8 peak
+  const auto list = caveat_list(kCaveatMfuAboveValidated, g, 0.836, Precision::kFp8);
+  ASSERT_EQ(list.size(), 1u);
+  EXPECT_NE(list[0].text.find("41.8 % of the FP8 peak (83.6 % of the BF16 peak)"),
+            std::string::npos) << list[0].text;
+  EXPECT_NE(list[0].text.find("highest (40.0 %) of the measured FP8 runs"), std::string::npos)
+      << list[0].text;
+  Plan bf16;
+  EXPECT_EQ(roofline_caveats(bf16, g, 0.45) & kCaveatMfuAboveValidated, 0u);
+  EXPECT_EQ(roofline_caveats(bf16, g, 0.50) & kCaveatMfuAboveValidated, kCaveatMfuAboveValidated);
+  // Without an FP8 figure, FP8 plans are held to max_mfu on their own peak.
+  g.validation.max_mfu_fp8 = 0;
+  EXPECT_EQ(roofline_caveats(fp8, g, 0.836) & kCaveatMfuAboveValidated, 0u);
+  EXPECT_EQ(roofline_caveats(fp8, g, 0.99) & kCaveatMfuAboveValidated, kCaveatMfuAboveValidated);
 }
 
 TEST(Caveats, SimulateSetsThemForTheRooflineOnly) {
@@ -256,7 +291,7 @@ TEST(Caveats, BuiltinPresetsSayWhatIsCalibrated) {
   EXPECT_FALSE(h200->validation.calibrated);
   EXPECT_EQ(h200->validation.derived_from, "h100-sxm");
   EXPECT_EQ(h200->roofline, h100->roofline);
-  EXPECT_EQ(caveat_list(roofline_caveats(Plan{}, *h200, 0.4), *h200, 0.4).at(0).code,
+  EXPECT_EQ(caveat_list(roofline_caveats(Plan{}, *h200, 0.4), *h200, 0.4, Precision::kBf16).at(0).code,
             "uncalibrated-gpu");
   for (const char* name : {"h200-sxm", "b200"}) {
     Result<GpuSpec> g = catalog->gpu(name);
