@@ -16,7 +16,7 @@ import tempfile
 
 import jsonschema
 
-TEXT_COLUMNS = {"name", "activation", "positions", "plan", "recompute", "why", "caveats"}
+TEXT_COLUMNS = {"name", "activation", "positions", "plan", "recompute", "why", "caveats", "precision"}
 failures = []
 
 
