@@ -74,9 +74,13 @@ def main():
         with open(f"{out}/candidates.csv") as f:
             check_csv("candidates.csv", f.read(),
                       ["params", "layers", "hidden", "heads", "kv_heads", "ffn_hidden", "seq_length",
-                       "vocab_size", "activation", "iteration_s", "days", "cost_usd", "mfu", "why"])
+                       "vocab_size", "activation", "iteration_s", "days", "cost_usd", "mfu", "why",
+                       "experts", "active_params", "precision", "cp", "ep", "etp", "mfu_precision_peak",
+                       "model_tflops_per_gpu"])
         with open(f"{out}/plans.csv") as f:
-            check_csv("plans.csv", f.read(), ["params", "tp", "pp", "dp", "iteration_s", "mfu", "days", "cost_usd"])
+            check_csv("plans.csv", f.read(), ["params", "tp", "pp", "dp", "iteration_s", "mfu", "days", "cost_usd",
+                                              "experts", "active_params", "precision", "cp", "ep", "etp",
+                                              "mfu_precision_peak", "model_tflops_per_gpu"])
         with open(f"{out}/report.md") as f:
             report = f.read()
         for needle in ("![Training days vs model size](days_vs_params.svg)", "## Plan notation",
@@ -93,6 +97,34 @@ def main():
             or arch.get("seq") != 8192 or arch.get("tied_embeddings") is not False:
         failures.append(f"llama: the answer's architecture is not Llama-style: {arch}")
 
+    # Issue 25: an H100 answer in FP8 reports its MFU three ways, consistently:
+    # against the BF16 peak (mfu), the FP8 peak (half of it on H100: 989 vs
+    # 1,979 TFLOP/s) and as model TFLOP/s per GPU (mfu x 989).
+    best = doc.get("best") or {}
+    plan = best.get("plan") or {}
+    for key in ("precision", "cp", "ep", "etp"):
+        if key not in plan:
+            failures.append(f"llama: best.plan lacks {key}")
+    if plan.get("precision") == "fp8":
+        if abs(best["mfu_precision_peak"] - best["mfu"] * 989 / 1979) > 1e-9:
+            failures.append(f"llama: fp8 mfu_precision_peak {best['mfu_precision_peak']} is not mfu x 989/1979")
+    elif plan and abs(best["mfu_precision_peak"] - best["mfu"]) > 1e-12:
+        failures.append("llama: a 16-bit plan's mfu_precision_peak differs from mfu")
+    if best and abs(best["model_tflops_per_gpu"] - best["mfu"] * 989) > 1e-6:
+        failures.append(f"llama: model_tflops_per_gpu {best.get('model_tflops_per_gpu')} is not mfu x 989")
+    if best and (best.get("experts") != 0 or best.get("active_params") != best.get("params")):
+        failures.append("llama: a dense answer has experts or fewer active parameters")
+    with tempfile.TemporaryDirectory() as out:
+        run(llmplan, "--family", "llama", "--gpus", "256", "--days", "10", "--gpu", "h100-sxm", "--out", out)
+        with open(f"{out}/plans.csv") as f:
+            rows = list(csv.DictReader(f))
+        if {r["precision"] for r in rows} != {"bf16", "fp8"}:
+            failures.append(f"llama plans.csv: precisions {sorted({r['precision'] for r in rows})}, not bf16 and fp8")
+        for r in rows:
+            if r["precision"] == "fp8" and abs(float(r["mfu_precision_peak"]) - float(r["mfu"]) * 989 / 1979) > 1e-6:
+                failures.append(f"llama plans.csv: fp8 row mfu_precision_peak {r['mfu_precision_peak']} vs mfu {r['mfu']}")
+                break
+
     doc = validate("pinned", json.loads(run(llmplan, "--model", "llama3-70b", "--gpus", "1024", "--days", "30",
                                             "--gpu", "h100-sxm", "--format", "json")))
     if not doc.get("pinned") or (doc.get("best") or {}).get("architecture", {}).get("name") != "llama3-70b":
@@ -106,6 +138,8 @@ def main():
         failures.append(f"moe: the answer is not an MoE model: {best.get('architecture')}")
     elif best["architecture"]["experts"] % best["plan"]["ep"] != 0:
         failures.append("moe: the answer's ep does not divide its experts")
+    elif best.get("experts") != best["architecture"]["experts"]:
+        failures.append("moe: best.experts differs from the architecture's")
     if not dense or dense.get("architecture", {}).get("experts", 0) != 0:
         failures.append("moe: no dense answer in dense_comparison")
 
