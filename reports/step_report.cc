@@ -197,6 +197,17 @@ std::string step_report_text(const SimulationView& v) {
   out += fmt::format("throughput       {:.0f} tokens/s\n", r.tokens_per_s);
   out += fmt::format("MFU              {} (model FLOPs; HFU {} counts recomputation)\n",
                      percent(r.mfu), percent(r.hfu));
+  // Labelled (issue 25): the peak the MFU is of, the precision's own peak
+  // for FP8, and model TFLOP/s per GPU as NVIDIA's and Meta's tables give it.
+  const simulator::Precision prec = v.plan.precision;
+  const std::string peak_name = prec == simulator::Precision::kFp16 ? "FP16" : "BF16";
+  out += fmt::format("                 of the {} peak{}; {:.0f} model TFLOP/s per GPU\n", peak_name,
+                     prec == simulator::Precision::kFp8 && v.cluster.gpu.peak_fp8_flops > 0
+                         ? fmt::format(" ({} of the FP8 peak)",
+                                       percent(simulator::mfu_of_precision_peak(
+                                           r.mfu, v.cluster.gpu, prec)))
+                         : std::string(),
+                     simulator::model_flops_per_gpu(r.mfu, v.cluster.gpu, prec) / 1e12);
   out += fmt::format("peak memory      {}\n", memory_line(r));
   const std::string caveats = caveat_lines(v, "  - ");
   if (!caveats.empty()) out += "\ncaveats:\n" + caveats;

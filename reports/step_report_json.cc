@@ -39,6 +39,10 @@ boost::json::object step_report_to_json(const SimulationView& v) {
   o["iteration_time_s"] = r.iteration_time_s;
   o["tokens_per_s"] = r.tokens_per_s;
   o["mfu"] = r.mfu;
+  // Issue 25: `mfu` is of the 16-bit peak (FP8 plans included); also of the
+  // plan's own precision's peak, and as model TFLOP/s per GPU.
+  o["mfu_precision_peak"] = simulator::mfu_of_precision_peak(r.mfu, v.cluster.gpu, v.plan.precision);
+  o["model_tflops_per_gpu"] = simulator::model_flops_per_gpu(r.mfu, v.cluster.gpu, v.plan.precision) / 1e12;
   o["hfu"] = r.hfu;
   o["model_flops"] = r.model_flops;
   o["hardware_flops"] = r.hardware_flops;

@@ -73,7 +73,7 @@ std::string band_text(const PlanReportView& v, double days) {
 
 reports::Table candidate_table(const PlanReportView& v, bool all) {
   reports::Table t({"params", "layers", "hidden", "heads", "tokens", "plan", "iteration", "days",
-                    "MFU", "cost", "loss", "status"});
+                    "MFU (16-bit peak)", "cost", "loss", "status"});
   const SearchResult& r = v.result;
   std::vector<int> rows;
   for (int i = static_cast<int>(r.candidates.size()) - 1; i >= 0; --i) rows.push_back(i);
@@ -173,8 +173,15 @@ std::string dense_comparison_markdown(const PlanReportView& v) {
              cell(n, [&](const Candidate& c) { return plan_label(plan_of(d, c).plan); })});
   t.add_row({"days", cell(m, [](const Candidate& c) { return days_str(c.days); }),
              cell(n, [](const Candidate& c) { return days_str(c.days); })});
-  t.add_row({"MFU (active FLOPs)", cell(m, [&](const Candidate& c) { return percent(plan_of(r, c).mfu); }),
+  t.add_row({"MFU (active FLOPs, 16-bit peak)", cell(m, [&](const Candidate& c) { return percent(plan_of(r, c).mfu); }),
              cell(n, [&](const Candidate& c) { return percent(plan_of(d, c).mfu); })});
+  t.add_row({"model TFLOP/s per GPU (active FLOPs)",
+             cell(m, [&](const Candidate& c) {
+               return fmt::format("{:.0f}", model_tflops_per_gpu(plan_of(r, c), v.cluster.gpu));
+             }),
+             cell(n, [&](const Candidate& c) {
+               return fmt::format("{:.0f}", model_tflops_per_gpu(plan_of(d, c), v.cluster.gpu));
+             })});
   t.add_row({"cost", cell(m, [&](const Candidate& c) { return usd_str(c.cost_usd, price); }),
              cell(n, [&](const Candidate& c) { return usd_str(c.cost_usd, price); })});
   md += t.markdown() + "\n";

@@ -326,6 +326,23 @@ TEST(Sharding, SameInputsGiveIdenticalReports) {
   // The new breakdown keys are there.
   EXPECT_NE(ja.find("\"fsdp_gather_exposed_s\""), std::string::npos);
   EXPECT_NE(ja.find("\"tp_comm_hidden_s\""), std::string::npos);
+  // Issue 25: the MFU labelled three ways. A bf16 plan's own peak is the
+  // 16-bit peak; model TFLOP/s per GPU is mfu x that peak.
+  const boost::json::object o = boost::json::parse(ja).as_object();
+  const double mfu = o.at("mfu").as_double();
+  EXPECT_DOUBLE_EQ(o.at("mfu_precision_peak").as_double(), mfu);
+  EXPECT_NEAR(o.at("model_tflops_per_gpu").as_double(), mfu * cluster.gpu.peak_bf16_flops / 1e12,
+              1e-9);
+  // An fp8 plan on a GPU with twice the FP8 peak: half the fraction.
+  Cluster fp8_cluster = cluster;
+  fp8_cluster.gpu.peak_fp8_flops = 2 * cluster.gpu.peak_bf16_flops;
+  Plan fp8 = plan;
+  fp8.precision = Precision::kFp8;
+  auto e = simulate(model, fp8, fp8_cluster);
+  ASSERT_TRUE(e.ok()) << e.status().message();
+  const boost::json::object f =
+      reports::step_report_to_json({model, fp8, fp8_cluster, *e, notes});
+  EXPECT_NEAR(f.at("mfu_precision_peak").as_double(), f.at("mfu").as_double() / 2, 1e-12);
 }
 
 }  // namespace
