@@ -248,6 +248,8 @@ Result<std::string> runs_validation_json(const RunsValidation& v) {
     e["predicted_s"] = v.predicted[i];
     e["ape"] = std::abs(v.predicted[i] - meas[i]) / meas[i];
     e["fits"] = static_cast<bool>(v.fits[i]);
+    e["peak_memory_bytes"] = v.peak_memory_bytes[i];
+    e["memory_margin_bytes"] = v.memory_capacity_bytes[i] - v.peak_memory_bytes[i];
     if (held) {
       e["fold"] = v.held_out.fold[i];
       e["held_out_predicted_s"] = v.held_out.predicted[i];
@@ -325,12 +327,15 @@ std::string runs_validation_report(const RunsValidation& v, bool md) {
   out += md ? "## Error by model\n\n" + models.markdown() + "\n"
             : "error by model:\n" + models.text() + "\n";
   reports::Table rows({"name", "gpus", "t", "p", "v", "d", "ep", "zero", "recompute",
-                       "measured_s", "predicted_s", "APE", "held-out APE", "fits"});
+                       "measured_s", "predicted_s", "APE", "held-out APE", "fits",
+                       "margin GB"});
   for (size_t i = 0; i < v.cases.size(); ++i) {
     const simulator::Plan& p = v.cases[i].config.plan;
-    char m[32], pr[32];
+    char m[32], pr[32], margin[32];
     std::snprintf(m, sizeof m, "%.3f", meas[i]);
     std::snprintf(pr, sizeof pr, "%.3f", v.predicted[i]);
+    std::snprintf(margin, sizeof margin, "%.1f",
+                  (v.memory_capacity_bytes[i] - v.peak_memory_bytes[i]) / 1e9);
     rows.add_row({v.cases[i].name, std::to_string(p.world_size()),
                   std::to_string(p.tensor_parallel), std::to_string(p.pipeline_parallel),
                   std::to_string(p.virtual_stages), std::to_string(p.data_parallel),
@@ -338,7 +343,7 @@ std::string runs_validation_report(const RunsValidation& v, bool md) {
                   simulator::to_string(p.recompute), m, pr,
                   pct(std::abs(v.predicted[i] - meas[i]) / meas[i]),
                   held ? pct(std::abs(v.held_out.predicted[i] - meas[i]) / meas[i]) : "n/a",
-                  v.fits[i] ? "yes" : "NO"});
+                  v.fits[i] ? "yes" : "NO", margin});
   }
   out += md ? "## Rows\n\n" + rows.markdown() + "\n" : "rows:\n" + rows.text() + "\n";
   reports::Table by({"missing feature", "rows"});
