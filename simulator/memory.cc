@@ -379,8 +379,11 @@ std::vector<MemoryBreakdown> stage_memory(const Model& model, const Plan& plan,
     // transpose across the micro-batches of a step (2 bytes per layer
     // parameter, routed experts included: the grouped GEMMs keep theirs);
     // at ZeRO-3 they are cast per layer after the gather (in the working
-    // set's gathered layer).
-    if (plan.precision == Precision::kFp8 && plan.sharding_stage() == 0) {
+    // set's gathered layer). With the distributed optimizer (stage 1) the
+    // weights themselves are fp8 (fp8_param_gather, NVIDIA's FP8 recipes):
+    // data + transpose replace the bf16 weight, nothing is added.
+    const int stage = plan.sharding_stage();
+    if (plan.precision == Precision::kFp8 && (stage == 0 || stage == 2)) {
       mb.weights_and_optimizer_bytes += 2.0 * stage_layer_params;
     }
     // ZeRO 2-3 work on the stage's largest layer unit (an MoE layer, if any).

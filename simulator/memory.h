@@ -2,10 +2,11 @@
 //
 // The peak of one device of pipeline stage r is the sum of
 //   training state     parameters x state_bytes_per_parameter(plan) (ZeRO stage);
-//                      fp8 at ZeRO-0: + 2 bytes per layer parameter (the
+//                      fp8 at ZeRO-0 and 2: + 2 bytes per layer parameter (the
 //                      cached fp8 weight and its transpose, TE's
 //                      module/base.py weight workspaces kept across the
-//                      micro-batches of a step). At ZeRO-1/2 the FP8 recipes
+//                      micro-batches of a step). At ZeRO-1 (Megatron-Core's
+//                      distributed optimizer) the FP8 recipes
 //                      NVIDIA ships keep the weights in fp8 instead of bf16
 //                      (fp8_param_gather = True in NeMo 2's
 //                      nemo/collections/llm/recipes/precision/mixed_precision.py
