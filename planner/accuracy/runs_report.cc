@@ -365,18 +365,27 @@ std::string runs_validation_report(const RunsValidation& v, bool md) {
   return out;
 }
 
+namespace {
+// Whole bytes, as a CSV cell.
+std::string bytes_text(double bytes) {
+  char b[48];
+  std::snprintf(b, sizeof b, "%.0f", bytes);
+  return b;
+}
+}  // namespace
+
 Result<std::string> runs_validation_csv(const RunsValidation& v) {
   reports::Table t({"name", "source", "line", "gpus", "t", "p", "v", "d", "micro_batch",
                     "global_batch", "seq", "zero_stage", "recompute", "measured_s", "predicted_s",
                     "ape_percent", "held_out_predicted_s", "held_out_ape_percent", "fits",
-                    "missing", "model", "ep"});
+                    "missing", "model", "ep", "peak_memory_bytes", "memory_margin_bytes"});
   size_t next = 0;
   for (const PublishedRun& r : v.runs) {
     if (!r.missing.empty()) {
       char m[32];
       std::snprintf(m, sizeof m, "%.3f", r.measured_step_s);
       t.add_row({r.name, r.source, std::to_string(r.line), "", "", "", "", "", "", "", "", "", "",
-                 m, "", "", "", "", "", missing_text(r.missing), r.model, ""});
+                 m, "", "", "", "", "", missing_text(r.missing), r.model, "", "", ""});
       continue;
     }
     const size_t i = next++;
@@ -397,7 +406,9 @@ Result<std::string> runs_validation_csv(const RunsValidation& v) {
                std::to_string(p.micro_batch_size), std::to_string(p.global_batch_size),
                std::to_string(c.config.model.seq_length), std::to_string(p.sharding_stage()),
                simulator::to_string(p.recompute), m, pr, e, hp, he, v.fits[i] ? "true" : "false",
-               "", c.config.model.name, std::to_string(p.expert_parallel)});
+               "", c.config.model.name, std::to_string(p.expert_parallel),
+               bytes_text(v.peak_memory_bytes[i]),
+               bytes_text(v.memory_capacity_bytes[i] - v.peak_memory_bytes[i])});
   }
   return t.csv();
 }

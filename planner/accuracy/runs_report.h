@@ -80,7 +80,9 @@ Result<std::string> runs_validation_json(const RunsValidation& v);
 // the rows left out.
 std::string runs_validation_report(const RunsValidation& v, bool md);
 // One line per row of the file (excluded rows too, with their missing
-// features and no prediction); the last columns are "model" and "ep".
+// features and no prediction); the last columns are "model", "ep",
+// "peak_memory_bytes" and "memory_margin_bytes" (capacity - peak; empty for
+// excluded rows).
 Result<std::string> runs_validation_csv(const RunsValidation& v);
 
 }  // namespace llmplan::planner
