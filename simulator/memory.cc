@@ -47,8 +47,17 @@ AttentionActivations attention_activations(const Model& model, const Plan& plan,
   // the FC1 input of a dense MLP), the two dropout masks (1 + 1) when
   // dropout is on.
   a.replicated = 4.0 + (mlp_input ? 2.0 : 1.0) * gemm_in + (plan.dropout ? 2.0 : 0.0);
-  // Split by TP: Q (2), K and V (2 each), the output projection input.
-  a.split = 2.0 * q_ratio + 4.0 * kv_ratio + gemm_in * q_ratio;
+  // Split by TP: Q (2), K and V (2 each), the attention output O = the
+  // output projection's input. Fused (flash) attention saves q, k, v, out
+  // and the softmax statistics (Transformer Engine
+  // transformer_engine/pytorch/attention (FusedAttnFunc.forward:
+  // ctx.save_for_backward(q, k, v, out, softmax_lse / aux_ctx_tensors)), all
+  // in bf16; the output projection (TE linear.py, _Linear.forward) saves its
+  // input: the same tensor as O in bf16, its own fp8 copy in FP8 (2 + 1).
+  a.split = 2.0 * q_ratio + 4.0 * kv_ratio + (gemm_in < 2.0 ? 2.0 + gemm_in : 2.0) * q_ratio;
+  // The fp32 log-sum-exp per head and token (flash attention's softmax
+  // statistics), a d-th of a head's width: 4 a / h bytes per token per h.
+  if (plan.flash_attention) a.split += 4.0 * model.num_heads / h;
   return a;
 }
 
@@ -277,6 +286,7 @@ std::vector<MemoryBreakdown> stage_memory(const Model& model, const Plan& plan,
   full_plan.recompute = Recompute::kNone;
   const double full_layer = layer_activation_bytes(model, full_plan);
   const double t = plan.tensor_parallel;
+  const bool sp = plan.sequence_parallel && plan.tensor_parallel > 1;
   // Tokens of one micro-batch on this rank (s/cp of each sequence).
   const double tokens = rank_tokens(model, plan);
   const double layer_params = static_cast<double>(model.layer_parameters()) / t;
@@ -303,7 +313,7 @@ std::vector<MemoryBreakdown> stage_memory(const Model& model, const Plan& plan,
     mb.parameters = stage_parameters[r];
     int stage_layers = 0;
     int stage_moe_layers = 0;
-    int forwards_in_flight = 0;  // micro-batches holding all their activations
+    int first_chunk_in_flight = 0;  // forwards in flight in the stage's first chunk
     if (plan.schedule == Schedule::kZbH1) {
       // v = 1: the stage's layers hold per_layer per forward in flight and
       // weight_grad per deferred W; the peak of their sum.
@@ -314,7 +324,7 @@ std::vector<MemoryBreakdown> stage_memory(const Model& model, const Plan& plan,
       stage_moe_layers = moe_layers;
       if (moe_layers == 0) {
         const SplitInFlight live = peak_in_flight_split(plan, r, per_layer, weight_grad);
-        forwards_in_flight = live.forwards;
+        first_chunk_in_flight = live.forwards;
         mb.activation_bytes =
             layers * (live.forwards * per_layer + live.deferred_weight_grads * weight_grad);
         mb.in_flight_micro_batches = live.forwards + live.deferred_weight_grads;
@@ -324,7 +334,7 @@ std::vector<MemoryBreakdown> stage_memory(const Model& model, const Plan& plan,
         const double deferred =
             dense_layers * weight_grad + moe_layers * moe_layer_weight_grad_bytes(model, plan);
         const SplitInFlight live = peak_in_flight_split(plan, r, forward, deferred);
-        forwards_in_flight = live.forwards;
+        first_chunk_in_flight = live.forwards;
         mb.activation_bytes = live.forwards * forward + live.deferred_weight_grads * deferred;
         mb.in_flight_micro_batches = live.forwards + live.deferred_weight_grads;
       }
@@ -343,7 +353,7 @@ std::vector<MemoryBreakdown> stage_memory(const Model& model, const Plan& plan,
         }
         mb.in_flight_micro_batches += live[c];
       }
-      forwards_in_flight = mb.in_flight_micro_batches;
+      first_chunk_in_flight = live[0];
     }
     const int stage_dense_layers = stage_layers - stage_moe_layers;
     // This stage's layers' parameters on the device, and its routed experts'.
@@ -369,16 +379,27 @@ std::vector<MemoryBreakdown> stage_memory(const Model& model, const Plan& plan,
     // transpose across the micro-batches of a step (2 bytes per layer
     // parameter, routed experts included: the grouped GEMMs keep theirs);
     // at ZeRO-3 they are cast per layer after the gather (in the working
-    // set's gathered layer).
-    if (plan.precision == Precision::kFp8 && plan.sharding_stage() < 3) {
+    // set's gathered layer). With the distributed optimizer (stage 1) the
+    // weights themselves are fp8 (fp8_param_gather, NVIDIA's FP8 recipes):
+    // data + transpose replace the bf16 weight, nothing is added.
+    const int stage = plan.sharding_stage();
+    if (plan.precision == Precision::kFp8 && (stage == 0 || stage == 2)) {
       mb.weights_and_optimizer_bytes += 2.0 * stage_layer_params;
     }
     // ZeRO 2-3 work on the stage's largest layer unit (an MoE layer, if any).
     mb.sharded_working_bytes = sharded_working_bytes(
         plan, stage_moe_layers == 0 ? layer_params : std::max(layer_params, moe_layer_params),
         stage_layers, root);
-    // The first stage also keeps the embedding output per in-flight micro-batch.
-    if (r == 0) mb.activation_bytes += forwards_in_flight * tokens * model.hidden_size * 2.0;
+    // The embedding's output is the first layer's input, stored by that
+    // layer's first norm (counted in layer_activation_bytes); the embedding's
+    // backward reads only the token ids (torch.nn.functional.embedding).
+    // With dropout the first stage also keeps the embedding dropout's 1-byte
+    // mask per in-flight micro-batch of its first chunk (Korthikanti et al.
+    // 2022, section 4.3: s b h p / t with SP; Megatron-Core
+    // LanguageModelEmbedding.forward, embedding_dropout).
+    if (r == 0 && plan.dropout) {
+      mb.activation_bytes += first_chunk_in_flight * tokens * model.hidden_size / (sp ? t : 1.0);
+    }
     if (plan.recompute == Recompute::kFull) {
       mb.recompute_bytes = stage_moe_layers == 0     ? full_layer
                            : stage_dense_layers == 0 ? moe_full_layer

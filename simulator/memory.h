@@ -2,12 +2,35 @@
 //
 // The peak of one device of pipeline stage r is the sum of
 //   training state     parameters x state_bytes_per_parameter(plan) (ZeRO stage);
-//                      fp8 below ZeRO-3: + 2 bytes per layer parameter (the
-//                      cached fp8 weight and its transpose)
+//                      fp8 at ZeRO-0 and 2: + 2 bytes per layer parameter (the
+//                      cached fp8 weight and its transpose, TE's
+//                      module/base.py weight workspaces kept across the
+//                      micro-batches of a step). At ZeRO-1 (Megatron-Core's
+//                      distributed optimizer) the FP8 recipes
+//                      NVIDIA ships keep the weights in fp8 instead of bf16
+//                      (fp8_param_gather = True in NeMo 2's
+//                      nemo/collections/llm/recipes/precision/mixed_precision.py
+//                      bf16_with_fp8_mixed and Megatron-Bridge's
+//                      src/megatron/bridge/training/mixed_precision.py; the
+//                      parameters are TE Float8Tensors, fp8_model_init):
+//                      1-byte data + 1-byte transpose replace the 2-byte bf16
+//                      weight, +0; the fp32 main copy is the optimizer's
 //   sharding working   stage 2-3: unsharded gradients in flight; stage 3 also
 //                      the gathered parameters (sharded_working_bytes)
 //   activations        stored activations of the in-flight micro-batches
-//                      (fp8: the linear GEMMs' inputs kept as 1-byte copies)
+//                      (fp8: the linear GEMMs' inputs kept as 1-byte copies);
+//                      the embedding's output is the first layer's input (no
+//                      separate term); with dropout the first stage keeps
+//                      the embedding dropout mask (1 byte per element) per
+//                      in-flight micro-batch of its first chunk. In-flight
+//                      counts come from the schedule (schedule.h): Megatron-
+//                      Core's interleaved 1F1B runs (p - r - 1) x 2 +
+//                      (v - 1) x p warm-up forwards of 1/v of the stage's
+//                      layers each (megatron/core/pipeline_parallel/
+//                      schedules.py, forward_backward_pipelining_with_
+//                      interleaving: num_warmup_microbatches), one more at
+//                      the peak: stage 0 holds p + (p - 1)/v stages' worth,
+//                      Korthikanti et al. 2022's (1 + (p - 1)/(p v)) x p
 //                      (layer_activation_bytes x layers x peak_in_flight;
 //                      zb-h1 also layer_weight_grad_bytes x layers per
 //                      micro-batch whose W is deferred, at the joint peak)
@@ -20,6 +43,9 @@
 //   fragmentation      caching-allocator slack, a fraction of the dynamic part
 //   reserved           CUDA context, cuBLAS and NCCL buffers
 //                      (framework_buffer_bytes) plus any extra reserve.
+// The capacity it is compared with is the memory CUDA reports (GpuSpec::
+// hbm_bytes: 81,559 MiB on an H100 80GB, presets/gpus.json), from which the
+// reserved term's CUDA context is taken.
 // Every figure is a formula of the model and plan, stated below with its
 // source; nothing is fitted. data/h100/published_runs.csv's dense BF16 runs
 // (which all ran on 80 GB H100s) are all predicted to fit (tests check the
@@ -85,7 +111,25 @@ struct MemoryBreakdown {
 // Flash attention (Dao et al. 2022) keeps no s x s scores either: no 5 a s/h
 // term. Generalised to GQA and any FFN size/activation (the 34 is 4 LN + 11
 // attention + 19 MLP for f = 4h GeLU; 32 without dropout, whose two 1-byte
-// masks go with plan.dropout = false): K and V scale with kv_heads/heads,
+// masks go with plan.dropout = false). What Megatron-Core with Transformer
+// Engine saves, per layer (pre-norm GPT layer, TE modules):
+//  - TELayerNormColumnParallelLinear (QKV, FC1; TE
+//    module/layernorm_linear.py, _LayerNormLinear.forward save_for_backward):
+//    the norm's input (bf16, 2 h), its fp32 mean / rstd (per token,
+//    negligible) and the normalised input ln_out, the GEMM's input (2 h
+//    bf16, 1 h fp8: saved as the quantized copy): 4 + 2 g per layer for the
+//    two norm-linears, one copy of each normalised input;
+//  - core attention (TE attention FusedAttnFunc.forward: q, k, v, out,
+//    the fp32 softmax log-sum-exp and the RNG state): Q, K, V, O in bf16
+//    and 4 a / h per token for the statistics; the output projection
+//    (TERowParallelLinear, module/linear.py _Linear.forward) saves its input:
+//    O itself in bf16, its fp8 copy in FP8 (O costs 2 + 1 then);
+//  - MLP: FC1's output, the activation's input (Megatron-Core
+//    fusions/fused_bias_swiglu.py / fused_bias_gelu.py save their input:
+//    2 f bytes GeLU, 4 f SwiGLU), and FC2's input (TERowParallelLinear:
+//    the activation output, 2 f bf16, f fp8);
+//  - dropout masks (1 byte each after attention and MLP) only with dropout.
+// K and V scale with kv_heads/heads,
 // the MLP stores 4f/h (GeLU: FC1 output + activation output) or 6f/h
 // (SwiGLU: two projections + the gated product). With context parallelism
 // a rank holds s/cp tokens of each sequence: s becomes s/cp throughout (the
@@ -173,7 +217,13 @@ double moe_layer_weight_grad_bytes(const Model& model, const Plan& plan);
 // Training Trillion Parameter Models", section 5: 2 + 2 + K bytes with K = 12
 // for mixed-precision Adam). Megatron keeps fp32 main gradients, so the
 // unsharded figure is 2 (bf16 weight) + 4 (fp32 gradient) + 12 (fp32 master
-// weight, Adam m and v) = 18. With S = plan.shard_ranks() (the data-
+// weight, Adam m and v) = 18. The gradients are fp32: Megatron-LM's
+// megatron/training/arguments.py sets accumulate_allreduce_grads_in_fp32 for
+// bf16 unless --grad-reduce-in-bf16, NeMo 2's and Megatron-Bridge's
+// bf16_mixed set grad_reduce_in_fp32 = True, and the distributed optimizer's
+// contiguous grad buffer takes that dtype (megatron/core/distributed/
+// param_and_grad_buffer.py, _ParamAndGradBuffer: grad_dtype); the bf16
+// parameters live in the param buffer beside it. With S = plan.shard_ranks() (the data-
 // parallel shard group times cp):
 //   stage 0   18
 //   stage 1   6 + 12/S      (optimizer state sharded: distributed optimizer)
@@ -242,7 +292,9 @@ double sharded_working_bytes(const Plan& plan, double layer_parameters, int laye
 // 2 cp chunks at the peak.
 double context_parallel_buffer_bytes(const Model& model, const Plan& plan);
 
-// Framework buffers per device, bytes: the CUDA context (about 0.5 GiB on
+// Framework buffers per device, bytes (kept as they were: no measurement of
+// NCCL's lazily allocated channels on these layouts to replace them with):
+// the CUDA context (about 0.5 GiB on
 // H100 with CUDA 12 and lazy module loading), cuBLAS workspaces (PyTorch
 // sets 32 MiB per handle on Hopper, CUBLAS_WORKSPACE_CONFIG ":4096:8"; two
 // streams: 64 MiB) and NCCL buffers for each communicator of more than one

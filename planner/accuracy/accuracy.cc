@@ -136,9 +136,11 @@ simulator::Cluster case_cluster(const AccuracyCase& c) {
 
 Result<std::vector<double>> predict_iteration_times(
     const std::vector<AccuracyCase>& cases,
-    const std::shared_ptr<const simulator::CostModel>& cost_model, std::vector<bool>* fits) {
+    const std::shared_ptr<const simulator::CostModel>& cost_model, std::vector<bool>* fits,
+    std::vector<double>* peak_memory_bytes, std::vector<double>* memory_capacity_bytes) {
   const int n = static_cast<int>(cases.size());
   std::vector<double> out(cases.size(), 0.0);
+  std::vector<double> peak(cases.size(), 0.0), capacity(cases.size(), 0.0);
   std::vector<char> fit(cases.size(), 1);
   std::vector<Status> errors(cases.size());
 #pragma omp parallel for schedule(dynamic, 8)
@@ -151,6 +153,8 @@ Result<std::vector<double>> predict_iteration_times(
     if (r.ok()) {
       out[static_cast<size_t>(i)] = r->iteration_time_s;
       fit[static_cast<size_t>(i)] = r->fits_in_memory ? 1 : 0;
+      peak[static_cast<size_t>(i)] = r->peak_memory_bytes;
+      capacity[static_cast<size_t>(i)] = r->memory_capacity_bytes;
     } else {
       errors[static_cast<size_t>(i)] = r.status();
     }
@@ -161,6 +165,8 @@ Result<std::vector<double>> predict_iteration_times(
     }
   }
   if (fits != nullptr) fits->assign(fit.begin(), fit.end());
+  if (peak_memory_bytes != nullptr) *peak_memory_bytes = std::move(peak);
+  if (memory_capacity_bytes != nullptr) *memory_capacity_bytes = std::move(capacity);
   return out;
 }
 

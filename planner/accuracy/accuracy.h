@@ -92,11 +92,14 @@ AccuracyConstants constants_of(const AccuracyCase& c);
 
 // Simulated iteration time of every case, in seconds (OpenMP over cases).
 // `cost_model` may be null (Roofline). Errors name the file and line.
-// `fits` (may be null) receives StepReport::fits_in_memory of each case.
+// `fits` (may be null) receives StepReport::fits_in_memory of each case;
+// `peak_memory_bytes` and `memory_capacity_bytes` (each may be null) its
+// StepReport::peak_memory_bytes and memory_capacity_bytes.
 Result<std::vector<double>> predict_iteration_times(
     const std::vector<AccuracyCase>& cases,
     const std::shared_ptr<const simulator::CostModel>& cost_model,
-    std::vector<bool>* fits = nullptr);
+    std::vector<bool>* fits = nullptr, std::vector<double>* peak_memory_bytes = nullptr,
+    std::vector<double>* memory_capacity_bytes = nullptr);
 
 // Absolute percentage errors summarised.
 struct ErrorSummary {

@@ -248,6 +248,8 @@ Result<std::string> runs_validation_json(const RunsValidation& v) {
     e["predicted_s"] = v.predicted[i];
     e["ape"] = std::abs(v.predicted[i] - meas[i]) / meas[i];
     e["fits"] = static_cast<bool>(v.fits[i]);
+    e["peak_memory_bytes"] = v.peak_memory_bytes[i];
+    e["memory_margin_bytes"] = v.memory_capacity_bytes[i] - v.peak_memory_bytes[i];
     if (held) {
       e["fold"] = v.held_out.fold[i];
       e["held_out_predicted_s"] = v.held_out.predicted[i];
@@ -325,12 +327,15 @@ std::string runs_validation_report(const RunsValidation& v, bool md) {
   out += md ? "## Error by model\n\n" + models.markdown() + "\n"
             : "error by model:\n" + models.text() + "\n";
   reports::Table rows({"name", "gpus", "t", "p", "v", "d", "ep", "zero", "recompute",
-                       "measured_s", "predicted_s", "APE", "held-out APE", "fits"});
+                       "measured_s", "predicted_s", "APE", "held-out APE", "fits",
+                       "margin GB"});
   for (size_t i = 0; i < v.cases.size(); ++i) {
     const simulator::Plan& p = v.cases[i].config.plan;
-    char m[32], pr[32];
+    char m[32], pr[32], margin[32];
     std::snprintf(m, sizeof m, "%.3f", meas[i]);
     std::snprintf(pr, sizeof pr, "%.3f", v.predicted[i]);
+    std::snprintf(margin, sizeof margin, "%.1f",
+                  (v.memory_capacity_bytes[i] - v.peak_memory_bytes[i]) / 1e9);
     rows.add_row({v.cases[i].name, std::to_string(p.world_size()),
                   std::to_string(p.tensor_parallel), std::to_string(p.pipeline_parallel),
                   std::to_string(p.virtual_stages), std::to_string(p.data_parallel),
@@ -338,7 +343,7 @@ std::string runs_validation_report(const RunsValidation& v, bool md) {
                   simulator::to_string(p.recompute), m, pr,
                   pct(std::abs(v.predicted[i] - meas[i]) / meas[i]),
                   held ? pct(std::abs(v.held_out.predicted[i] - meas[i]) / meas[i]) : "n/a",
-                  v.fits[i] ? "yes" : "NO"});
+                  v.fits[i] ? "yes" : "NO", margin});
   }
   out += md ? "## Rows\n\n" + rows.markdown() + "\n" : "rows:\n" + rows.text() + "\n";
   reports::Table by({"missing feature", "rows"});
@@ -360,18 +365,27 @@ std::string runs_validation_report(const RunsValidation& v, bool md) {
   return out;
 }
 
+namespace {
+// Whole bytes, as a CSV cell.
+std::string bytes_text(double bytes) {
+  char b[48];
+  std::snprintf(b, sizeof b, "%.0f", bytes);
+  return b;
+}
+}  // namespace
+
 Result<std::string> runs_validation_csv(const RunsValidation& v) {
   reports::Table t({"name", "source", "line", "gpus", "t", "p", "v", "d", "micro_batch",
                     "global_batch", "seq", "zero_stage", "recompute", "measured_s", "predicted_s",
                     "ape_percent", "held_out_predicted_s", "held_out_ape_percent", "fits",
-                    "missing", "model", "ep"});
+                    "missing", "model", "ep", "peak_memory_bytes", "memory_margin_bytes"});
   size_t next = 0;
   for (const PublishedRun& r : v.runs) {
     if (!r.missing.empty()) {
       char m[32];
       std::snprintf(m, sizeof m, "%.3f", r.measured_step_s);
       t.add_row({r.name, r.source, std::to_string(r.line), "", "", "", "", "", "", "", "", "", "",
-                 m, "", "", "", "", "", missing_text(r.missing), r.model, ""});
+                 m, "", "", "", "", "", missing_text(r.missing), r.model, "", "", ""});
       continue;
     }
     const size_t i = next++;
@@ -392,7 +406,9 @@ Result<std::string> runs_validation_csv(const RunsValidation& v) {
                std::to_string(p.micro_batch_size), std::to_string(p.global_batch_size),
                std::to_string(c.config.model.seq_length), std::to_string(p.sharding_stage()),
                simulator::to_string(p.recompute), m, pr, e, hp, he, v.fits[i] ? "true" : "false",
-               "", c.config.model.name, std::to_string(p.expert_parallel)});
+               "", c.config.model.name, std::to_string(p.expert_parallel),
+               bytes_text(v.peak_memory_bytes[i]),
+               bytes_text(v.memory_capacity_bytes[i] - v.peak_memory_bytes[i])});
   }
   return t.csv();
 }

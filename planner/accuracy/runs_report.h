@@ -47,6 +47,8 @@ struct RunsValidation {
   std::vector<AccuracyCase> cases; // the expressible rows
   std::vector<double> predicted;   // in-sample (the constants in effect)
   std::vector<bool> fits;          // the simulator's memory check
+  std::vector<double> peak_memory_bytes;      // its peak per device (the busiest stage)
+  std::vector<double> memory_capacity_bytes;  // the GPU's memory (fits: peak <= capacity)
   HeldOut held_out;
   std::vector<std::string> notes;
 };
@@ -66,7 +68,9 @@ std::map<std::string, int> missing_feature_counts(const std::vector<PublishedRun
 //  without rows or held-out run), "runs": [{"name", "model", "source",
 //  "line", "gpus", "t", "p", "d", "v", "ep", "micro_batch", "global_batch",
 //  "seq", "zero_stage", "recompute", "measured_s", "predicted_s", "ape",
-//  "fits", "fold", "held_out_predicted_s", "held_out_ape"}] (every
+//  "fits", "peak_memory_bytes", "memory_margin_bytes" (capacity - peak;
+//  negative when it does not fit), "fold", "held_out_predicted_s",
+//  "held_out_ape"}] (every
 //  expressible row), "excluded": {"rows", "by_feature": {feature: rows},
 //  "runs": [{"name", "source", "line", "missing": [...]}]}, "notes": [...]}.
 // Errors are fractions. InvalidArgument if a number is not finite.
@@ -76,7 +80,9 @@ Result<std::string> runs_validation_json(const RunsValidation& v);
 // the rows left out.
 std::string runs_validation_report(const RunsValidation& v, bool md);
 // One line per row of the file (excluded rows too, with their missing
-// features and no prediction); the last columns are "model" and "ep".
+// features and no prediction); the last columns are "model", "ep",
+// "peak_memory_bytes" and "memory_margin_bytes" (capacity - peak; empty for
+// excluded rows).
 Result<std::string> runs_validation_csv(const RunsValidation& v);
 
 }  // namespace llmplan::planner

@@ -293,7 +293,8 @@ Status run_validate_runs(const AccuracyOptions& o, const GlobalOptions& global) 
   RunsValidation v;
   LLMPLAN_ASSIGN_OR_RETURN(v.cases, load_runs_cases(o, global, &v.runs, &v.notes, &v.gpu));
   for (const std::string& f : o.files) v.source += (v.source.empty() ? "" : " ") + f;
-  LLMPLAN_ASSIGN_OR_RETURN(v.predicted, predict_iteration_times(v.cases, nullptr, &v.fits));
+  LLMPLAN_ASSIGN_OR_RETURN(v.predicted, predict_iteration_times(v.cases, nullptr, &v.fits, &v.peak_memory_bytes,
+                                                                   &v.memory_capacity_bytes));
   const int folds = o.folds < 0 ? kDefaultRunsFolds : o.folds;
   if (folds > static_cast<int>(v.cases.size())) {
     return Status::invalid_argument("--folds: " + std::to_string(folds) + " folds for " +

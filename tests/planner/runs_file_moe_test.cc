@@ -355,6 +355,15 @@ TEST(RunsFile, ValidateGroupsByModel) {
   EXPECT_EQ(runs[2].at("name"), "moe_row");
   EXPECT_EQ(runs[2].at("ep").to_number<int>(), 8);
   EXPECT_GT(runs[2].at("predicted_s").to_number<double>(), 0.0);
+  // The memory check per row: the peak and the margin to the H100's
+  // 81,559 MiB (presets/gpus.json), positive exactly when the row fits.
+  for (const boost::json::value& x : runs) {
+    const double peak = x.at("peak_memory_bytes").to_number<double>();
+    const double margin = x.at("memory_margin_bytes").to_number<double>();
+    EXPECT_GT(peak, 1e9);
+    EXPECT_NEAR(peak + margin, 81559.0 * 1024 * 1024, 1.0);
+    EXPECT_EQ(x.at("fits").as_bool(), margin >= 0);
+  }
   // Markdown: the table by model and every expressible row with its error.
   const std::string md = run("md");
   EXPECT_NE(md.find("## Error by model"), std::string::npos) << md;
@@ -363,10 +372,14 @@ TEST(RunsFile, ValidateGroupsByModel) {
   for (const char* name : {"| mpt-7b_foundry", "| oth-7b_foundry", "| moe_row"}) {
     EXPECT_NE(md.find(name), std::string::npos) << name;
   }
-  // CSV: model and ep columns.
+  // CSV: model and ep columns, then the memory check's peak and margin
+  // (capacity - peak, whole bytes; empty for the excluded row).
   const std::string csv = run("csv");
-  EXPECT_NE(csv.find(",missing,model,ep\n"), std::string::npos) << csv;
-  EXPECT_NE(csv.find(",qwen-moe,8\n"), std::string::npos) << csv;
+  EXPECT_NE(csv.find(",missing,model,ep,peak_memory_bytes,memory_margin_bytes\n"),
+            std::string::npos)
+      << csv;
+  EXPECT_NE(csv.find(",qwen-moe,8,"), std::string::npos) << csv;
+  EXPECT_NE(csv.find(",precision fp4,mpt-7b,,,\n"), std::string::npos) << csv;
 }
 
 }  // namespace

@@ -122,17 +122,21 @@ TEST(BuiltinPresets, GpusCarryTheDatasheetFigures) {
     double tflops, hbm_gb, hbm_tb_per_s, nvlink_gb_per_s, tdp_w;
     int sms;
   };
-  // DESIGN.md section 9.
+  // DESIGN.md section 9. Memory: the datasheet's GB, except where the
+  // memory CUDA reports is known (nvidia-smi's total: 81920 MiB on an A100
+  // 80GB, 81559 MiB on an H100 80GB, 143771 MiB on an H200, 183359 MiB on a B200;
+  // presets/gpus.json).
+  constexpr double kMiB = 1024.0 * 1024.0;
   for (const Case& c : {Case{"a100-40gb", 312, 40, 1.555, 600, 400, 108},
-                        Case{"a100-80gb", 312, 80, 2.039, 600, 400, 108},
-                        Case{"h100-sxm", 989, 80, 3.35, 900, 700, 132},
-                        Case{"h200-sxm", 989, 141, 4.8, 900, 700, 132},
-                        Case{"b200", 2250, 180, 7.7, 1800, 1000, 148}}) {
+                        Case{"a100-80gb", 312, 81920 * kMiB / 1e9, 2.039, 600, 400, 108},
+                        Case{"h100-sxm", 989, 81559 * kMiB / 1e9, 3.35, 900, 700, 132},
+                        Case{"h200-sxm", 989, 143771 * kMiB / 1e9, 4.8, 900, 700, 132},
+                        Case{"b200", 2250, 183359 * kMiB / 1e9, 7.7, 1800, 1000, 148}}) {
     Result<simulator::GpuSpec> g = catalog.gpu(c.name);
     ASSERT_TRUE(g.ok()) << g.status().message();
     EXPECT_DOUBLE_EQ(g->peak_bf16_flops, c.tflops * 1e12) << c.name;
     EXPECT_DOUBLE_EQ(g->peak_fp16_flops, g->peak_bf16_flops) << c.name;
-    EXPECT_DOUBLE_EQ(g->hbm_bytes, c.hbm_gb * 1e9) << c.name;
+    EXPECT_NEAR(g->hbm_bytes, c.hbm_gb * 1e9, 1) << c.name;
     EXPECT_DOUBLE_EQ(g->hbm_bytes_per_s, c.hbm_tb_per_s * 1e12) << c.name;
     EXPECT_DOUBLE_EQ(g->nvlink_bytes_per_s, c.nvlink_gb_per_s * 1e9) << c.name;
     EXPECT_DOUBLE_EQ(g->tdp_w, c.tdp_w) << c.name;

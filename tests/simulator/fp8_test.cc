@@ -171,16 +171,19 @@ TEST(Fp8, GpuWithoutFp8IsAOneLineError) {
 
 TEST(Fp8, ActivationsKeepFp8CopiesOfTheGemmInputs) {
   // Per token and hidden unit, GeLU, no SP, t = 1, dropout on: bf16 keeps
-  // 10 (replicated) + 2 + 4 + 2 + 16 (Q, K+V, out-proj input, MLP 2f+2f
-  // with f = 4h) = 34 bytes x h; fp8 keeps the QKV, FC1, out-proj and FC2
-  // inputs in 1 byte: 34 - 1 - 1 - 1 - 4 = 27.
+  // 10 (replicated) + 2 + 4 + 2 + 16 (Q, K+V, attention output = out-proj
+  // input, MLP 2f+2f with f = 4h) = 34 bytes x h; fp8 keeps the QKV, FC1 and
+  // FC2 inputs in 1 byte, and the out-proj's fp8 copy of the attention
+  // output beside the bf16 one flash attention saves: 34 - 1 - 1 + 1 - 4 =
+  // 29. Both + flash attention's fp32 log-sum-exp, 4 x 16 heads per token.
+  const double lse = 4.0 * 16 / 1024;
   const Model model = gpt(1, 1024, 16, 2048);
   Plan plan;
   const double bf16 = layer_activation_bytes(model, plan);
   plan.precision = Precision::kFp8;
   const double fp8 = layer_activation_bytes(model, plan);
-  EXPECT_DOUBLE_EQ(bf16, 2048.0 * 1024 * 34);
-  EXPECT_DOUBLE_EQ(fp8, 2048.0 * 1024 * 27);
+  EXPECT_DOUBLE_EQ(bf16, 2048.0 * 1024 * (34 + lse));
+  EXPECT_DOUBLE_EQ(fp8, 2048.0 * 1024 * (29 + lse));
 }
 
 TEST(Fp8, CachedFp8WeightsCostTwoBytesPerLayerParameter) {
@@ -201,6 +204,19 @@ TEST(Fp8, CachedFp8WeightsCostTwoBytesPerLayerParameter) {
   bf16_z3.precision = Precision::kBf16;
   EXPECT_DOUBLE_EQ(stage_memory(model, plan, params, 0)[0].weights_and_optimizer_bytes,
                    stage_memory(model, bf16_z3, params, 0)[0].weights_and_optimizer_bytes);
+  // With the distributed optimizer (ZeRO-1) NVIDIA's FP8 recipes keep the
+  // weights in fp8 (fp8_param_gather): 1-byte data + 1-byte transpose in
+  // place of the 2-byte bf16 weight, the same state as bf16. FSDP's
+  // SHARD_GRAD_OP (ZeRO-2) keeps bf16 weights and TE caches their fp8 copies.
+  plan.zero_stage = 1;
+  bf16_z3.zero_stage = 1;
+  EXPECT_DOUBLE_EQ(stage_memory(model, plan, params, 0)[0].weights_and_optimizer_bytes,
+                   stage_memory(model, bf16_z3, params, 0)[0].weights_and_optimizer_bytes);
+  plan.zero_stage = 2;
+  bf16_z3.zero_stage = 2;
+  EXPECT_DOUBLE_EQ(stage_memory(model, plan, params, 0)[0].weights_and_optimizer_bytes -
+                       stage_memory(model, bf16_z3, params, 0)[0].weights_and_optimizer_bytes,
+                   2.0 * 4 * static_cast<double>(model.layer_parameters()));
 }
 
 TEST(Fp8, PlanJsonRoundTripsPrecisionAndRecipe) {

@@ -31,8 +31,9 @@ TEST(Memory, ActivationsMatchKorthikanti) {
   plan.recompute = Recompute::kFull;
   EXPECT_DOUBLE_EQ(layer_activation_bytes(m, plan), 2 * s * b * h / t);
   plan.recompute = Recompute::kNone;
-  plan.flash_attention = true;  // flash attention stores no s x s scores either
-  EXPECT_DOUBLE_EQ(layer_activation_bytes(m, plan), s * b * h / t * 34);
+  plan.flash_attention = true;  // flash attention stores no s x s scores either,
+  // only its fp32 softmax statistics (log-sum-exp): 4 bytes per head and token.
+  EXPECT_DOUBLE_EQ(layer_activation_bytes(m, plan), s * b * h / t * (34 + 4 * a / h));
 }
 
 // The same formulas worked by hand for a small shape, micro-batch 4.
@@ -55,10 +56,10 @@ TEST(Memory, ActivationsByHand) {
   plan.recompute = Recompute::kFull;  // 2 s b h / 4
   EXPECT_REL(layer_activation_bytes(m, plan), 1048576.0);
   plan.recompute = Recompute::kNone;
-  plan.flash_attention = true;  // no s^2 term: 34 s b h / 4
-  EXPECT_REL(layer_activation_bytes(m, plan), 17825792.0);
-  plan.dropout = false;  // no masks: 32 s b h / 4
-  EXPECT_REL(layer_activation_bytes(m, plan), 16777216.0);
+  plan.flash_attention = true;  // no s^2 term: 34 s b h / 4 + the fp32 log-sum-exp 4 a s b / 4
+  EXPECT_REL(layer_activation_bytes(m, plan), 17825792.0 + 32768.0);
+  plan.dropout = false;  // no masks: 32 s b h / 4 (+ log-sum-exp)
+  EXPECT_REL(layer_activation_bytes(m, plan), 16777216.0 + 32768.0);
 }
 
 // GQA and SwiGLU: Q 2, K and V 2 kv/a each, output 2, MLP 6 f/h, + 10 replicated.
@@ -68,10 +69,12 @@ TEST(Memory, ActivationsGqaSwiglu) {
   m.ffn_hidden_size = 2816;     // f/h = 2.75: 6 f/h = 16.5
   m.activation = Activation::kSwiglu;
   Plan plan;
-  // (10 + 2 + 1 + 2 + 16.5) s b h = 31.5 * 524288
-  EXPECT_REL(layer_activation_bytes(m, plan), 31.5 * 524288.0);
-  plan.tensor_parallel = 2;  // 10 + 21.5 / 2
-  EXPECT_REL(layer_activation_bytes(m, plan), 20.75 * 524288.0);
+  // (10 + 2 + 1 + 2 + 16.5) s b h = 31.5 * 524288, + the fp32 log-sum-exp:
+  // 4 bytes x 16 heads per token = 4 * 16 / 1024 s b h.
+  const double lse = 4.0 * 16 / 1024;
+  EXPECT_REL(layer_activation_bytes(m, plan), (31.5 + lse) * 524288.0);
+  plan.tensor_parallel = 2;  // 10 + (21.5 + lse) / 2
+  EXPECT_REL(layer_activation_bytes(m, plan), (20.75 + lse / 2) * 524288.0);
 }
 
 TEST(Memory, StateBytesByZeroStage) {
@@ -92,6 +95,33 @@ TEST(Memory, StateBytesByZeroStage) {
   EXPECT_DOUBLE_EQ(state_bytes_per_parameter(plan), 4);
   plan.zero_stage = 1;
   EXPECT_DOUBLE_EQ(state_bytes_per_parameter(plan), 9);
+}
+
+// Published per-parameter state figures.
+//  - Megatron-LM's distributed-optimizer documentation (docs/source/api-guide/
+//    dist_optimizer.md, "theoretical number of bytes per parameter"):
+//    bf16 parameters with fp32 gradients: 18 without, 6 + 12/d with the
+//    distributed optimizer. Tolerance: exact.
+//  - Rajbhandari et al. 2020 (ZeRO), Figure 1: a 7.5B-parameter model on
+//    N_d = 64 GPUs with K = 12 needs 16.6 GB per GPU at P_os+g and 1.88 GB
+//    at P_os+g+p (2-byte gradients). Tolerance 10 %: ours keep the sharded
+//    gradients in fp32 at stage 2 (2 + 16/64 = 2.25 bytes against ZeRO's
+//    2 + 14/64 = 2.22), exact at stage 3. (Its P_os figure, 31.4 GB, is
+//    ZeRO's 2-byte gradients; Megatron-Core keeps a 4-byte buffer: 46.4 GB,
+//    the documented framework difference, so not compared.)
+TEST(Memory, PublishedStateFigures) {
+  Plan plan;
+  plan.data_parallel = 64;
+  plan.global_batch_size = 64;
+  EXPECT_DOUBLE_EQ(state_bytes_per_parameter(plan), 18);
+  plan.distributed_optimizer = true;
+  EXPECT_DOUBLE_EQ(state_bytes_per_parameter(plan), 6 + 12.0 / 64);
+  plan.distributed_optimizer = false;
+  const double psi = 7.5e9;
+  plan.zero_stage = 2;
+  EXPECT_NEAR(psi * state_bytes_per_parameter(plan), 16.6e9, 0.10 * 16.6e9);
+  plan.zero_stage = 3;
+  EXPECT_NEAR(psi * state_bytes_per_parameter(plan), 1.88e9, 0.10 * 1.88e9);
 }
 
 TEST(Memory, ShardedWorkingSet) {
@@ -146,7 +176,10 @@ TEST(Memory, InterleavedFirstStageFactor) {
   const std::vector<MemoryBreakdown> mem = stage_memory(m, plan, {1e6, 1e6, 1e6, 1e6}, 0);
   const double p = 4, v = 2, l = 16;
   const double per_layer = layer_activation_bytes(m, plan);
-  const double embedding = mem[0].in_flight_micro_batches * 1024.0 * 1024 * 2;
+  // + the embedding dropout's 1-byte mask per micro-batch in flight in the
+  // first chunk (7 of the 11 at the peak: forwards 0-3 and 8-10).
+  EXPECT_EQ(peak_in_flight(plan, 0)[0], 7);
+  const double embedding = 7 * 1024.0 * 1024 * 1;
   EXPECT_REL(mem[0].activation_bytes - embedding, per_layer * l * (1 + (p - 1) / (p * v)));
   EXPECT_EQ(mem[0].in_flight_micro_batches, 4 * 2 + 4 - 1);  // v p + p - 1 chunk passes
 }
@@ -166,8 +199,9 @@ TEST(Memory, ZeroThreeTotalByHand) {
   const double tokens = 1024, h = 1024;
   EXPECT_REL(mb.weights_and_optimizer_bytes, (4 * layer + root) * 16 / 4);
   EXPECT_REL(mb.sharded_working_bytes, (2 * layer + root) * 4);
-  EXPECT_REL(mb.activation_bytes, 4 * 2 * tokens * h + tokens * h * 2);  // layer inputs + embedding
-  EXPECT_REL(mb.recompute_bytes, 34 * tokens * h);
+  // The layer inputs of the 4 layers, + the embedding dropout's 1-byte mask.
+  EXPECT_REL(mb.activation_bytes, 4 * 2 * tokens * h + tokens * h * 1);
+  EXPECT_REL(mb.recompute_bytes, (34 + 4.0 * 16 / 1024) * tokens * h);  // + log-sum-exp
   EXPECT_REL(mb.logits_bytes, tokens * 1000 * 6);
   const double dynamic = mb.activation_bytes + mb.recompute_bytes + mb.logits_bytes + mb.sharded_working_bytes;
   EXPECT_REL(mb.fragmentation_bytes, kAllocatorFragmentation * dynamic);
@@ -234,7 +268,7 @@ TEST(Memory, TightestPublishedH100RunsFit) {
 
 TEST(Memory, TightestMegatronH100RunFits) {
   // Megatron-LM weak scaling, GPT 462B: t 8, p 16, d 48, distributed
-  // optimizer, micro-batch 1, s 4096, no recompute: 67.3 GB on the first stage.
+  // optimizer, micro-batch 1, s 4096, no recompute: 64.9 GB on the first stage.
   Model m = testing::gpt(112, 18432, 144, 4096, 131072);
   m.tied_embeddings = false;
   Plan plan;
@@ -247,7 +281,7 @@ TEST(Memory, TightestMegatronH100RunFits) {
   plan.tp_comm_overlap = true;
   const double peak = peak_bytes(m, plan);
   EXPECT_LT(peak, 80e9);
-  EXPECT_GT(peak, 66e9);
+  EXPECT_GT(peak, 64e9);
 }
 
 TEST(Memory, SeventyBillionUnshardedOnEightGpusDoesNotFit) {
@@ -263,6 +297,21 @@ TEST(Memory, SeventyBillionUnshardedOnEightGpusDoesNotFit) {
   EXPECT_GT(peak_bytes(m, plan), 1000e9);  // 18 B x 70 B parameters
   plan.zero_stage = 3;                     // 16/8 B per parameter: 141 GB, still too much
   EXPECT_GT(peak_bytes(m, plan), 140e9);
+}
+
+// GPT-3 175B on 64 GPUs with t 8, p 1 and no sharding (ZeRO-0): 21.9 B
+// parameters per GPU x 18 bytes = 394 GB, far beyond any 80 GB GPU.
+TEST(Memory, GptThreeOnSixtyFourGpusTensorParallelOnlyDoesNotFit) {
+  const Model m = testing::gpt(96, 12288, 96, 2048, 50257);
+  Plan plan;
+  plan.tensor_parallel = 8;
+  plan.data_parallel = 8;
+  plan.global_batch_size = 8;
+  plan.sequence_parallel = true;
+  plan.recompute = Recompute::kFull;
+  EXPECT_GT(peak_bytes(m, plan), 390e9);
+  plan.distributed_optimizer = true;  // 6 + 12/8 bytes per parameter: 164 GB, still too much
+  EXPECT_GT(peak_bytes(m, plan), 160e9);
 }
 
 }  // namespace
