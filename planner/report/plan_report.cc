@@ -353,8 +353,10 @@ std::string plan_report_markdown(const PlanReportView& v) {
         "({:+.1f} % .. {:+.1f} %) from {} held-out runs {}: {} ({}){}\n",
         b.p_low * 100, b.low_ratio, b.p_high * 100, b.high_ratio, 100 * (b.low_ratio - 1),
         100 * (b.high_ratio - 1), b.samples,
-        pooled ? (o.band.cells.empty() ? "of all kinds" : "of all kinds (no group like the plan has enough)")
-               : (r.best < 0 ? "like the plan" : "like the answer's plan"),
+        pooled ? (o.band.cells.empty() || r.best < 0
+                      ? "of all kinds"
+                      : "of all kinds (no group like the answer's plan has enough)")
+               : "like the answer's plan",
         b.group, b.source,
         b.confidence > 0
             ? fmt::format("; --confidence {}: days x the ratio at {} of each plan's band (the "
