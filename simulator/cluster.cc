@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "simulator/error_band.h"
 #include "simulator/plan.h"
 
 namespace llmplan::simulator {
@@ -125,6 +126,34 @@ Status validate(const Cluster& c) {
   return Status();
 }
 
+namespace {
+
+// Quantiles as GpuValidation describes them; `field` names them in errors.
+Status check_quantiles(const std::vector<std::pair<double, double>>& quantiles,
+                       const std::string& field) {
+  auto bad = [](const std::string& f, const std::string& why) {
+    return Status::invalid_argument("validation." + f + ": " + why);
+  };
+  if (quantiles.size() > kMaxValidationQuantiles) {
+    return bad(field, "at most " + std::to_string(kMaxValidationQuantiles) + " entries");
+  }
+  for (size_t i = 0; i < quantiles.size(); ++i) {
+    const auto [p, ratio] = quantiles[i];
+    const std::string at = field + "[" + std::to_string(i) + "]";
+    if (!(p > 0 && p < 1)) return bad(at + ".p", "must be in (0, 1)");
+    if (!(ratio > 0) || !std::isfinite(ratio)) return bad(at + ".ratio", "must be positive");
+    if (i > 0 && !(p > quantiles[i - 1].first)) {
+      return bad(at + ".p", "probabilities must be strictly increasing");
+    }
+    if (i > 0 && ratio < quantiles[i - 1].second) {
+      return bad(at + ".ratio", "ratios must not decrease as the probability grows");
+    }
+  }
+  return Status();
+}
+
+}  // namespace
+
 Status validate(const GpuValidation& v) {
   auto bad = [](const std::string& field, const std::string& why) {
     return Status::invalid_argument("validation." + field + ": " + why);
@@ -141,17 +170,28 @@ Status validate(const GpuValidation& v) {
   }
   if (!v.quantiles.empty() && v.samples < 1) return bad("samples", "must be at least 1");
   if (v.samples < 0) return bad("samples", "must not be negative");
-  for (size_t i = 0; i < v.quantiles.size(); ++i) {
-    const auto [p, ratio] = v.quantiles[i];
-    const std::string at = "quantiles[" + std::to_string(i) + "]";
-    if (!(p > 0 && p < 1)) return bad(at + ".p", "must be in (0, 1)");
-    if (!(ratio > 0) || !std::isfinite(ratio)) return bad(at + ".ratio", "must be positive");
-    if (i > 0 && !(p > v.quantiles[i - 1].first)) {
-      return bad(at + ".p", "probabilities must be strictly increasing");
+  LLMPLAN_RETURN_IF_ERROR(check_quantiles(v.quantiles, "quantiles"));
+  if (!v.groups.empty() && v.quantiles.empty()) {
+    return bad("groups", "groups need the pooled quantiles too");
+  }
+  if (v.groups.size() > kMaxBandGroups) {
+    return bad("groups", "at most " + std::to_string(kMaxBandGroups) + " entries");
+  }
+  for (size_t i = 0; i < v.groups.size(); ++i) {
+    const GpuValidation::Group& g = v.groups[i];
+    const std::string at = "groups[" + std::to_string(i) + "]";
+    if (!is_band_group_key(g.key)) {
+      return bad(at + ".key", "\"" + g.key +
+                                  "\" is not a group of llmplan's band (simulator/error_band.h)");
     }
-    if (i > 0 && ratio < v.quantiles[i - 1].second) {
-      return bad(at + ".ratio", "ratios must not decrease as the probability grows");
+    for (size_t j = 0; j < i; ++j) {
+      if (v.groups[j].key == g.key) return bad(at + ".key", "\"" + g.key + "\" given twice");
     }
+    if (g.samples < 1 || g.samples > v.samples) {
+      return bad(at + ".samples", "must be in [1, samples]");
+    }
+    if (g.quantiles.empty()) return bad(at + ".quantiles", "must not be empty");
+    LLMPLAN_RETURN_IF_ERROR(check_quantiles(g.quantiles, at + ".quantiles"));
   }
   return Status();
 }

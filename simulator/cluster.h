@@ -85,6 +85,9 @@ struct RooflineCeilings {
 
 // Most quantiles one GPU's validation may store.
 inline constexpr size_t kMaxValidationQuantiles = 99;
+// Most band groups one GPU's validation may store (error_band.h: 96 feature
+// combinations times 6 levels, fewer distinct keys).
+inline constexpr size_t kMaxBandGroups = 1024;
 
 // What is known about the accuracy of this GPU's constants: whether they
 // were fitted to measured iteration times, the range of utilisation that
@@ -113,6 +116,17 @@ struct GpuValidation {
   // and ratios non-decreasing and positive; empty when not calibrated.
   std::vector<std::pair<double, double>> quantiles;
   int samples = 0;              // held-out rows behind the quantiles
+  // The same quantiles over the held-out rows of one group of similar runs
+  // (error_band.h: band_group_keys), for the groups with at least
+  // kMinBandSamples rows; the band of a plan comes from the finest group it
+  // belongs to (error_band()). Empty: every plan gets the pooled quantiles.
+  struct Group {
+    std::string key;  // one of band_group_keys() of some BandFeatures, never "all runs"
+    int samples = 0;
+    std::vector<std::pair<double, double>> quantiles;  // as `quantiles`
+    friend bool operator==(const Group&, const Group&) = default;
+  };
+  std::vector<Group> groups;
   std::string source;           // the measured data and how the MFU range was computed
   std::string held_out_source;  // the command that computed the quantiles
   // Not fitted on this GPU: the Roofline constants were carried over from

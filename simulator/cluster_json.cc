@@ -187,6 +187,29 @@ Status apply_ceilings_json(const boost::json::value& v, const std::string& path,
   return Status();
 }
 
+// A non-empty array of {"p", "ratio"} at `qpath`.
+static Status read_quantiles(const boost::json::value& quantiles, const std::string& qpath,
+                             std::vector<std::pair<double, double>>* out) {
+  if (!quantiles.is_array() || quantiles.get_array().empty()) {
+    return Status::invalid_argument(qpath + ": expected a non-empty array of {\"p\", \"ratio\"}");
+  }
+  const boost::json::array& a = quantiles.get_array();
+  if (a.size() > kMaxValidationQuantiles) {
+    return Status::invalid_argument(qpath + ": at most " +
+                                    std::to_string(kMaxValidationQuantiles) + " quantiles");
+  }
+  for (size_t i = 0; i < a.size(); ++i) {
+    const std::string at = qpath + "[" + std::to_string(i) + "]";
+    double p = 0, ratio = 0;
+    json::JsonObjectReader q(a[i], at);
+    q.read_double("p", &p, /*required=*/true);
+    q.read_double("ratio", &ratio, /*required=*/true);
+    LLMPLAN_RETURN_IF_ERROR(q.finish());
+    out->emplace_back(p, ratio);
+  }
+  return Status();
+}
+
 Status apply_validation_json(const boost::json::value& v, const std::string& path,
                              GpuValidation* out) {
   // A validation object replaces the whole: a GPU's accuracy is one claim.
@@ -208,26 +231,32 @@ Status apply_validation_json(const boost::json::value& v, const std::string& pat
     h.read_int("samples", &g.samples, /*required=*/true, 1);
     h.read_string("source", &g.held_out_source);
     const boost::json::value* quantiles = h.child("quantiles", /*required=*/true);
+    const boost::json::value* groups = h.child("groups");
     h.ignore("note");
     h.ignore("description");
     LLMPLAN_RETURN_IF_ERROR(h.finish());
-    const std::string qpath = h.field_path("quantiles");
-    if (!quantiles->is_array() || quantiles->get_array().empty()) {
-      return Status::invalid_argument(qpath + ": expected a non-empty array of {\"p\", \"ratio\"}");
-    }
-    const boost::json::array& a = quantiles->get_array();
-    if (a.size() > kMaxValidationQuantiles) {
-      return Status::invalid_argument(qpath + ": at most " +
-                                      std::to_string(kMaxValidationQuantiles) + " quantiles");
-    }
-    for (size_t i = 0; i < a.size(); ++i) {
-      const std::string at = qpath + "[" + std::to_string(i) + "]";
-      double p = 0, ratio = 0;
-      json::JsonObjectReader q(a[i], at);
-      q.read_double("p", &p, /*required=*/true);
-      q.read_double("ratio", &ratio, /*required=*/true);
-      LLMPLAN_RETURN_IF_ERROR(q.finish());
-      g.quantiles.emplace_back(p, ratio);
+    LLMPLAN_RETURN_IF_ERROR(read_quantiles(*quantiles, h.field_path("quantiles"), &g.quantiles));
+    if (groups != nullptr) {
+      const std::string gpath = h.field_path("groups");
+      if (!groups->is_array()) {
+        return Status::invalid_argument(gpath + ": expected an array of {\"key\", \"samples\", "
+                                        "\"quantiles\"}");
+      }
+      const boost::json::array& a = groups->get_array();
+      if (a.size() > kMaxBandGroups) {
+        return Status::invalid_argument(gpath + ": at most " + std::to_string(kMaxBandGroups) +
+                                        " groups");
+      }
+      for (size_t i = 0; i < a.size(); ++i) {
+        GpuValidation::Group group;
+        json::JsonObjectReader gr(a[i], gpath + "[" + std::to_string(i) + "]");
+        gr.read_string("key", &group.key, /*required=*/true);
+        gr.read_int("samples", &group.samples, /*required=*/true, 1);
+        const boost::json::value* q = gr.child("quantiles", /*required=*/true);
+        LLMPLAN_RETURN_IF_ERROR(gr.finish());
+        LLMPLAN_RETURN_IF_ERROR(read_quantiles(*q, gr.field_path("quantiles"), &group.quantiles));
+        g.groups.push_back(std::move(group));
+      }
     }
   }
   Status valid = validate(g);
@@ -386,6 +415,18 @@ boost::json::value validation_to_json(const GpuValidation& v) {
       q.push_back(boost::json::object{{"p", p}, {"ratio", ratio}});
     }
     h["quantiles"] = std::move(q);
+    if (!v.groups.empty()) {
+      boost::json::array groups;
+      for (const GpuValidation::Group& g : v.groups) {
+        boost::json::array gq;
+        for (const auto& [p, ratio] : g.quantiles) {
+          gq.push_back(boost::json::object{{"p", p}, {"ratio", ratio}});
+        }
+        groups.push_back(
+            boost::json::object{{"key", g.key}, {"samples", g.samples}, {"quantiles", gq}});
+      }
+      h["groups"] = std::move(groups);
+    }
     o["held_out_error"] = std::move(h);
   }
   return o;

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "planner/accuracy/held_out.h"
 #include "reports/table.h"
 #include "simulator/strict_json.h"
 
@@ -104,6 +105,29 @@ std::vector<ModelGroup> model_groups(const RunsValidation& v) {
     it->index.push_back(next++);
   }
   return out;
+}
+
+// The error band's coverage over the held-out rows (held_out.h).
+BandCheck band_check(const RunsValidation& v) {
+  std::vector<simulator::BandFeatures> features;
+  std::vector<double> ratio;
+  for (size_t i = 0; i < v.cases.size(); ++i) {
+    features.push_back(case_band_features(v.cases[i]));
+    ratio.push_back(v.cases[i].run.iteration_time_s / v.held_out.predicted[i]);
+  }
+  return band_coverage(features, ratio, v.held_out.fold);
+}
+
+boost::json::object coverage_json(const BandCoverage& c) {
+  boost::json::object e;
+  e["group"] = c.key;
+  e["rows"] = c.rows;
+  e["p10"] = c.p10;
+  e["p90"] = c.p90;
+  e["evaluated"] = c.evaluated;
+  e["inside"] = c.inside;
+  e["coverage"] = c.evaluated > 0 ? boost::json::value(c.coverage()) : boost::json::value(nullptr);
+  return e;
 }
 
 std::string missing_text(const std::vector<std::string>& missing) {
@@ -277,6 +301,21 @@ Result<std::string> runs_validation_json(const RunsValidation& v) {
   }
   ex["runs"] = std::move(list);
   o["excluded"] = std::move(ex);
+  if (held) {
+    const BandCheck check = band_check(v);
+    boost::json::object bc;
+    bc["min_samples"] = check.min_samples;
+    boost::json::array groups;
+    for (const BandCoverage& c : check.groups) groups.push_back(coverage_json(c));
+    bc["groups"] = std::move(groups);
+    boost::json::object sel = coverage_json(check.selected);
+    sel.erase("p10");
+    sel.erase("p90");
+    bc["as_selected"] = std::move(sel);
+    o["band_coverage"] = std::move(bc);
+  } else {
+    o["band_coverage"] = nullptr;
+  }
   boost::json::array n;
   for (const std::string& s : v.notes) n.push_back(boost::json::string(s));
   o["notes"] = std::move(n);
@@ -361,6 +400,13 @@ std::string runs_validation_report(const RunsValidation& v, bool md) {
                   ex.markdown() + "\n"
             : "rows the simulator cannot express (" + n_ex + "), by missing feature:\n" +
                   by.text() + "\n" + ex.text() + "\n";
+  if (held) {
+    out += (md ? "\n## Error band coverage\n\n" : "\nerror band coverage:\n") +
+           std::string("Each held-out row's measured/predicted ratio against P10-P90 of the "
+                       "other folds' rows of its group (groups of >= ") +
+           std::to_string(simulator::kMinBandSamples) + " rows; simulator/error_band.h):\n" +
+           (md ? "\n" : "") + band_coverage_table(band_check(v), md) + "\n";
+  }
   for (const std::string& n : v.notes) out += (md ? "- note: " : "note: ") + n + "\n";
   return out;
 }

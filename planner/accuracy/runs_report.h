@@ -72,7 +72,10 @@ std::map<std::string, int> missing_feature_counts(const std::vector<PublishedRun
 //  negative when it does not fit), "fold", "held_out_predicted_s",
 //  "held_out_ape"}] (every
 //  expressible row), "excluded": {"rows", "by_feature": {feature: rows},
-//  "runs": [{"name", "source", "line", "missing": [...]}]}, "notes": [...]}.
+//  "runs": [{"name", "source", "line", "missing": [...]}]}, "band_coverage":
+//  {"min_samples", "groups": [{"group", "rows", "p10", "p90", "evaluated",
+//  "inside", "coverage"}], "as_selected": {...}} (held_out.h band_coverage;
+//  null when not run), "notes": [...]}.
 // Errors are fractions. InvalidArgument if a number is not finite.
 Result<std::string> runs_validation_json(const RunsValidation& v);
 // Text (md = false) or Markdown report: the summary, one table per feature

@@ -405,17 +405,19 @@ Status run_calibrate(const AccuracyOptions& o, const GlobalOptions& global) {
     }
     stream_line("\n");
     // The constants describe dense layers; MoE rows are a test of them, never
-    // fitted (validate reports their error).
-    const size_t before = cases.size();
-    std::erase_if(cases, [](const AccuracyCase& c) { return c.config.model.is_moe(); });
-    if (cases.size() < before) {
-      const std::string why = std::to_string(before - cases.size()) +
+    // fitted: cross-validation predicts them (their held-out errors make the
+    // MoE groups of the band), the final fit leaves them out.
+    const long moe_rows = std::count_if(cases.begin(), cases.end(), [](const AccuracyCase& c) {
+      return c.config.model.is_moe();
+    });
+    if (moe_rows > 0) {
+      const std::string why = std::to_string(moe_rows) +
                               " mixture-of-experts rows are not fitted (the constants describe "
-                              "dense layers; `llmplan validate` reports the MoE rows' error)";
+                              "dense layers); cross-validation predicts them for the error band";
       notes.push_back(why);
       stream_line(why + "\n");
     }
-    if (cases.empty()) {
+    if (moe_rows == static_cast<long>(cases.size())) {
       return Status::invalid_argument("calibrate: no dense row to fit in the runs file(s)");
     }
   } else {
@@ -459,8 +461,15 @@ Status run_calibrate(const AccuracyOptions& o, const GlobalOptions& global) {
                         o.folds);
       stream_line(std::string(buf) + "\n");
     }
-    std::vector<double> ps, ms, pm, mm;
+    std::vector<double> ps, ms, pm, mm, pe, me, pd, md;
     for (size_t i = 0; i < cases.size(); ++i) {
+      if (cases[i].config.model.is_moe()) {
+        pe.push_back(held_pred[i]);
+        me.push_back(meas[i]);
+        continue;
+      }
+      pd.push_back(held_pred[i]);
+      md.push_back(meas[i]);
       const bool multi = cases[i].run.num_gpus > cases[i].config.cluster.gpus_per_node;
       (multi ? pm : ps).push_back(held_pred[i]);
       (multi ? mm : ms).push_back(meas[i]);
@@ -469,11 +478,17 @@ Status run_calibrate(const AccuracyOptions& o, const GlobalOptions& global) {
     const auto group = [](const std::vector<double>& p, const std::vector<double>& m) {
       return p.empty() ? std::string("n/a") : pct(summarise(p, m).mape);
     };
-    stream_line(std::to_string(o.folds) + "-fold held-out MAPE: all " + group(held_pred, meas) +
+    stream_line(std::to_string(o.folds) + "-fold held-out MAPE: all dense " + group(pd, md) +
                 ", single-node " + group(ps, ms) + " (" + std::to_string(ps.size()) +
-                " rows), multi-node " + group(pm, mm) + " (" + std::to_string(pm.size()) + " rows)\n");
-    stream_line(held_out_report(cases, held_pred, o.folds));
+                " rows), multi-node " + group(pm, mm) + " (" + std::to_string(pm.size()) + " rows)" +
+                (pe.empty() ? std::string()
+                            : ", mixture-of-experts " + group(pe, me) + " (" +
+                                  std::to_string(pe.size()) + " rows, predicted, never fitted)") +
+                "\n");
+    stream_line(held_out_report(cases, held.predicted, held.fold, o.folds));
   }
+  // The final fit: the dense rows only.
+  std::erase_if(cases, [](const AccuracyCase& c) { return c.config.model.is_moe(); });
 
   *stage = o.folds > 1 ? "final fit on all rows: " : "";
   copt.on_line = stream_line;

@@ -52,8 +52,9 @@ void add_planner_flags(CLI::App* app, PlannerFlags* o, const std::string& what) 
                 "Progress lines on stderr also when it is not a terminal (a log, a pipe)");
 }
 
-TimeBand time_band(const simulator::GpuSpec& gpu, double confidence) {
-  const simulator::ErrorBand eb = simulator::error_band(gpu);
+namespace {
+
+TimeBand band_of(const simulator::ErrorBand& eb, double confidence) {
   TimeBand b;
   b.known = eb.known;
   b.confidence = confidence;
@@ -63,6 +64,27 @@ TimeBand time_band(const simulator::GpuSpec& gpu, double confidence) {
     b.confidence_ratio = confidence > 0 ? eb.ratio_at(confidence) : 1.0;
     b.samples = eb.samples;
     b.source = eb.source;
+    b.group = eb.group;
+  }
+  return b;
+}
+
+}  // namespace
+
+TimeBand time_band(const simulator::GpuSpec& gpu, double confidence) {
+  TimeBand b = band_of(simulator::error_band(gpu), confidence);
+  if (!b.known || gpu.validation.groups.empty()) return b;
+  b.cells.resize(TimeBand::kCells);
+  for (int bits = 0; bits < 16; ++bits) {
+    for (int bucket = 0; bucket < 3; ++bucket) {
+      simulator::BandFeatures f;
+      f.moe = bits & 1;
+      f.fp8 = bits & 2;
+      f.pipeline = bits & 4;
+      f.sharded = bits & 8;
+      f.gpu_bucket = bucket;
+      b.cells[TimeBand::cell_index(f)] = band_of(simulator::error_band(gpu, f), confidence);
+    }
   }
   return b;
 }

@@ -64,11 +64,11 @@ std::string why_text(const Candidate& c, const PlanReportView& v) {
   return c.why;
 }
 
-std::string band_text(const PlanReportView& v, double days) {
-  const TimeBand& b = v.options.band;
+std::string band_text(const PlanReportView& v, const Candidate& c) {
+  const TimeBand& b = candidate_band(v, c);
   if (!b.known) return "error unknown";
   return fmt::format("P{:.0f}–P{:.0f} {}–{} days", b.p_low * 100, b.p_high * 100,
-                     days_str(days_at_low(v, days)), days_str(days_at_high(v, days)));
+                     days_str(days_at_low(v, c)), days_str(days_at_high(v, c)));
 }
 
 reports::Table candidate_table(const PlanReportView& v, bool all) {
@@ -219,12 +219,24 @@ std::string moe_law_caveat(const scaling::LossLaw& law, const simulator::Model& 
                      law.name, m.name, what);
 }
 
-double days_at_low(const PlanReportView& v, double days) {
-  return v.options.band.known ? days * v.options.band.low_ratio : days;
+const TimeBand& candidate_band(const PlanReportView& v, const Candidate& c) {
+  if (c.best_plan < 0) return v.options.band;
+  return v.options.band.of(c.model, v.result.plans[c.best_plan].plan);
 }
 
-double days_at_high(const PlanReportView& v, double days) {
-  return v.options.band.known ? days * v.options.band.high_ratio : days;
+const TimeBand& answer_band(const PlanReportView& v) {
+  const SearchResult& r = v.result;
+  return r.best < 0 ? v.options.band : candidate_band(v, r.candidates[r.best]);
+}
+
+double days_at_low(const PlanReportView& v, const Candidate& c) {
+  const TimeBand& b = candidate_band(v, c);
+  return b.known ? c.days * b.low_ratio : c.days;
+}
+
+double days_at_high(const PlanReportView& v, const Candidate& c) {
+  const TimeBand& b = candidate_band(v, c);
+  return b.known ? c.days * b.high_ratio : c.days;
 }
 
 std::string architecture_line(const simulator::Model& m) {
@@ -341,15 +353,23 @@ std::string plan_report_markdown(const PlanReportView& v) {
                       t.tied_embeddings ? "tied" : "untied", t.seq_length, t.vocab_size);
   }
   md += "- Plan space: " + describe(o.space) + "\n";
-  if (o.band.known) {
-    md += fmt::format("- Error band: measured/predicted iteration time P{:.0f} {:.3f}, P{:.0f} {:.3f} "
-                      "over {} held-out runs ({}){}\n",
-                      o.band.p_low * 100, o.band.low_ratio, o.band.p_high * 100, o.band.high_ratio,
-                      o.band.samples, o.band.source,
-                      o.band.confidence > 0
-                          ? fmt::format("; --confidence {}: days x {:.3f} must meet the deadline",
-                                        o.band.confidence, o.band.confidence_ratio)
-                          : "");
+  if (const TimeBand& b = answer_band(v); b.known) {
+    const bool pooled = b.group == simulator::kPooledBandKey;
+    md += fmt::format(
+        "- Error band: measured/predicted iteration time P{:.0f} {:.3f}, P{:.0f} {:.3f} "
+        "({:+.1f} % .. {:+.1f} %) from {} held-out runs {}: {} ({}){}\n",
+        b.p_low * 100, b.low_ratio, b.p_high * 100, b.high_ratio, 100 * (b.low_ratio - 1),
+        100 * (b.high_ratio - 1), b.samples,
+        pooled ? (o.band.cells.empty() || r.best < 0
+                      ? "of all kinds"
+                      : "of all kinds (no group like the answer's plan has enough)")
+               : "like the answer's plan",
+        b.group, b.source,
+        b.confidence > 0
+            ? fmt::format("; --confidence {}: days x the ratio at {} of each plan's band (the "
+                          "answer's: {:.3f}) must meet the deadline",
+                          b.confidence, b.confidence, b.confidence_ratio)
+            : "");
   } else {
     md += fmt::format("- Error band: unknown ({} has no validation data)\n", v.cluster.gpu.name);
   }
@@ -374,13 +394,14 @@ std::string plan_report_markdown(const PlanReportView& v) {
                                        count_human(c.active_params))
                          : count_human(c.params),
         c.model.name, count_human(c.tokens), days_str(c.days),
-        band_text(v, c.days), plan_label(p.plan), p.gpus_used, o.gpus,
+        band_text(v, c), plan_label(p.plan), p.gpus_used, o.gpus,
         seconds_human(p.iteration_time_s), mfu_text(p, v.cluster.gpu),
         usd_str(c.cost_usd, price) +
-            (o.band.known && price > 0
-                 ? fmt::format(" (P{:.0f}–P{:.0f} {}–{})", o.band.p_low * 100, o.band.p_high * 100,
-                               usd_human(c.cost_usd * o.band.low_ratio),
-                               usd_human(c.cost_usd * o.band.high_ratio))
+            (answer_band(v).known && price > 0
+                 ? fmt::format(" (P{:.0f}–P{:.0f} {}–{})", answer_band(v).p_low * 100,
+                               answer_band(v).p_high * 100,
+                               usd_human(c.cost_usd * answer_band(v).low_ratio),
+                               usd_human(c.cost_usd * answer_band(v).high_ratio))
                  : ""),
         c.loss);
     md += "Architecture: " + architecture_line(c.model) + ".\n\n";
@@ -597,7 +618,7 @@ std::string candidates_csv(const PlanReportView& v) {
                   q.overlap_grad_reduce ? "1" : "0", q.overlap_param_gather ? "1" : "0",
                   std::to_string(p.gpus_used),
                   num(p.iteration_time_s), num(p.mfu), num(p.peak_memory_bytes), num(c.days),
-                  num(days_at_low(v, c.days)), num(days_at_high(v, c.days)),
+                  num(days_at_low(v, c)), num(days_at_high(v, c)),
                   v.cluster.usd_per_gpu_hour > 0 ? num(c.cost_usd) : "", num(c.loss)});
     } else {
       row.insert(row.end(), 24, "");

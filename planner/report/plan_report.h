@@ -64,8 +64,14 @@ std::string candidates_csv(const PlanReportView& v);
 std::string plans_csv(const PlanReportView& v);
 // Training days at the band's low and high quantiles (the point estimate
 // when the band is unknown).
-double days_at_low(const PlanReportView& v, double days);
-double days_at_high(const PlanReportView& v, double days);
+double days_at_low(const PlanReportView& v, const Candidate& c);
+double days_at_high(const PlanReportView& v, const Candidate& c);
+// The error band of candidate `c`'s best plan (TimeBand::of); the pooled
+// band when it has none.
+const TimeBand& candidate_band(const PlanReportView& v, const Candidate& c);
+// The band of the answer (candidate_band of the best candidate); the pooled
+// band when there is no answer.
+const TimeBand& answer_band(const PlanReportView& v);
 // One-line description of a model's architecture ("llama: 80 layers, hidden
 // 8192, 64 heads (8 KV), FFN 28672 SwiGLU, RoPE, untied, seq 8192, vocab
 // 128256").

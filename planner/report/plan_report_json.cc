@@ -88,8 +88,8 @@ boost::json::object candidate_json(const PlanReportView& v, const SearchResult& 
     const PlanResult& p = r.plans[c.best_plan];
     o["plan"] = plan_json(p, c.model);
     o["days"] = number(c.days);
-    o["days_low"] = number(days_at_low(v, c.days));
-    o["days_high"] = number(days_at_high(v, c.days));
+    o["days_low"] = number(days_at_low(v, c));
+    o["days_high"] = number(days_at_high(v, c));
     o["mfu"] = p.mfu;
     o["mfu_precision_peak"] = mfu_precision_peak(p, v.cluster.gpu);
     o["model_tflops_per_gpu"] = model_tflops_per_gpu(p, v.cluster.gpu);
@@ -182,18 +182,22 @@ boost::json::object plan_report_to_json(const PlanReportView& v) {
     law["moe"] = full.as_object().at("moe");
   }
   as["law"] = law;
+  // The answer's band (the pooled band without an answer).
+  const TimeBand& ab = answer_band(v);
   boost::json::object band;
-  band["known"] = opt.band.known;
-  if (opt.band.known) {
-    band["p_low"] = opt.band.p_low;
-    band["p_high"] = opt.band.p_high;
-    band["low_ratio"] = opt.band.low_ratio;
-    band["high_ratio"] = opt.band.high_ratio;
-    band["samples"] = opt.band.samples;
-    band["source"] = opt.band.source;
+  band["known"] = ab.known;
+  if (ab.known) {
+    band["p_low"] = ab.p_low;
+    band["p_high"] = ab.p_high;
+    band["low_ratio"] = ab.low_ratio;
+    band["high_ratio"] = ab.high_ratio;
+    band["samples"] = ab.samples;
+    band["group"] = ab.group;
+    band["pooled_samples"] = opt.band.samples;
+    band["source"] = ab.source;
   }
-  band["confidence"] = opt.band.confidence;
-  band["confidence_ratio"] = opt.band.confidence_ratio;
+  band["confidence"] = ab.confidence;
+  band["confidence_ratio"] = ab.confidence_ratio;
   as["error_band"] = band;
   boost::json::array notes;
   for (const std::string& n : v.notes) notes.emplace_back(n);

@@ -168,9 +168,9 @@ SearchResult evaluate_shapes(const std::vector<Model>& models, const Cluster& cl
 void select(const Cluster& cluster, const SearchOptions& options, SearchResult* result) {
   const double price = cluster.usd_per_gpu_hour;
   const bool budget = options.budget_usd > 0 && price > 0;
-  // Days that must meet the deadline: the point estimate times the band's
-  // ratio at the requested confidence (1 without --confidence).
-  const double ratio = options.band.confidence > 0 ? options.band.confidence_ratio : 1.0;
+  // Days that must meet the deadline: the point estimate times the plan's
+  // band's ratio at the requested confidence (1 without --confidence).
+  const bool confidence = options.band.confidence > 0;
   for (Candidate& c : result->candidates) {
     c.best_plan = -1;
     c.feasible = false;
@@ -196,6 +196,7 @@ void select(const Cluster& cluster, const SearchOptions& options, SearchResult* 
     ++c.plans_fit;
     // Per active parameter (candidates built without it: all parameters).
     const double n_active = c.active_params > 0 ? c.active_params : c.params;
+    const double ratio = confidence ? options.band.of(c.model, r.plan).confidence_ratio : 1.0;
     double tokens, days, cost;
     bool in_time, in_budget;
     if (options.objective == Objective::kLargest || options.pinned) {

@@ -21,6 +21,7 @@
 #include "scaling/law.h"
 #include "simulator/cluster.h"
 #include "simulator/cost_model.h"
+#include "simulator/error_band.h"
 #include "simulator/model.h"
 #include "simulator/plan.h"
 #include "simulator/simulate.h"
@@ -51,6 +52,9 @@ double predicted_loss(const scaling::LossLaw& law, const simulator::Model& m, do
 // measured/predicted iteration-time ratios at two probabilities, and the
 // ratio at the requested confidence (the feasibility test uses days x
 // confidence_ratio). Unknown: no validation data ("error unknown").
+// The ratios depend on the plan (simulator::error_band(gpu, features)):
+// the top-level ones are the pooled band, `cells` the band of each plan
+// feature combination, and of() picks a plan's.
 struct TimeBand {
   bool known = false;
   double p_low = 0.1, p_high = 0.9;
@@ -59,6 +63,24 @@ struct TimeBand {
   double confidence_ratio = 1.0;   // ratio at `confidence`
   int samples = 0;
   std::string source;
+  // The runs the ratios come from (simulator::band_group_keys, or
+  // simulator::kPooledBandKey).
+  std::string group = simulator::kPooledBandKey;
+  // Indexed by cell_index(); empty: the pooled band for every plan.
+  std::vector<TimeBand> cells;
+
+  // A planner plan's features (the Megatron-Core stack) as an index into
+  // `cells`: moe, fp8, pp > 1, ZeRO 2-3 as bits, the GPU bucket above them.
+  static constexpr int kCells = 16 * 3;
+  static int cell_index(const simulator::BandFeatures& f) {
+    return (f.moe ? 1 : 0) + (f.fp8 ? 2 : 0) + (f.pipeline ? 4 : 0) + (f.sharded ? 8 : 0) +
+           16 * f.gpu_bucket;
+  }
+  // The band of `plan` on `model`. Thread-safe.
+  const TimeBand& of(const simulator::Model& model, const simulator::Plan& plan) const {
+    if (cells.empty()) return *this;
+    return cells[cell_index(simulator::band_features(model, plan))];
+  }
 };
 
 struct SearchOptions {

@@ -492,5 +492,36 @@ TEST(Search, ConfidenceNeverGivesALargerModel) {
   EXPECT_EQ(search(c, o).status().code(), StatusCode::kUsage);
 }
 
+// --confidence takes each plan's own band (TimeBand::of), not the pooled one:
+// a pooled ratio of 1 with every plan's cell at 1.3 answers as the 1.3 band.
+TEST(Search, ConfidenceUsesEachPlansBand) {
+  const simulator::Cluster c = a100();
+  SearchOptions o = small_options(32, 0.5);
+  o.band.known = true;
+  o.band.confidence = 0.9;
+  o.band.confidence_ratio = 1.3;
+  auto pooled = search(c, o);
+  ASSERT_TRUE(pooled.ok());
+  TimeBand cell = o.band;
+  cell.group = "Megatron-Core, dense";
+  o.band.confidence_ratio = 1.0;
+  o.band.cells.assign(TimeBand::kCells, cell);
+  auto per_plan = search(c, o);
+  ASSERT_TRUE(per_plan.ok());
+  ASSERT_GE(per_plan.value().best, 0);
+  EXPECT_EQ(per_plan.value().candidates[per_plan.value().best].params,
+            pooled.value().candidates[pooled.value().best].params);
+  // of() picks the plan's cell: fp8, pp > 1, 512 GPUs.
+  simulator::Plan plan;
+  plan.precision = simulator::Precision::kFp8;
+  plan.pipeline_parallel = 4;
+  plan.data_parallel = 128;
+  o.band.cells[TimeBand::cell_index(simulator::BandFeatures{
+      .fp8 = true, .pipeline = true, .gpu_bucket = 2})].group = "picked";
+  EXPECT_EQ(o.band.of(simulator::Model{}, plan).group, "picked");
+  plan.pipeline_parallel = 1;
+  EXPECT_EQ(o.band.of(simulator::Model{}, plan).group, "Megatron-Core, dense");
+}
+
 }  // namespace
 }  // namespace llmplan::planner
