@@ -87,6 +87,9 @@ void enumerate_step(const std::vector<Model>& models, const Cluster& cluster,
     c.params = static_cast<double>(models[s].parameter_count());
     c.active_params = active_params(models[s]);
     PlanSpace space = options.space;
+    // Under a budget a narrower, cheaper layout may be the answer: every
+    // width of G / 2^k GPUs, so that a larger G keeps every plan of G.
+    if (options.budget_usd > 0) space.every_width = true;
     if (space.global_batch.empty() && space.global_batch_tokens.empty()) {
       const double tokens = rule_tokens(options.tokens, options.law, c.active_params);
       space.global_batch_tokens = auto_batch_ladder(6.0 * c.active_params * tokens);
