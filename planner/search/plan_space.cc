@@ -475,6 +475,7 @@ std::vector<Plan> enumerate_plans(const Model& model, const simulator::Cluster& 
                   if (precision == simulator::Precision::kFp8) plan.fp8_recipe = space.fp8_recipe;
                   if (!seen.insert(plan).second) continue;
                   ++st.layouts;
+                  st.most_gpus = std::max<long>(st.most_gpus, plan.world_size());
                   std::vector<Recompute> rcs = space.recompute;
                   const bool auto_rc = rcs.empty();
                   if (auto_rc) rcs = {Recompute::kNone, Recompute::kFull};

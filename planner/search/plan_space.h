@@ -125,6 +125,7 @@ Status check_against_model(const PlanSpace& space, const simulator::Model& model
 // Why enumerate_plans() kept or dropped layouts.
 struct EnumerationStats {
   long layouts = 0;        // (t, p, v, d, b, B) combinations valid for the model
+  long most_gpus = 0;      // the most GPUs one of those layouts uses
   long memory_pruned = 0;  // of those, dropped: weights/activations overflow memory
   long kept = 0;
 };
