@@ -271,11 +271,64 @@ TEST(PlanSpace, BatchLadderFollowsComputeAndStaysOnTheLadder) {
     ASSERT_EQ(rung.size(), 1u);
     EXPECT_GE(rung[0], last);  // never smaller for more compute
     EXPECT_GE(rung[0], 1024.0 * 1024);
-    EXPECT_LE(rung[0], 16.0 * 1024 * 1024);
+    EXPECT_LE(rung[0], 64.0 * 1024 * 1024);
     last = rung[0];
   }
   EXPECT_EQ(auto_batch_ladder(1e18)[0], 1024.0 * 1024);        // tiny runs: the lowest rung
-  EXPECT_EQ(auto_batch_ladder(1e27)[0], 16.0 * 1024 * 1024);   // huge runs: the top rung
+  EXPECT_EQ(auto_batch_ladder(1e27)[0], 64.0 * 1024 * 1024);   // huge runs: the top rung
+  // The ladder reaches the largest published batches: Llama 3 405B's 16M
+  // tokens and DeepSeek-V3's 15,360 x 4,096 (about 63M).
+  const std::vector<double> ladder = default_batch_ladder_tokens();
+  EXPECT_EQ(ladder.front(), 1024.0 * 1024);
+  EXPECT_GE(ladder.back(), 15360.0 * 4096);
+  EXPECT_EQ(ladder.back(), kBatchLadderTopTokens);
+  EXPECT_TRUE(std::find(ladder.begin(), ladder.end(), 16.0 * 1024 * 1024) != ladder.end());
+}
+
+// Issue 25: widths of every G / 2^k GPUs, capped where the pipeline fills.
+TEST(PlanSpace, DataParallelWidthsGrowWithTheGpus) {
+  // p 16, batch 8192 sequences, b 1: the pipeline fills up to d = 512.
+  EXPECT_EQ(data_parallel_widths(4096, 8192, 1, 16, Widths::kFloor),
+            (std::vector<int>{512, 256, 128, 64}));
+  EXPECT_EQ(data_parallel_widths(100, 8192, 1, 16, Widths::kFloor), (std::vector<int>{100, 50}));
+  EXPECT_EQ(data_parallel_widths(100, 8192, 1, 16, Widths::kWidest), (std::vector<int>{100}));
+  EXPECT_EQ(data_parallel_widths(100, 8192, 1, 16, Widths::kEvery),
+            (std::vector<int>{100, 50, 25, 12, 6, 3, 1}));
+  for (Widths w : {Widths::kFloor, Widths::kEvery}) {
+    for (int d = 1; d <= 5000; d += 7) {
+      const std::vector<int> small = data_parallel_widths(d, 8192, 1, 16, w);
+      const std::vector<int> big = data_parallel_widths(2 * d + 1, 8192, 1, 16, w);
+      for (int x : small) {
+        // Every width for G at or above the floor (kFloor) is one for 2G.
+        if (w == Widths::kFloor && x < 8192 / 16 / kNarrowestWidthDivisor) continue;
+        EXPECT_TRUE(std::find(big.begin(), big.end(), x) != big.end()) << d << " " << x;
+      }
+    }
+  }
+}
+
+// Issue 25, section 4: shape grids offer depths that pipeline well.
+TEST(Shapes, DepthsSplitEvenly) {
+  EXPECT_EQ(pipeline_friendly_depth(155), 152);
+  EXPECT_EQ(pipeline_friendly_depth(133), 136);
+  EXPECT_EQ(pipeline_friendly_depth(114), 112);
+  EXPECT_EQ(pipeline_friendly_depth(500), 160);
+  EXPECT_EQ(pipeline_friendly_depth(13), 12);
+  EXPECT_EQ(pipeline_friendly_depth(3), 3);
+  for (Family f : {Family::kGpt, Family::kLlama}) {
+    for (double n = 1e9; n < 5e12; n *= 1.3) {
+      const int l = shape_for_params(n, family_template(f)).num_layers;
+      if (l >= 24) {
+        EXPECT_EQ(l % 8, 0) << n;
+      }
+    }
+  }
+  for (double n = 1e9; n < 1e12; n *= 1.5) {
+    const int l = moe_shape_for_active(n, family_template(Family::kMoe), moe_shape_configs()[0]).num_layers;
+    if (l >= 24) {
+      EXPECT_EQ(l % 8, 0) << n;
+    }
+  }
 }
 
 TEST(Families, LlamaShapesFollowTheRecipe) {
