@@ -253,6 +253,16 @@ void select(const simulator::Cluster& cluster, const SearchOptions& options,
 // the flag: gpus in [1, Plan::kMaxGpus], days and budget finite, a compute
 // budget that does not overflow), computes the naive baseline, evaluates a coarse size grid, then
 // refines between the largest feasible and the smallest infeasible size.
+//
+// Monotone answers (issue 25): the coarse grid's sizes do not depend on G,
+// days or budget (only how far it reaches), the naive model (which does)
+// is never the answer, a refinement stays strictly between two coarse
+// sizes, and a shape's plan space for 2G holds its layouts for G
+// (data_parallel_widths). So for the largest dense model the answer never
+// shrinks along G -> 2G, and with more days or budget; ranked by loss (the
+// loss objective, MoE) it holds while the coarse answer moves by at most
+// one size, which the property tests and tests/bench/ladder.sh check up to
+// 2^20 GPUs.
 Result<SearchResult> search(const simulator::Cluster& cluster, const SearchOptions& options);
 
 }  // namespace llmplan::planner
