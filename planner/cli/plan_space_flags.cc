@@ -73,7 +73,7 @@ Result<std::vector<double>> parse_tokens_list(const std::string& text, const std
 void add_plan_space_flags(CLI::App* cmd, PlanSpaceFlags* f, const std::string& what) {
   const size_t before = cmd->get_options().size();
   cmd->add_option("--global-batch-tokens", f->global_batch_tokens,
-                  what + ": global batch sizes in tokens, e.g. 2M,4M,8M (default: a ladder 1M..16M)");
+                  what + ": global batch sizes in tokens, e.g. 2M,4M,8M (default: a ladder 1M..64M)");
   cmd->add_option("--global-batch", f->global_batch,
                   what + ": global batch sizes in sequences, e.g. 1024,2048");
   cmd->add_option("--tp", f->tp, what + ": tensor-parallel sizes, e.g. 4,8");

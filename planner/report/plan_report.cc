@@ -50,6 +50,53 @@ namespace {
 
 std::string days_str(double d) { return d > 1e9 ? "inf" : fmt::format("{:.1f}", d); }
 
+// Why the answer leaves GPUs idle (issue 25: from 16,384 to 32,768 GPUs the
+// answer did not grow, without a word): the global batch bounds the layouts
+// (every replica runs at least one micro-batch, p of them with a pipeline,
+// so GPUs <= t x cp x B / b), or the wider layouts are slower (pipeline
+// bubble, communication), dearer, or do not fit.
+std::string fewer_gpus_text(const PlanReportView& v, const Candidate& c, const PlanResult& chosen) {
+  const SearchOptions& o = v.options;
+  const SearchResult& r = v.result;
+  std::string why;
+  if (c.most_layout_gpus < o.gpus) {
+    const std::string batch =
+        c.batch_tokens > 0
+            ? fmt::format(
+                  "its global batch of {} tokens (the ladder's rung at or above its "
+                  "compute-optimal batch of {} tokens{})",
+                  count_human(c.batch_tokens),
+                  count_human(compute_optimal_batch_tokens(6.0 * c.active_params *
+                                                           rule_tokens(o.tokens, o.law, c.active_params))),
+                  c.batch_tokens >= kBatchLadderTopTokens ? ", capped at the ladder's top: no published run used more"
+                                                          : "")
+            : std::string("the listed global batch");
+    why = fmt::format(
+        "no layout of this model uses more than {} GPUs: {} gives each data-parallel replica at least "
+        "one micro-batch (p of them with a pipeline), so t x cp x p x d <= t x cp x B / b",
+        c.most_layout_gpus, batch);
+  } else {
+    const PlanResult* wider = nullptr;
+    for (const PlanResult& q : r.plans) {
+      if (&r.candidates[q.shape] != &c || !q.fits || q.gpus_used <= chosen.gpus_used) continue;
+      if (wider == nullptr || q.tokens_per_s > wider->tokens_per_s) wider = &q;
+    }
+    if (wider == nullptr) {
+      why = fmt::format("its layouts on more GPUs (up to {}) do not fit in memory", c.most_layout_gpus);
+    } else if (wider->tokens_per_s <= chosen.tokens_per_s) {
+      why = fmt::format(
+          "its layouts on more GPUs are slower: the fastest, {} on {} GPUs, needs {} days (fewer "
+          "micro-batches per replica: a larger pipeline bubble; more communication)",
+          plan_label(wider->plan), wider->gpus_used, days_str(training_days(*wider, c.tokens)));
+    } else {
+      why = fmt::format("its faster layouts on more GPUs (the fastest: {} on {} GPUs, {} days) cost more",
+                        plan_label(wider->plan), wider->gpus_used,
+                        days_str(training_days(*wider, c.tokens)));
+    }
+  }
+  return fmt::format("It uses {} of the {} GPUs: {}.\n\n", chosen.gpus_used, o.gpus, why);
+}
+
 std::string usd_str(double usd, double price) { return price > 0 ? usd_human(usd) : "n/a"; }
 
 const char* activation_name(const simulator::Model& m) {
@@ -405,6 +452,7 @@ std::string plan_report_markdown(const PlanReportView& v) {
                  : ""),
         c.loss);
     md += "Architecture: " + architecture_line(c.model) + ".\n\n";
+    if (!r.pinned && p.gpus_used < o.gpus) md += fewer_gpus_text(v, c, p);
     if (r.pinned) {
       md += c.feasible ? fmt::format("The pinned model **meets** the {}-day deadline{}.\n\n", o.days,
                                      o.budget_usd > 0 ? " within the budget" : "")

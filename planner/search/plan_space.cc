@@ -36,7 +36,7 @@ const char* to_string(Choice c) {
 
 std::vector<double> default_batch_ladder_tokens() {
   std::vector<double> out;
-  for (int k = 20; k <= 24; ++k) out.push_back(std::ldexp(1.0, k));
+  for (double t = 1048576.0; t <= kBatchLadderTopTokens; t *= 2) out.push_back(t);
   return out;
 }
 
@@ -265,6 +265,26 @@ std::vector<int> auto_pipeline_degrees(int layers) {
   return out;
 }
 
+}  // namespace
+
+std::vector<int> data_parallel_widths(int d_max, int target, int b, int p, Widths widths) {
+  // Pipelines need at least p micro-batches of b per replica (1F1B fills):
+  // a wider d only drops the layout.
+  const int cap = std::max(1, target / b / std::max(1, p));
+  const int narrowest = widths == Widths::kEvery ? 1 : std::max(1, cap / kNarrowestWidthDivisor);
+  std::vector<int> out;
+  int k = 0;
+  for (int d = d_max; d >= 1; d /= 2, ++k) {
+    const int w = std::min(d, cap);
+    if (k > 0 && widths == Widths::kWidest) break;
+    if (k > 1 && w < narrowest) break;
+    if (out.empty() || out.back() != w) out.push_back(w);
+  }
+  return out;
+}
+
+namespace {
+
 std::vector<bool> choice_values(Choice c, bool auto_value, bool meaningful) {
   if (!meaningful) return {false};
   switch (c) {
@@ -488,10 +508,10 @@ std::vector<Plan> enumerate_plans(const Model& model, const simulator::Cluster& 
         for (int b : bs) {
           for (int target : batches) {
             if (target < b) continue;
-            const int d_top = std::min(d_max, target / b);
-            std::vector<int> ds = {d_top};
-            if (!space.all_gpus_only && d_top >= 2) ds.push_back(d_top / 2);
-            for (int d : ds) {
+            const Widths widths = space.all_gpus_only ? Widths::kWidest
+                                  : space.every_width ? Widths::kEvery
+                                                      : Widths::kFloor;
+            for (int d : data_parallel_widths(d_max, target, b, p, widths)) {
               const long per = static_cast<long>(d) * b;
               const long global = std::max(1L, std::lround(static_cast<double>(target) / per)) * per;
               if (global > Plan::kMaxGlobalBatch) continue;
@@ -536,6 +556,7 @@ std::vector<Plan> enumerate_plans(const Model& model, const simulator::Cluster& 
                   if (precision == simulator::Precision::kFp8) plan.fp8_recipe = space.fp8_recipe;
                   if (!seen.insert(plan).second) continue;
                   ++st.layouts;
+                  st.most_gpus = std::max<long>(st.most_gpus, plan.world_size());
                   std::vector<Recompute> rcs = space.recompute;
                   const bool auto_rc = rcs.empty();
                   if (auto_rc) rcs = {Recompute::kNone, Recompute::kFull};
@@ -573,8 +594,8 @@ std::string describe(const PlanSpace& s) {
     for (double t : s.global_batch_tokens) parts.push_back(reports::count_human(t));
     batch = fmt::format("{} tokens", fmt::join(parts, ","));
   } else {
-    batch = "ladder 1M..16M tokens, per model up to the compute-optimal batch (DeepSeek LLM: "
-            "0.292 C^0.3271, rounded up to a rung)";
+    batch = "ladder 1M..64M tokens (Llama 3 405B: 16M; DeepSeek-V3: 63M), per model up to the "
+            "compute-optimal batch (DeepSeek LLM: 0.292 C^0.3271, rounded up to a rung)";
   }
   std::vector<std::string> rc;
   for (Recompute r : s.recompute) rc.push_back(simulator::to_string(r));

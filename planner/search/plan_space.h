@@ -23,14 +23,24 @@ enum class Choice { kAuto, kOn, kOff, kBoth };
 Result<Choice> parse_choice(const std::string& text, const std::string& flag);
 const char* to_string(Choice c);
 
-// The default global-batch ladder in tokens: 1 Mi, 2 Mi, 4 Mi, 8 Mi, 16 Mi.
+// The default global-batch ladder in tokens: powers of two from 1 Mi to
+// kBatchLadderTopTokens = 64 Mi, reaching what the largest published runs
+// use: Llama 3 405B ended pre-training at 16M tokens per step on 16K H100s
+// (Dubey et al. 2024, "The Llama 3 Herd of Models", section 3.4.1: 4M, then
+// 8M, then 16M tokens); DeepSeek-V3 trained with 15,360 sequences of 4,096
+// tokens, about 63M tokens (DeepSeek-AI 2024, arXiv 2412.19437, section
+// 4.2). No published run used more, so the ladder stops at the first rung
+// above 63M. The global batch bounds the GPUs a layout can use: every
+// replica runs at least one micro-batch (p of them with a pipeline), so
+// GPUs <= t x cp x B / b.
+inline constexpr double kBatchLadderTopTokens = 67108864.0;  // 2^26
 std::vector<double> default_batch_ladder_tokens();
 
 // The compute-optimal global batch in tokens for a training run of `flops`
 // model FLOPs: DeepSeek LLM (arXiv 2401.02954, section 3.1) fit
 // B_opt = 0.2920 * C^0.3271. The planner's automatic ladder stops at the
-// first rung at or above it, so small models are not given batches far
-// beyond what they train well with.
+// first rung at or above it (the top rung when it is above the ladder), so
+// small models are not given batches far beyond what they train well with.
 double compute_optimal_batch_tokens(double flops);
 
 struct PlanSpace {
@@ -103,8 +113,12 @@ struct PlanSpace {
   Choice moe_a2a_overlap = Choice::kAuto;
   int max_model_parallel = 0;  // t * p at most this; 0: no limit
   // Only plans that use as many of the GPUs as the layout allows (d the
-  // most that fits); otherwise also half that data-parallel width.
+  // most that fits); otherwise also the widths of every G / 2^k GPUs
+  // (data_parallel_widths).
   bool all_gpus_only = false;
+  // Every width of data_parallel_widths (Widths::kEvery): the planner sets
+  // it under a budget, where a narrower, cheaper layout may be the answer.
+  bool every_width = false;
 };
 
 // OK when every list value is in its domain (t, p, b, v >= 1 and within the
@@ -137,6 +151,7 @@ std::string fixed_axes(const PlanSpace& space);
 // Why enumerate_plans() kept or dropped layouts.
 struct EnumerationStats {
   long layouts = 0;        // (t, p, v, d, b, B) combinations valid for the model
+  long most_gpus = 0;      // the most GPUs one of those layouts uses
   long memory_pruned = 0;  // of those, dropped: weights/activations overflow memory
   long kept = 0;
 };
@@ -160,11 +175,36 @@ std::vector<int> auto_expert_parallel(int experts, int stage_ranks, int gpus_per
 // CP 16 at 128K).
 std::vector<int> auto_context_parallel(const simulator::Model& model);
 
+// The data-parallel widths tried for a layout of model-parallel size
+// t * cp * p on G GPUs (d_max = G / (t cp p)), global batch `target`
+// sequences and micro-batch b: the widest layout of G / 2^k GPUs,
+// w_k = min(d_max / 2^k, cap) for k = 0, 1, ..., where cap = target / (b p)
+// is the widest d whose pipeline still fills (at least p micro-batches per
+// replica; target / b for p = 1). Descending, no duplicates:
+//  - kWidest: w_0 alone (PlanSpace::all_gpus_only);
+//  - kFloor (the default): w_0, w_1, and the further w_k while at least
+//    cap / kNarrowestWidthDivisor (about 8p micro-batches per replica,
+//    bubble under 11 %);
+//  - kEvery: every w_k down to 1 (PlanSpace::every_width).
+// Because d_max(2G) / 2 = d_max(G), the widths for 2G include every width
+// for G of kEvery, and of kFloor every one at least the G-independent
+// floor: the plan space of a shape grows with the GPUs, which keeps the
+// planner's answer from shrinking when GPUs are added (issue 25: 65,536
+// GPUs once lost every layout with more than two stages, as d = B / b left
+// one micro-batch per replica). A width below the floor runs more than 8p
+// micro-batches per replica; for the time the widest layout on 2G GPUs
+// beats it (half the passes per replica, the same memory or less), so only
+// a budget, which may prefer fewer GPUs, needs kEvery, and narrower widths
+// would otherwise only add passes to simulate (m p v of them per plan).
+inline constexpr int kNarrowestWidthDivisor = 8;
+enum class Widths { kWidest, kFloor, kEvery };
+std::vector<int> data_parallel_widths(int d_max, int target, int b, int p, Widths widths);
+
 // The plans worth simulating for `model` on at most `gpus` GPUs of
 // `cluster` within `space`: t | heads, kv heads and FFN; t <= GPUs per node;
 // cp from the space (2 * cp dividing the sequence); p with every chunk
-// getting layers; d = min(G/(t cp p), B/b) and half of it
-// (unless all_gpus_only); the global batch rounded to a multiple of d*b;
+// getting layers; d from data_parallel_widths();
+// the global batch rounded to a multiple of d*b;
 // v > 1 only with p > 1 and p*v dividing the layers; for MoE models ep from
 // the space (dividing the experts and t * cp * d) and the a2a-overlap axis;
 // pipelines that never
@@ -217,7 +257,7 @@ std::vector<simulator::Precision> precisions_for(const PlanSpace& space,
 // the default ladder at or above compute_optimal_batch_tokens(flops) (the
 // top rung when none is). One rung: a larger batch of the same layout is
 // never slower per token, so lower rungs would only add smaller
-// data-parallel widths, which the half-width layouts already cover.
+// data-parallel widths, which data_parallel_widths() already tries.
 std::vector<double> auto_batch_ladder(double flops);
 
 // Human-readable summary of the space for reports ("tp auto, pp auto, batch

@@ -87,15 +87,20 @@ void enumerate_step(const std::vector<Model>& models, const Cluster& cluster,
     c.params = static_cast<double>(models[s].parameter_count());
     c.active_params = active_params(models[s]);
     PlanSpace space = options.space;
+    // Under a budget a narrower, cheaper layout may be the answer: every
+    // width of G / 2^k GPUs, so that a larger G keeps every plan of G.
+    if (options.budget_usd > 0) space.every_width = true;
     if (space.global_batch.empty() && space.global_batch_tokens.empty()) {
       const double tokens = rule_tokens(options.tokens, options.law, c.active_params);
       space.global_batch_tokens = auto_batch_ladder(6.0 * c.active_params * tokens);
+      c.batch_tokens = space.global_batch_tokens.front();
     }
     EnumerationStats stats;
     for (const Plan& p : enumerate_plans(models[s], cluster, options.gpus, space, &stats)) {
       tasks->push_back({s, p});
     }
     c.layouts = stats.layouts;
+    c.most_layout_gpus = stats.most_gpus;
     c.memory_pruned = stats.memory_pruned;
     candidates->push_back(c);
   }
@@ -257,6 +262,7 @@ void select(const Cluster& cluster, const SearchOptions& options, SearchResult* 
   for (int s = 0; s < static_cast<int>(result->candidates.size()); ++s) {
     const Candidate& c = result->candidates[s];
     if (!c.feasible) continue;
+    if (s == result->naive_candidate && result->naive_off_grid) continue;
     if (result->best < 0) {
       result->best = s;
       continue;
@@ -425,6 +431,7 @@ Result<SearchRun> SearchRun::first_step(const Cluster& cluster, const SearchOpti
   if (options.shapes.empty() &&
       std::none_of(coarse.begin(), coarse.end(), [&](const Model& m) { return m == run.naive_model_; })) {
     coarse.push_back(run.naive_model_);
+    run.naive_off_grid_ = true;
   }
   run.shapes_ = std::move(coarse);
   return run;
@@ -450,6 +457,7 @@ void SearchRun::advance(const std::vector<PlanResult>& results) {
   for (int i = 0; i < static_cast<int>(shapes_.size()); ++i) {
     if (shapes_[i] == naive_model_) step.naive_candidate = i;
   }
+  step.naive_off_grid = naive_off_grid_;
   result_ = std::move(step);
   merge(SearchResult{}, &result_);  // sort
   select(cluster_, options_, &result_);
@@ -461,8 +469,15 @@ void SearchRun::advance(const std::vector<PlanResult>& results) {
     std::vector<Model> fine;
     auto add_between = [&](int lo, int hi) {
       if (lo < 0 || hi >= n) return;
-      for (const Model& m : shape_grid(result_.candidates[lo].params, result_.candidates[hi].params,
-                                       1.07, options_.shape_template)) {
+      const double lo_params = result_.candidates[lo].params;
+      const double hi_params = result_.candidates[hi].params;
+      for (const Model& m : shape_grid(lo_params, hi_params, 1.07, options_.shape_template)) {
+        // Strictly between the two: a refinement never passes the larger
+        // coarse size, so a larger coarse answer at more GPUs is never
+        // smaller than the refined answer at fewer (G-independent grid).
+        const double n = static_cast<double>(m.parameter_count());
+        if (!(n > lo_params && n < hi_params)) continue;
+        if (m == naive_model_) result_.naive_off_grid = false;
         if (!contains(result_.candidates, m) &&
             std::none_of(fine.begin(), fine.end(), [&](const Model& o) { return o == m; })) {
           fine.push_back(m);
@@ -483,6 +498,7 @@ void SearchRun::advance(const std::vector<PlanResult>& results) {
       if (config == nullptr) return;
       for (double a = result_.candidates[lo].active_params * 1.1; a < hi_active * 0.97; a *= 1.1) {
         Model x = moe_shape_for_active(a, options_.shape_template, *config);
+        if (x == naive_model_) result_.naive_off_grid = false;
         if (!contains(result_.candidates, x) &&
             std::none_of(fine.begin(), fine.end(), [&](const Model& o) { return o == x; })) {
           fine.push_back(x);

@@ -141,6 +141,8 @@ struct Candidate {
   std::string why;
   int plans_evaluated = 0;     // simulated
   long layouts = 0;            // layouts the plan space has for this shape
+  long most_layout_gpus = 0;   // the most GPUs one of them uses (the batch bounds it)
+  double batch_tokens = 0;     // the automatic ladder's rung for it (0: listed batches)
   long memory_pruned = 0;      // layouts dropped by the analytic memory estimate
   int plans_fit = 0;           // simulated plans that fit in memory
   int plans_in_time = 0;       // of those, finishing by the deadline (at the confidence)
@@ -155,6 +157,10 @@ struct SearchResult {
   // Naive baseline: G x days x peak, compute-optimal N, its simulated time.
   double naive_flops = 0, naive_params = 0, naive_tokens = 0, naive_days = 0;
   int naive_candidate = -1;            // index into candidates
+  // The naive model is not a shape of the size grid (it depends on G and
+  // the days): it is simulated for the baseline but never the answer, so
+  // the answer comes from grids that do not move with G (issue 25).
+  bool naive_off_grid = false;
   bool pinned = false;                 // SearchOptions::pinned: best is the pinned model if any plan fits
 };
 
@@ -251,6 +257,7 @@ class SearchRun {
   Stage stage_ = Stage::kCoarse;
   SearchResult result_;       // naive baseline fields, then the merged steps
   simulator::Model naive_model_;
+  bool naive_off_grid_ = false;  // appended to the coarse grid (SearchResult::naive_off_grid)
   std::vector<simulator::Model> shapes_;
   std::vector<Candidate> step_candidates_;
   std::vector<PlanTask> tasks_;
@@ -268,6 +275,16 @@ void select(const simulator::Cluster& cluster, const SearchOptions& options,
 // the flag: gpus in [1, Plan::kMaxGpus], days and budget finite, a compute
 // budget that does not overflow), computes the naive baseline, evaluates a coarse size grid, then
 // refines between the largest feasible and the smallest infeasible size.
+//
+// Monotone answers (issue 25): the coarse grid's sizes do not depend on G,
+// days or budget (only how far it reaches), the naive model (which does)
+// is never the answer, a refinement stays strictly between two coarse
+// sizes, and a shape's plan space for 2G holds its layouts for G
+// (data_parallel_widths). So for the largest dense model the answer never
+// shrinks along G -> 2G, and with more days or budget; ranked by loss (the
+// loss objective, MoE) it holds while the coarse answer moves by at most
+// one size, which the property tests and tests/bench/ladder.sh check up to
+// 2^20 GPUs.
 Result<SearchResult> search(const simulator::Cluster& cluster, const SearchOptions& options);
 
 }  // namespace llmplan::planner

@@ -71,6 +71,15 @@ Model sized(const Model& base, int l, int h) {
 
 }  // namespace
 
+int pipeline_friendly_depth(double layers) {
+  if (!(layers > 0)) return 2;
+  const double l = std::min(layers, 160.0);
+  if (l < 6) return std::max(2, static_cast<int>(std::lround(l)));
+  const int step = l < 24 ? 4 : 8;
+  const long rounded = std::lround(l / step) * step;
+  return static_cast<int>(std::clamp<long>(rounded, 4, 160));
+}
+
 Model shape_for_params(double params, const Model& base) {
   // Search hidden sizes on the grid; depth from the parameter count; keep the
   // one whose aspect ratio h/l is nearest 128 (GPT-3's) among those within
@@ -84,7 +93,7 @@ Model shape_for_params(double params, const Model& base) {
     const double fixed = static_cast<double>(one.parameter_count()) - per_layer;
     const double l_real = (params - fixed) / per_layer;
     if (l_real < 2) continue;
-    const int l = std::clamp(static_cast<int>(std::lround(l_real)), 2, 160);
+    const int l = pipeline_friendly_depth(l_real);
     const Model m = sized(base, l, h);
     const double n = static_cast<double>(m.parameter_count());
     const double size_err = std::fabs(std::log(n / params));
@@ -128,7 +137,7 @@ Model moe_shape_for_active(double active, const Model& base, const MoeShapeConfi
     const double fixed = static_cast<double>(one.active_parameter_count()) - per_layer;
     const double l_real = (active - fixed) / per_layer;
     if (l_real < 2) continue;
-    const int l = std::clamp(static_cast<int>(std::lround(l_real)), 2, 160);
+    const int l = pipeline_friendly_depth(l_real);
     const Model m = moe_sized(base, l, h, config);
     const double n = static_cast<double>(m.active_parameter_count());
     const double size_err = std::fabs(std::log(n / active));

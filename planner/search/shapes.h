@@ -59,7 +59,8 @@ const std::vector<MoeShapeConfig>& moe_shape_configs();
 
 // An MoE shape of about `active` parameters per token (template `base`:
 // family_template(kMoe)) with expert layout `config`: head dim 128, GQA with
-// 8 KV heads, hidden and depth as shape_for_params, every layer MoE. Named
+// 8 KV heads, hidden and depth as shape_for_params (depth by
+// pipeline_friendly_depth), every layer MoE. Named
 // "moe-e128k8-l48-h4096".
 simulator::Model moe_shape_for_active(double active, const simulator::Model& base,
                                       const MoeShapeConfig& config);
@@ -71,9 +72,24 @@ simulator::Model moe_shape_for_active(double active, const simulator::Model& bas
 std::vector<simulator::Model> moe_shape_grid(double min_active, double max_active, double step,
                                              const simulator::Model& base);
 
+// The depth rule of the automatic grids: `layers` (a real number of layers)
+// rounded to a depth that pipelines well: a multiple of 8 from 24 layers up
+// (p = 2, 4 and 8 split it evenly, as GPT-3's 96, Llama 2 70B's 80 and
+// Megatron-LM's 128-layer 1T configuration), a multiple of 4 from 6 to 23,
+// any depth >= 2 below; at most 160. Issue 25: rounding to the nearest
+// integer gave depths like 114, 133, 151 and 155, whose only pipeline sizes
+// beyond the powers of two were 19, 31 or 7. Llama 3 405B's 126 layers
+// (two fewer than 128, for the embedding and head stages) are not
+// offered: the simulator splits uneven layer counts with the extra layers
+// on the last chunks (simulator/plan.h, layers_in_chunk), not with the
+// first and last stages one layer short as Llama 3 did, so such a depth
+// would be simulated with a layout it did not use.
+int pipeline_friendly_depth(double layers);
+
 // A shape of `family` (template `base`: family_template) of about `params`
 // parameters: head dim 128, hidden a multiple of 1024 (so t up to 8 divides
-// the heads; 256 below 2048), depth near hidden/128 (clamped to [2, 160]).
+// the heads; 256 below 2048), depth near hidden/128 rounded by
+// pipeline_friendly_depth().
 // Named "gpt-l96-h12288" / "llama-l80-h8192".
 simulator::Model shape_for_params(double params, const simulator::Model& base);
 // The GPT family with this seq and vocab.

@@ -56,12 +56,20 @@ TEST(PlanSpaceCp, EnumeratesCpWhereItSplitsTheSequence) {
   // Default at 32K tokens: 1, 2, 4, 8, each using t * cp * p * d <= 512 GPUs.
   const auto plans = enumerate_plans(llama_at(32768), h100(), 512, s);
   EXPECT_EQ(cps_of(plans), (std::set<int>{1, 2, 4, 8}));
+  std::set<std::pair<int, int>> cp_d;
   for (const simulator::Plan& p : plans) {
     EXPECT_LE(p.world_size(), 512);
-    // d the most that fits (or half of it): 512 / (8 * cp * 4).
-    EXPECT_TRUE(p.data_parallel == 16 / p.context_parallel ||
-                p.data_parallel == 8 / p.context_parallel)
+    // d the most that fits, 512 / (8 * cp * 4), or that halved k times
+    // (data_parallel_widths), never below 64 / 4 / 8 = 2.
+    const int d_max = 16 / p.context_parallel;
+    EXPECT_TRUE(d_max % p.data_parallel == 0 && ((d_max / p.data_parallel) & (d_max / p.data_parallel - 1)) == 0)
         << p.context_parallel << " " << p.data_parallel;
+    EXPECT_GE(p.data_parallel, std::min(d_max / 2, 2));
+    cp_d.emplace(p.context_parallel, p.data_parallel);
+  }
+  for (int cp : {1, 2, 4, 8}) {
+    EXPECT_TRUE(cp_d.count({cp, 16 / cp})) << cp;
+    EXPECT_TRUE(cp_d.count({cp, 8 / cp})) << cp;
   }
   // Listed values are exactly the ones tried; a size that does not split the
   // sequence (3: 6 chunks of 8192) is skipped.
