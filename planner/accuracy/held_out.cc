@@ -231,7 +231,8 @@ std::string held_out_report(const std::vector<AccuracyCase>& cases,
   for (const AccuracyCase& c : cases) {
     if (!c.config.model.is_moe()) dense.push_back(c);
   }
-  const std::vector<double> mfu = measured_mfu(dense.empty() ? cases : dense);
+  const std::vector<AccuracyCase>& fitted = dense.empty() ? cases : dense;
+  const std::vector<double> mfu = measured_mfu(fitted);
   const auto [lo, hi] = std::minmax_element(mfu.begin(), mfu.end());
   char buf[512];
   std::string out = std::to_string(folds) + "-fold held-out measured/predicted over " +
@@ -249,8 +250,8 @@ std::string held_out_report(const std::vector<AccuracyCase>& cases,
   for (const bool fp8 : {false, true}) {
     double a = 1e300, b = 0;
     size_t n = 0;
-    for (size_t i = 0; i < cases.size(); ++i) {
-      if ((cases[i].config.plan.precision == simulator::Precision::kFp8) != fp8) continue;
+    for (size_t i = 0; i < fitted.size(); ++i) {
+      if ((fitted[i].config.plan.precision == simulator::Precision::kFp8) != fp8) continue;
       a = std::min(a, mfu[i]);
       b = std::max(b, mfu[i]);
       ++n;

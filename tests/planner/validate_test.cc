@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "planner/accuracy/accuracy.h"
+#include "planner/accuracy/held_out.h"
 #include "planner/accuracy/measured_csv.h"
 #include "planner/accuracy/runs_file.h"
 #include "presets/catalog.h"
@@ -237,6 +238,47 @@ TEST(ShippedRunsMemory, EveryExpressibleH100RunFits) {
   // The tightest rows are close to the capacity: the model is not loose.
   EXPECT_LT(tightest, 2e9);
   EXPECT_GT(tightest, 0);
+}
+
+// calibrate's report of the H100 runs file, MoE rows included (they are
+// cross-validated but not fitted): the MFU ranges, overall and by precision,
+// are over the fitted (dense) rows and are fractions of a peak. A regression
+// test: the by-precision lines once indexed the dense rows' MFU with the
+// index of all rows.
+TEST(ShippedRunsMemory, CalibrateReportsMfuOverTheFittedRows) {
+  Result<presets::Catalog> catalog = presets::Catalog::builtin();
+  ASSERT_TRUE(catalog.ok());
+  const std::string path = std::string(LLMPLAN_DATA_DIR) + "/h100/published_runs.csv";
+  Result<std::vector<PublishedRun>> runs = read_runs_file(path, "", *catalog);
+  ASSERT_TRUE(runs.ok()) << runs.status().message();
+  std::vector<PublishedRun> expressible;
+  for (const PublishedRun& r : *runs) {
+    if (r.missing.empty()) expressible.push_back(r);
+  }
+  const std::vector<AccuracyCase> cases = make_runs_cases(expressible);
+  size_t moe = 0;
+  for (const AccuracyCase& c : cases) moe += c.config.model.is_moe() ? 1 : 0;
+  ASSERT_GT(moe, 0u);
+  std::vector<double> predicted;
+  for (const AccuracyCase& c : cases) predicted.push_back(c.run.iteration_time_s);
+  const std::string text =
+      held_out_report(cases, predicted, std::vector<int>(cases.size(), 0), 5);
+  const std::string fitted = std::to_string(cases.size() - moe);
+  // The 16-bit and FP8 lines: counts add up to the dense rows, ranges in (0, 1).
+  size_t counted = 0;
+  for (const std::string label : {"16-bit runs (", "FP8 runs ("}) {
+    const size_t at = text.find(label);
+    ASSERT_NE(at, std::string::npos) << text;
+    counted += std::stoul(text.substr(at + label.size()));
+    const size_t colon = text.find("): ", at);
+    ASSERT_NE(colon, std::string::npos);
+    const double lo = std::stod(text.substr(colon + 3));
+    const double hi = std::stod(text.substr(text.find(" .. ", colon) + 4));
+    EXPECT_GT(lo, 0.05) << label;
+    EXPECT_LT(hi, 0.6) << label;
+    EXPECT_LE(lo, hi) << label;
+  }
+  EXPECT_EQ(std::to_string(counted), fitted) << text;
 }
 
 }  // namespace
