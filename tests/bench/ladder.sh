@@ -6,7 +6,7 @@
 # simulations; each cell is the planner's answer, byte for byte), printed as
 # one Markdown table: parameters (MoE: total and active), predicted loss,
 # GPUs used, plan and days used. Deterministic (any thread count gives the
-# same answers). Not part of the test suite: it takes about two and a half
+# same answers). Not part of the test suite: it takes about one to two and a half
 # minutes on two cores. Usage, from the repository root:
 #
 #   tests/bench/ladder.sh build/planner/llmplan
