@@ -15,11 +15,7 @@
 namespace llmplan::simulator {
 namespace {
 
-boost::json::value parse(const std::string& text) {
-  Result<boost::json::value> v = json::parse(text, "test");
-  EXPECT_TRUE(v.ok()) << v.status().message();
-  return v.ok() ? *v : boost::json::value();
-}
+boost::json::value parse(const std::string& text) { return testing::parse_json(text); }
 
 Status apply_validation(const std::string& text, GpuSpec* gpu) {
   return apply_gpu_json(parse(R"({"validation": )" + text + "}"), "gpus.json: gpus[0]", gpu);

@@ -17,11 +17,7 @@
 namespace llmplan::simulator {
 namespace {
 
-boost::json::value parse(const std::string& text) {
-  Result<boost::json::value> v = json::parse(text, "test");
-  EXPECT_TRUE(v.ok()) << v.status().message();
-  return v.ok() ? *v : boost::json::value();
-}
+boost::json::value parse(const std::string& text) { return testing::parse_json(text); }
 
 constexpr const char* kValidation = R"({
   "calibrated": true, "source": "vTrain A100 data",

@@ -2,11 +2,23 @@
 #ifndef LLMPLAN_TESTS_SIMULATOR_TEST_CLUSTER_H_
 #define LLMPLAN_TESTS_SIMULATOR_TEST_CLUSTER_H_
 
+#include <gtest/gtest.h>
+
+#include <string>
+
 #include "simulator/cluster.h"
 #include "simulator/cost_model.h"
 #include "simulator/model.h"
+#include "simulator/strict_json.h"
 
 namespace llmplan::simulator::testing {
+
+// `text` parsed as JSON; a failed expectation (and null) when it is not.
+inline boost::json::value parse_json(const std::string& text) {
+  Result<boost::json::value> v = json::parse(text, "test");
+  EXPECT_TRUE(v.ok()) << v.status().message();
+  return v.ok() ? *v : boost::json::value();
+}
 
 // An A100-80GB DGX cluster written out by hand (DESIGN.md section 9 figures).
 inline Cluster a100_cluster() {
