@@ -299,7 +299,7 @@ Status run_sweep(const SweepOptions& o, const GlobalOptions& global) {
   md += fmt::format("{} plans simulated; {} fit in memory.\n\n", n, ok_idx.size());
   for (const std::string& note : notes) md += "- " + note + "\n";
   md += "## Time-cost Pareto front\n\n";
-  reports::Table pt({"plan", "GPUs", "iteration", "days", "MFU", "GPU-hours", "cost"});
+  reports::Table pt({"plan", "GPUs", "iteration", "days", "MFU (16-bit peak)", "GPU-hours", "cost"});
   for (int i : front) {
     const PlanResult& r = results[i];
     const double d = training_days(r, tokens);
