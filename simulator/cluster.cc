@@ -57,6 +57,13 @@ Status validate(const Cluster& c) {
     return bad("gpus_per_node",
                "must be between 1 and " + std::to_string(Cluster::kMaxGpusPerNode));
   }
+  if (c.nvlink_domain_gpus != 0 &&
+      (c.nvlink_domain_gpus < c.gpus_per_node || c.nvlink_domain_gpus > Cluster::kMaxGpusPerNode ||
+       c.nvlink_domain_gpus % c.gpus_per_node != 0)) {
+    return bad("nvlink_domain_gpus", "must be 0 (the node) or a multiple of gpus_per_node (" +
+                                         std::to_string(c.gpus_per_node) + ") up to " +
+                                         std::to_string(Cluster::kMaxGpusPerNode));
+  }
   if (c.num_nodes < 0) return bad("nodes", "must not be negative");
   if (c.num_nodes > Plan::kMaxGpus / c.gpus_per_node) {
     return bad("nodes",
@@ -80,6 +87,12 @@ Status validate(const Cluster& c) {
   if (!(c.gpu.peak_fp8_flops >= 0) || !std::isfinite(c.gpu.peak_fp8_flops)) {
     return bad("gpu.peak_fp8_flops", "must be a finite number >= 0 (0: no FP8)");
   }
+  if (!fraction(r.fp4_gemm_efficiency)) {
+    return bad("gpu.roofline.fp4_gemm_efficiency", "must be in (0, 1]");
+  }
+  if (!(c.gpu.peak_fp4_flops >= 0) || !std::isfinite(c.gpu.peak_fp4_flops)) {
+    return bad("gpu.peak_fp4_flops", "must be a finite number >= 0 (0: no FP4)");
+  }
   if (!fraction(r.flash_attention_efficiency)) {
     return bad("gpu.roofline.flash_attention_efficiency", "must be in (0, 1]");
   }
@@ -101,6 +114,7 @@ Status validate(const Cluster& c) {
   }
   const RooflineCeilings& ceil = c.gpu.ceilings;
   if (!fraction(ceil.gemm_efficiency) || !fraction(ceil.fp8_gemm_efficiency) ||
+      !fraction(ceil.fp4_gemm_efficiency) ||
       !fraction(ceil.memory_efficiency) ||
       !fraction(ceil.flash_attention_efficiency)) {
     return bad("gpu.ceilings", "efficiency ceilings must be in (0, 1]");

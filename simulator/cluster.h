@@ -30,6 +30,9 @@ struct RooflineConstants {
   // Fraction of the fp8 peak a large, well-shaped FP8 GEMM reaches (the
   // same tile, wave and inner-dimension shape factors as gemm_efficiency).
   double fp8_gemm_efficiency = 0.6;
+  // Fraction of the FP4 peak (peak_fp4_flops) a large, well-shaped NVFP4
+  // GEMM reaches (the same shape factors as gemm_efficiency).
+  double fp4_gemm_efficiency = 0.5;
   // Fraction of peak reached by a fused flash-attention kernel.
   double flash_attention_efficiency = 0.55;
   // Fraction of HBM bandwidth reached by memory-bound kernels.
@@ -76,6 +79,7 @@ struct RooflineConstants {
 struct RooflineCeilings {
   double gemm_efficiency = 1.0;
   double fp8_gemm_efficiency = 1.0;
+  double fp4_gemm_efficiency = 1.0;
   double memory_efficiency = 1.0;
   double flash_attention_efficiency = 1.0;
   std::string source;  // the citations, for reports
@@ -148,6 +152,9 @@ struct GpuSpec {
   double peak_fp8_flops = 0;
   // MXFP8 block scaling (Fp8Recipe::kMxfp8) in the tensor cores (Blackwell).
   bool fp8_block_scaling = false;
+  // Dense FP4 (NVFP4) tensor-core FLOP/s; 0: the GPU has no FP4 tensor cores
+  // (Hopper and older), and a plan with precision nvfp4 is an error on it.
+  double peak_fp4_flops = 0;
   double hbm_bytes = 0;
   double hbm_bytes_per_s = 0;
   double nvlink_bytes_per_s = 0;  // per GPU, both directions together (datasheet figure)
@@ -208,6 +215,11 @@ struct Cluster {
   std::string name;
   GpuSpec gpu;
   int gpus_per_node = 8;
+  // GPUs in one scale-up (NVLink) domain: groups of ranks inside one domain
+  // talk over NVLink at the GPU's NVLink bandwidth, groups that span domains
+  // over the NICs. 0: the node is the domain (HGX/DGX: 8); GB200 NVL72: 72
+  // GPUs in a rack of 4-GPU compute trays. A multiple of gpus_per_node.
+  int nvlink_domain_gpus = 0;
   int num_nodes = 0;
   double nic_bytes_per_s = 0;    // per GPU, one direction (e.g. 200 Gb/s HDR = 25e9)
   NetworkConstants network;
@@ -215,6 +227,8 @@ struct Cluster {
   double usd_per_gpu_hour = 0;   // 0: unknown
 
   int max_gpus() const { return num_nodes > 0 ? num_nodes * gpus_per_node : 0; }
+  // The scale-up domain size: nvlink_domain_gpus, or gpus_per_node when 0.
+  int nvlink_domain() const { return nvlink_domain_gpus > 0 ? nvlink_domain_gpus : gpus_per_node; }
   friend bool operator==(const Cluster&, const Cluster&) = default;
 };
 

@@ -141,6 +141,7 @@ Status apply_roofline_json(const boost::json::value& v, const std::string& path,
   json::JsonObjectReader r(v, path);
   read_fraction(&r, "gemm_efficiency", &c.gemm_efficiency);
   read_fraction(&r, "fp8_gemm_efficiency", &c.fp8_gemm_efficiency);
+  read_fraction(&r, "fp4_gemm_efficiency", &c.fp4_gemm_efficiency);
   r.read_double("gemm_dim_half", &c.gemm_dim_half, false, 0.0);
   r.read_double("gemm_tile", &c.gemm_tile, false, 1.0);
   read_fraction(&r, "flash_attention_efficiency", &c.flash_attention_efficiency);
@@ -177,6 +178,7 @@ Status apply_ceilings_json(const boost::json::value& v, const std::string& path,
   json::JsonObjectReader r(v, path);
   read_fraction(&r, "gemm_efficiency", &c.gemm_efficiency);
   read_fraction(&r, "fp8_gemm_efficiency", &c.fp8_gemm_efficiency);
+  read_fraction(&r, "fp4_gemm_efficiency", &c.fp4_gemm_efficiency);
   read_fraction(&r, "memory_efficiency", &c.memory_efficiency);
   read_fraction(&r, "flash_attention_efficiency", &c.flash_attention_efficiency);
   r.read_string("source", &c.source);
@@ -279,6 +281,7 @@ Status apply_gpu_json(const boost::json::value& v, const std::string& path, GpuS
   read_positive(&r, "peak_fp16_flops", &g.peak_fp16_flops);
   r.read_double("peak_fp8_flops", &g.peak_fp8_flops, false, 0.0);
   r.read_bool("fp8_block_scaling", &g.fp8_block_scaling);
+  r.read_double("peak_fp4_flops", &g.peak_fp4_flops, false, 0.0);
   read_positive(&r, "hbm_bytes", &g.hbm_bytes);
   read_positive(&r, "hbm_bytes_per_s", &g.hbm_bytes_per_s);
   read_positive(&r, "nvlink_bytes_per_s", &g.nvlink_bytes_per_s);
@@ -316,6 +319,7 @@ Status apply_cluster_json(const boost::json::value& v, const std::string& path,
   r.read_string("name", &c.name);
   const boost::json::value* gpu = r.child("gpu");
   r.read_int("gpus_per_node", &c.gpus_per_node, false, 1);
+  r.read_int("nvlink_domain_gpus", &c.nvlink_domain_gpus, false, 0);
   r.read_int("nodes", &c.num_nodes, false, 0);
   read_positive(&r, "nic_bytes_per_s", &c.nic_bytes_per_s);
   const boost::json::value* network = r.child("network");
@@ -376,6 +380,10 @@ boost::json::value roofline_to_json(const RooflineConstants& c) {
   o["gemm_dim_half"] = c.gemm_dim_half;
   o["gemm_tile"] = c.gemm_tile;
   o["fp8_gemm_efficiency"] = c.fp8_gemm_efficiency;
+  // Written only when set (FP4 GPUs): the default reads back the same.
+  if (c.fp4_gemm_efficiency != RooflineConstants{}.fp4_gemm_efficiency) {
+    o["fp4_gemm_efficiency"] = c.fp4_gemm_efficiency;
+  }
   o["flash_attention_efficiency"] = c.flash_attention_efficiency;
   o["memory_efficiency"] = c.memory_efficiency;
   o["kernel_overhead_s"] = c.kernel_overhead_s;
@@ -391,6 +399,9 @@ boost::json::value ceilings_to_json(const RooflineCeilings& c) {
   boost::json::object o;
   o["gemm_efficiency"] = c.gemm_efficiency;
   o["fp8_gemm_efficiency"] = c.fp8_gemm_efficiency;
+  if (c.fp4_gemm_efficiency != RooflineCeilings{}.fp4_gemm_efficiency) {
+    o["fp4_gemm_efficiency"] = c.fp4_gemm_efficiency;
+  }
   o["memory_efficiency"] = c.memory_efficiency;
   o["flash_attention_efficiency"] = c.flash_attention_efficiency;
   if (!c.source.empty()) o["source"] = c.source;
@@ -448,6 +459,7 @@ boost::json::value gpu_to_json(const GpuSpec& g) {
   o["peak_fp16_flops"] = g.peak_fp16_flops;
   if (g.peak_fp8_flops > 0) o["peak_fp8_flops"] = g.peak_fp8_flops;
   if (g.fp8_block_scaling) o["fp8_block_scaling"] = true;
+  if (g.peak_fp4_flops > 0) o["peak_fp4_flops"] = g.peak_fp4_flops;
   o["hbm_bytes"] = g.hbm_bytes;
   o["hbm_bytes_per_s"] = g.hbm_bytes_per_s;
   o["nvlink_bytes_per_s"] = g.nvlink_bytes_per_s;
@@ -479,6 +491,7 @@ boost::json::value cluster_to_json(const Cluster& c) {
   o["name"] = c.name;
   o["gpu"] = gpu_to_json(c.gpu);
   o["gpus_per_node"] = c.gpus_per_node;
+  if (c.nvlink_domain_gpus > 0) o["nvlink_domain_gpus"] = c.nvlink_domain_gpus;
   o["nodes"] = c.num_nodes;
   o["nic_bytes_per_s"] = c.nic_bytes_per_s;
   o["network"] = network_to_json(c.network);
