@@ -179,6 +179,7 @@ std::string pricing_markdown(const FrontierTable& t) {
       "- Cost model{}: {} (the first prices each cell's cost and the budgets; "
       "\"Hardware comparison\" below shows all)\n",
       t.cost_models.size() > 1 ? "s" : "", md_escape(join(t.cost_models, ", ")));
+  const FrontierPricing* shared = nullptr;
   for (size_t h = 0; h < t.pricing.size() && h < t.hardware.size(); ++h) {
     for (const FrontierPricing& p : t.pricing[h]) {
       if (p.cost_model != "owned") {
@@ -190,13 +191,22 @@ std::string pricing_markdown(const FrontierTable& t) {
       md += fmt::format(
           "  - {}, owned: {} per GPU-hour = capex {} / ({:g} years x 8,766 h) = {} + power "
           "{:.0f} W (TDP {:.0f} W x (1 + non-GPU share {:.3f})) x PUE {:g} x ${:g}/kWh = {}. "
-          "Sources: capex: {}; years: {}; PUE: {}; $/kWh: {}; power: {}\n",
+          "Capex: {}. Power: {}\n",
           md_escape(t.hardware[h]), usd_human(p.usd_per_gpu_hour), usd_human(p.capex_usd_per_gpu),
           p.amortisation_years, usd_human(p.capex_usd_per_gpu_hour), p.it_power_w, p.tdp_w,
           p.non_gpu_power_share, p.pue, p.usd_per_kwh, usd_human(p.power_usd_per_gpu_hour),
-          md_escape(p.capex_source), md_escape(p.years_source), md_escape(p.pue_source),
-          md_escape(p.kwh_source), md_escape(p.power_source));
+          md_escape(p.capex_source), md_escape(p.power_source));
+      if (shared == nullptr) shared = &p;
     }
+  }
+  // Years, PUE and $/kWh are the same for every hardware entry (the same
+  // defaults and flags).
+  if (shared != nullptr) {
+    md += fmt::format(
+        "  - Owned, every hardware: years: {}. PUE: {}. $/kWh: {}. Not included: datacentre "
+        "space, staff, scale-out network, storage (the owned cost is a floor)\n",
+        md_escape(shared->years_source), md_escape(shared->pue_source),
+        md_escape(shared->kwh_source));
   }
   return md;
 }

@@ -3,6 +3,7 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
@@ -450,9 +451,12 @@ Result<reports::FrontierTable> run_frontier(const FrontierStudy& study, const Pr
     reports::FrontierCell cell = frontier_cell(h.cluster, specs[c].options, runs[c].result());
     if (cell.found) {
       // The first model priced the search: its cost is the cell's own.
+      // An unknown price (0) gives NaN: empty in the CSV, null in the JSON.
       for (size_t m = 0; m < h.pricings.size(); ++m) {
-        cell.costs_usd.push_back(m == 0 ? cell.cost_usd
-                                        : cell.gpu_days * 24.0 * h.pricings[m].usd_per_gpu_hour());
+        const double price = h.pricings[m].usd_per_gpu_hour();
+        cell.costs_usd.push_back(!(price > 0) ? NAN
+                                 : m == 0     ? cell.cost_usd
+                                              : cell.gpu_days * 24.0 * price);
       }
     }
     t.cells.push_back(std::move(cell));
