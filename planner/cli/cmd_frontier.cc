@@ -228,7 +228,7 @@ void add_frontier_command(CLI::App& app, const GlobalOptions& global, Action* ac
       ->excludes(gpu)
       ->check(non_empty_list());
   cmd->add_option("--budget-usd", o->budget_usd,
-                  "Dollar budgets, comma-separated (the cluster's usd_per_gpu_hour); default none")
+                  "Dollar budgets, comma-separated (priced by the first --cost-model: cloud, the cluster's usd_per_gpu_hour, by default); default none")
       ->check(non_empty_list());
   add_planner_flags(cmd, &o->flags, "Planner");
   cmd->add_option("--out", o->out_dir,

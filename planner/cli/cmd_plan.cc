@@ -139,7 +139,7 @@ void add_plan_options(CLI::App& app, const GlobalOptions& global, Action* action
   app.add_option("--gpu", o->gpu, "Planner: GPU preset (a cluster built from it)");
   app.add_option("--cluster", o->cluster, "Planner: cluster preset (default dgx-a100-80gb)");
   app.add_option("--budget-usd", o->budget_usd,
-                 "Planner: dollar budget (cluster's usd_per_gpu_hour)")
+                 "Planner: dollar budget (priced by --cost-model: cloud, the cluster's usd_per_gpu_hour, by default)")
       ->check(finite_in(0, std::numeric_limits<double>::max()));
   add_planner_flags(&app, &o->flags, "Planner");
   app.add_option("--out", o->out_dir,
