@@ -154,14 +154,14 @@ Result<FrontierStudy> make_study(const FrontierOptions& o, const GlobalOptions& 
     }
   }
   LLMPLAN_ASSIGN_OR_RETURN(SearchOptions base, planner_search_options(o.flags, catalog));
-  LLMPLAN_ASSIGN_OR_RETURN(std::vector<std::string> models, cost_models(o.flags));
+  LLMPLAN_ASSIGN_OR_RETURN(std::vector<std::string> models, cost_models(o.flags.pricing));
   if (models.size() > 1 && !o.budget_usd.empty()) {
     return Status::usage(
         "--cost-model: compare cost models without --budget-usd (a budget picks different "
         "answers under each), or run one study per cost model");
   }
   LLMPLAN_ASSIGN_OR_RETURN(OwnershipFile ownership, builtin_ownership());
-  if (!o.flags.cost_model.empty()) study.cost_models = models;
+  if (!o.flags.pricing.cost_model.empty()) study.cost_models = models;
   for (simulator::Cluster& c : clusters) {
     FrontierHardware h{std::move(c), base, {}};
     std::vector<std::string> notes;
@@ -169,7 +169,8 @@ Result<FrontierStudy> make_study(const FrontierOptions& o, const GlobalOptions& 
     const double cloud_price = h.cluster.usd_per_gpu_hour;
     for (size_t m = models.size(); m-- > 0;) {  // the first model last: it prices the cluster
       h.cluster.usd_per_gpu_hour = cloud_price;
-      LLMPLAN_RETURN_IF_ERROR(apply_pricing(o.flags, ownership, models[m], &h.cluster, &h.options));
+      LLMPLAN_ASSIGN_OR_RETURN(h.options.pricing,
+                               price_cluster(o.flags.pricing, ownership, models[m], &h.cluster));
       if (!study.cost_models.empty()) h.pricings.insert(h.pricings.begin(), h.options.pricing);
     }
     study.hardware.push_back(std::move(h));
@@ -236,7 +237,7 @@ void add_frontier_command(CLI::App& app, const GlobalOptions& global, Action* ac
   cmd->add_option("--format", o->format, "stdout format without --out (default md)")
       ->check(CLI::IsMember({"md", "csv", "json"}));
   add_cost_model_flags(cmd, &o->flags.cost);
-  add_pricing_flags(cmd, &o->flags, /*list=*/true);
+  add_pricing_flags(cmd, &o->flags.pricing, /*list=*/true);
   cmd->callback([o, &global, action] {
     *action = [o, &global]() -> Status {
       LLMPLAN_ASSIGN_OR_RETURN(ProcessGroup group, join_process_group());

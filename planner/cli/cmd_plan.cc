@@ -66,9 +66,9 @@ Status run_plan(const PlanOptions& o, const GlobalOptions& global) {
   s.budget_usd = o.budget_usd;
   std::vector<std::string> notes;
   LLMPLAN_RETURN_IF_ERROR(set_cluster_options(o.flags, cluster, &s, &notes));
-  LLMPLAN_ASSIGN_OR_RETURN(const std::vector<std::string> models, cost_models(o.flags));
+  LLMPLAN_ASSIGN_OR_RETURN(const std::vector<std::string> models, cost_models(o.flags.pricing));
   LLMPLAN_ASSIGN_OR_RETURN(const OwnershipFile ownership, builtin_ownership());
-  LLMPLAN_RETURN_IF_ERROR(apply_pricing(o.flags, ownership, models.front(), &cluster, &s));
+  LLMPLAN_ASSIGN_OR_RETURN(s.pricing, price_cluster(o.flags.pricing, ownership, models.front(), &cluster));
   s.progress = counter(std::make_shared<Progress>("llmplan", "plans", o.flags.progress));
   LLMPLAN_ASSIGN_OR_RETURN(SearchResult result, search(cluster, s));
   LLMPLAN_RETURN_IF_ERROR(check_some_layout(result, s));
@@ -146,7 +146,7 @@ void add_plan_options(CLI::App& app, const GlobalOptions& global, Action* action
                  "Planner: write report.md, candidates.csv, plans.csv, result.json, SVGs to DIR");
   app.add_option("--format", o->format, "Planner: stdout format")->check(CLI::IsMember({"md", "csv", "json"}));
   add_cost_model_flags(&app, &o->flags.cost);
-  add_pricing_flags(&app, &o->flags, /*list=*/false);
+  add_pricing_flags(&app, &o->flags.pricing, /*list=*/false);
   // The planner's own options: every option added above.
   std::vector<const CLI::Option*> planner_options;
   const std::vector<const CLI::Option*> all = std::as_const(app).get_options();

@@ -160,7 +160,7 @@ Status set_cluster_options(const PlannerFlags& flags, const simulator::Cluster& 
   return Status();
 }
 
-void add_pricing_flags(CLI::App* app, PlannerFlags* flags, bool list) {
+void add_pricing_flags(CLI::App* app, PricingFlags* flags, bool list) {
   CLI::Option* model = app->add_option(
       "--cost-model", flags->cost_model,
       list ? "How a GPU-hour is priced, comma-separated to compare: cloud (the cluster's price "
@@ -188,7 +188,7 @@ void add_pricing_flags(CLI::App* app, PlannerFlags* flags, bool list) {
       ->check(finite_in(0, 10, true));
 }
 
-Result<std::vector<std::string>> cost_models(const PlannerFlags& flags) {
+Result<std::vector<std::string>> cost_models(const PricingFlags& flags) {
   std::vector<std::string> out;
   if (flags.cost_model.empty()) {
     out.push_back("cloud");
@@ -227,14 +227,12 @@ Result<std::vector<std::string>> cost_models(const PlannerFlags& flags) {
   return out;
 }
 
-Status apply_pricing(const PlannerFlags& flags, const OwnershipFile& ownership,
-                     const std::string& model, simulator::Cluster* cluster,
-                     SearchOptions* options) {
+Result<Pricing> price_cluster(const PricingFlags& flags, const OwnershipFile& ownership,
+                              const std::string& model, simulator::Cluster* cluster) {
   LLMPLAN_ASSIGN_OR_RETURN(
-      options->pricing,
-      make_pricing(model, !flags.cost_model.empty(), *cluster, ownership, flags.ownership));
-  cluster->usd_per_gpu_hour = options->pricing.usd_per_gpu_hour();
-  return Status();
+      Pricing p, make_pricing(model, !flags.cost_model.empty(), *cluster, ownership, flags.ownership));
+  cluster->usd_per_gpu_hour = p.usd_per_gpu_hour();
+  return p;
 }
 
 }  // namespace llmplan::planner
