@@ -111,7 +111,17 @@ enum class FrontierMetric {
 // value), empty fields where !found.
 std::string frontier_csv(const FrontierTable& t);
 // {"cells": [...], "hardware": [...], "simulations": .., ...}: every field
-// of FrontierTable and FrontierCell under its snake_case name.
+// of FrontierTable and FrontierCell under its snake_case name. With cost
+// models (--cost-model): "cost_models", "pricing" (per hardware
+// {"hardware", "by_cost_model": [{"cost_model", "usd_per_gpu_hour",
+// "ownership": {...} or null}]}) and per cell "costs_usd" {"cloud": ..,
+// "owned": ..} (null where the price is unknown); the CSV then appends one
+// column cost_usd_<model> per model, and the Markdown lists the pricing in
+// its assumptions and adds "## Hardware comparison" (per GPU count x
+// deadline x budget, one row per hardware: model, loss, days, GPUs, and per
+// cost model the cost, $ per billion parameters, and $ per 0.01 of loss
+// gained over the first hardware listed). Without cost models none of these
+// appear (outputs as before).
 std::string frontier_json(const FrontierTable& t);
 // The report: how it was made (command line, law, objective, reuse line
 // "N simulations served M plan evaluations across K cells"), per hardware

@@ -1,6 +1,10 @@
 // `llmplan frontier --gpus LIST --days LIST [--gpu LIST | --cluster LIST]
-// [--budget-usd LIST] [planner flags] [--out DIR | --format md|csv|json]`:
-// the planner's answer for every cell of the grid (planner/study/frontier.h).
+// [--budget-usd LIST] [planner flags] [--cost-model cloud,owned ...]
+// [--out DIR | --format md|csv|json]`: the planner's answer for every cell of
+// the grid (planner/study/frontier.h). --cost-model lists the cost models to
+// compare; the first prices the cells' cost_usd and the budgets (two models
+// with --budget-usd are refused: a budget picks different answers under
+// each), and the report then compares the hardware side by side.
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
