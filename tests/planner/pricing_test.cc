@@ -80,7 +80,7 @@ TEST(Pricing, EveryBuiltinGpuPresetHasAnOwnershipEntry) {
 // The reverse link: every ownership entry names a GPU preset. gb200, b300
 // and gb300 become GPU presets with branch i26-hw (issue 26); enable this
 // test once it is merged.
-TEST(Pricing, DISABLED_EveryOwnershipEntryIsAGpuPreset) {
+TEST(Pricing, EveryOwnershipEntryIsAGpuPreset) {
   auto catalog = presets::Catalog::builtin();
   ASSERT_TRUE(catalog.ok());
   auto f = builtin_ownership();
