@@ -77,9 +77,7 @@ TEST(Pricing, EveryBuiltinGpuPresetHasAnOwnershipEntry) {
   }
 }
 
-// The reverse link: every ownership entry names a GPU preset. gb200, b300
-// and gb300 become GPU presets with branch i26-hw (issue 26); enable this
-// test once it is merged.
+// The reverse link: every ownership entry names a GPU preset.
 TEST(Pricing, EveryOwnershipEntryIsAGpuPreset) {
   auto catalog = presets::Catalog::builtin();
   ASSERT_TRUE(catalog.ok());
