@@ -4,12 +4,14 @@
 // nvlink_a2a_efficiency; a domain equal to the node changes nothing.
 #include <gtest/gtest.h>
 
+#include <boost/json.hpp>
 #include <string>
 #include <vector>
 
 #include "simulator/collectives.h"
 #include "simulator/lowering.h"
 #include "simulator/simulate.h"
+#include "tests/planner/simulate_cli.h"
 #include "tests/simulator/test_cluster.h"
 
 namespace llmplan::simulator {
@@ -163,6 +165,42 @@ TEST(NvlinkDomain, Qwen3LayoutIsFasterInsideTheDomain) {
   EXPECT_GT(in->breakdown.moe_a2a_s, 0);
   EXPECT_GT(out->breakdown.moe_a2a_s, 3 * in->breakdown.moe_a2a_s);
   EXPECT_LT(in->iteration_time_s, out->iteration_time_s);
+}
+
+// The published Qwen3-235B-A22B layout on GB200 NVL72 (tp 1, pp 8, ep 32 on
+// 256 GPUs) through the CLI: --gpus sets dp, and the report says the
+// all-to-all ran inside the NVLink domain, in text and JSON.
+TEST(NvlinkDomain, SimulateShowsTheExpertGroupInsideTheDomain) {
+  using planner::testing_cli::run_simulate;
+  const std::string args =
+      "--model qwen3-235b-a22b --cluster gb200-nvl72 --tp 1 --pp 8 --ep 32 --gpus 256 "
+      "--global-batch 2048";
+  const auto text = run_simulate(args);
+  ASSERT_TRUE(text.status.ok()) << text.status.message();
+  EXPECT_NE(text.out.find("(gb200-nvl72, 4 per node, NVLink domain 72)"), std::string::npos)
+      << text.out;
+  EXPECT_NE(text.out.find("plan: tp 1 x pp 8 x dp 32, experts ep 32"), std::string::npos)
+      << text.out;
+  EXPECT_NE(text.out.find("placement: dp 32 over NVLink (domain 72); ep 32 over NVLink (domain "
+                          "72); 6 of 7 pipeline boundaries cross a domain"),
+            std::string::npos)
+      << text.out;
+  const auto json = run_simulate(args + " --format json");
+  ASSERT_TRUE(json.status.ok()) << json.status.message();
+  const boost::json::value v = boost::json::parse(json.out);
+  const boost::json::object& pl = v.at("placement").as_object();
+  EXPECT_EQ(pl.at("nvlink_domain_gpus").as_int64(), 72);
+  const boost::json::object& ep = pl.at("groups").as_array().at(1).as_object();
+  EXPECT_EQ(ep.at("group").as_string(), "ep");
+  EXPECT_EQ(ep.at("size").as_int64(), 32);
+  EXPECT_EQ(ep.at("domains").as_int64(), 1);
+  EXPECT_EQ(ep.at("link").as_string(), "nvlink");
+  // --gpus must be a multiple of the model-parallel ranks and agree with --dp.
+  const auto bad = run_simulate("--model qwen3-235b-a22b --cluster gb200-nvl72 --pp 8 --gpus 250");
+  EXPECT_EQ(bad.status.message(), "simulate: --gpus 250 is not a multiple of tp x cp x pp = 8");
+  const auto both = run_simulate(args + " --dp 16");
+  EXPECT_NE(both.status.message().find("--gpus 256 contradicts --dp 16"), std::string::npos)
+      << both.status.message();
 }
 
 }  // namespace
