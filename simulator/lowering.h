@@ -151,6 +151,16 @@ struct Placement {
 // per 32 elements of each copy).
 double fp8_cast_bytes_per_element(Fp8Recipe recipe);
 
+// NVFP4 training (Plan::precision kNvfp4, lowering/precision.h): HBM bytes
+// per element of one cast: the tensor read for its amax (2), read again (2),
+// and written as a rowwise and a columnwise NVFP4 copy (2 x
+// kNvfp4BytesPerElement).
+inline constexpr double kNvfp4CastBytesPerElement = 4.0 + 2.0 * kNvfp4BytesPerElement;
+
+// Bytes per element of one cast of `plan`'s low precision: nvfp4's above, or
+// fp8_cast_bytes_per_element(plan.fp8_recipe).
+double cast_bytes_per_element(const Plan& plan);
+
 // REQUIRES: validate(model, plan).ok() and cluster.gpus_per_node >= 1.
 Placement place(const Plan& plan, const Cluster& cluster);
 

@@ -21,8 +21,19 @@ namespace {
 // Bytes of the stored copy of a linear GEMM's input: FP8 training keeps the
 // inputs of the linear GEMMs (QKV, output projection, FC1, FC2, the expert
 // GEMMs) as the fp8 copies their weight-gradient GEMMs read (Transformer
-// Engine): 1 byte per element instead of 2.
-double gemm_input_bytes(const Plan& plan) { return plan.precision == Precision::kFp8 ? 1.0 : 2.0; }
+// Engine): 1 byte per element instead of 2. NVFP4 training keeps only the
+// columnwise NVFP4 copy the weight-gradient GEMM reads (Transformer Engine's
+// _Linear.forward drops the rowwise usage of a quantized input before
+// save_for_backward): kNvfp4BytesPerElement.
+double gemm_input_bytes(const Plan& plan) {
+  switch (plan.precision) {
+    case Precision::kFp8: return 1.0;
+    case Precision::kNvfp4: return kNvfp4BytesPerElement;
+    case Precision::kBf16:
+    case Precision::kFp16: return 2.0;
+  }
+  return 2.0;
+}
 
 // FC1 output bytes per FFN unit: SwiGLU's two projections, GeLU's one.
 double fc1_output_bytes(const Model& model) {
@@ -382,9 +393,19 @@ std::vector<MemoryBreakdown> stage_memory(const Model& model, const Plan& plan,
     // set's gathered layer). With the distributed optimizer (stage 1) the
     // weights themselves are fp8 (fp8_param_gather, NVIDIA's FP8 recipes):
     // data + transpose replace the bf16 weight, nothing is added.
+    //
+    // NVFP4: the cached copies are a rowwise and a columnwise NVFP4 weight
+    // (2 x kNvfp4BytesPerElement per layer parameter) at ZeRO 0-2: the
+    // weights stay bf16, as Megatron-Bridge has no FP4 parameters
+    // (bf16_with_nvfp4_mixed sets fp8_param_gather False; Megatron-Bridge
+    // src/megatron/bridge/training/mixed_precision.py refuses fp4_param);
+    // at ZeRO-3 cast per layer after the gather, like FP8.
     const int stage = plan.sharding_stage();
     if (plan.precision == Precision::kFp8 && (stage == 0 || stage == 2)) {
       mb.weights_and_optimizer_bytes += 2.0 * stage_layer_params;
+    }
+    if (plan.precision == Precision::kNvfp4 && stage <= 2) {
+      mb.weights_and_optimizer_bytes += 2.0 * kNvfp4BytesPerElement * stage_layer_params;
     }
     // ZeRO 2-3 work on the stage's largest layer unit (an MoE layer, if any).
     mb.sharded_working_bytes = sharded_working_bytes(

@@ -24,6 +24,7 @@ const char* to_string(Precision p) {
     case Precision::kBf16: return "bf16";
     case Precision::kFp16: return "fp16";
     case Precision::kFp8: return "fp8";
+    case Precision::kNvfp4: return "nvfp4";
   }
   return "?";
 }

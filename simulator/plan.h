@@ -19,8 +19,15 @@ enum class Recompute { kNone, kSelective, kFull };
 // Precision of the matrix math. kFp8: the linear layers' GEMMs (QKV, output
 // projection, FC1, FC2) run in FP8 with Transformer Engine's casts; attention,
 // the logits GEMM, norms and activations stay bf16 (Transformer Engine's and
-// Megatron-Core's FP8 training).
-enum class Precision { kBf16, kFp16, kFp8 };
+// Megatron-Core's FP8 training). kNvfp4: the same GEMMs (forward, data and
+// weight gradient) in NVFP4 -- E2M1 values, an E4M3 scale per 16 elements and
+// an FP32 scale per tensor -- under Transformer Engine's NVFP4BlockScaling
+// recipe (transformer_engine/common/recipe/__init__.py @000b637: 16x16 2-D
+// weight blocks, random Hadamard transform on the weight-gradient GEMM's
+// inputs, stochastic rounding of gradients; attention stays bf16, fp8_dpa
+// False); everything else as kFp8 (see lowering/precision.h). Blackwell only
+// (GpuSpec::peak_fp4_flops > 0).
+enum class Precision { kBf16, kFp16, kFp8, kNvfp4 };
 // How FP8 tensors get their scales (Transformer Engine recipes): delayed
 // scaling (per-tensor scale from an amax history), current scaling (per-
 // tensor amax of the tensor itself: one more read before each cast), MXFP8
@@ -31,6 +38,17 @@ enum class Fp8Recipe { kDelayed, kCurrent, kMxfp8 };
 // overlapped with attention (ring attention, the default); kAllGather
 // all-gathers the KV over the CP group before attention.
 enum class CpComm { kP2p, kAllGather };
+
+// Whether the linear layers' GEMMs run in a quantized format with Transformer
+// Engine's casts around them (fp8 or nvfp4), as opposed to 16-bit training.
+inline bool low_precision(Precision p) { return p == Precision::kFp8 || p == Precision::kNvfp4; }
+
+// HBM bytes per element of an NVFP4 tensor: the 4-bit E2M1 value and a
+// 1-byte E4M3 scale per 16-element block (the per-tensor FP32 scale is
+// negligible); Transformer Engine's NVFP4Tensor (rowwise or columnwise data
+// with its scale_inv). 2-D weight blocks (16x16) keep the same 1x16 scale
+// layout the FP4 GEMM reads.
+inline constexpr double kNvfp4BytesPerElement = 0.5 + 1.0 / 16.0;
 
 const char* to_string(Schedule s);
 const char* to_string(Recompute r);
@@ -175,8 +193,8 @@ struct Plan {
     return global_batch_size / (data_parallel * micro_batch_size);
   }
   // Bytes of one gradient element in the data-parallel reduction (fp32
-  // accumulation for bf16 and fp8 -- whose gradients are bf16 -- fp16
-  // otherwise; Megatron's defaults).
+  // accumulation for bf16, fp8 and nvfp4 -- whose gradients are bf16 --
+  // fp16 otherwise; Megatron's defaults).
   int grad_reduce_bytes() const { return precision == Precision::kFp16 ? 2 : 4; }
 
   friend bool operator==(const Plan&, const Plan&) = default;

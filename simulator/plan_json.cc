@@ -28,7 +28,10 @@ Status apply_plan_json(const boost::json::value& v, const std::string& path, Pla
   r.read_bool("distributed_optimizer", &p.distributed_optimizer);
   r.read_bool("flash_attention", &p.flash_attention);
   r.read_enum("precision", &p.precision,
-              {{"bf16", Precision::kBf16}, {"fp16", Precision::kFp16}, {"fp8", Precision::kFp8}});
+              {{"bf16", Precision::kBf16},
+               {"fp16", Precision::kFp16},
+               {"fp8", Precision::kFp8},
+               {"nvfp4", Precision::kNvfp4}});
   r.read_enum("fp8_recipe", &p.fp8_recipe,
               {{"delayed", Fp8Recipe::kDelayed},
                {"current", Fp8Recipe::kCurrent},

@@ -109,9 +109,10 @@ Status apply_plan_flags(const SimulateOptions& o, Plan* plan) {
                                                    : simulator::Recompute::kFull;
   }
   if (o.given("--precision")) {
-    plan->precision = o.precision == "bf16"   ? simulator::Precision::kBf16
-                      : o.precision == "fp16" ? simulator::Precision::kFp16
-                                              : simulator::Precision::kFp8;
+    plan->precision = o.precision == "bf16"    ? simulator::Precision::kBf16
+                      : o.precision == "fp16"  ? simulator::Precision::kFp16
+                      : o.precision == "nvfp4" ? simulator::Precision::kNvfp4
+                                               : simulator::Precision::kFp8;
   }
   if (o.given("--fp8-recipe")) {
     plan->fp8_recipe = o.fp8_recipe == "delayed"   ? simulator::Fp8Recipe::kDelayed
@@ -166,6 +167,9 @@ Status run_simulate(const SimulateOptions& o, const GlobalOptions& global) {
                                                                o.gpus_per_node, "dgx-a100-80gb"));
     }
   }
+  // A precision the GPU cannot run (fp8 or nvfp4 without those tensor
+  // cores) contradicts the command line's own GPU: a usage error, exit 2.
+  LLMPLAN_RETURN_IF_ERROR(simulator::check_precision(config.plan, config.cluster.gpu).as_usage());
   LLMPLAN_ASSIGN_OR_RETURN(auto cost, make_cost_model(config.cluster, o.cost, &config.notes));
   simulator::SimOptions sim;
   sim.cost_model = cost;
@@ -291,9 +295,10 @@ void add_simulate_command(CLI::App& app, const GlobalOptions& global, Action* ac
                 "The loss computes its gradient in place on the bf16 logits (memory)");
   cmd->add_flag("--no-flash-attention", o->no_flash_attention, "Unfused attention kernels");
   cmd->add_option("--precision", o->precision,
-                  "Training precision: bf16, fp16, or fp8 (linear-layer GEMMs in FP8 with "
-                  "Transformer Engine's casts; Hopper and Blackwell)")
-      ->check(CLI::IsMember({"bf16", "fp16", "fp8"}));
+                  "Training precision: bf16, fp16, fp8 (linear-layer GEMMs in FP8 with "
+                  "Transformer Engine's casts; Hopper and Blackwell) or nvfp4 (the same GEMMs in "
+                  "NVFP4, Transformer Engine's NVFP4BlockScaling recipe; Blackwell)")
+      ->check(CLI::IsMember({"bf16", "fp16", "fp8", "nvfp4"}));
   cmd->add_option("--fp8-recipe", o->fp8_recipe,
                   "FP8 scaling recipe with --precision fp8: delayed (default), current, mxfp8 "
                   "(Blackwell)")
