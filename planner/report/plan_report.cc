@@ -533,7 +533,7 @@ std::string plan_report_markdown(const PlanReportView& v) {
         "ranks (ring attention; cpNag: KV all-gather; GPUs = t x cp x p x d), zb-h1 the "
         "zero-bubble schedule, epN expert parallelism over N ranks (MoE; etpN expert tensor "
         "parallelism), A2Aov the MoE dispatch/combine all-to-all overlapped with compute, FP8 linear layers in FP8 with delayed scaling (FP8-current, "
-        "FP8-mxfp8: those recipes; NVFP4: in NVFP4; absent: bf16).\n\n";
+        "FP8-mxfp8: those recipes), NVFP4 the same layers in NVFP4 (absent of both: bf16).\n\n";
   if (!r.pinned) {
     md += "## Naive vs simulated\n\n";
     reports::Table nv({"", "naive (100% of peak)", "simulated"});
