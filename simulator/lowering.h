@@ -184,7 +184,8 @@ struct ChunkProgram {
   double grad_bytes = 0;
   // Routed-expert gradient bytes, reduced over Placement::expert_data.
   double expert_grad_bytes = 0;
-  // The transformer layers' share of `parameters` (the fp8 weight casts).
+  // The low-precision transformer layers' share of `parameters` (the fp8 /
+  // nvfp4 weight casts; not the bf16 layers of Plan::bf16_layers_at_*).
   double layer_parameters = 0;
   double activation_send_bytes = 0;  // pipeline message per micro-batch
   // Per micro-batch (forward + backward pass, or forward + B + W when split):

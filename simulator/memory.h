@@ -18,7 +18,9 @@
 //                      nvfp4 at ZeRO 0-2: + 2 x 0.5625 bytes per layer
 //                      parameter (rowwise and columnwise NVFP4 copies with
 //                      their E4M3 scales; the weights stay bf16: Megatron-
-//                      Bridge has no FP4 parameters)
+//                      Bridge has no FP4 parameters); the bf16 layers of
+//                      Plan::bf16_layers_at_start / _end have no copies and
+//                      keep bf16 GEMM inputs
 //   sharding working   stage 2-3: unsharded gradients in flight; stage 3 also
 //                      the gathered parameters (sharded_working_bytes)
 //   activations        stored activations of the in-flight micro-batches

@@ -137,6 +137,19 @@ struct Plan {
   Precision precision = Precision::kBf16;
   // Scaling recipe of precision kFp8 (ignored otherwise).
   Fp8Recipe fp8_recipe = Fp8Recipe::kDelayed;
+  // Transformer layers kept in bf16 at the start and at the end of the model
+  // in fp8 / nvfp4 training: their GEMMs run in bf16, with no casts and no
+  // quantized copies (Megatron-Core's first_last_layers_bf16 with
+  // num_layers_at_start_in_bf16 / num_layers_at_end_in_bf16,
+  // megatron/core/fp8_utils.py get_fp8_context, fp4_utils.py@322dfae
+  // get_fp4_context; JSON "bf16_layers_at_start", "bf16_layers_at_end").
+  // Default 0 and 0, Megatron-Bridge's bf16_with_nvfp4_mixed and
+  // bf16_with_mxfp8_mixed presets (src/megatron/bridge/training/
+  // mixed_precision.py); its FP8 current-scaling preset keeps 1 and 1, its
+  // GPT-OSS NVFP4 performance configs 0 and 4, the NVFP4 paper's 12B run
+  // 2 and 8 (arXiv 2509.25149, section 4). Ignored in 16-bit training.
+  int bf16_layers_at_start = 0;
+  int bf16_layers_at_end = 0;
   // Data-parallel gradient reduction: bucket size (0 = one bucket for the
   // whole stage) and whether buckets overlap the last micro-batch's backward.
   int64_t grad_bucket_bytes = 0;
@@ -177,6 +190,18 @@ struct Plan {
   int shard_ranks() const { return shard_group_size() * context_parallel; }
   // Ranks the gradients are reduced over: d * cp. REQUIRES: validate(*this).ok().
   int grad_reduce_ranks() const { return data_parallel * context_parallel; }
+
+  // Whether transformer layer `layer` (0-based, of a model of `layers`) runs
+  // its linear GEMMs in the plan's low precision (fp8 or nvfp4): not in
+  // 16-bit training, nor in the bf16 layers at either end.
+  bool low_precision_layer(int layer, int layers) const {
+    return low_precision(precision) && layer >= bf16_layers_at_start &&
+           layer < layers - bf16_layers_at_end;
+  }
+  // Whether some of a low-precision plan's layers stay bf16.
+  bool has_bf16_layers() const {
+    return low_precision(precision) && (bf16_layers_at_start > 0 || bf16_layers_at_end > 0);
+  }
 
   // GPUs: t * cp * p * d. REQUIRES: validate(*this).ok() (so it fits an int).
   int world_size() const {

@@ -28,6 +28,7 @@ struct SimulateOptions {
   std::string schedule, recompute, precision, fp8_recipe, cp_comm;
   bool sequence_parallel = false, distributed_optimizer = false, no_flash_attention = false;
   int zero = 0, fsdp_group = 0;
+  int bf16_layers_at_start = 0, bf16_layers_at_end = 0;
   bool tp_comm_overlap = false, overlap_grad_reduce = true, overlap_param_gather = false;
   bool no_dropout = false, fused_cross_entropy = false;
   std::string gpu, cluster;
@@ -121,6 +122,13 @@ Status apply_plan_flags(const SimulateOptions& o, Plan* plan) {
     if (plan->precision != simulator::Precision::kFp8) {
       return Status::invalid_argument("simulate: --fp8-recipe needs --precision fp8");
     }
+  }
+  if (o.given("--bf16-layers-at-start")) plan->bf16_layers_at_start = o.bf16_layers_at_start;
+  if (o.given("--bf16-layers-at-end")) plan->bf16_layers_at_end = o.bf16_layers_at_end;
+  if ((o.given("--bf16-layers-at-start") || o.given("--bf16-layers-at-end")) &&
+      !simulator::low_precision(plan->precision)) {
+    return Status::usage("simulate: --bf16-layers-at-start/--bf16-layers-at-end need --precision "
+                         "fp8 or nvfp4");
   }
   if (o.sequence_parallel) plan->sequence_parallel = true;
   if (o.distributed_optimizer) plan->distributed_optimizer = true;
@@ -303,6 +311,15 @@ void add_simulate_command(CLI::App& app, const GlobalOptions& global, Action* ac
                   "FP8 scaling recipe with --precision fp8: delayed (default), current, mxfp8 "
                   "(Blackwell)")
       ->check(CLI::IsMember({"delayed", "current", "mxfp8"}));
+  cmd->add_option("--bf16-layers-at-start", o->bf16_layers_at_start,
+                  "With --precision fp8 or nvfp4: transformer layers kept in bf16 at the start "
+                  "of the model (Megatron-Core --first-last-layers-bf16 "
+                  "--num-layers-at-start-in-bf16; default 0)")
+      ->check(int_in(0, simulator::Model::kMaxLayers));
+  cmd->add_option("--bf16-layers-at-end", o->bf16_layers_at_end,
+                  "With --precision fp8 or nvfp4: transformer layers kept in bf16 at the end "
+                  "(--num-layers-at-end-in-bf16; default 0)")
+      ->check(int_in(0, simulator::Model::kMaxLayers));
   cmd->add_option("--gpu", o->gpu, "GPU preset");
   cmd->add_option("--cluster", o->cluster, "Cluster preset (default dgx-a100-80gb)");
   cmd->add_option("--gpus-per-node", o->gpus_per_node, "GPUs per node")

@@ -267,5 +267,93 @@ TEST(Nvfp4, FlaggedUntilTheGpuHasNvfp4Runs) {
   EXPECT_NE(bad.message().find("max_mfu_fp4"), std::string::npos) << bad.message();
 }
 
+TEST(Nvfp4, Bf16LayersAtTheEndsRunInBf16WithoutCastsOrCopies) {
+  // 4 layers, the first and the last kept in bf16 (Megatron-Core's
+  // first_last_layers_bf16 with 1 and 1).
+  const Model model = gpt(4, 1024, 16, 2048);
+  Plan plan = nvfp4_plan();
+  plan.bf16_layers_at_start = 1;
+  plan.bf16_layers_at_end = 1;
+  EXPECT_FALSE(plan.low_precision_layer(0, 4));
+  EXPECT_TRUE(plan.low_precision_layer(1, 4));
+  EXPECT_TRUE(plan.low_precision_layer(2, 4));
+  EXPECT_FALSE(plan.low_precision_layer(3, 4));
+  RecordingCost cost;
+  const ChunkProgram prog = lower_chunk(model, plan, place(plan, fp4_cluster()), cost, 0);
+  int fp4_gemms = 0, bf16_linear_gemms = 0, casts = 0;
+  for (const KernelDesc& k : cost.kernels()) {
+    const bool linear = k.kind == KernelKind::kQkvGemm || k.kind == KernelKind::kOutProjGemm ||
+                        k.kind == KernelKind::kFc1Gemm || k.kind == KernelKind::kFc2Gemm;
+    if (linear) ++(k.precision == Precision::kNvfp4 ? fp4_gemms : bf16_linear_gemms);
+    if (k.kind == KernelKind::kFp8CastTranspose) ++casts;
+  }
+  EXPECT_EQ(fp4_gemms, 4 * 3 * 2);          // layers 1 and 2
+  EXPECT_EQ(bf16_linear_gemms, 4 * 3 * 2);  // layers 0 and 3
+  EXPECT_EQ(casts, 8 * 2);                  // 4 each way, in layers 1 and 2 only
+  // Only the NVFP4 layers' weights are cast after the optimizer.
+  EXPECT_DOUBLE_EQ(prog.layer_parameters, 2.0 * model.layer_parameters() / 2);
+
+  // Memory: copies of 2 of the 4 layers; activations between bf16's and
+  // NVFP4's.
+  Plan one = plan;
+  one.tensor_parallel = 1;
+  const std::vector<double> params = {static_cast<double>(model.parameter_count())};
+  Plan bf16 = one, fp4 = one;
+  bf16.precision = Precision::kBf16;
+  fp4.bf16_layers_at_start = fp4.bf16_layers_at_end = 0;
+  const MemoryBreakdown m = stage_memory(model, one, params, 0)[0];
+  const MemoryBreakdown m16 = stage_memory(model, bf16, params, 0)[0];
+  const MemoryBreakdown m4 = stage_memory(model, fp4, params, 0)[0];
+  EXPECT_DOUBLE_EQ(m.weights_and_optimizer_bytes - m16.weights_and_optimizer_bytes,
+                   2.0 * 0.5625 * 2 * static_cast<double>(model.layer_parameters()));
+  EXPECT_DOUBLE_EQ(m.activation_bytes, (m16.activation_bytes + m4.activation_bytes) / 2);
+
+  // The step lies between the all-NVFP4 and the bf16 one.
+  Plan big;
+  big.tensor_parallel = 8;
+  big.sequence_parallel = true;
+  big.global_batch_size = 8;
+  big.precision = Precision::kNvfp4;
+  const Model m8 = gpt(8, 8192, 64, 4096);
+  const Result<StepReport> all = simulate(m8, big, fp4_cluster());
+  big.bf16_layers_at_end = 4;
+  const Result<StepReport> half = simulate(m8, big, fp4_cluster());
+  big.precision = Precision::kBf16;
+  big.bf16_layers_at_end = 0;
+  const Result<StepReport> none = simulate(m8, big, fp4_cluster());
+  ASSERT_TRUE(all.ok() && half.ok() && none.ok());
+  EXPECT_GT(half->iteration_time_s, 1.02 * all->iteration_time_s);
+  EXPECT_LT(half->iteration_time_s, 0.98 * none->iteration_time_s);
+}
+
+TEST(Nvfp4, Bf16LayersSplitPipelineStagesByPrecision) {
+  // 8 layers on 4 stages, the last 3 in bf16: stage 1 (layers 2-3) is all
+  // NVFP4, stage 2 (4-5) half bf16, stage 3 (6-7) bf16; middle stages with
+  // the same layer count are not one program.
+  const Model model = gpt(8, 4096, 32, 2048);
+  Plan plan;
+  plan.pipeline_parallel = 4;
+  plan.global_batch_size = 8;
+  plan.precision = Precision::kNvfp4;
+  plan.bf16_layers_at_end = 3;
+  const Result<StepReport> r = simulate(model, plan, fp4_cluster());
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  ASSERT_EQ(r->stages.size(), 4u);
+  EXPECT_GT(r->stages[2].time.compute_s, 1.05 * r->stages[1].time.compute_s);
+  // Too many bf16 layers: one line naming the field.
+  plan.bf16_layers_at_start = 6;
+  const Status bad = validate(model, plan);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.message().rfind("plan.bf16_layers_at_start", 0), 0u) << bad.message();
+  // JSON: written when set, read back.
+  plan.bf16_layers_at_start = 1;
+  const boost::json::value v = plan_to_json(plan);
+  EXPECT_EQ(v.at("bf16_layers_at_end").as_int64(), 3);
+  Plan q;
+  ASSERT_TRUE(apply_plan_json(v, "plan", &q).ok());
+  EXPECT_EQ(q, plan);
+  EXPECT_FALSE(plan_to_json(nvfp4_plan()).as_object().contains("bf16_layers_at_end"));
+}
+
 }  // namespace
 }  // namespace llmplan::simulator
