@@ -192,6 +192,10 @@ std::string describe_plan(const simulator::Plan& p) {
   if (p.precision == simulator::Precision::kFp8) {
     s += fmt::format(" ({} scaling)", simulator::to_string(p.fp8_recipe));
   }
+  if (p.has_bf16_layers()) {
+    s += fmt::format(", bf16 layers {} first + {} last", p.bf16_layers_at_start,
+                     p.bf16_layers_at_end);
+  }
   return s;
 }
 

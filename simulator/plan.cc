@@ -146,9 +146,9 @@ Status validate(const Model& model, const Plan& plan) {
   }
   if (plan.bf16_layers_at_start + plan.bf16_layers_at_end > model.num_layers) {
     return Status::invalid_argument(
-        "plan.bf16_layers_at_start: with bf16_layers_at_end, " +
+        "plan.bf16_layers_at_start + bf16_layers_at_end: " +
         std::to_string(plan.bf16_layers_at_start + plan.bf16_layers_at_end) +
-        " bf16 layers of a model of " + std::to_string(model.num_layers));
+        " bf16 layers, more than the model's " + std::to_string(model.num_layers));
   }
   if (model.num_moe_layers() < model.num_layers && model.ffn_hidden() % t != 0) {
     return Status::invalid_argument("plan.tp: tensor parallelism " + std::to_string(t) +
