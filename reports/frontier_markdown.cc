@@ -59,6 +59,9 @@ std::string caveat_text(const std::string& code) {
     return "mixture-of-experts layers are costed with dense-run constants (large error on "
            "published MoE runs)";
   }
+  if (code == "nvfp4-unvalidated") {
+    return "the FP4 GEMM efficiency was never fitted to NVFP4 runs: error unknown";
+  }
   if (code == "moe-law-extrapolated") {
     return "the MoE loss law is used beyond the sizes or expert counts it was fitted on: the "
            "loss is a trend";

@@ -15,7 +15,8 @@ namespace {
 using simulator::StageBreakdown;
 using simulator::StepReport;
 
-std::vector<std::pair<const char*, double>> parts(const StageBreakdown& b) {
+std::vector<std::pair<const char*, double>> parts(const StageBreakdown& b,
+                                                  simulator::Precision precision) {
   std::vector<std::pair<const char*, double>> out = {
       {"compute", b.compute_s},
       {"recompute", b.recompute_s},
@@ -26,7 +27,12 @@ std::vector<std::pair<const char*, double>> parts(const StageBreakdown& b) {
       {"data-parallel comm (exposed)", b.dp_exposed_s},
       {"optimizer", b.optimizer_s}};
   // The parts of FP8, sharding and overlap, only when a plan has them.
-  if (b.fp8_cast_s > 0) out.push_back({"FP8 casts (cast + transpose + amax)", b.fp8_cast_s});
+  if (b.fp8_cast_s > 0) {
+    out.push_back({precision == simulator::Precision::kNvfp4
+                       ? "NVFP4 casts (amax + rowwise and columnwise cast)"
+                       : "FP8 casts (cast + transpose + amax)",
+                   b.fp8_cast_s});
+  }
   if (b.fsdp_gather_exposed_s > 0) {
     out.push_back({"FSDP parameter gathers (exposed)", b.fsdp_gather_exposed_s});
   }
@@ -60,9 +66,9 @@ std::vector<std::pair<const char*, double>> hidden(const StageBreakdown& b) {
   return out;
 }
 
-Table breakdown_table(const StepReport& r) {
+Table breakdown_table(const StepReport& r, simulator::Precision precision) {
   Table t({"part", "seconds", "share"});
-  for (const auto& [name, s] : parts(r.breakdown)) {
+  for (const auto& [name, s] : parts(r.breakdown, precision)) {
     t.add_row({name, fmt::format("{:.4f}", s), percent(s / r.breakdown.end_s)});
   }
   return t;
@@ -213,6 +219,10 @@ std::string describe_plan(const simulator::Plan& p) {
   if (p.precision == simulator::Precision::kFp8) {
     s += fmt::format(" ({} scaling)", simulator::to_string(p.fp8_recipe));
   }
+  if (p.has_bf16_layers()) {
+    s += fmt::format(", bf16 layers {} first + {} last", p.bf16_layers_at_start,
+                     p.bf16_layers_at_end);
+  }
   return s;
 }
 
@@ -229,17 +239,19 @@ std::string step_report_text(const SimulationView& v) {
   const simulator::Precision prec = v.plan.precision;
   const std::string peak_name = prec == simulator::Precision::kFp16 ? "FP16" : "BF16";
   out += fmt::format("                 of the {} peak{}; {:.0f} model TFLOP/s per GPU\n", peak_name,
-                     prec == simulator::Precision::kFp8 && v.cluster.gpu.peak_fp8_flops > 0
-                         ? fmt::format(" ({} of the FP8 peak)",
+                     simulator::low_precision(prec) &&
+                             simulator::peak_flops(v.cluster.gpu, prec) > 0
+                         ? fmt::format(" ({} of the {} peak)",
                                        percent(simulator::mfu_of_precision_peak(
-                                           r.mfu, v.cluster.gpu, prec)))
+                                           r.mfu, v.cluster.gpu, prec)),
+                                       prec == simulator::Precision::kNvfp4 ? "FP4" : "FP8")
                          : std::string(),
                      simulator::model_flops_per_gpu(r.mfu, v.cluster.gpu, prec) / 1e12);
   out += fmt::format("peak memory      {}\n", memory_line(r));
   const std::string caveats = caveat_lines(v, "  - ");
   if (!caveats.empty()) out += "\ncaveats:\n" + caveats;
   out += fmt::format("\nbreakdown of the critical stage ({}):\n", r.critical_stage);
-  out += breakdown_table(r).text();
+  out += breakdown_table(r, v.plan.precision).text();
   if (r.breakdown.expert_compute_s > 0) {
     out += fmt::format("of which MoE kernels (router, permutation, expert GEMMs): {:.4f} s\n",
                        r.breakdown.expert_compute_s);
@@ -267,7 +279,7 @@ std::string step_report_markdown(const SimulationView& v) {
   const std::string caveats = caveat_lines(v, "- ");
   if (!caveats.empty()) out += "## Caveats\n\n" + caveats + "\n";
   out += fmt::format("## Where the time goes (critical stage {})\n\n", r.critical_stage);
-  out += breakdown_table(r).markdown();
+  out += breakdown_table(r, v.plan.precision).markdown();
   if (!hidden(r.breakdown).empty()) {
     out += "\nCommunication hidden under compute (not in the parts above):\n\n";
     out += hidden_table(r).markdown();

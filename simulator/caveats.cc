@@ -24,6 +24,9 @@ double validated_max_mfu(const GpuSpec& gpu, Precision precision) {
   if (precision == Precision::kFp8 && gpu.peak_fp8_flops > 0 && v.max_mfu_fp8 > 0) {
     return v.max_mfu_fp8;
   }
+  if (precision == Precision::kNvfp4 && gpu.peak_fp4_flops > 0 && v.max_mfu_fp4 > 0) {
+    return v.max_mfu_fp4;
+  }
   return v.max_mfu;
 }
 
@@ -37,14 +40,22 @@ uint32_t roofline_caveats(const Plan& plan, const GpuSpec& gpu, double mfu) {
     // FP8 runs' highest (max_mfu_fp8), a 16-bit plan's to max_mfu. `mfu` is
     // of the 16-bit peak (simulate's convention).
     const bool fp8 = plan.precision == Precision::kFp8 && gpu.peak_fp8_flops > 0;
-    const double own = fp8 ? mfu_of_precision_peak(mfu, gpu, plan.precision) : mfu;
-    if (own > validated_max_mfu(gpu, plan.precision)) mask |= kCaveatMfuAboveValidated;
+    // NVFP4 likewise against the NVFP4 runs' highest; with none, the FP4
+    // GEMM efficiency was never fitted: nvfp4-unvalidated instead.
+    const bool fp4 = plan.precision == Precision::kNvfp4 && gpu.peak_fp4_flops > 0;
+    const double own = fp8 || fp4 ? mfu_of_precision_peak(mfu, gpu, plan.precision) : mfu;
+    if (fp4 && !(v.max_mfu_fp4 > 0)) {
+      mask |= kCaveatNvfp4Unvalidated;
+    } else if (own > validated_max_mfu(gpu, plan.precision)) {
+      mask |= kCaveatMfuAboveValidated;
+    }
     if (plan.flash_attention && !v.flash_attention) mask |= kCaveatFlashAttentionUnfitted;
   }
   const RooflineConstants& r = gpu.roofline;
   const RooflineCeilings& c = gpu.ceilings;
   if (r.gemm_efficiency > c.gemm_efficiency || r.memory_efficiency > c.memory_efficiency ||
-      (plan.flash_attention && r.flash_attention_efficiency > c.flash_attention_efficiency)) {
+      (plan.flash_attention && r.flash_attention_efficiency > c.flash_attention_efficiency) ||
+      (plan.precision == Precision::kNvfp4 && r.fp4_gemm_efficiency > c.fp4_gemm_efficiency)) {
     mask |= kCaveatEfficiencyAboveCeiling;
   }
   return mask;
@@ -68,6 +79,8 @@ const char* caveat_code(CaveatBit bit) {
       return "efficiency-above-ceiling";
     case kCaveatMoeUncalibrated:
       return "moe-uncalibrated";
+    case kCaveatNvfp4Unvalidated:
+      return "nvfp4-unvalidated";
   }
   return "";
 }
@@ -100,6 +113,11 @@ std::vector<Caveat> caveat_list(uint32_t mask, const GpuSpec& gpu, double mfu,
                  pct(validated_max_mfu(gpu, precision)) + ") of the measured " +
                  (v.max_mfu_fp8 > 0 ? "FP8 runs " : "runs ") + gpu.name +
                  "'s constants were fitted on: an extrapolation";
+        } else if (precision == Precision::kNvfp4 && gpu.peak_fp4_flops > 0) {
+          text = "predicted MFU " + pct(mfu_of_precision_peak(mfu, gpu, precision)) +
+                 " of the FP4 peak (" + pct(mfu) + " of the BF16 peak) is above the highest (" +
+                 pct(validated_max_mfu(gpu, precision)) + ") of the measured NVFP4 runs " +
+                 gpu.name + "'s constants were fitted on: an extrapolation";
         } else {
           text = "predicted MFU " + pct(mfu) + " is above the highest MFU (" + pct(v.max_mfu) +
                  ") of the measured runs " + gpu.name + "'s constants were fitted on" +
@@ -124,6 +142,11 @@ std::vector<Caveat> caveat_list(uint32_t mask, const GpuSpec& gpu, double mfu,
                "all-to-alls are costed with constants fitted on dense runs only; on 16 published "
                "H100 MoE runs (Megatron-Bridge) those constants err by " +
                pct(kMoeValidationMape) + " on average (up to ~60 % on one row)";
+        break;
+      case kCaveatNvfp4Unvalidated:
+        text = "NVFP4: " + gpu.name + "'s calibration data has no NVFP4 runs, so its FP4 GEMMs "
+               "run at an assumed " + fixed2(r.fp4_gemm_efficiency) +
+               " of the FP4 peak, never fitted: the error of this prediction is unknown";
         break;
     }
     out.push_back({caveat_code(bit), text});

@@ -40,8 +40,12 @@ enum CaveatBit : uint32_t {
   // costed with the GPU's dense-run constants; on the published H100 MoE
   // runs that leaves a large error (kMoeValidationMape, README "Accuracy").
   kCaveatMoeUncalibrated = 1u << 4,
+  // "nvfp4-unvalidated": an NVFP4 plan on a GPU whose calibration data had
+  // no NVFP4 runs (GpuValidation::max_mfu_fp4 is 0): its FP4 GEMMs run at
+  // an unfitted fp4_gemm_efficiency, so the error is unknown.
+  kCaveatNvfp4Unvalidated = 1u << 5,
 };
-inline constexpr uint32_t kAllCaveats = (1u << 5) - 1;
+inline constexpr uint32_t kAllCaveats = (1u << 6) - 1;
 
 // Mean absolute error of the shipped H100 constants (fitted on dense runs
 // only) on the 16 expressible MoE rows of data/h100/published_runs.csv:
@@ -70,7 +74,7 @@ std::vector<Caveat> caveat_list(uint32_t mask, const GpuSpec& gpu, double mfu,
 
 // The highest validated MFU a plan in `precision` on `gpu` is held to, on
 // the scale of that precision's own peak: GpuValidation::max_mfu_fp8 for FP8
-// plans where known, else max_mfu.
+// plans where known, max_mfu_fp4 for NVFP4 plans where known, else max_mfu.
 double validated_max_mfu(const GpuSpec& gpu, Precision precision);
 
 // The stable code of one bit ("uncalibrated-gpu"), or "" for an unknown bit.

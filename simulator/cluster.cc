@@ -12,6 +12,7 @@ double peak_flops(const GpuSpec& gpu, Precision precision) {
     case Precision::kBf16: return gpu.peak_bf16_flops;
     case Precision::kFp16: return gpu.peak_fp16_flops;
     case Precision::kFp8: return gpu.peak_fp8_flops;
+    case Precision::kNvfp4: return gpu.peak_fp4_flops;
   }
   return 0;
 }
@@ -30,8 +31,13 @@ double model_flops_per_gpu(double mfu, const GpuSpec& gpu, Precision precision) 
 }
 
 Status check_precision(const Plan& plan, const GpuSpec& gpu) {
-  if (plan.precision != Precision::kFp8) return Status();
   const std::string name = gpu.name.empty() ? std::string("this GPU") : "GPU " + gpu.name;
+  if (plan.precision == Precision::kNvfp4 && !(gpu.peak_fp4_flops > 0)) {
+    return Status::invalid_argument("plan.precision nvfp4: " + name +
+                                    " has no FP4 tensor cores (its peak_fp4_flops is 0); use "
+                                    "bf16 or fp8, or a Blackwell GPU");
+  }
+  if (plan.precision != Precision::kFp8) return Status();
   if (!(gpu.peak_fp8_flops > 0)) {
     return Status::invalid_argument("plan.precision fp8: " + name +
                                     " has no FP8 tensor cores (its peak_fp8_flops is 0); use "
@@ -177,6 +183,7 @@ Status validate(const GpuValidation& v) {
   if (!(v.max_mfu >= 0 && v.max_mfu <= 1)) return bad("max_mfu", "must be in [0, 1]");
   if (v.min_mfu > v.max_mfu) return bad("min_mfu", "must not exceed max_mfu");
   if (!(v.max_mfu_fp8 >= 0 && v.max_mfu_fp8 <= 1)) return bad("max_mfu_fp8", "must be in [0, 1]");
+  if (!(v.max_mfu_fp4 >= 0 && v.max_mfu_fp4 <= 1)) return bad("max_mfu_fp4", "must be in [0, 1]");
   if (v.quantiles.size() > kMaxValidationQuantiles) {
     return bad("quantiles", "at most " + std::to_string(kMaxValidationQuantiles) + " entries");
   }

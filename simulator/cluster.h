@@ -112,6 +112,11 @@ struct GpuValidation {
   // none ran in FP8 (FP8 plans are then held to max_mfu). The caveat
   // "mfu-above-validated" holds an FP8 plan to this, a 16-bit plan to max_mfu.
   double max_mfu_fp8 = 0;
+  // The highest MFU against the FP4 peak of the NVFP4 runs among them (JSON
+  // "max_mfu_fp4"); 0 when none ran in NVFP4: an NVFP4 plan then carries the
+  // caveat "nvfp4-unvalidated" (its fp4_gemm_efficiency was never fitted),
+  // otherwise "mfu-above-validated" holds it to this.
+  double max_mfu_fp4 = 0;
   // Whether the measured runs used fused flash attention (if not, the
   // flash_attention_efficiency constant was never fitted).
   bool flash_attention = false;
@@ -168,16 +173,17 @@ struct GpuSpec {
 };
 
 // Dense tensor-core FLOP/s of `gpu` in `precision` (0 for fp8 on a GPU
-// without FP8).
+// without FP8, for nvfp4 on one without FP4).
 double peak_flops(const GpuSpec& gpu, Precision precision);
 
 // The peak simulate()'s MFU (StepReport::mfu) is reported against: the
-// 16-bit peak, fp8 plans included (fp16 plans: the fp16 peak; else bf16).
+// 16-bit peak, fp8 and nvfp4 plans included (fp16 plans: the fp16 peak;
+// else bf16).
 double mfu_reference_peak_flops(const GpuSpec& gpu, Precision precision);
 
 // An MFU of `precision` on `gpu` (against mfu_reference_peak_flops) as a
 // fraction of the peak of the precision itself (fp8 plans: the FP8 dense
-// peak); 0 when that peak is unknown.
+// peak, nvfp4 plans the FP4 one); 0 when that peak is unknown.
 double mfu_of_precision_peak(double mfu, const GpuSpec& gpu, Precision precision);
 
 // The same MFU as model FLOP/s per GPU (what NVIDIA's and Meta's tables
@@ -185,7 +191,8 @@ double mfu_of_precision_peak(double mfu, const GpuSpec& gpu, Precision precision
 double model_flops_per_gpu(double mfu, const GpuSpec& gpu, Precision precision);
 
 // OK when `gpu` can run `plan`'s precision: fp8 needs FP8 tensor cores
-// (peak_fp8_flops > 0), the MXFP8 recipe block scaling as well.
+// (peak_fp8_flops > 0), the MXFP8 recipe block scaling as well; nvfp4 needs
+// FP4 tensor cores (peak_fp4_flops > 0: Blackwell).
 // InvalidArgument naming the GPU and the field otherwise.
 Status check_precision(const Plan& plan, const GpuSpec& gpu);
 

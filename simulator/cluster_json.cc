@@ -222,6 +222,7 @@ Status apply_validation_json(const boost::json::value& v, const std::string& pat
   r.read_double("min_mfu", &g.min_mfu, false, 0.0);
   r.read_double("max_mfu", &g.max_mfu, false, 0.0);
   r.read_double("max_mfu_fp8", &g.max_mfu_fp8, false, 0.0);
+  r.read_double("max_mfu_fp4", &g.max_mfu_fp4, false, 0.0);
   r.read_bool("flash_attention", &g.flash_attention);
   r.read_string("source", &g.source);
   r.read_string("derived_from", &g.derived_from);
@@ -415,6 +416,7 @@ boost::json::value validation_to_json(const GpuValidation& v) {
   o["min_mfu"] = v.min_mfu;
   o["max_mfu"] = v.max_mfu;
   if (v.max_mfu_fp8 > 0) o["max_mfu_fp8"] = v.max_mfu_fp8;
+  if (v.max_mfu_fp4 > 0) o["max_mfu_fp4"] = v.max_mfu_fp4;
   o["flash_attention"] = v.flash_attention;
   if (!v.source.empty()) o["source"] = v.source;
   if (!v.derived_from.empty()) o["derived_from"] = v.derived_from;

@@ -25,7 +25,9 @@ int band_gpu_bucket(long long gpus) { return gpus <= 8 ? 0 : gpus <= 255 ? 1 : 2
 BandFeatures band_features(const Model& model, const Plan& plan) {
   BandFeatures f;
   f.moe = model.is_moe();
-  f.fp8 = plan.precision == Precision::kFp8;
+  // NVFP4 plans with the FP8 runs: the nearest measured low-precision group
+  // (an NVFP4 plan carries its own caveat until NVFP4 runs are fitted).
+  f.fp8 = low_precision(plan.precision);
   f.pipeline = plan.pipeline_parallel > 1;
   f.sharded = plan.sharding_stage() >= 2;
   f.gpu_bucket = band_gpu_bucket(plan.world_size());

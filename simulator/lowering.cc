@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <optional>
 #include <utility>
 
 #include "simulator/lowering/attention.h"
@@ -135,6 +136,7 @@ struct Layer {
   LayerPart* mixer = nullptr;
   LayerPart* feed_forward = nullptr;
   bool moe = false;
+  bool low_precision = false;  // GEMMs in the plan's fp8 / nvfp4 (not a bf16 layer)
   double parameters = 0, expert_parameters = 0;
 };
 
@@ -147,6 +149,13 @@ class ChunkLowerer {
       : model_(model), plan_(plan), placement_(placement), cost_(cost),
         emit_(model, plan, placement, cost), ends_(model, plan, placement, cost),
         parts_(model, plan, placement, cost) {
+    // The bf16 layers at the ends of a low-precision plan (Plan::
+    // bf16_layers_at_start / _end) are lowered as in bf16 training.
+    if (plan.has_bf16_layers()) {
+      plan16_ = plan;
+      plan16_.precision = Precision::kBf16;
+      parts16_.emplace(model, plan16_, placement, cost);
+    }
     const int chunks = plan.pipeline_parallel * plan.virtual_stages;
     first_ = chunk == 0;
     last_ = chunk == chunks - 1;
@@ -161,7 +170,7 @@ class ChunkLowerer {
     count_parameters();
     lower_forward();
     lower_backward();
-    prog_.cp_hidden_s = parts_.cp_hidden_s();
+    prog_.cp_hidden_s = parts_.cp_hidden_s() + (parts16_ ? parts16_->cp_hidden_s() : 0.0);
     // Split backward (zb-h1): B and W cut from the raw backward, then lowered
     // like the other passes.
     prog_.split_backward = plan_.schedule == Schedule::kZbH1;
@@ -177,8 +186,10 @@ class ChunkLowerer {
   Layer begin_layer(int layer) {
     const lowering::LayerKinds kinds = layer_kinds(model_, layer);
     Layer out;
-    out.mixer = &parts_.part(kinds.mixer);
-    out.feed_forward = &parts_.part(kinds.feed_forward);
+    out.low_precision = plan_.low_precision_layer(layer, model_.num_layers);
+    LayerParts& parts = parts16_ && !out.low_precision ? *parts16_ : parts_;
+    out.mixer = &parts.part(kinds.mixer);
+    out.feed_forward = &parts.part(kinds.feed_forward);
     out.mixer->begin_layer(layer);
     out.feed_forward->begin_layer(layer);
     out.moe = kinds.feed_forward == LayerPartKind::kMoe;
@@ -201,17 +212,27 @@ class ChunkLowerer {
     if (last_) head_params_ = lowering::head_parameters(model_, plan_);
     if (!model_.is_moe()) {
       const double layer_params = static_cast<double>(model_.layer_parameters()) / t;
-      prog_.layer_parameters = prog_.layers * static_cast<double>(model_.layer_parameters()) / t;
+      int low = prog_.layers;
+      if (plan_.has_bf16_layers()) {
+        low = 0;
+        for (int l = 0; l < prog_.layers; ++l) {
+          low += plan_.low_precision_layer(first_layer_ + l, model_.num_layers) ? 1 : 0;
+        }
+      }
+      prog_.layer_parameters = low * static_cast<double>(model_.layer_parameters()) / t;
       prog_.parameters = prog_.layers * layer_params + embedding_params_ + head_params_;
     } else {
       // Dense layers as above; an MoE layer's routed experts over ep x etp.
-      double dense = 0, experts = 0;
+      double dense = 0, experts = 0, low = 0;
       for (int l = 0; l < prog_.layers; ++l) {
         const Layer layer = begin_layer(first_layer_ + l);
         dense += layer.parameters;
         if (layer.moe) experts += layer.expert_parameters;
+        if (layer.low_precision || !plan_.has_bf16_layers()) {
+          low += layer.parameters + (layer.moe ? layer.expert_parameters : 0.0);
+        }
       }
-      prog_.layer_parameters = dense + experts;
+      prog_.layer_parameters = low;
       prog_.expert_parameters = experts;
       prog_.parameters = dense + experts + embedding_params_ + head_params_;
     }
@@ -297,7 +318,7 @@ class ChunkLowerer {
   void layer_forward(const Layer& layer, std::vector<LoweredOp>* out, OpCategory cat) {
     const Pass f = Pass::kForward;
     emit_.layer_norm(out, f, cat);
-    if (plan_.sharding_stage() >= 3) {
+    if (plan_.sharding_stage() >= 3 && layer.low_precision) {
       emit_.cast(out, f, layer.parameters + layer.expert_parameters, cat);
     }
     layer.mixer->forward(out, cat);
@@ -314,7 +335,7 @@ class ChunkLowerer {
     const Pass b = Pass::kBackward;
     const OpCategory c = OpCategory::kCompute;
     if (plan_.recompute == Recompute::kFull) layer_forward(layer, out, OpCategory::kRecompute);
-    if (plan_.sharding_stage() >= 3) {
+    if (plan_.sharding_stage() >= 3 && layer.low_precision) {
       emit_.cast(out, b, layer.parameters + layer.expert_parameters, c);
     }
     emit_.dropout_residual(out, b, c);
@@ -334,6 +355,8 @@ class ChunkLowerer {
   lowering::Emitter emit_;             // the blocks' norms and residuals, host overhead
   lowering::EmbeddingAndHead ends_;    // the first chunk's embedding, the last one's head
   LayerParts parts_;
+  Plan plan16_;                          // the plan in bf16, for parts16_
+  std::optional<LayerParts> parts16_;    // the bf16 layers' parts (has_bf16_layers())
   bool first_ = false, last_ = false;  // the model's first / last chunk
   int first_layer_ = 0;                // the chunk's first layer in the model
   double grad_elem_ = 0;               // gradient bytes per parameter

@@ -153,6 +153,16 @@ struct Placement {
 // per 32 elements of each copy).
 double fp8_cast_bytes_per_element(Fp8Recipe recipe);
 
+// NVFP4 training (Plan::precision kNvfp4, lowering/precision.h): HBM bytes
+// per element of one cast: the tensor read for its amax (2), read again (2),
+// and written as a rowwise and a columnwise NVFP4 copy (2 x
+// kNvfp4BytesPerElement).
+inline constexpr double kNvfp4CastBytesPerElement = 4.0 + 2.0 * kNvfp4BytesPerElement;
+
+// Bytes per element of one cast of `plan`'s low precision: nvfp4's above, or
+// fp8_cast_bytes_per_element(plan.fp8_recipe).
+double cast_bytes_per_element(const Plan& plan);
+
 // REQUIRES: validate(model, plan).ok() and cluster.gpus_per_node >= 1.
 Placement place(const Plan& plan, const Cluster& cluster);
 
@@ -176,7 +186,8 @@ struct ChunkProgram {
   double grad_bytes = 0;
   // Routed-expert gradient bytes, reduced over Placement::expert_data.
   double expert_grad_bytes = 0;
-  // The transformer layers' share of `parameters` (the fp8 weight casts).
+  // The low-precision transformer layers' share of `parameters` (the fp8 /
+  // nvfp4 weight casts; not the bf16 layers of Plan::bf16_layers_at_*).
   double layer_parameters = 0;
   double activation_send_bytes = 0;  // pipeline message per micro-batch
   // Per micro-batch (forward + backward pass, or forward + B + W when split):

@@ -21,8 +21,19 @@ namespace {
 // Bytes of the stored copy of a linear GEMM's input: FP8 training keeps the
 // inputs of the linear GEMMs (QKV, output projection, FC1, FC2, the expert
 // GEMMs) as the fp8 copies their weight-gradient GEMMs read (Transformer
-// Engine): 1 byte per element instead of 2.
-double gemm_input_bytes(const Plan& plan) { return plan.precision == Precision::kFp8 ? 1.0 : 2.0; }
+// Engine): 1 byte per element instead of 2. NVFP4 training keeps only the
+// columnwise NVFP4 copy the weight-gradient GEMM reads (Transformer Engine's
+// _Linear.forward drops the rowwise usage of a quantized input before
+// save_for_backward): kNvfp4BytesPerElement.
+double gemm_input_bytes(const Plan& plan) {
+  switch (plan.precision) {
+    case Precision::kFp8: return 1.0;
+    case Precision::kNvfp4: return kNvfp4BytesPerElement;
+    case Precision::kBf16:
+    case Precision::kFp16: return 2.0;
+  }
+  return 2.0;
+}
 
 // FC1 output bytes per FFN unit: SwiGLU's two projections, GeLU's one.
 double fc1_output_bytes(const Model& model) {
@@ -307,12 +318,37 @@ std::vector<MemoryBreakdown> stage_memory(const Model& model, const Plan& plan,
     for (int i = first; i < first + layers; ++i) n += model.is_moe_layer(i) ? 1 : 0;
     return n;
   };
+  // The bf16 layers of a low-precision plan (Plan::bf16_layers_at_*) among
+  // the `layers` layers of chunk `chunk`, dense and MoE: they keep bf16 GEMM
+  // inputs and no quantized weight copies. Their activations differ from
+  // per_layer (moe_per_layer) by bf16_extra (moe_bf16_extra) each.
+  struct Bf16Layers {
+    int dense = 0, moe = 0;
+  };
+  const auto bf16_layers_in = [&](int chunk, int layers) {
+    Bf16Layers n;
+    if (!plan.has_bf16_layers()) return n;
+    const int first = first_layer_of_chunk(model, plan, chunk);
+    for (int i = first; i < first + layers; ++i) {
+      if (plan.low_precision_layer(i, model.num_layers)) continue;
+      ++(moe && model.is_moe_layer(i) ? n.moe : n.dense);
+    }
+    return n;
+  };
+  double bf16_extra = 0, moe_bf16_extra = 0;
+  if (plan.has_bf16_layers()) {
+    Plan bf16_plan = plan;
+    bf16_plan.precision = Precision::kBf16;
+    bf16_extra = layer_activation_bytes(model, bf16_plan) - per_layer;
+    if (moe) moe_bf16_extra = moe_layer_activation_bytes(model, bf16_plan) - moe_per_layer;
+  }
   std::vector<MemoryBreakdown> out(p);
   for (int r = 0; r < p; ++r) {
     MemoryBreakdown& mb = out[r];
     mb.parameters = stage_parameters[r];
     int stage_layers = 0;
     int stage_moe_layers = 0;
+    Bf16Layers stage_bf16;  // the stage's bf16 layers
     int first_chunk_in_flight = 0;  // forwards in flight in the stage's first chunk
     if (plan.schedule == Schedule::kZbH1) {
       // v = 1: the stage's layers hold per_layer per forward in flight and
@@ -322,6 +358,7 @@ std::vector<MemoryBreakdown> stage_memory(const Model& model, const Plan& plan,
       const double weight_grad = layer_weight_grad_bytes(model, plan);
       stage_layers = layers;
       stage_moe_layers = moe_layers;
+      stage_bf16 = bf16_layers_in(r, layers);
       if (moe_layers == 0) {
         const SplitInFlight live = peak_in_flight_split(plan, r, per_layer, weight_grad);
         first_chunk_in_flight = live.forwards;
@@ -338,6 +375,8 @@ std::vector<MemoryBreakdown> stage_memory(const Model& model, const Plan& plan,
         mb.activation_bytes = live.forwards * forward + live.deferred_weight_grads * deferred;
         mb.in_flight_micro_batches = live.forwards + live.deferred_weight_grads;
       }
+      mb.activation_bytes += first_chunk_in_flight * (stage_bf16.dense * bf16_extra +
+                                                       stage_bf16.moe * moe_bf16_extra);
     } else {
       const std::vector<int> live = peak_in_flight(plan, r);
       for (int c = 0; c < v; ++c) {
@@ -351,6 +390,10 @@ std::vector<MemoryBreakdown> stage_memory(const Model& model, const Plan& plan,
           mb.activation_bytes +=
               live[c] * (layers - moe_layers) * per_layer + live[c] * moe_layers * moe_per_layer;
         }
+        const Bf16Layers bf16 = bf16_layers_in(c * p + r, layers);
+        mb.activation_bytes += live[c] * (bf16.dense * bf16_extra + bf16.moe * moe_bf16_extra);
+        stage_bf16.dense += bf16.dense;
+        stage_bf16.moe += bf16.moe;
         mb.in_flight_micro_batches += live[c];
       }
       first_chunk_in_flight = live[0];
@@ -382,9 +425,22 @@ std::vector<MemoryBreakdown> stage_memory(const Model& model, const Plan& plan,
     // set's gathered layer). With the distributed optimizer (stage 1) the
     // weights themselves are fp8 (fp8_param_gather, NVIDIA's FP8 recipes):
     // data + transpose replace the bf16 weight, nothing is added.
+    //
+    // NVFP4: the cached copies are a rowwise and a columnwise NVFP4 weight
+    // (2 x kNvfp4BytesPerElement per layer parameter) at ZeRO 0-2: the
+    // weights stay bf16, as Megatron-Bridge has no FP4 parameters
+    // (bf16_with_nvfp4_mixed sets fp8_param_gather False; Megatron-Bridge
+    // src/megatron/bridge/training/mixed_precision.py refuses fp4_param);
+    // at ZeRO-3 cast per layer after the gather, like FP8.
+    // The bf16 layers of Plan::bf16_layers_at_* have no quantized copy.
     const int stage = plan.sharding_stage();
+    const double quantized_params = stage_layer_params - stage_bf16.dense * layer_params -
+                                    stage_bf16.moe * moe_layer_params;
     if (plan.precision == Precision::kFp8 && (stage == 0 || stage == 2)) {
-      mb.weights_and_optimizer_bytes += 2.0 * stage_layer_params;
+      mb.weights_and_optimizer_bytes += 2.0 * quantized_params;
+    }
+    if (plan.precision == Precision::kNvfp4 && stage <= 2) {
+      mb.weights_and_optimizer_bytes += 2.0 * kNvfp4BytesPerElement * quantized_params;
     }
     // ZeRO 2-3 work on the stage's largest layer unit (an MoE layer, if any).
     mb.sharded_working_bytes = sharded_working_bytes(

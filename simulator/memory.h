@@ -14,11 +14,18 @@
 //                      src/megatron/bridge/training/mixed_precision.py; the
 //                      parameters are TE Float8Tensors, fp8_model_init):
 //                      1-byte data + 1-byte transpose replace the 2-byte bf16
-//                      weight, +0; the fp32 main copy is the optimizer's
+//                      weight, +0; the fp32 main copy is the optimizer's.
+//                      nvfp4 at ZeRO 0-2: + 2 x 0.5625 bytes per layer
+//                      parameter (rowwise and columnwise NVFP4 copies with
+//                      their E4M3 scales; the weights stay bf16: Megatron-
+//                      Bridge has no FP4 parameters); the bf16 layers of
+//                      Plan::bf16_layers_at_start / _end have no copies and
+//                      keep bf16 GEMM inputs
 //   sharding working   stage 2-3: unsharded gradients in flight; stage 3 also
 //                      the gathered parameters (sharded_working_bytes)
 //   activations        stored activations of the in-flight micro-batches
-//                      (fp8: the linear GEMMs' inputs kept as 1-byte copies);
+//                      (fp8: the linear GEMMs' inputs kept as 1-byte copies;
+//                      nvfp4: as their columnwise NVFP4 copies, 0.5625 bytes);
 //                      the embedding's output is the first layer's input (no
 //                      separate term); with dropout the first stage keeps
 //                      the embedding dropout mask (1 byte per element) per
@@ -117,7 +124,8 @@ struct MemoryBreakdown {
 //    module/layernorm_linear.py, _LayerNormLinear.forward save_for_backward):
 //    the norm's input (bf16, 2 h), its fp32 mean / rstd (per token,
 //    negligible) and the normalised input ln_out, the GEMM's input (2 h
-//    bf16, 1 h fp8: saved as the quantized copy): 4 + 2 g per layer for the
+//    bf16, 1 h fp8, 0.5625 h nvfp4: saved as the quantized copy): 4 + 2 g
+//    per layer for the
 //    two norm-linears, one copy of each normalised input;
 //  - core attention (TE attention FusedAttnFunc.forward: q, k, v, out,
 //    the fp32 softmax log-sum-exp and the RNG state): Q, K, V, O in bf16
@@ -149,8 +157,8 @@ double layer_activation_bytes(const Model& model, const Plan& plan);
 // average, the all-gather over etp multiplies them by etp; q = the capacity
 // factor c when c > 0 -- experts padded to capacity -- else
 // plan.moe_imbalance, the busiest rank's share). With f_e =
-// moe_ffn_hidden(), E experts, top-k k, g = 1 byte in FP8 (the GEMM
-// inputs' fp8 copies), else 2:
+// moe_ffn_hidden(), E experts, top-k k, g = 1 byte in FP8, 0.5625 in NVFP4
+// (the GEMM inputs' quantized copies), else 2:
 //   attention and norms   as layer_activation_bytes without the MLP: both
 //                         norm inputs (4 h), the QKV input (g h), dropout
 //                         masks (2 h), Q, K, V, the output projection's

@@ -24,6 +24,7 @@ const char* to_string(Precision p) {
     case Precision::kBf16: return "bf16";
     case Precision::kFp16: return "fp16";
     case Precision::kFp8: return "fp8";
+    case Precision::kNvfp4: return "nvfp4";
   }
   return "?";
 }
@@ -60,6 +61,12 @@ Status validate(const Plan& p) {
   if (!(p.moe_imbalance >= 1.0 && p.moe_imbalance <= 64.0)) {
     return bad("moe_imbalance", "must be in [1, 64] (tokens on the busiest expert-parallel rank "
                                 "over the balanced share), got " + std::to_string(p.moe_imbalance));
+  }
+  if (p.bf16_layers_at_start < 0 || p.bf16_layers_at_start > Model::kMaxLayers) {
+    return bad("bf16_layers_at_start", "must be between 0 and " + std::to_string(Model::kMaxLayers));
+  }
+  if (p.bf16_layers_at_end < 0 || p.bf16_layers_at_end > Model::kMaxLayers) {
+    return bad("bf16_layers_at_end", "must be between 0 and " + std::to_string(Model::kMaxLayers));
   }
   if (p.grad_bucket_bytes < 0) return bad("grad_bucket_bytes", "must not be negative");
   if (p.zero_stage < 0 || p.zero_stage > 3) {
@@ -136,6 +143,12 @@ Status validate(const Model& model, const Plan& plan) {
     return Status::invalid_argument("plan.tp: tensor parallelism " + std::to_string(t) +
                                     " does not divide " + std::to_string(model.kv_heads()) +
                                     " kv heads");
+  }
+  if (plan.bf16_layers_at_start + plan.bf16_layers_at_end > model.num_layers) {
+    return Status::invalid_argument(
+        "plan.bf16_layers_at_start + bf16_layers_at_end: " +
+        std::to_string(plan.bf16_layers_at_start + plan.bf16_layers_at_end) +
+        " bf16 layers, more than the model's " + std::to_string(model.num_layers));
   }
   if (model.num_moe_layers() < model.num_layers && model.ffn_hidden() % t != 0) {
     return Status::invalid_argument("plan.tp: tensor parallelism " + std::to_string(t) +

@@ -19,8 +19,15 @@ enum class Recompute { kNone, kSelective, kFull };
 // Precision of the matrix math. kFp8: the linear layers' GEMMs (QKV, output
 // projection, FC1, FC2) run in FP8 with Transformer Engine's casts; attention,
 // the logits GEMM, norms and activations stay bf16 (Transformer Engine's and
-// Megatron-Core's FP8 training).
-enum class Precision { kBf16, kFp16, kFp8 };
+// Megatron-Core's FP8 training). kNvfp4: the same GEMMs (forward, data and
+// weight gradient) in NVFP4 -- E2M1 values, an E4M3 scale per 16 elements and
+// an FP32 scale per tensor -- under Transformer Engine's NVFP4BlockScaling
+// recipe (transformer_engine/common/recipe/__init__.py @000b637: 16x16 2-D
+// weight blocks, random Hadamard transform on the weight-gradient GEMM's
+// inputs, stochastic rounding of gradients; attention stays bf16, fp8_dpa
+// False); everything else as kFp8 (see lowering/precision.h). Blackwell only
+// (GpuSpec::peak_fp4_flops > 0).
+enum class Precision { kBf16, kFp16, kFp8, kNvfp4 };
 // How FP8 tensors get their scales (Transformer Engine recipes): delayed
 // scaling (per-tensor scale from an amax history), current scaling (per-
 // tensor amax of the tensor itself: one more read before each cast), MXFP8
@@ -31,6 +38,17 @@ enum class Fp8Recipe { kDelayed, kCurrent, kMxfp8 };
 // overlapped with attention (ring attention, the default); kAllGather
 // all-gathers the KV over the CP group before attention.
 enum class CpComm { kP2p, kAllGather };
+
+// Whether the linear layers' GEMMs run in a quantized format with Transformer
+// Engine's casts around them (fp8 or nvfp4), as opposed to 16-bit training.
+inline bool low_precision(Precision p) { return p == Precision::kFp8 || p == Precision::kNvfp4; }
+
+// HBM bytes per element of an NVFP4 tensor: the 4-bit E2M1 value and a
+// 1-byte E4M3 scale per 16-element block (the per-tensor FP32 scale is
+// negligible); Transformer Engine's NVFP4Tensor (rowwise or columnwise data
+// with its scale_inv). 2-D weight blocks (16x16) keep the same 1x16 scale
+// layout the FP4 GEMM reads.
+inline constexpr double kNvfp4BytesPerElement = 0.5 + 1.0 / 16.0;
 
 const char* to_string(Schedule s);
 const char* to_string(Recompute r);
@@ -119,6 +137,19 @@ struct Plan {
   Precision precision = Precision::kBf16;
   // Scaling recipe of precision kFp8 (ignored otherwise).
   Fp8Recipe fp8_recipe = Fp8Recipe::kDelayed;
+  // Transformer layers kept in bf16 at the start and at the end of the model
+  // in fp8 / nvfp4 training: their GEMMs run in bf16, with no casts and no
+  // quantized copies (Megatron-Core's first_last_layers_bf16 with
+  // num_layers_at_start_in_bf16 / num_layers_at_end_in_bf16,
+  // megatron/core/fp8_utils.py get_fp8_context, fp4_utils.py@322dfae
+  // get_fp4_context; JSON "bf16_layers_at_start", "bf16_layers_at_end").
+  // Default 0 and 0, Megatron-Bridge's bf16_with_nvfp4_mixed and
+  // bf16_with_mxfp8_mixed presets (src/megatron/bridge/training/
+  // mixed_precision.py); its FP8 current-scaling preset keeps 1 and 1, its
+  // GPT-OSS NVFP4 performance configs 0 and 4, the NVFP4 paper's 12B run
+  // 2 and 8 (arXiv 2509.25149, section 4). Ignored in 16-bit training.
+  int bf16_layers_at_start = 0;
+  int bf16_layers_at_end = 0;
   // Data-parallel gradient reduction: bucket size (0 = one bucket for the
   // whole stage) and whether buckets overlap the last micro-batch's backward.
   int64_t grad_bucket_bytes = 0;
@@ -160,6 +191,18 @@ struct Plan {
   // Ranks the gradients are reduced over: d * cp. REQUIRES: validate(*this).ok().
   int grad_reduce_ranks() const { return data_parallel * context_parallel; }
 
+  // Whether transformer layer `layer` (0-based, of a model of `layers`) runs
+  // its linear GEMMs in the plan's low precision (fp8 or nvfp4): not in
+  // 16-bit training, nor in the bf16 layers at either end.
+  bool low_precision_layer(int layer, int layers) const {
+    return low_precision(precision) && layer >= bf16_layers_at_start &&
+           layer < layers - bf16_layers_at_end;
+  }
+  // Whether some of a low-precision plan's layers stay bf16.
+  bool has_bf16_layers() const {
+    return low_precision(precision) && (bf16_layers_at_start > 0 || bf16_layers_at_end > 0);
+  }
+
   // GPUs: t * cp * p * d. REQUIRES: validate(*this).ok() (so it fits an int).
   int world_size() const {
     return tensor_parallel * context_parallel * pipeline_parallel * data_parallel;
@@ -175,8 +218,8 @@ struct Plan {
     return global_batch_size / (data_parallel * micro_batch_size);
   }
   // Bytes of one gradient element in the data-parallel reduction (fp32
-  // accumulation for bf16 and fp8 -- whose gradients are bf16 -- fp16
-  // otherwise; Megatron's defaults).
+  // accumulation for bf16, fp8 and nvfp4 -- whose gradients are bf16 --
+  // fp16 otherwise; Megatron's defaults).
   int grad_reduce_bytes() const { return precision == Precision::kFp16 ? 2 : 4; }
 
   friend bool operator==(const Plan&, const Plan&) = default;

@@ -28,11 +28,16 @@ Status apply_plan_json(const boost::json::value& v, const std::string& path, Pla
   r.read_bool("distributed_optimizer", &p.distributed_optimizer);
   r.read_bool("flash_attention", &p.flash_attention);
   r.read_enum("precision", &p.precision,
-              {{"bf16", Precision::kBf16}, {"fp16", Precision::kFp16}, {"fp8", Precision::kFp8}});
+              {{"bf16", Precision::kBf16},
+               {"fp16", Precision::kFp16},
+               {"fp8", Precision::kFp8},
+               {"nvfp4", Precision::kNvfp4}});
   r.read_enum("fp8_recipe", &p.fp8_recipe,
               {{"delayed", Fp8Recipe::kDelayed},
                {"current", Fp8Recipe::kCurrent},
                {"mxfp8", Fp8Recipe::kMxfp8}});
+  r.read_int("bf16_layers_at_start", &p.bf16_layers_at_start, false, 0);
+  r.read_int("bf16_layers_at_end", &p.bf16_layers_at_end, false, 0);
   r.read_int64("grad_bucket_bytes", &p.grad_bucket_bytes, false, 0);
   r.read_bool("overlap_grad_reduce", &p.overlap_grad_reduce);
   r.read_bool("pipeline_scatter_gather", &p.pipeline_scatter_gather);
@@ -71,6 +76,11 @@ boost::json::value plan_to_json(const Plan& p) {
   o["flash_attention"] = p.flash_attention;
   o["precision"] = to_string(p.precision);
   if (p.precision == Precision::kFp8) o["fp8_recipe"] = to_string(p.fp8_recipe);
+  // Only when set (other plans' JSON is as before).
+  if (p.bf16_layers_at_start > 0 || p.bf16_layers_at_end > 0) {
+    o["bf16_layers_at_start"] = p.bf16_layers_at_start;
+    o["bf16_layers_at_end"] = p.bf16_layers_at_end;
+  }
   o["grad_bucket_bytes"] = p.grad_bucket_bytes;
   o["overlap_grad_reduce"] = p.overlap_grad_reduce;
   o["pipeline_scatter_gather"] = p.pipeline_scatter_gather;

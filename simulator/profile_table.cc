@@ -12,7 +12,7 @@ namespace {
 
 constexpr int kNumKinds = static_cast<int>(KernelKind::kCount);
 constexpr int kNumPasses = 4;
-constexpr int kNumPrecisions = 3;
+constexpr int kNumPrecisions = 4;  // bf16, fp16, fp8, nvfp4 (simulator::Precision)
 constexpr size_t kNumBuckets = static_cast<size_t>(kNumKinds * kNumPasses * kNumPrecisions);
 
 double gemm_work(const GemmShape& g) {

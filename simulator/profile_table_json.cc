@@ -70,7 +70,7 @@ KernelKind kKinds[] = {
     KernelKind::kMoeRouting,     KernelKind::kMoePermute,  KernelKind::kExpertFc1Gemm,
     KernelKind::kExpertFc2Gemm};
 Pass kPasses[] = {Pass::kForward, Pass::kBackwardData, Pass::kBackwardWeight, Pass::kBackward};
-Precision kPrecisions[] = {Precision::kBf16, Precision::kFp16, Precision::kFp8};
+Precision kPrecisions[] = {Precision::kBf16, Precision::kFp16, Precision::kFp8, Precision::kNvfp4};
 CollectiveKind kCollectives[] = {CollectiveKind::kAllReduce, CollectiveKind::kAllGather,
                                  CollectiveKind::kReduceScatter, CollectiveKind::kSendRecv,
                                  CollectiveKind::kAllToAll};

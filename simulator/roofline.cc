@@ -22,14 +22,20 @@ double Roofline::gemm_efficiency(const GemmShape& g, Precision precision) const 
   // Each tile's prologue and epilogue against its main loop over k.
   const double k = static_cast<double>(g.k);
   const double main_loop = k / (k + constants_.gemm_dim_half);
-  const double peak_share = precision == Precision::kFp8 ? constants_.fp8_gemm_efficiency
-                                                         : constants_.gemm_efficiency;
+  const double peak_share = precision == Precision::kFp8     ? constants_.fp8_gemm_efficiency
+                            : precision == Precision::kNvfp4 ? constants_.fp4_gemm_efficiency
+                                                             : constants_.gemm_efficiency;
   return peak_share * useful * main_loop;
 }
 
 double Roofline::gemm_bytes(const GemmShape& g, Precision precision) {
-  // bf16 / fp16 operands and output; fp8 operands with a bf16 output.
-  const double in = precision == Precision::kFp8 ? 1.0 : 2.0, out = 2.0;
+  // bf16 / fp16 operands and output; fp8 operands with a bf16 output; nvfp4
+  // operands (half a byte per element and an E4M3 scale per 16) with a bf16
+  // output.
+  const double in = precision == Precision::kFp8     ? 1.0
+                    : precision == Precision::kNvfp4 ? kNvfp4BytesPerElement
+                                                     : 2.0;
+  const double out = 2.0;
   const double m = static_cast<double>(g.m), n = static_cast<double>(g.n),
                k = static_cast<double>(g.k);
   return static_cast<double>(g.batch) * (in * (m * k + k * n) + out * m * n);

@@ -20,7 +20,8 @@ namespace llmplan::simulator {
 // fixed prologue and epilogue; the bytes are A and B read and C written once,
 // which bounds thin GEMMs such as attention's score and value products. Fused
 // flash attention runs at flash_attention_efficiency of peak. FP8 GEMMs run
-// at fp8_gemm_efficiency of the fp8 peak with the same shape factors.
+// at fp8_gemm_efficiency of the fp8 peak with the same shape factors, NVFP4
+// GEMMs at fp4_gemm_efficiency of the fp4 peak (GpuSpec::peak_fp4_flops).
 // Memory-bound
 // kernels move `bytes` at memory_efficiency of HBM bandwidth. Kernel times
 // are GPU times; the host's launch interval (kernel_overhead_s) and run-ahead
@@ -43,10 +44,11 @@ class Roofline final : public CostModel {
   std::string describe() const override;
 
   // The GEMM efficiency factor (0, 1] the model applies to `shape`
-  // (fp8_gemm_efficiency instead of gemm_efficiency for an FP8 GEMM).
+  // (fp8_gemm_efficiency instead of gemm_efficiency for an FP8 GEMM,
+  // fp4_gemm_efficiency for an NVFP4 one).
   double gemm_efficiency(const GemmShape& shape, Precision precision = Precision::kBf16) const;
   // HBM bytes of a GEMM: A and B read once (2 bytes per element, 1 in
-  // fp8), C written once in 16 bits.
+  // fp8, kNvfp4BytesPerElement in nvfp4), C written once in 16 bits.
   static double gemm_bytes(const GemmShape& shape, Precision precision = Precision::kBf16);
   const CollectiveModel& collectives() const { return collectives_; }
 

@@ -38,9 +38,10 @@ std::vector<const ChunkProgram*> lower_chunks(const Model& model, const Plan& pl
   unique.reserve(4);
   std::vector<const ChunkProgram*> programs(p * v, nullptr);
   std::vector<int> unique_of(p * v, -1);
-  // With MoE or windowed layers the chunks' layers must also be of the same
-  // kinds (MoE or dense, attention span), layer by layer.
-  const bool mixed_layers = model.is_moe() || model.sliding_window > 0;
+  // With MoE or windowed layers, or bf16 layers in a low-precision plan, the
+  // chunks' layers must also be of the same kinds (MoE or dense, attention
+  // span, precision), layer by layer.
+  const bool mixed_layers = model.is_moe() || model.sliding_window > 0 || plan.has_bf16_layers();
   std::vector<int> first_layer(p * v + 1, 0);
   for (int j = 0; j < p * v; ++j)
     first_layer[j + 1] = first_layer[j] + layers_in_chunk(model, plan, j);
@@ -49,7 +50,9 @@ std::vector<const ChunkProgram*> lower_chunks(const Model& model, const Plan& pl
     for (int l = 0; l < first_layer[j + 1] - first_layer[j]; ++l) {
       const int a = first_layer[j] + l, b = first_layer[k] + l;
       if (model.is_moe_layer(a) != model.is_moe_layer(b) ||
-          model.attention_span(a) != model.attention_span(b)) {
+          model.attention_span(a) != model.attention_span(b) ||
+          plan.low_precision_layer(a, model.num_layers) !=
+              plan.low_precision_layer(b, model.num_layers)) {
         return false;
       }
     }

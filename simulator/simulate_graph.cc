@@ -240,18 +240,19 @@ void GraphBuilder::finish_stage(int r) {
   opt.kind = KernelKind::kOptimizerStep;
   opt.pass = Pass::kForward;
   opt.bytes = shard * kAdamBytesPerParameter;
-  opt.precision = plan_.precision == Precision::kFp8 ? Precision::kBf16 : plan_.precision;
+  opt.precision = low_precision(plan_.precision) ? Precision::kBf16 : plan_.precision;
   // One launch after the pass: at least the host's launch interval.
   double opt_s = std::max(cost_.kernel_time_s(opt), cost_.launch_interval_s());
-  if (plan_.precision == Precision::kFp8 && stage < 3) {
-    // The updated layer weights cast to their cached fp8 copies (lowering/precision.h).
+  if (low_precision(plan_.precision) && stage < 3) {
+    // The updated layer weights cast to their cached fp8 / nvfp4 copies
+    // (lowering/precision.h).
     double layer_params = 0;
     for (int c = 0; c < v_; ++c) layer_params += programs_[c * p_ + r]->layer_parameters;
     KernelDesc cast;
     cast.kind = KernelKind::kFp8CastTranspose;
     cast.pass = Pass::kForward;
-    cast.precision = Precision::kFp8;
-    cast.bytes = layer_params * fp8_cast_bytes_per_element(plan_.fp8_recipe);
+    cast.precision = plan_.precision;
+    cast.bytes = layer_params * cast_bytes_per_element(plan_);
     opt_s += std::max(cost_.kernel_time_s(cast), cost_.launch_interval_s());
   }
   const TaskId o = add(r, StreamKind::kCompute, opt_s, Label{"optimizer step"});

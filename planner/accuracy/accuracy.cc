@@ -128,6 +128,7 @@ simulator::Cluster case_cluster(const AccuracyCase& c) {
     const double k = r.pytorch_fsdp_efficiency;
     r.gemm_efficiency *= k;
     r.fp8_gemm_efficiency *= k;
+    r.fp4_gemm_efficiency *= k;
     r.flash_attention_efficiency *= k;
     r.memory_efficiency *= k;
   }

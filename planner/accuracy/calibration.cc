@@ -19,8 +19,9 @@ namespace {
 constexpr int kRooflineParams = 7;
 constexpr int kNetworkParams = 2;
 // Per-feature factors: flash_attention_efficiency, pytorch_fsdp_efficiency,
-// fp8_gemm_efficiency (each fitted only when the cases exercise it).
-constexpr int kFactorParams = 3;
+// fp8_gemm_efficiency, fp4_gemm_efficiency (each fitted only when the cases
+// exercise it).
+constexpr int kFactorParams = 4;
 constexpr double kHuberDelta = 0.03;  // on log(predicted / measured)
 
 // Parameters in solver units (so that steps are of similar size):
@@ -71,6 +72,7 @@ AccuracyConstants to_constants(const AccuracyConstants& base, const double* r, c
   c.network.nic_latency_s = n[1] * 1e-6;
   c.roofline.pytorch_fsdp_efficiency = std::min(f[1], 1.0);
   c.roofline.fp8_gemm_efficiency = std::min(f[2], 1.0);
+  c.roofline.fp4_gemm_efficiency = std::min(f[3], 1.0);
   return c;
 }
 
@@ -199,12 +201,21 @@ Result<CalibrationResult> calibrate(const std::vector<AccuracyCase>& cases,
   });
   const double fp8_ceiling = cases.front().config.cluster.gpu.ceilings.fp8_gemm_efficiency;
   const Bounds fp8_bounds = {std::min(0.3, fp8_ceiling), fp8_ceiling};
+  // NVFP4 GEMM efficiency likewise: fitted when the cases hold NVFP4 runs,
+  // from 0.6 within [0.3, the GPU's fp4 ceiling]; otherwise held.
+  const bool fit_fp4 = std::any_of(cases.begin(), cases.end(), [](const AccuracyCase& c) {
+    return c.config.plan.precision == simulator::Precision::kNvfp4;
+  });
+  const double fp4_ceiling = cases.front().config.cluster.gpu.ceilings.fp4_gemm_efficiency;
+  const Bounds fp4_bounds = {std::min(0.3, fp4_ceiling), fp4_ceiling};
   const double f0[kFactorParams] = {
       options.fit_flash_attention ? std::clamp(0.5, flash_bounds.lo, flash_bounds.hi)
                                   : initial.roofline.flash_attention_efficiency,
       fit_stack ? 0.85 : initial.roofline.pytorch_fsdp_efficiency,
       fit_fp8 ? std::clamp(0.6, fp8_bounds.lo, fp8_bounds.hi)
-              : initial.roofline.fp8_gemm_efficiency};
+              : initial.roofline.fp8_gemm_efficiency,
+      fit_fp4 ? std::clamp(0.6, fp4_bounds.lo, fp4_bounds.hi)
+              : initial.roofline.fp4_gemm_efficiency};
   auto grid = screen_points();
   for (auto& point : grid) {  // starting points inside the (ceiling-lowered) bounds
     for (int i = 0; i < kRooflineParams; ++i) {
@@ -235,7 +246,7 @@ Result<CalibrationResult> calibrate(const std::vector<AccuracyCase>& cases,
   for (int s = 0; s < polish; ++s) {
     double r[kRooflineParams];
     double n[kNetworkParams] = {n0[0], n0[1]};
-    double f[kFactorParams] = {f0[0], f0[1], f0[2]};
+    double f[kFactorParams] = {f0[0], f0[1], f0[2], f0[3]};
     std::copy(grid[order[s]].begin(), grid[order[s]].end(), r);
     ceres::Problem problem;
     ceres::NumericDiffOptions diff;
@@ -274,6 +285,12 @@ Result<CalibrationResult> calibrate(const std::vector<AccuracyCase>& cases,
       problem.SetParameterUpperBound(f, 2, fp8_bounds.hi);
     } else {
       fixed.push_back(2);
+    }
+    if (fit_fp4) {
+      problem.SetParameterLowerBound(f, 3, fp4_bounds.lo);
+      problem.SetParameterUpperBound(f, 3, fp4_bounds.hi);
+    } else {
+      fixed.push_back(3);
     }
     if (fixed.size() == kFactorParams) {
       problem.SetParameterBlockConstant(f);
@@ -319,6 +336,11 @@ Result<CalibrationResult> calibrate(const std::vector<AccuracyCase>& cases,
                                 (f[2] <= fp8_bounds.lo + 1e-9 ? " at its lower bound"
                                                               : " at its upper bound"));
       }
+      if (fit_fp4 && (f[3] <= fp4_bounds.lo + 1e-9 || f[3] >= fp4_bounds.hi - 1e-9)) {
+        best.at_bound.push_back(std::string("fp4_gemm_efficiency") +
+                                (f[3] <= fp4_bounds.lo + 1e-9 ? " at its lower bound"
+                                                              : " at its upper bound"));
+      }
       if (fit_stack && (f[1] <= stack_bounds.lo + 1e-9 || f[1] >= stack_bounds.hi - 1e-9)) {
         best.at_bound.push_back(std::string("pytorch_fsdp_efficiency") +
                                 (f[1] <= stack_bounds.lo + 1e-9 ? " at its lower bound"
@@ -337,7 +359,7 @@ Result<CalibrationResult> calibrate(const std::vector<AccuracyCase>& cases,
   // nothing.
   const size_t fitted_constants = kRooflineParams + (options.fit_network ? kNetworkParams : 0) +
                                   (options.fit_flash_attention ? 1 : 0) + (fit_stack ? 1 : 0) +
-                                  (fit_fp8 ? 1 : 0);
+                                  (fit_fp8 ? 1 : 0) + (fit_fp4 ? 1 : 0);
   if (cases.size() <= fitted_constants) {
     add_line("warning: " + std::to_string(cases.size()) + " rows for " +
              std::to_string(fitted_constants) +

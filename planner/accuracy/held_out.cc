@@ -245,21 +245,29 @@ std::string held_out_report(const std::vector<AccuracyCase>& cases,
                 "\nmeasured MFU (model FLOPs / (time x GPUs x peak)): %.4f .. %.4f\n", *lo, *hi);
   out += buf;
   // By precision, each against its own peak: the FP8 runs' highest is what
-  // an FP8 plan's MFU is held to (validation.max_mfu_fp8, simulator/caveats.h).
-  double max_fp8 = 0;
-  for (const bool fp8 : {false, true}) {
+  // an FP8 plan's MFU is held to (validation.max_mfu_fp8, simulator/caveats.h),
+  // the NVFP4 runs' an NVFP4 plan's (validation.max_mfu_fp4).
+  double max_fp8 = 0, max_fp4 = 0;
+  // 0: 16-bit, 1: FP8, 2: NVFP4.
+  auto kind_of = [](simulator::Precision p) {
+    return p == simulator::Precision::kFp8 ? 1 : p == simulator::Precision::kNvfp4 ? 2 : 0;
+  };
+  static constexpr const char* kKindNames[] = {"16-bit", "FP8", "NVFP4"};
+  static constexpr const char* kPeakNames[] = {"16-bit", "FP8", "FP4"};
+  for (const int kind : {0, 1, 2}) {
     double a = 1e300, b = 0;
     size_t n = 0;
     for (size_t i = 0; i < fitted.size(); ++i) {
-      if ((fitted[i].config.plan.precision == simulator::Precision::kFp8) != fp8) continue;
+      if (kind_of(fitted[i].config.plan.precision) != kind) continue;
       a = std::min(a, mfu[i]);
       b = std::max(b, mfu[i]);
       ++n;
     }
     if (n == 0) continue;
-    if (fp8) max_fp8 = b;
+    if (kind == 1) max_fp8 = b;
+    if (kind == 2) max_fp4 = b;
     std::snprintf(buf, sizeof buf, "  %s runs (%zu): %.4f .. %.4f of the %s peak\n",
-                  fp8 ? "FP8" : "16-bit", n, a, b, fp8 ? "FP8" : "16-bit");
+                  kKindNames[kind], n, a, b, kPeakNames[kind]);
     out += buf;
   }
   // The preset's "validation" object.
@@ -275,6 +283,10 @@ std::string held_out_report(const std::vector<AccuracyCase>& cases,
   std::string head = buf;
   if (max_fp8 > 0) {
     std::snprintf(buf, sizeof buf, "\"max_mfu_fp8\": %.4f, ", max_fp8);
+    head += buf;
+  }
+  if (max_fp4 > 0) {
+    std::snprintf(buf, sizeof buf, "\"max_mfu_fp4\": %.4f, ", max_fp4);
     head += buf;
   }
   std::snprintf(buf, sizeof buf, "\"held_out_error\": {\"samples\": %zu, \"quantiles\": [",

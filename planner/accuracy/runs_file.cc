@@ -337,6 +337,8 @@ Result<PublishedRun> map_published_run(const RunRow& row, const std::vector<Mode
     precision = simulator::Precision::kFp8;
     if (starts_with(row.precision, "fp8-current")) recipe = simulator::Fp8Recipe::kCurrent;
     if (starts_with(row.precision, "fp8-mx")) recipe = simulator::Fp8Recipe::kMxfp8;
+  } else if (starts_with(row.precision, "nvfp4")) {
+    precision = simulator::Precision::kNvfp4;
   } else if (starts_with(row.precision, "fp16")) {
     precision = simulator::Precision::kFp16;
   } else if (!starts_with(row.precision, "bf16")) {

@@ -29,6 +29,7 @@ struct SimulateOptions {
   std::string schedule, recompute, precision, fp8_recipe, cp_comm;
   bool sequence_parallel = false, distributed_optimizer = false, no_flash_attention = false;
   int zero = 0, fsdp_group = 0;
+  int bf16_layers_at_start = 0, bf16_layers_at_end = 0;
   bool tp_comm_overlap = false, overlap_grad_reduce = true, overlap_param_gather = false;
   bool no_dropout = false, fused_cross_entropy = false;
   std::string gpu, cluster;
@@ -129,9 +130,10 @@ Status apply_plan_flags(const SimulateOptions& o, Plan* plan) {
                                                    : simulator::Recompute::kFull;
   }
   if (o.given("--precision")) {
-    plan->precision = o.precision == "bf16"   ? simulator::Precision::kBf16
-                      : o.precision == "fp16" ? simulator::Precision::kFp16
-                                              : simulator::Precision::kFp8;
+    plan->precision = o.precision == "bf16"    ? simulator::Precision::kBf16
+                      : o.precision == "fp16"  ? simulator::Precision::kFp16
+                      : o.precision == "nvfp4" ? simulator::Precision::kNvfp4
+                                               : simulator::Precision::kFp8;
   }
   if (o.given("--fp8-recipe")) {
     plan->fp8_recipe = o.fp8_recipe == "delayed"   ? simulator::Fp8Recipe::kDelayed
@@ -140,6 +142,13 @@ Status apply_plan_flags(const SimulateOptions& o, Plan* plan) {
     if (plan->precision != simulator::Precision::kFp8) {
       return Status::invalid_argument("simulate: --fp8-recipe needs --precision fp8");
     }
+  }
+  if (o.given("--bf16-layers-at-start")) plan->bf16_layers_at_start = o.bf16_layers_at_start;
+  if (o.given("--bf16-layers-at-end")) plan->bf16_layers_at_end = o.bf16_layers_at_end;
+  if ((o.given("--bf16-layers-at-start") || o.given("--bf16-layers-at-end")) &&
+      !simulator::low_precision(plan->precision)) {
+    return Status::usage("simulate: --bf16-layers-at-start/--bf16-layers-at-end need --precision "
+                         "fp8 or nvfp4");
   }
   if (o.sequence_parallel) plan->sequence_parallel = true;
   if (o.distributed_optimizer) plan->distributed_optimizer = true;
@@ -186,6 +195,9 @@ Status run_simulate(const SimulateOptions& o, const GlobalOptions& global) {
                                                                o.gpus_per_node, "dgx-a100-80gb"));
     }
   }
+  // A precision the GPU cannot run (fp8 or nvfp4 without those tensor
+  // cores) contradicts the command line's own GPU: a usage error, exit 2.
+  LLMPLAN_RETURN_IF_ERROR(simulator::check_precision(config.plan, config.cluster.gpu).as_usage());
   LLMPLAN_ASSIGN_OR_RETURN(auto cost, make_cost_model(config.cluster, o.cost, &config.notes));
   simulator::SimOptions sim;
   sim.cost_model = cost;
@@ -314,13 +326,23 @@ void add_simulate_command(CLI::App& app, const GlobalOptions& global, Action* ac
                 "The loss computes its gradient in place on the bf16 logits (memory)");
   cmd->add_flag("--no-flash-attention", o->no_flash_attention, "Unfused attention kernels");
   cmd->add_option("--precision", o->precision,
-                  "Training precision: bf16, fp16, or fp8 (linear-layer GEMMs in FP8 with "
-                  "Transformer Engine's casts; Hopper and Blackwell)")
-      ->check(CLI::IsMember({"bf16", "fp16", "fp8"}));
+                  "Training precision: bf16, fp16, fp8 (linear-layer GEMMs in FP8 with "
+                  "Transformer Engine's casts; Hopper and Blackwell) or nvfp4 (the same GEMMs in "
+                  "NVFP4, Transformer Engine's NVFP4BlockScaling recipe; Blackwell)")
+      ->check(CLI::IsMember({"bf16", "fp16", "fp8", "nvfp4"}));
   cmd->add_option("--fp8-recipe", o->fp8_recipe,
                   "FP8 scaling recipe with --precision fp8: delayed (default), current, mxfp8 "
                   "(Blackwell)")
       ->check(CLI::IsMember({"delayed", "current", "mxfp8"}));
+  cmd->add_option("--bf16-layers-at-start", o->bf16_layers_at_start,
+                  "With --precision fp8 or nvfp4: transformer layers kept in bf16 at the start "
+                  "of the model (Megatron-Core --first-last-layers-bf16 "
+                  "--num-layers-at-start-in-bf16; default 0)")
+      ->check(int_in(0, simulator::Model::kMaxLayers));
+  cmd->add_option("--bf16-layers-at-end", o->bf16_layers_at_end,
+                  "With --precision fp8 or nvfp4: transformer layers kept in bf16 at the end "
+                  "(--num-layers-at-end-in-bf16; default 0)")
+      ->check(int_in(0, simulator::Model::kMaxLayers));
   cmd->add_option("--gpu", o->gpu, "GPU preset");
   cmd->add_option("--cluster", o->cluster, "Cluster preset (default dgx-a100-80gb)");
   cmd->add_option("--gpus-per-node", o->gpus_per_node, "GPUs per node")

@@ -110,8 +110,9 @@ void add_plan_space_flags(CLI::App* cmd, PlanSpaceFlags* f, const std::string& w
                   what + ": parameter all-gather overlapped with forward: on, off or both")
       ->check(CLI::IsMember({"on", "off", "both"}));
   cmd->add_option("--precision", f->precision,
-                  what + ": training precisions, a list of bf16, fp16, fp8 (default: bf16, and "
-                         "fp8 where the GPU has FP8 tensor cores)");
+                  what + ": training precisions, a list of bf16, fp16, fp8, nvfp4 (default: "
+                         "bf16, and fp8 where the GPU has FP8 tensor cores; listed fp8 or nvfp4 "
+                         "is skipped on a GPU without it)");
   cmd->add_option("--fp8-recipe", f->fp8_recipe,
                   what + ": FP8 scaling recipe of the fp8 plans: delayed (default), current, "
                          "mxfp8 (Blackwell)")
@@ -254,9 +255,11 @@ Result<PlanSpace> to_plan_space(const PlanSpaceFlags& f) {
         p = simulator::Precision::kFp16;
       } else if (item == "fp8") {
         p = simulator::Precision::kFp8;
+      } else if (item == "nvfp4") {
+        p = simulator::Precision::kNvfp4;
       } else {
         return Status::invalid_argument("--precision: '" + item +
-                                        "' is not a precision (bf16, fp16 or fp8)");
+                                        "' is not a precision (bf16, fp16, fp8 or nvfp4)");
       }
       if (std::find(s.precision.begin(), s.precision.end(), p) != s.precision.end()) {
         return Status::invalid_argument("--precision: " + item + " is listed twice");

@@ -43,6 +43,7 @@ std::string plan_label(const simulator::Plan& p) {
              ? std::string(" FP8")
              : fmt::format(" FP8-{}", simulator::to_string(p.fp8_recipe));
   }
+  if (p.precision == simulator::Precision::kNvfp4) s += " NVFP4";
   return s;
 }
 
@@ -509,7 +510,12 @@ std::string plan_report_markdown(const PlanReportView& v) {
     if (t.cp_comm_s > 0) row("context-parallel KV exchange (exposed)", t.cp_comm_s);
     if (t.moe_a2a_s > 0) row("MoE dispatch + combine all-to-all (exposed)", t.moe_a2a_s);
     row("optimizer step", t.optimizer_s);
-    if (t.fp8_cast_s > 0) row("FP8 casts", t.fp8_cast_s);
+    if (t.fp8_cast_s > 0) {
+      const bool fp4 = r.plans[r.candidates[r.best].best_plan].plan.precision ==
+                       simulator::Precision::kNvfp4;
+      row(fp4 ? "NVFP4 casts" : "FP8 casts",
+          t.fp8_cast_s);
+    }
     row("host overhead", t.host_overhead_s);
     md += bt.markdown() + "\n";
     if (!s.stages.empty()) {
@@ -550,7 +556,7 @@ std::string plan_report_markdown(const PlanReportView& v) {
         "ranks (ring attention; cpNag: KV all-gather; GPUs = t x cp x p x d), zb-h1 the "
         "zero-bubble schedule, epN expert parallelism over N ranks (MoE; etpN expert tensor "
         "parallelism), A2Aov the MoE dispatch/combine all-to-all overlapped with compute, FP8 linear layers in FP8 with delayed scaling (FP8-current, "
-        "FP8-mxfp8: those recipes; absent: bf16).\n\n";
+        "FP8-mxfp8: those recipes), NVFP4 the same layers in NVFP4 (absent of both: bf16).\n\n";
   if (!r.pinned) {
     md += "## Naive vs simulated\n\n";
     reports::Table nv({"", "naive (100% of peak)", "simulated"});
@@ -646,9 +652,10 @@ double model_tflops_per_gpu(const PlanResult& p, const simulator::GpuSpec& gpu) 
 std::string mfu_text(const PlanResult& p, const simulator::GpuSpec& gpu) {
   const simulator::Precision prec = p.plan.precision;
   const std::string tflops = fmt::format("{:.0f} model TFLOP/s per GPU", model_tflops_per_gpu(p, gpu));
-  if (prec == simulator::Precision::kFp8) {
-    return fmt::format("MFU {} of the BF16 peak ({} of the FP8 peak; {})", percent(p.mfu),
-                       percent(mfu_precision_peak(p, gpu)), tflops);
+  if (simulator::low_precision(prec)) {
+    return fmt::format("MFU {} of the BF16 peak ({} of the {} peak; {})", percent(p.mfu),
+                       percent(mfu_precision_peak(p, gpu)),
+                       prec == simulator::Precision::kNvfp4 ? "FP4" : "FP8", tflops);
   }
   return fmt::format("MFU {} of the {} peak ({})", percent(p.mfu),
                      prec == simulator::Precision::kFp16 ? "FP16" : "BF16", tflops);

@@ -166,6 +166,15 @@ Status check_against_model(const PlanSpace& s, const Model& m) {
 
 Status check_against_cluster(const PlanSpace& s, const simulator::Cluster& c, int gpus) {
   if (!s.precision.empty() && precisions_for(s, c.gpu).empty()) {
+    const bool fp8_listed =
+        std::find(s.precision.begin(), s.precision.end(), simulator::Precision::kFp8) !=
+        s.precision.end();
+    if (!fp8_listed) {  // then nvfp4 was listed, and dropped
+      return Status::invalid_argument(fmt::format(
+          "--precision nvfp4: GPU {} has no FP4 tensor cores (its preset has no "
+          "peak_fp4_flops); use --precision bf16 or fp8, or a Blackwell GPU such as b200",
+          c.gpu.name));
+    }
     if (!(c.gpu.peak_fp8_flops > 0)) {
       return Status::invalid_argument(fmt::format(
           "--precision fp8: GPU {} has no FP8 tensor cores (its preset has no peak_fp8_flops); "
@@ -447,6 +456,7 @@ std::vector<simulator::Precision> precisions_for(const PlanSpace& space,
   std::vector<Precision> out;
   for (Precision p : listed) {
     if (p == Precision::kFp8 && !(gpu.peak_fp8_flops > 0)) continue;
+    if (p == Precision::kNvfp4 && !(gpu.peak_fp4_flops > 0)) continue;
     if (p == Precision::kFp8 && space.fp8_recipe == simulator::Fp8Recipe::kMxfp8 &&
         !gpu.fp8_block_scaling) {
       continue;

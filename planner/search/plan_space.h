@@ -99,7 +99,8 @@ struct PlanSpace {
                                                 // when sharded, d * cp > 1)
   // Training precisions (simulator::Precision); empty: bf16, and fp8 too
   // where the GPU has FP8 tensor cores (GpuSpec::peak_fp8_flops > 0). fp8 is
-  // skipped on GPUs without FP8. FP8 plans use fp8_recipe.
+  // skipped on GPUs without FP8, nvfp4 (listed only, never by default) on
+  // GPUs without FP4 (peak_fp4_flops 0). FP8 plans use fp8_recipe.
   std::vector<simulator::Precision> precision;
   simulator::Fp8Recipe fp8_recipe = simulator::Fp8Recipe::kDelayed;
   // Expert-parallel sizes for MoE models (simulator/plan.h: ep ranks within

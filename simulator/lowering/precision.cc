@@ -13,13 +13,18 @@ double fp8_cast_bytes_per_element(Fp8Recipe recipe) {
   return 4.0;
 }
 
+double cast_bytes_per_element(const Plan& plan) {
+  return plan.precision == Precision::kNvfp4 ? kNvfp4CastBytesPerElement
+                                             : fp8_cast_bytes_per_element(plan.fp8_recipe);
+}
+
 namespace lowering {
 
 NumberFormats number_formats(const Plan& plan) {
   NumberFormats f;
-  f.fp8 = plan.precision == Precision::kFp8;
-  f.p16 = f.fp8 ? Precision::kBf16 : plan.precision;
-  f.cast_bytes = fp8_cast_bytes_per_element(plan.fp8_recipe);
+  f.low = plan.precision;
+  f.p16 = low_precision(plan.precision) ? Precision::kBf16 : plan.precision;
+  f.cast_bytes = cast_bytes_per_element(plan);
   return f;
 }
 
@@ -30,16 +35,16 @@ bool runs_in_fp8(KernelKind k) {
 }
 
 Precision gemm_precision(const NumberFormats& formats, KernelKind kind) {
-  return formats.fp8 && runs_in_fp8(kind) ? Precision::kFp8 : formats.p16;
+  return low_precision(formats.low) && runs_in_fp8(kind) ? formats.low : formats.p16;
 }
 
 bool fp8_cast_kernel(const NumberFormats& formats, Pass pass, double elements, KernelDesc* desc) {
-  if (!formats.fp8) return false;
+  if (!low_precision(formats.low)) return false;
   *desc = KernelDesc();
   desc->kind = KernelKind::kFp8CastTranspose;
   desc->pass = pass == Pass::kForward ? pass : Pass::kBackward;
   desc->bytes = elements * formats.cast_bytes;
-  desc->precision = Precision::kFp8;
+  desc->precision = formats.low;
   return true;
 }
 

@@ -1,7 +1,6 @@
 // Internal to the lowering: the number formats a plan's kernels run in, and
-// the casts low-precision training adds around its GEMMs. FP8 today; a new
-// format (NVFP4) is a new case here, not an edit of the layer parts, which
-// ask only gemm_precision() and Emitter::cast().
+// the casts low-precision training adds around its GEMMs (FP8 and NVFP4);
+// the layer parts ask only gemm_precision() and Emitter::cast().
 //
 // FP8 (precision kFp8, Transformer Engine's recipes): the four linear GEMMs
 // (QKV, output projection, FC1, FC2; forward, data and weight gradient) and
@@ -14,6 +13,27 @@
 // simulate_graph.cc times that cast with the optimizer step), at ZeRO-3 per
 // layer after each gather (forward and backward; lowering.cc). Tensor-
 // parallel collectives stay bf16.
+//
+// NVFP4 (precision kNvfp4, Transformer Engine's NVFP4BlockScaling recipe,
+// transformer_engine/common/recipe/__init__.py @000b637; NVIDIA, "Pretraining
+// Large Language Models with NVFP4", arXiv 2509.25149, section 4): the same
+// GEMMs as FP8 -- fprop, dgrad and wgrad all in NVFP4 -- at the FP4 peak, and
+// the same casts at the same places, each of kNvfp4CastBytesPerElement: the
+// recipe's quantizers have no amax history (the per-tensor FP32 scale is the
+// tensor's own amax, read first, as FP8 current scaling), and each cast writes
+// a rowwise NVFP4 copy (fprop / dgrad operand) and a columnwise one (wgrad
+// operand, after a 16x16 random Hadamard transform for inputs and gradients,
+// fp4_quant_fwd_inp / fp4_quant_bwd_grad random_hadamard_transform; with
+// stochastic rounding for gradients), each half a byte per element plus an
+// E4M3 scale per 16. Weights are quantized in 16x16 2-D blocks
+// (fp4_quant_fwd_weight fp4_2d_quantization), no RHT, no stochastic rounding:
+// the same bytes. The RHT (a 16x16 matrix per 16 elements) and the random
+// numbers are fused into the cast, which stays memory-bound. Attention (fp8_dpa
+// False), the router, logits, norms and activations stay bf16. Megatron-Core
+// can keep the first and last transformer layers in bf16
+// (first_last_layers_bf16, num_layers_at_{start,end}_in_bf16); Megatron-
+// Bridge's bf16_with_nvfp4_mixed preset
+// (src/megatron/bridge/training/mixed_precision.py) leaves it off, as here.
 #ifndef LLMPLAN_SIMULATOR_LOWERING_PRECISION_H_
 #define LLMPLAN_SIMULATOR_LOWERING_PRECISION_H_
 
@@ -24,22 +44,26 @@ namespace llmplan::simulator::lowering {
 
 // The formats of one plan's kernels.
 struct NumberFormats {
-  bool fp8 = false;                  // precision fp8 (linear and expert GEMMs in FP8)
+  // fp8 or nvfp4: the linear and expert GEMMs in that format, with casts;
+  // else the same as p16.
+  Precision low = Precision::kBf16;
   Precision p16 = Precision::kBf16;  // precision of everything else
-  double cast_bytes = 4.0;           // fp8_cast_transpose bytes per element
+  double cast_bytes = 4.0;           // cast bytes per element (fp8 or nvfp4)
 };
 NumberFormats number_formats(const Plan& plan);
 
-// The GEMMs that run in FP8 in FP8 training: the linear layers' (QKV, output
-// projection, FC1, FC2) and the routed experts' grouped GEMMs.
+// The GEMMs that run in FP8 in FP8 training (in NVFP4 in NVFP4 training):
+// the linear layers' (QKV, output projection, FC1, FC2) and the routed
+// experts' grouped GEMMs.
 bool runs_in_fp8(KernelKind kind);
 
 // The precision a GEMM of `kind` runs in.
 Precision gemm_precision(const NumberFormats& formats, KernelKind kind);
 
-// FP8 training: sets `desc` to the fp8_cast_transpose of `elements`
-// elements in `pass` (looked up under fp8, the profile's key; both backward
-// passes as kBackward) and returns true. Returns false otherwise.
+// FP8 / NVFP4 training: sets `desc` to the cast (fp8_cast_transpose kernel,
+// looked up under the plan's low precision, the profile's key; both backward
+// passes as kBackward) of `elements` elements in `pass` and returns true.
+// Returns false in 16-bit training.
 bool fp8_cast_kernel(const NumberFormats& formats, Pass pass, double elements, KernelDesc* desc);
 
 }  // namespace llmplan::simulator::lowering

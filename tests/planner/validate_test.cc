@@ -181,6 +181,42 @@ TEST(Calibrate, StreamsItsSummaryAndReportsProgress) {
   EXPECT_TRUE(ordered);
 }
 
+// Issue 26: fp4_gemm_efficiency is a fit parameter when the runs hold
+// NVFP4 rows (as fp8_gemm_efficiency for FP8 rows), bounded by the GPU's
+// ceilings.fp4_gemm_efficiency, and held otherwise. Rows: 12 vTrain A100
+// layouts on an A100 given a (test-only) FP4 peak, half of them in NVFP4,
+// their "measured" times simulated with fp4_gemm_efficiency 0.45.
+TEST(Calibrate, FitsTheFp4GemmEfficiencyOnNvfp4Rows) {
+  const std::vector<AccuracyCase> all = cases_of("ground_truth_single.csv");
+  ASSERT_GE(all.size(), 1440u);
+  std::vector<AccuracyCase> some;
+  for (size_t i = 0; i < all.size(); i += 120) some.push_back(all[i]);  // 12 rows
+  for (size_t i = 0; i < some.size(); ++i) {
+    simulator::GpuSpec& g = some[i].config.cluster.gpu;
+    g.peak_fp4_flops = 4 * g.peak_bf16_flops;
+    g.ceilings.fp4_gemm_efficiency = 0.5;
+    g.roofline.fp4_gemm_efficiency = 0.45;
+    if (i % 2 == 1) some[i].config.plan.precision = simulator::Precision::kNvfp4;
+  }
+  Result<std::vector<double>> truth = predict_iteration_times(some, nullptr);
+  ASSERT_TRUE(truth.ok()) << truth.status().message();
+  for (size_t i = 0; i < some.size(); ++i) some[i].run.iteration_time_s = (*truth)[i];
+  CalibrationOptions options;
+  options.max_iterations = 6;
+  AccuracyConstants initial = constants_of(some.front());
+  initial.roofline.fp4_gemm_efficiency = 0.9;  // not a start: the fit starts from 0.5
+  Result<CalibrationResult> r = calibrate(some, initial, options);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_LE(r->constants.roofline.fp4_gemm_efficiency, 0.5);
+  EXPECT_NEAR(r->constants.roofline.fp4_gemm_efficiency, 0.45, 0.05);
+  // Without NVFP4 rows it is held where it was.
+  std::vector<AccuracyCase> bf16_only;
+  for (size_t i = 0; i < some.size(); i += 2) bf16_only.push_back(some[i]);
+  r = calibrate(bf16_only, initial, options);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(r->constants.roofline.fp4_gemm_efficiency, 0.9);
+}
+
 // Achieved with the shipped constants (see presets/gpus.json provenance);
 // fail on a regression of more than one percentage point.
 TEST(Validate, SingleNodeMapeDoesNotRegress) {

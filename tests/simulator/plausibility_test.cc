@@ -154,7 +154,7 @@ TEST(Caveats, FlagsTheCalibrationLimits) {
             kCaveatEfficiencyAboveCeiling | kCaveatMoeUncalibrated);
 
   const auto list = caveat_list(kAllCaveats, g, 0.635, Precision::kBf16);
-  ASSERT_EQ(list.size(), 5u);
+  ASSERT_EQ(list.size(), 6u);
   EXPECT_EQ(list[0].code, "uncalibrated-gpu");
   EXPECT_EQ(list[1].code, "mfu-above-validated");
   EXPECT_NE(list[1].text.find("63.5 %"), std::string::npos) << list[1].text;
@@ -163,6 +163,7 @@ TEST(Caveats, FlagsTheCalibrationLimits) {
   EXPECT_EQ(list[3].code, "efficiency-above-ceiling");
   EXPECT_EQ(list[4].code, "moe-uncalibrated");
   EXPECT_NE(list[4].text.find("27.8 %"), std::string::npos) << list[4].text;
+  EXPECT_EQ(list[5].code, "nvfp4-unvalidated");
   for (const Caveat& c : list) EXPECT_EQ(c.text.find('\n'), std::string::npos);
   // A GPU whose constants were carried over from another GPU's fit says so.
   GpuSpec derived = g;
