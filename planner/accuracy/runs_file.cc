@@ -104,6 +104,39 @@ void window_from_notes(std::string_view notes_cell, int* window, int* full_every
   if (*full_every <= 0 && contains(notes, "alternating layers")) *full_every = 2;
 }
 
+// The features of "missing features: A (...); B (...). More text." in a
+// models table's shape notes (ModelRow::missing_features).
+std::vector<std::string> missing_from_notes(std::string_view notes_cell) {
+  constexpr std::string_view kMarker = "missing features:";
+  std::vector<std::string> out;
+  if (lower(notes_cell.substr(0, kMarker.size())) != kMarker) return out;
+  const std::string_view body = notes_cell.substr(kMarker.size());
+  std::string item;
+  int depth = 0;
+  const auto flush = [&] {
+    std::string name = item.substr(0, item.find('('));
+    const size_t b = name.find_first_not_of(' ');
+    const size_t e = name.find_last_not_of(' ');
+    name = b == std::string::npos ? "" : name.substr(b, e - b + 1);
+    if (!name.empty() && !contains(lower(item), "in the runs named")) out.push_back(name);
+    item.clear();
+  };
+  for (size_t i = 0; i < body.size(); ++i) {
+    const char c = body[i];
+    if (c == '(') ++depth;
+    if (c == ')' && depth > 0) --depth;
+    if (depth == 0 && c == ';') {
+      flush();
+      continue;
+    }
+    // A sentence ends the list: ". " outside parentheses.
+    if (depth == 0 && c == '.' && (i + 1 == body.size() || body[i + 1] == ' ')) break;
+    item += c;
+  }
+  flush();
+  return out;
+}
+
 // Reads an MoE layer pattern ("every layer MoE (...)", "every 2 layers",
 // "first 3 dense, then every layer"; text in parentheses is ignored) into
 // Model::moe_layer_every and moe_first_dense. False when it is not one of
@@ -468,6 +501,7 @@ Result<std::vector<ModelRow>> read_models_csv_text(std::string_view text,
     } else if (notes != kNoColumn) {
       window_from_notes(reader.cell(notes), &m.sliding_window, &m.full_attention_every);
     }
+    if (notes != kNoColumn) m.missing_features = missing_from_notes(reader.cell(notes));
     out.push_back(std::move(m));
   }
   if (out.empty()) return Status::parse_error(source_name + ": no data rows after the header");
@@ -592,6 +626,7 @@ Result<PublishedRun> map_published_run(const RunRow& row, const std::vector<Mode
     // (A Blackwell-form row without a precision already lists why.)
     out.missing.push_back("precision " + row.precision.substr(0, row.precision.find(' ')));
   }
+  for (const std::string& f : m->missing_features) out.missing.push_back(f);
   const bool moe = m->moe_experts > 0;
   if (row.ep > 1 && !moe) out.missing.push_back("ep > 1 on a dense model");
   int moe_every = 1, moe_first_dense = 0;

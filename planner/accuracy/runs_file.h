@@ -61,6 +61,12 @@ struct ModelRow {
   // full-attention layers from "window_attn_skip_freq K" (or 2 for
   // "alternating layers"), 0 = every layer windowed.
   int sliding_window = 0, full_attention_every = 0;
+  // Features the simulator lacks, from shape notes that start "missing
+  // features: A (...); B (...); ..." (data/blackwell/MODELS.md): the names
+  // A, B (text before the parenthesis), up to the first sentence end; an
+  // item that applies only to some runs ("... in the runs named ...") is
+  // left to the runs file. Every run of the model lists them as missing.
+  std::vector<std::string> missing_features;
 };
 
 // One row of a published-runs CSV, as written (only the columns the mapping
