@@ -370,7 +370,11 @@ Result<std::vector<RunRow>> read_blackwell_runs_rows_text(std::string_view text,
     if (layout_ok && static_cast<double>(r.tp) * r.pp * r.cp * r.dp != r.gpus) {
       r.missing.push_back("inconsistent layout (tp x pp x cp x dp != GPUs)");
     }
-    if (counts_ok && r.global_batch % (static_cast<int64_t>(r.micro_batch) * r.dp) != 0) {
+    // The notes' gradient accumulation ("GA=N") must agree with the batches.
+    const int ga = number_after(notes, "ga=");
+    if (counts_ok && (r.global_batch % (static_cast<int64_t>(r.micro_batch) * r.dp) != 0 ||
+                      (ga > 0 && static_cast<int64_t>(r.micro_batch) * r.dp * ga !=
+                                     r.global_batch))) {
       r.missing.push_back("inconsistent batch (GBS != MBS x DP x GA)");
     }
     if (counts_ok && r.seq > 0 && tps > 0) {

@@ -158,8 +158,9 @@ std::string blackwell_model_name(std::string_view cell);
 //    tensor parallelism > 1"); ep blank -> 1;
 //  - known problems of the sources: tp * pp * cp * dp != num_gpus (the
 //    25.04.rc2 long-sequence table) -> missing "inconsistent layout";
-//    global_batch not a multiple of micro_batch * dp -> missing
-//    "inconsistent batch"; GBS and MBS printed swapped (notes "swapped",
+//    global_batch not a multiple of micro_batch * dp, or not micro_batch *
+//    dp * GA where the notes state "GA=N" -> missing "inconsistent batch";
+//    GBS and MBS printed swapped (notes "swapped",
 //    GBS < MBS) -> swapped back, as the notes' GA and DP imply; a blank seq
 //    or throughput -> missing "seq not stated" / "throughput not stated";
 //  - NVIDIA dgxc-benchmarking rows -> missing "reserved source" (a blind
