@@ -381,7 +381,22 @@ Result<std::vector<RunRow>> read_blackwell_runs_rows_text(std::string_view text,
       r.measured_step_s = static_cast<double>(r.global_batch) * r.seq / (tps * r.gpus);
     }
     // Sharding, recompute and overlaps: the Megatron-Bridge performance
-    // recipes (runs_file.h).
+    // recipes (runs_file.h), read at NVIDIA-NeMo/Megatron-Bridge
+    //   @2afd2d34f7d7 scripts/performance/utils/utils.py (WorkloadBaseConfig:
+    //     recompute_modules / recompute_num_layers None, moe_a2a_overlap False),
+    //   @00919dcf1fe1 scripts/performance/configs/llama/llama3_workload_base_configs.py
+    //     (Llama 3 8B / 70B on B200 and GB200: no recompute; 70B BF16 / FP8-CS
+    //     use_megatron_fsdp, with cpu_offloading_num_layers, not modelled),
+    //   @01b2977e518f scripts/performance/configs/qwen/qwen3_workload_base_configs.py
+    //     (Qwen3 on B200 / GB200: no recompute, moe_a2a_overlap False),
+    //   @07eea52d4523 scripts/performance/configs/gpt_oss/gpt_oss_workload_base_configs.py
+    //     (GPT-OSS 120B on B200 / GB200: recompute_modules [layernorm, moe_act];
+    //     GB200 at GBS 1280: moe_a2a_overlap True, and the MXFP8 one
+    //     recompute_modules []).
+    // Distributed optimizer with gradient-reduce / parameter-gather overlap and
+    // TP-comm overlap for dense models with tp > 1: what the H100 file read from
+    // the same repository's Llama recipes (data/h100/README.md); MoE recipes
+    // turn TP-comm overlap off (map_published_run).
     const int fsdp = number_after(notes, "fsdp=");
     if (fsdp > 0) {
       r.fsdp = "zero3 Megatron-FSDP";
@@ -722,6 +737,9 @@ Result<PublishedRun> map_published_run(const RunRow& row, const std::vector<Mode
   const bool megatron_fsdp = plan.zero_stage >= 2 && contains(fsdp, "megatron-fsdp");
   plan.tp_comm_overlap =
       row.tp > 1 && (contains(ov, "tp-comm overlap on") || contains(ov, "--tp-comm-overlap"));
+  // Blackwell form: the Megatron-Bridge MoE recipes (Qwen3: CommOverlapConfig(
+  // tp_comm_overlap=False), data/h100/README.md) run TP without the overlap.
+  if (blackwell && moe) plan.tp_comm_overlap = false;
   plan.overlap_grad_reduce = torch_fsdp || megatron_fsdp || contains(ov, "overlap_grad_reduce") ||
                              contains(ov, "overlap-grad-reduce") || contains(ov, "grad-reduce");
   plan.overlap_param_gather = torch_fsdp || megatron_fsdp || contains(ov, "overlap_param_gather") ||
