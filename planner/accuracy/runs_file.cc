@@ -238,6 +238,9 @@ std::vector<int> release_version(std::string_view release) {
         out.push_back(v);
         i = dot + 1;
       }
+      // "26.04" is "26.04.0": after "26.04.rc2" ({26, 4, -1, 2}), before
+      // "26.04.01".
+      while (out.size() < 3) out.push_back(0);
       return out;
     }
     at = end + 1;
@@ -793,6 +796,13 @@ Result<PublishedRun> map_published_run(const RunRow& row, const std::vector<Mode
   const int per_node = number_after(row.gpus_per_node, "");
   if (per_node > 0) out.config.cluster.gpus_per_node = per_node;
   Status valid = presets::validate(out.config);
+  if (!valid.ok() && blackwell) {
+    // A published layout the simulator's checks refuse is a row the mapping
+    // cannot use (listed), not an error of the file.
+    out.missing.push_back("invalid layout (" + valid.message() + ")");
+    out.config = presets::SimConfig();
+    return out;
+  }
   if (!valid.ok()) return valid.with_prefix(where + ": " + row.name);
   return out;
 }

@@ -128,8 +128,8 @@ bool is_runs_csv(std::string_view text);
 bool is_blackwell_runs_csv(std::string_view text);
 
 // The numeric components of a release ("NeMo 26.04.01 (Megatron-Bridge)" ->
-// {26, 4, 1}; "NeMo 25.04.rc2" -> {25, 4, -1, 2}: a release candidate sorts
-// before its release); {} when the cell names no NeMo release (e.g. "MCore
+// {26, 4, 1}; "NeMo 26.04" -> {26, 4, 0}; "NeMo 25.04.rc2" -> {25, 4, -1, 2}:
+// a release candidate sorts before its release); {} when the cell names no NeMo release (e.g. "MCore
 // dev + TE 2.9-based (2025)"). Compare with std::vector's operator<.
 std::vector<int> release_version(std::string_view release);
 
@@ -163,6 +163,8 @@ std::string blackwell_model_name(std::string_view cell);
 //    GBS and MBS printed swapped (notes "swapped",
 //    GBS < MBS) -> swapped back, as the notes' GA and DP imply; a blank seq
 //    or throughput -> missing "seq not stated" / "throughput not stated";
+//  - a layout the simulator's checks refuse (e.g. vp > 1 with pp 1) ->
+//    missing "invalid layout (the check's message)";
 //  - NVIDIA dgxc-benchmarking rows -> missing "reserved source" (a blind
 //    test of this project: never fitted nor counted in an accuracy figure);
 //  - recompute, sharding and overlaps from the Megatron-Bridge performance
