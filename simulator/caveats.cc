@@ -88,10 +88,10 @@ std::vector<Caveat> caveat_list(uint32_t mask, const GpuSpec& gpu, double mfu,
                    ? "GPU " + gpu.name +
                          ": its Roofline constants were never fitted to measured runs, so the "
                          "error of this prediction is unknown"
-                   : "GPU " + gpu.name + ": its Roofline constants are " + v.derived_from +
-                         "'s fit carried over (same compute; its own memory bandwidth and "
-                         "capacity), never fitted to runs on " + gpu.name +
-                         ": expect at least " + v.derived_from + "'s error";
+                   : "GPU " + gpu.name + ": derived, not fitted: its Roofline constants are " +
+                         v.derived_from + "'s fit carried over (applied to its own datasheet "
+                         "peaks, memory bandwidth and capacity), never fitted to runs on " +
+                         gpu.name + ": expect at least " + v.derived_from + "'s error";
         break;
       case kCaveatMfuAboveValidated:
         if (precision == Precision::kFp8 && gpu.peak_fp8_flops > 0) {

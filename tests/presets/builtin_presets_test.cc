@@ -131,7 +131,10 @@ TEST(BuiltinPresets, GpusCarryTheDatasheetFigures) {
                         Case{"a100-80gb", 312, 81920 * kMiB / 1e9, 2.039, 600, 400, 108},
                         Case{"h100-sxm", 989, 81559 * kMiB / 1e9, 3.35, 900, 700, 132},
                         Case{"h200-sxm", 989, 143771 * kMiB / 1e9, 4.8, 900, 700, 132},
-                        Case{"b200", 2250, 183359 * kMiB / 1e9, 7.7, 1800, 1000, 148}}) {
+                        Case{"b200", 2250, 183359 * kMiB / 1e9, 7.7, 1800, 1000, 148},
+                        Case{"gb200", 2500, 186, 8, 1800, 1200, 152},
+                        Case{"b300", 2250, 270, 7.7, 1800, 1100, 148},
+                        Case{"gb300", 2500, 279, 8, 1800, 1400, 152}}) {
     Result<simulator::GpuSpec> g = catalog.gpu(c.name);
     ASSERT_TRUE(g.ok()) << g.status().message();
     EXPECT_DOUBLE_EQ(g->peak_bf16_flops, c.tflops * 1e12) << c.name;
@@ -157,16 +160,84 @@ TEST(BuiltinPresets, ClustersResolveTheirGpuAndPrice) {
                         Case{"dgx-a100-80gb", "a100-80gb", 25e9, "aws-p4de-2025"},
                         Case{"dgx-h100", "h100-sxm", 50e9, "aws-p5-2025"},
                         Case{"dgx-h200", "h200-sxm", 50e9, "aws-p5en-2025"},
-                        Case{"dgx-b200", "b200", 50e9, nullptr}}) {
+                        Case{"dgx-b200", "b200", 50e9, "aws-p6-b200-2026"}}) {
     Result<simulator::Cluster> cl = catalog.cluster(c.cluster);
     ASSERT_TRUE(cl.ok()) << cl.status().message();
     EXPECT_EQ(cl->gpu, *catalog.gpu(c.gpu)) << c.cluster;
     EXPECT_EQ(cl->gpus_per_node, 8);
+    EXPECT_EQ(cl->nvlink_domain(), 8) << c.cluster;
     EXPECT_EQ(cl->num_nodes, 0);
     EXPECT_DOUBLE_EQ(cl->nic_bytes_per_s, c.nic_bytes_per_s) << c.cluster;
     const double usd = c.price ? catalog.price(c.price)->usd_per_gpu_hour : 0.0;
     EXPECT_DOUBLE_EQ(cl->usd_per_gpu_hour, usd) << c.cluster;
   }
+}
+
+// Blackwell: every GPU has its dense FP8 and FP4 peaks (datasheet, sparse /
+// 2) and block scaling; b300/gb300 are derived from b200/gb200, never fitted.
+TEST(BuiltinPresets, BlackwellGpusCarryFp8AndFp4PeaksAndTheDerivedOnesSaySo) {
+  const Catalog catalog = builtin();
+  struct Case {
+    const char* name;
+    double fp8_pflops, fp4_pflops;
+    const char* derived_from;  // "" = not derived
+  };
+  for (const Case& c : {Case{"b200", 4.5, 9, ""}, Case{"gb200", 5, 10, ""},
+                        Case{"b300", 4.5, 13.5, "b200"}, Case{"gb300", 5, 15, "gb200"}}) {
+    Result<simulator::GpuSpec> g = catalog.gpu(c.name);
+    ASSERT_TRUE(g.ok()) << g.status().message();
+    EXPECT_DOUBLE_EQ(g->peak_fp8_flops, c.fp8_pflops * 1e15) << c.name;
+    EXPECT_DOUBLE_EQ(g->peak_fp4_flops, c.fp4_pflops * 1e15) << c.name;
+    EXPECT_TRUE(g->fp8_block_scaling) << c.name;
+    EXPECT_FALSE(g->validation.calibrated) << c.name;
+    EXPECT_EQ(g->validation.derived_from, c.derived_from) << c.name;
+    // A cited BF16 GEMM ceiling (MAMF) below 1, and no FP4 ceiling: no
+    // published figure, so 1 = unknown.
+    EXPECT_GT(g->ceilings.gemm_efficiency, 0.7) << c.name;
+    EXPECT_LT(g->ceilings.gemm_efficiency, 0.8) << c.name;
+    EXPECT_LT(g->ceilings.fp8_gemm_efficiency, 0.8) << c.name;
+    EXPECT_EQ(g->ceilings.fp4_gemm_efficiency, 1.0) << c.name;
+  }
+  // A derived GPU carries its source's Roofline constants.
+  EXPECT_EQ(catalog.gpu("b300")->roofline, catalog.gpu("b200")->roofline);
+  EXPECT_EQ(catalog.gpu("gb300")->roofline, catalog.gpu("gb200")->roofline);
+  // Older GPUs have no FP4 tensor cores.
+  EXPECT_EQ(catalog.gpu("h100-sxm")->peak_fp4_flops, 0.0);
+}
+
+// Rack-scale clusters: a node is a 4-GPU compute tray, the NVLink domain the
+// 72-GPU rack; DGX nodes are their own domain. NICs: 400 Gb/s ConnectX-7 on
+// B200/GB200, 800 Gb/s ConnectX-8 on B300/GB300. Every one has a price.
+TEST(BuiltinPresets, BlackwellClustersHaveTheirDomainNicAndPrice) {
+  const Catalog catalog = builtin();
+  struct Case {
+    const char* cluster;
+    const char* gpu;
+    int gpus_per_node, domain;
+    double nic_bytes_per_s;
+    const char* price;
+  };
+  for (const Case& c : {Case{"dgx-b200", "b200", 8, 8, 50e9, "aws-p6-b200-2026"},
+                        Case{"gb200-nvl72", "gb200", 4, 72, 50e9, "coreweave-gb200-nvl72-2025"},
+                        Case{"dgx-b300", "b300", 8, 8, 100e9, "market-b300-2026"},
+                        Case{"gb300-nvl72", "gb300", 4, 72, 100e9, "market-b300-2026"}}) {
+    Result<simulator::Cluster> cl = catalog.cluster(c.cluster);
+    ASSERT_TRUE(cl.ok()) << cl.status().message();
+    EXPECT_EQ(cl->gpu, *catalog.gpu(c.gpu)) << c.cluster;
+    EXPECT_EQ(cl->gpus_per_node, c.gpus_per_node) << c.cluster;
+    EXPECT_EQ(cl->nvlink_domain(), c.domain) << c.cluster;
+    EXPECT_DOUBLE_EQ(cl->nic_bytes_per_s, c.nic_bytes_per_s) << c.cluster;
+    // NVLink 5: 900 GB/s per direction per GPU.
+    EXPECT_DOUBLE_EQ(cl->gpu.nvlink_bytes_per_s / 2, 900e9) << c.cluster;
+    Result<Price> p = catalog.price(c.price);
+    ASSERT_TRUE(p.ok()) << p.status().message();
+    EXPECT_GT(p->usd_per_gpu_hour, 0) << c.price;
+    EXPECT_FALSE(p->date.empty()) << c.price;
+    EXPECT_DOUBLE_EQ(cl->usd_per_gpu_hour, p->usd_per_gpu_hour) << c.cluster;
+  }
+  // $113.93 per p6-b200.48xlarge instance-hour / 8; $42.00 per 4-GPU gb200-4x.
+  EXPECT_NEAR(catalog.price("aws-p6-b200-2026")->usd_per_gpu_hour * 8, 113.93, 0.01);
+  EXPECT_NEAR(catalog.price("coreweave-gb200-nvl72-2025")->usd_per_gpu_hour * 4, 42.0, 1e-9);
 }
 
 TEST(BuiltinPresets, A100ClustersCarryVtrainAllReduceCurves) {

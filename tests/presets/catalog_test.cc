@@ -143,7 +143,7 @@ TEST(Catalog, NotFoundListsTheKnownNames) {
   EXPECT_EQ(g.status().code(), StatusCode::kNotFound);
   EXPECT_TRUE(contains(g.status().message(),
                        "unknown gpu preset \"v100\" (gpu presets: "
-                       "a100-40gb, a100-80gb, h100-sxm, h200-sxm, b200)"))
+                       "a100-40gb, a100-80gb, h100-sxm, h200-sxm, b200, gb200, b300, gb300)"))
       << g.status().message();
 
   Result<simulator::GpuSpec> wrong_kind = catalog.gpu("dgx-h100");
@@ -183,7 +183,7 @@ TEST(Catalog, ListGroupsByKindWithSummaries) {
     if (info.name == "llama2-7b") {
       EXPECT_TRUE(contains(d, "Llama 2 7B: 6.7B params, 32 layers")) << d;
     } else if (info.name == "dgx-b200") {
-      EXPECT_TRUE(contains(d, "price unknown")) << d;
+      EXPECT_TRUE(contains(d, "$14.24/GPU-h")) << d;
     } else if (info.name == "h100-sxm") {
       EXPECT_TRUE(contains(d, "989 TFLOP/s bf16")) << d;
     }

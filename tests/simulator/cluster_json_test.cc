@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include "simulator/cluster.h"
 #include "simulator/strict_json.h"
 
 namespace llmplan::simulator {
@@ -72,6 +73,41 @@ TEST(ClusterJson, RoundTripsEveryField) {
   GpuSpec g;
   ASSERT_TRUE(apply_gpu_json(gpu_to_json(c.gpu), "g", &g).ok());
   EXPECT_EQ(g, c.gpu);
+}
+
+// A rack-scale domain (GB200 NVL72: 18 trays of 4) reads, round-trips and
+// is what nvlink_domain() answers; 0 leaves the node as the domain and is
+// not written.
+TEST(ClusterJson, NvlinkDomainReadsAndRoundTrips) {
+  Cluster c = test_cluster();
+  EXPECT_EQ(c.nvlink_domain(), 4);
+  EXPECT_FALSE(cluster_to_json(c).as_object().contains("nvlink_domain_gpus"));
+  ASSERT_TRUE(apply_cluster_json(parse(R"({"nvlink_domain_gpus": 72})"), "c", &c).ok());
+  EXPECT_EQ(c.nvlink_domain_gpus, 72);
+  EXPECT_EQ(c.nvlink_domain(), 72);
+  Cluster back;
+  ASSERT_TRUE(apply_cluster_json(cluster_to_json(c), "c", &back).ok());
+  EXPECT_EQ(back, c);
+}
+
+// The NVLink domain holds whole nodes (here of 4 GPUs), at most
+// kMaxGpusPerNode; 0 = the node.
+TEST(ClusterJson, NvlinkDomainMustHoldWholeNodes) {
+  for (int domain : {6, 2, 2048}) {
+    Cluster c = test_cluster();
+    c.nvlink_domain_gpus = domain;
+    Status s = validate(c);
+    EXPECT_EQ(s.code(), StatusCode::kInvalidArgument) << domain;
+    EXPECT_NE(s.message().find("cluster.nvlink_domain_gpus: must be 0 (the node) or a multiple of "
+                               "gpus_per_node (4) up to 1024"),
+              std::string::npos)
+        << s.message();
+  }
+  for (int domain : {0, 4, 72, 1024}) {
+    Cluster c = test_cluster();
+    c.nvlink_domain_gpus = domain;
+    EXPECT_TRUE(validate(c).ok()) << domain;
+  }
 }
 
 TEST(ClusterJson, ReadsMeasuredCollectivesInlineByNameOrNone) {
@@ -180,6 +216,8 @@ TEST(ClusterJson, ErrorsNameTheField) {
        "run.json: cluster.price: give either a price preset or usd_per_gpu_hour, not both"},
       {R"({"usd_per_gpu_hour": -2})", StatusCode::kInvalidArgument,
        "run.json: cluster.usd_per_gpu_hour: must be >= 0"},
+      {R"({"nvlink_domain_gpus": -8})", StatusCode::kInvalidArgument,
+       "run.json: cluster.nvlink_domain_gpus: must be >= 0"},
   };
   for (const Case& c : cases) {
     Cluster cluster = test_cluster();
