@@ -207,7 +207,8 @@ struct CalibrationResult {
 // within [0.2, ceiling]), NVLink figures, and the NIC figures unless
 // fit_network (then they start from 0.8 and 10 us)). When the cases hold
 // FP8 runs, fp8_gemm_efficiency is fitted too, from 0.6 within [0.3, the
-// GPU's ceilings.fp8_gemm_efficiency]. Deterministic: the
+// GPU's ceilings.fp8_gemm_efficiency]; gemm_efficiency (16-bit) is fitted
+// only when they hold 16-bit runs, else held at `initial`'s value. Deterministic: the
 // same cases give the same constants. Cost: about (kCalibrationScreenPoints
 // + starts x max_iterations x 9) simulations per case. InvalidArgument when
 // there are no cases, starts is outside [1, kCalibrationScreenPoints] or

@@ -650,8 +650,8 @@ Status run_calibrate(const AccuracyOptions& o, const GlobalOptions& global) {
     for (const ReleaseDrift& d : release_drift(all_cases, p, latest)) {
       char buf[256];
       std::snprintf(buf, sizeof buf,
-                    "stack drift: %s on %s (%s, %d rows): measured/predicted %.3f (%+.1f %% %s "
-                    "than the calibration), MAPE %s\n",
+                    "stack drift: %s on %s (%s, %d rows): measured/predicted %.3f (%.1f %% %s "
+                    "than the fitted constants predict), MAPE %s\n",
                     d.release.c_str(), d.gpu.c_str(), d.latest ? "calibration rows" : "older",
                     d.rows, d.measured_over_predicted,
                     100 * std::abs(d.measured_over_predicted - 1),
