@@ -171,7 +171,8 @@ std::string blackwell_model_name(std::string_view cell);
 //    recipes (runs_file.cc names the files and commits): the distributed
 //    optimizer with gradient-reduce and parameter-gather overlap; TP
 //    communication overlap where tp > 1; Megatron-FSDP (zero3) where the
-//    notes say "FSDP=N" with N > 0; GPT-OSS 120B: selective recompute
+//    notes say "FSDP=N" with N > 0 (Llama 3 70B / 3.1 405B: missing
+//    "activation CPU offloading", which those recipes use); GPT-OSS 120B: selective recompute
 //    (layernorm, moe_act) except the GB200 MXFP8 recipe at GBS 1280 (none);
 //    MoE all-to-all overlap for GPT-OSS 120B on GB200 at GBS 1280; every
 //    other recipe: no recompute, no MoE all-to-all overlap (WorkloadBaseConfig
