@@ -4,7 +4,10 @@
 // and the shipped file.
 #include <gtest/gtest.h>
 
+#include <boost/json.hpp>
+
 #include <cmath>
+#include <fstream>
 #include <set>
 #include <string>
 #include <vector>
@@ -12,7 +15,9 @@
 #include "planner/accuracy/accuracy.h"
 #include "planner/accuracy/runs_file.h"
 #include "planner/accuracy/runs_report.h"
+#include "planner/cli/command.h"
 #include "presets/catalog.h"
+#include "simulator/strict_json.h"
 #include "simulator/plan_json.h"
 #include "simulator/simulate.h"
 
@@ -319,6 +324,69 @@ TEST(BlackwellRuns, CrossValidationTrainsOnTheMaskPerGpu) {
   ASSERT_TRUE(lenient.ok()) << lenient.status().message();
   EXPECT_EQ(finite_count(lenient->predicted), 3);  // fold 1 predicted, fold 0 not
   for (size_t i = 0; i < 6; ++i) EXPECT_EQ(std::isfinite(lenient->predicted[i]), fold[i] == 1);
+}
+
+// `llmplan validate` on a Blackwell-form file: --gpu keeps the rows of that
+// GPU kind (others ignored and counted in a note), and the JSON carries the
+// release per row, the release groupings, leave-one-release-out and the
+// stack drift.
+TEST(BlackwellRuns, ValidateFiltersByGpuAndReportsReleases) {
+  std::string rows;
+  const char* releases[] = {"NeMo 25.09", "NeMo 25.11", "NeMo 26.02"};
+  for (int i = 0; i < 3; ++i) {
+    for (int gbs : {128, 256}) {
+      rows += row(releases[i], "DGX-B200", 8, "LLAMA3_8B", "BF16", "1", "", "", "", 8, 2, gbs,
+                  std::to_string(20000 + 1000 * i));
+    }
+  }
+  // A row of another GPU kind, and one whose cluster preset is unknown.
+  rows += row("NeMo 26.02", "DGX-GB200", 8, "LLAMA3_8B", "BF16", "1", "", "", "", 8, 2, 128,
+              "30000");
+  rows += row("NeMo 26.02", "DGX-H20", 8, "LLAMA3_8B", "BF16", "1", "", "", "", 8, 2, 128,
+              "30000");
+  const std::string dir = testing::TempDir();
+  std::ofstream(dir + "/bw_runs.csv") << kHeader << rows;
+  std::ofstream(dir + "/bw_models.csv") << kModels;
+  CLI::App app{"test"};
+  GlobalOptions global;
+  Action action;
+  add_validate_command(app, global, &action);
+  app.parse("validate " + dir + "/bw_runs.csv --models " + dir +
+            "/bw_models.csv --gpu b200 --format json --folds 2 --max-iterations 2");
+  ASSERT_TRUE(static_cast<bool>(action));
+  testing::internal::CaptureStdout();
+  const Status status = action();
+  const std::string out = testing::internal::GetCapturedStdout();
+  ASSERT_TRUE(status.ok()) << status.message();
+  Result<boost::json::value> v = json::parse(out, "validate");
+  ASSERT_TRUE(v.ok()) << v.status().message();
+  const boost::json::object& o = v->as_object();
+  EXPECT_EQ(o.at("gpu").as_string(), "b200");
+  EXPECT_EQ(o.at("rows").to_number<int>(), 8);
+  const boost::json::array& runs = o.at("runs").as_array();
+  ASSERT_EQ(runs.size(), 6u);  // the b200 rows only
+  int latest = 0;
+  for (const auto& r : runs) {
+    EXPECT_NE(std::string(r.at("name").as_string()).find("dgx-b200"), std::string::npos);
+    EXPECT_FALSE(r.at("release").as_string().empty());
+    latest += r.at("latest_release").as_bool() ? 1 : 0;
+  }
+  EXPECT_EQ(latest, 2);  // the 26.02 rows
+  bool noted = false;
+  for (const auto& n : o.at("notes").as_array()) {
+    noted = noted || std::string(n.as_string()).find("rows of other GPUs ignored") !=
+                         std::string::npos;
+  }
+  EXPECT_TRUE(noted) << out;
+  const boost::json::object& groups = o.at("groups").as_object();
+  for (const char* g : {"gpu", "precision recipe", "release", "gpu / dense-moe / release"}) {
+    EXPECT_TRUE(groups.contains(g)) << g;
+  }
+  const boost::json::object& lo = o.at("leave_one_release_out").as_object();
+  EXPECT_EQ(lo.at("releases").as_array().size(), 3u);
+  EXPECT_EQ(lo.at("evaluated").to_number<int>(), 6);
+  EXPECT_EQ(o.at("stack_drift").as_array().size(), 3u);
+  EXPECT_EQ(o.at("excluded").at("by_feature").at("system DGX-H20").to_number<int>(), 1);
 }
 
 // The shipped file parses, every row keeps its release, the reserved
