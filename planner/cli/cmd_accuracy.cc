@@ -125,8 +125,9 @@ Result<std::vector<AccuracyCase>> load_runs_cases(const AccuracyOptions& o,
   }
   *gpu_name = cases.front().config.cluster.gpu.name;
   notes->push_back(
-      "mapping of a published-runs row (planner/accuracy/runs_file.h): cluster dgx-h100, 8 GPUs "
-      "per node; bf16; flash attention; interleaved 1F1B when vp > 1; sequence parallelism "
+      std::string("mapping of a published-runs row (planner/accuracy/runs_file.h): ") +
+      (own_clusters ? "each row's own cluster (below)" : "cluster dgx-h100, 8 GPUs per node") +
+      "; bf16; flash attention; interleaved 1F1B when vp > 1; sequence parallelism "
       "whenever tp > 1 (Megatron-Core recipes; --tp-comm-overlap requires it); fsdp zeroN -> "
       "ZeRO stage N (a sharding group smaller than dp -> hybrid sharding); PyTorch FSDP rows "
       "overlap parameter all-gathers and gradient reduce-scatters with compute (FSDP issues them "
