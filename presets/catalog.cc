@@ -141,6 +141,9 @@ Result<Catalog> Catalog::builtin() {
   // (clusters may name GPUs and prices from other files).
   std::vector<RawPreset> all;
   for (const EmbeddedFile& file : embedded_files()) {
+    // ownership.json (--cost-model owned) is not a preset file: the planner
+    // reads it (planner/search/pricing.h).
+    if (file.name == "ownership.json") continue;
     Result<std::vector<RawPreset>> raws =
         parse_preset_text(file.text, std::string("built-in ") + std::string(file.name));
     if (!raws.ok()) return Status::internal("broken built-in preset: " + raws.status().message());

@@ -172,6 +172,112 @@ std::string summary_markdown(const FrontierTable& t, const Grid& grid, bool larg
   return md + "\n";
 }
 
+// --cost-model: how each hardware entry's GPU-hour is priced, every number
+// of the owned cost with its source.
+std::string pricing_markdown(const FrontierTable& t) {
+  std::string md = fmt::format(
+      "- Cost model{}: {} (the first prices each cell's cost and the budgets; "
+      "\"Hardware comparison\" below shows all)\n",
+      t.cost_models.size() > 1 ? "s" : "", md_escape(join(t.cost_models, ", ")));
+  const FrontierPricing* shared = nullptr;
+  for (size_t h = 0; h < t.pricing.size() && h < t.hardware.size(); ++h) {
+    for (const FrontierPricing& p : t.pricing[h]) {
+      if (p.cost_model != "owned") {
+        md += fmt::format("  - {}, cloud: {}\n", md_escape(t.hardware[h]),
+                          p.usd_per_gpu_hour > 0 ? usd_human(p.usd_per_gpu_hour) + " per GPU-hour"
+                                                 : std::string("no price"));
+        continue;
+      }
+      md += fmt::format(
+          "  - {}, owned: {} per GPU-hour = capex {} / ({:g} years x 8,766 h) = {} + power "
+          "{:.0f} W (TDP {:.0f} W x (1 + non-GPU share {:.3f})) x PUE {:g} x ${:g}/kWh = {}. "
+          "Capex: {}. Power: {}\n",
+          md_escape(t.hardware[h]), usd_human(p.usd_per_gpu_hour), usd_human(p.capex_usd_per_gpu),
+          p.amortisation_years, usd_human(p.capex_usd_per_gpu_hour), p.it_power_w, p.tdp_w,
+          p.non_gpu_power_share, p.pue, p.usd_per_kwh, usd_human(p.power_usd_per_gpu_hour),
+          md_escape(p.capex_source), md_escape(p.power_source));
+      if (shared == nullptr) shared = &p;
+    }
+  }
+  // Years, PUE and $/kWh are the same for every hardware entry (the same
+  // defaults and flags).
+  if (shared != nullptr) {
+    md += fmt::format(
+        "  - Owned, every hardware: years: {}. PUE: {}. $/kWh: {}. Not included: datacentre "
+        "space, staff, scale-out network, storage (the owned cost is a floor)\n",
+        md_escape(shared->years_source), md_escape(shared->pue_source),
+        md_escape(shared->kwh_source));
+  }
+  return md;
+}
+
+// --cost-model: per GPU count, deadline (and budget) the hardware side by
+// side: the answer, its cost under each cost model, dollars per billion
+// parameters trained, and dollars per 0.01 of loss gained over the first
+// hardware listed.
+std::string comparison_markdown(const FrontierTable& t, const Grid& grid) {
+  std::string md = "## Hardware comparison\n\n";
+  const std::string ref = grid.hardware.empty() ? std::string() : grid.hardware.front();
+  md += fmt::format(
+      "Per GPU count and deadline, each hardware's answer side by side. For a buyer: the "
+      "cost of the run under each cost model; $/B params, the cost per billion parameters "
+      "trained (what a dollar buys in model size); and $/0.01 loss vs {}, the extra cost per "
+      "0.01 of predicted loss gained over the first hardware listed, (cost - cost_ref) / "
+      "((loss_ref - loss) / 0.01): negative means better and cheaper, n/a where the loss is "
+      "not lower (compare the costs then) or a cost is unknown.\n\n",
+      md_escape(ref));
+  std::vector<std::string> header = {"GPUs", "days"};
+  if (grid.budgets.size() > 1) header.push_back("budget");
+  for (const char* c : {"hardware", "model", "loss", "train days", "GPUs used"}) header.push_back(c);
+  for (const std::string& m : t.cost_models) {
+    header.push_back("cost " + m);
+    header.push_back("$/B params " + m);
+    header.push_back("$/0.01 loss vs ref " + m);
+  }
+  Table table(header);
+  for (size_t g = 0; g < grid.gpus.size(); ++g) {
+    for (size_t d = 0; d < grid.days.size(); ++d) {
+      for (size_t b = 0; b < grid.budgets.size(); ++b) {
+        const FrontierCell* r = grid.at(0, g, d, b);
+        for (size_t h = 0; h < grid.hardware.size(); ++h) {
+          const FrontierCell* c = grid.at(h, g, d, b);
+          std::vector<std::string> row = {std::to_string(grid.gpus[g]), days_text(grid.days[d])};
+          if (grid.budgets.size() > 1) row.push_back(budget_text(grid.budgets[b]));
+          row.push_back(md_escape(grid.hardware[h]) + (h == 0 ? " (ref)" : ""));
+          if (c == nullptr || !c->found) {
+            row.push_back(c == nullptr ? "—" : "— " + md_escape(why_text(c->why)));
+            row.insert(row.end(), 3 + 3 * t.cost_models.size(), "");
+            table.add_row(std::move(row));
+            continue;
+          }
+          row.push_back(safe_count(c->params));
+          row.push_back(safe_fixed(c->loss, 3));
+          row.push_back(safe_fixed(c->train_days, 1));
+          row.push_back(std::to_string(c->gpus_used));
+          for (size_t m = 0; m < t.cost_models.size(); ++m) {
+            const double cost = m < c->costs_usd.size() ? c->costs_usd[m] : NAN;
+            const bool priced = std::isfinite(cost) && cost > 0;
+            row.push_back(priced ? usd_human(cost) : "n/a");
+            row.push_back(priced && c->params > 0 ? usd_human(cost / (c->params / 1e9)) : "n/a");
+            std::string vs = "n/a";
+            if (h == 0) {
+              vs = "ref";
+            } else if (priced && r != nullptr && r->found && m < r->costs_usd.size() &&
+                       std::isfinite(r->costs_usd[m]) && r->costs_usd[m] > 0 &&
+                       r->loss - c->loss > 0) {
+              const double x = (cost - r->costs_usd[m]) / ((r->loss - c->loss) / 0.01);
+              vs = x < 0 ? "-" + usd_human(-x) : usd_human(x);
+            }
+            row.push_back(vs);
+          }
+          table.add_row(std::move(row));
+        }
+      }
+    }
+  }
+  return md + table.markdown() + "\n";
+}
+
 // "a, b, c and 4 more".
 std::string list_cells(const std::vector<std::string>& names) {
   std::vector<std::string> shown(
@@ -210,6 +316,7 @@ std::string frontier_markdown(const FrontierTable& t) {
                       std::isfinite(price) && price > 0 ? ", " + usd_human(price) + " per GPU-hour"
                                                         : ", no price: costs not shown");
   }
+  if (!t.cost_models.empty()) md += pricing_markdown(t);
   {
     std::vector<std::string> g, d, b;
     for (int x : grid.gpus) g.push_back(std::to_string(x));
@@ -228,6 +335,7 @@ std::string frontier_markdown(const FrontierTable& t) {
       t.simulations, t.plan_lookups, t.cells.size(), factor);
 
   md += summary_markdown(t, grid, largest);
+  if (!t.cost_models.empty()) md += comparison_markdown(t, grid);
 
   // Answers.
   md += "## Answers\n\n";

@@ -25,7 +25,7 @@ double cost_per_loss_point(const FrontierTable& t, size_t cell) {
 
 std::string frontier_csv(const FrontierTable& t) {
   const Grid grid(t);
-  Table table({"hardware",      "gpu",          "gpus",
+  std::vector<std::string> header = {"hardware",      "gpu",          "gpus",
                "days",          "budget_usd",   "found",
                "why",           "model",        "params",
                "active_params", "tokens",       "loss",
@@ -34,7 +34,11 @@ std::string frontier_csv(const FrontierTable& t) {
                "caveats",       "architecture", "cost_per_loss_point_usd",
                "precision",     "cp",           "ep",
                "etp",           "experts",      "mfu_precision_peak",
-               "model_tflops_per_gpu"});
+               "model_tflops_per_gpu"};
+  // --cost-model: one cost column per model, appended (no existing column
+  // moves).
+  for (const std::string& m : t.cost_models) header.push_back("cost_usd_" + m);
+  Table table(std::move(header));
   for (size_t i = 0; i < t.cells.size(); ++i) {
     const FrontierCell& c = t.cells[i];
     std::vector<std::string> row = {
@@ -50,6 +54,9 @@ std::string frontier_csv(const FrontierTable& t) {
                              num(c.mfu_precision_peak), num(c.model_tflops_per_gpu)});
     } else {
       row.insert(row.end(), 21, "");
+    }
+    for (size_t m = 0; m < t.cost_models.size(); ++m) {
+      row.push_back(c.found && m < c.costs_usd.size() ? num(c.costs_usd[m]) : "");
     }
     for (std::string& cell : row) {  // one record per line
       std::replace(cell.begin(), cell.end(), '\n', ' ');
@@ -86,6 +93,46 @@ std::string frontier_json(const FrontierTable& t) {
   o["simulations"] = static_cast<int64_t>(t.simulations);
   o["plan_lookups"] = static_cast<int64_t>(t.plan_lookups);
   o["command_line"] = strings(t.command_line);
+  if (!t.cost_models.empty()) {
+    o["cost_models"] = strings(t.cost_models);
+    json::array pricing;  // per hardware entry: {"hardware", "by_cost_model": [...]}
+    for (size_t h = 0; h < t.pricing.size(); ++h) {
+      json::array models;
+      for (const FrontierPricing& p : t.pricing[h]) {
+        json::object m;
+        m["cost_model"] = p.cost_model;
+        m["usd_per_gpu_hour"] = p.usd_per_gpu_hour;
+        if (p.cost_model == "owned") {
+          json::object w;
+          w["capex_usd_per_gpu"] = p.capex_usd_per_gpu;
+          w["amortisation_years"] = p.amortisation_years;
+          w["pue"] = p.pue;
+          w["usd_per_kwh"] = p.usd_per_kwh;
+          w["tdp_w"] = p.tdp_w;
+          w["non_gpu_power_share"] = p.non_gpu_power_share;
+          w["it_power_w"] = p.it_power_w;
+          w["capex_usd_per_gpu_hour"] = p.capex_usd_per_gpu_hour;
+          w["power_usd_per_gpu_hour"] = p.power_usd_per_gpu_hour;
+          json::object src;
+          src["capex"] = p.capex_source;
+          src["amortisation_years"] = p.years_source;
+          src["pue"] = p.pue_source;
+          src["usd_per_kwh"] = p.kwh_source;
+          src["power"] = p.power_source;
+          w["sources"] = std::move(src);
+          m["ownership"] = std::move(w);
+        } else {
+          m["ownership"] = nullptr;
+        }
+        models.push_back(std::move(m));
+      }
+      json::object e;
+      e["hardware"] = h < t.hardware.size() ? t.hardware[h] : std::string();
+      e["by_cost_model"] = std::move(models);
+      pricing.push_back(std::move(e));
+    }
+    o["pricing"] = std::move(pricing);
+  }
   json::array cells;
   for (size_t i = 0; i < t.cells.size(); ++i) {
     const FrontierCell& c = t.cells[i];
@@ -122,6 +169,17 @@ std::string frontier_json(const FrontierTable& t) {
       j["cost_per_loss_point_usd"] = cpl;
     } else {
       j["cost_per_loss_point_usd"] = nullptr;
+    }
+    if (!t.cost_models.empty()) {
+      json::object costs;
+      for (size_t m = 0; m < t.cost_models.size(); ++m) {
+        if (c.found && m < c.costs_usd.size()) {
+          costs[t.cost_models[m]] = c.costs_usd[m];
+        } else {
+          costs[t.cost_models[m]] = nullptr;
+        }
+      }
+      j["costs_usd"] = std::move(costs);
     }
     cells.push_back(std::move(j));
   }

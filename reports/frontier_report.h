@@ -46,6 +46,29 @@ struct FrontierCell {
   double cost_usd = 0;         // gpus_used x hours x the GPU's price
   double gpu_days = 0;         // gpus_used x train_days
   std::vector<std::string> caveats;  // caveat names (simulator/caveats.h), sorted
+  // --cost-model given: the cost under each of FrontierTable::cost_models,
+  // in that order (gpus_used x train_days x 24 h x that model's price; the
+  // first equals cost_usd). Empty otherwise.
+  std::vector<double> costs_usd;
+};
+
+// How one hardware entry's GPU-hour is priced under one cost model
+// (--cost-model): "cloud" (its price preset) or "owned" (capex amortised +
+// power; the numbers and their sources below, planner/search/pricing.h).
+struct FrontierPricing {
+  std::string cost_model;         // "cloud" or "owned"
+  double usd_per_gpu_hour = 0;    // 0: unknown (cloud without a price)
+  // owned only:
+  double capex_usd_per_gpu = 0;
+  double amortisation_years = 0;
+  double pue = 0;
+  double usd_per_kwh = 0;
+  double tdp_w = 0;
+  double non_gpu_power_share = 0;
+  double it_power_w = 0;
+  double capex_usd_per_gpu_hour = 0;
+  double power_usd_per_gpu_hour = 0;
+  std::string capex_source, years_source, pue_source, kwh_source, power_source;
 };
 
 // A whole study. Cells are in grid order: hardware (outermost, as listed),
@@ -68,6 +91,12 @@ struct FrontierTable {
   long simulations = 0;
   long plan_lookups = 0;
   std::vector<std::string> command_line;  // argv, as in the planner's report
+  // --cost-model as given ("cloud", "owned" or both, in order; the first
+  // priced cost_usd and the budgets); empty when not given, and then none of
+  // the outputs mention cost models (the cloud price is used).
+  std::vector<std::string> cost_models;
+  // [hardware][cost model], when cost_models is not empty.
+  std::vector<std::vector<FrontierPricing>> pricing;
 };
 
 // The metric a heatmap colours.
@@ -82,7 +111,17 @@ enum class FrontierMetric {
 // value), empty fields where !found.
 std::string frontier_csv(const FrontierTable& t);
 // {"cells": [...], "hardware": [...], "simulations": .., ...}: every field
-// of FrontierTable and FrontierCell under its snake_case name.
+// of FrontierTable and FrontierCell under its snake_case name. With cost
+// models (--cost-model): "cost_models", "pricing" (per hardware
+// {"hardware", "by_cost_model": [{"cost_model", "usd_per_gpu_hour",
+// "ownership": {...} or null}]}) and per cell "costs_usd" {"cloud": ..,
+// "owned": ..} (null where the price is unknown); the CSV then appends one
+// column cost_usd_<model> per model, and the Markdown lists the pricing in
+// its assumptions and adds "## Hardware comparison" (per GPU count x
+// deadline x budget, one row per hardware: model, loss, days, GPUs, and per
+// cost model the cost, $ per billion parameters, and $ per 0.01 of loss
+// gained over the first hardware listed). Without cost models none of these
+// appear (outputs as before).
 std::string frontier_json(const FrontierTable& t);
 // The report: how it was made (command line, law, objective, reuse line
 // "N simulations served M plan evaluations across K cells"), per hardware

@@ -5,7 +5,9 @@
 #include "reports/format.h"
 #include "reports/table.h"
 #include "simulator/caveats.h"
+#include "simulator/collectives.h"
 #include "simulator/error_band.h"
+#include "simulator/lowering.h"
 
 namespace llmplan::reports {
 namespace {
@@ -127,10 +129,15 @@ std::string header_lines(const SimulationView& v, const char* bullet) {
         v.model.num_moe_layers(), v.model.num_layers,
         count_human(static_cast<double>(v.model.active_parameter_count())));
   }
-  out += fmt::format("{}cluster: {} GPUs of {} ({}, {} per node)\n", bullet, r.num_gpus,
+  out += fmt::format("{}cluster: {} GPUs of {} ({}, {} per node{})\n", bullet, r.num_gpus,
                      v.cluster.gpu.name, v.cluster.name.empty() ? "custom" : v.cluster.name,
-                     v.cluster.gpus_per_node);
+                     v.cluster.gpus_per_node,
+                     v.cluster.nvlink_domain() != v.cluster.gpus_per_node
+                         ? fmt::format(", NVLink domain {}", v.cluster.nvlink_domain())
+                         : std::string());
   out += fmt::format("{}plan: {}\n", bullet, describe_plan(v.plan));
+  const std::string links = placement_line(v.plan, v.cluster);
+  if (!links.empty()) out += fmt::format("{}placement: {}\n", bullet, links);
   out += fmt::format("{}cost model: {}\n", bullet, r.cost_model);
   return out;
 }
@@ -147,6 +154,26 @@ std::string caveat_lines(const SimulationView& v, const char* bullet) {
 }
 
 }  // namespace
+
+bool shows_placement(const simulator::Plan& plan, const simulator::Cluster& cluster) {
+  return plan.expert_parallel > 1 || cluster.nvlink_domain() != cluster.gpus_per_node;
+}
+
+std::string placement_line(const simulator::Plan& plan, const simulator::Cluster& cluster) {
+  if (!shows_placement(plan, cluster)) return "";
+  const simulator::Placement pl = simulator::place(plan, cluster);
+  std::string s;
+  for (const simulator::GroupLink& g : simulator::group_links(plan, pl)) {
+    if (!s.empty()) s += "; ";
+    s += simulator::describe_group_link(g, cluster.nvlink_domain());
+  }
+  if (plan.pipeline_parallel > 1) {
+    if (!s.empty()) s += "; ";
+    s += fmt::format("{} of {} pipeline boundaries cross a domain",
+                     simulator::pipeline_domain_crossings(pl), plan.pipeline_parallel - 1);
+  }
+  return s;
+}
 
 std::string describe_plan(const simulator::Plan& p) {
   std::string s = fmt::format("tp {} x pp {} x dp {}", p.tensor_parallel, p.pipeline_parallel,

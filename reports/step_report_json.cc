@@ -1,7 +1,10 @@
 #include "reports/step_report_json.h"
 
+#include "reports/step_report.h"
 #include "simulator/caveats.h"
 #include "simulator/cluster_json.h"
+#include "simulator/collectives.h"
+#include "simulator/lowering.h"
 #include "simulator/model_json.h"
 #include "simulator/plan_json.h"
 
@@ -60,6 +63,23 @@ boost::json::object step_report_to_json(const SimulationView& v) {
   }
   o["caveats"] = std::move(caveats);
   o["breakdown"] = breakdown_to_json(r.breakdown);
+  // Where the communicators run (issue 26): with expert parallelism or an
+  // NVLink domain larger than a node.
+  if (shows_placement(v.plan, v.cluster)) {
+    const simulator::Placement pl = simulator::place(v.plan, v.cluster);
+    boost::json::array groups;
+    for (const simulator::GroupLink& g : simulator::group_links(v.plan, pl)) {
+      groups.push_back(boost::json::object{{"group", g.name},
+                                           {"size", g.size},
+                                           {"ranks_per_domain", g.ranks_per_domain},
+                                           {"domains", g.domains},
+                                           {"link", g.domains <= 1 ? "nvlink" : "nvlink+nic"}});
+    }
+    o["placement"] = boost::json::object{
+        {"nvlink_domain_gpus", v.cluster.nvlink_domain()},
+        {"groups", std::move(groups)},
+        {"pipeline_boundaries_crossing_domains", simulator::pipeline_domain_crossings(pl)}};
+  }
   boost::json::array stages;
   for (const simulator::StageReport& s : r.stages) {
     boost::json::object so;

@@ -122,7 +122,8 @@ Status validate(const Cluster& c) {
   Status valid = validate(c.gpu.validation);
   if (!valid.ok()) return valid.with_prefix("cluster.gpu");
   const NetworkConstants& n = c.network;
-  if (!fraction(n.nvlink_efficiency) || !fraction(n.nic_efficiency)) {
+  if (!fraction(n.nvlink_efficiency) || !fraction(n.nic_efficiency) ||
+      !fraction(n.nvlink_a2a_efficiency)) {
     return bad("network", "efficiencies must be in (0, 1]");
   }
   // A per-hop latency of a second is a million times a real one.

@@ -196,6 +196,17 @@ struct NetworkConstants {
   double nic_latency_s = 10e-6;
   double nvlink_efficiency = 0.8;  // of one direction of the NVLink bandwidth
   double nic_efficiency = 0.8;     // of the per-GPU NIC bandwidth
+  // Fraction of one direction of the NVLink bandwidth an all-to-all (MoE
+  // token dispatch/combine) reaches inside an NVLink domain; all-to-alls run
+  // at min(nvlink_efficiency, this). 1: no bound beyond nvlink_efficiency,
+  // the pre-Blackwell presets' behaviour (their MoE predictions stay as
+  // validated). The Blackwell presets carry 0.286 from the Megatron-LM
+  // DeepSeek-V3 GB200 write-up (presets/clusters.json cites it): DeepEP
+  // measured 400 GB/s dispatch and 190 GB/s combine of NVLink 5's 900 GB/s
+  // per direction at EP32; a dispatch and a combine of the same bytes take
+  // B/400 + B/190, as if both ran at 2 / (1/400 + 1/190) = 258 GB/s = 0.286
+  // of 900.
+  double nvlink_a2a_efficiency = 1.0;
 
   friend bool operator==(const NetworkConstants&, const NetworkConstants&) = default;
 };

@@ -166,6 +166,7 @@ Status apply_network_json(const boost::json::value& v, const std::string& path,
   r.read_double("nic_latency_s", &n.nic_latency_s, false, 0.0);
   read_fraction(&r, "nvlink_efficiency", &n.nvlink_efficiency);
   read_fraction(&r, "nic_efficiency", &n.nic_efficiency);
+  read_fraction(&r, "nvlink_a2a_efficiency", &n.nvlink_a2a_efficiency);
   ignore_documentation(&r);
   LLMPLAN_RETURN_IF_ERROR(r.finish());
   *out = n;
@@ -449,6 +450,9 @@ boost::json::value network_to_json(const NetworkConstants& n) {
   o["nic_latency_s"] = n.nic_latency_s;
   o["nvlink_efficiency"] = n.nvlink_efficiency;
   o["nic_efficiency"] = n.nic_efficiency;
+  if (n.nvlink_a2a_efficiency != NetworkConstants{}.nvlink_a2a_efficiency) {
+    o["nvlink_a2a_efficiency"] = n.nvlink_a2a_efficiency;
+  }
   return o;
 }
 

@@ -19,7 +19,8 @@
 //   A GPU without validation is uncalibrated; so is a calibrated GPU whose
 //   roofline is overridden by an object that brings no validation of its own.
 // Network fields: nvlink_latency_s, nic_latency_s (>= 0), nvlink_efficiency,
-//   nic_efficiency (in (0, 1]).
+//   nic_efficiency, nvlink_a2a_efficiency (in (0, 1]; the last 1 by default).
+// Cluster nvlink_domain_gpus (>= 0; 0 = the node) is the NVLink domain size.
 // Cluster fields: name, gpu (a GPU preset name, or an object of GPU fields
 //   that may start from {"preset": NAME}), gpus_per_node (>= 1), nodes (>= 0;
 //   0 = as many as needed), nic_bytes_per_s (> 0), network (object),

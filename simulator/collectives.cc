@@ -3,15 +3,20 @@
 #include <algorithm>
 #include <cmath>
 
+#include "simulator/lowering.h"
+
 namespace llmplan::simulator {
 
 CollectiveModel::CollectiveModel(const Cluster& cluster)
     : nvlink_bytes_per_s_(cluster.gpu.nvlink_bytes_per_s / 2.0 * cluster.network.nvlink_efficiency),
+      nvlink_a2a_bytes_per_s_(cluster.gpu.nvlink_bytes_per_s / 2.0 *
+                              std::min(cluster.network.nvlink_efficiency,
+                                       cluster.network.nvlink_a2a_efficiency)),
       nic_bytes_per_s_(cluster.nic_bytes_per_s * cluster.network.nic_efficiency),
       nvlink_latency_s_(cluster.network.nvlink_latency_s),
       nic_latency_s_(cluster.network.nic_latency_s) {
   for (const InNodeCurve& c : cluster.collectives.all_reduce) {
-    if (c.group_size <= cluster.gpus_per_node) {
+    if (c.group_size <= cluster.nvlink_domain()) {
       curves_[{CollectiveKind::kAllReduce, c.group_size}] = c.curve;
     }
   }
@@ -36,7 +41,7 @@ double CollectiveModel::formula_time_s(const CollectiveDesc& c) const {
     // at the same time, (n-k)/n to other nodes through the rank's own NIC
     // (rail-aligned peers, NCCL's PXN); one latency per in-node peer, one
     // NIC latency when the group spans nodes.
-    const double in_node_s = (k - 1.0) / n * c.bytes / nvlink_bytes_per_s_;
+    const double in_node_s = (k - 1.0) / n * c.bytes / nvlink_a2a_bytes_per_s_;
     if (nodes <= 1) return in_node_s + (n - 1.0) * nvlink_latency_s_;
     const double off_node_s = (n - static_cast<double>(k)) / n * c.bytes / nic_bytes_per_s_;
     return std::max(in_node_s, off_node_s) + (k - 1.0) * nvlink_latency_s_ + nic_latency_s_;
@@ -75,6 +80,40 @@ double CollectiveModel::time_s(const CollectiveDesc& c) const {
     if (it != curves_.end()) return it->second.time_s(c.bytes);
   }
   return formula_time_s(c);
+}
+
+std::vector<GroupLink> group_links(const Plan& plan, const Placement& placement) {
+  std::vector<GroupLink> out;
+  auto add = [&](const char* name, const CommGroup& g) {
+    if (g.size <= 1) return;
+    const int k = std::max(1, std::min(g.ranks_per_node, g.size));
+    out.push_back({name, g.size, k, g.nodes()});
+  };
+  add("tp", placement.tensor);
+  add("cp", placement.context);
+  add("dp", placement.data);
+  if (plan.expert_parallel > 1 || plan.expert_tensor_parallel > 1) {
+    add("ep", placement.expert);
+    add("etp", placement.expert_tensor);
+  }
+  return out;
+}
+
+std::string describe_group_link(const GroupLink& g, int domain_gpus) {
+  const std::string head = g.name + " " + std::to_string(g.size) + " over NVLink";
+  const std::string domain = std::to_string(domain_gpus);
+  if (g.domains <= 1) return head + " (domain " + domain + ")";
+  return head + " + NICs (" + std::to_string(g.domains) + " domains of " + domain + ", " +
+         std::to_string(g.ranks_per_domain) + (g.ranks_per_domain == 1 ? " rank" : " ranks") +
+         " in each)";
+}
+
+int pipeline_domain_crossings(const Placement& placement) {
+  const auto& c = placement.pipe_crosses_node;
+  // The last entry is the p-1 -> 0 wrap-around of interleaved schedules.
+  int n = 0;
+  for (size_t r = 0; r + 1 < c.size(); ++r) n += c[r] ? 1 : 0;
+  return n;
 }
 
 }  // namespace llmplan::simulator

@@ -30,8 +30,13 @@ const char* to_string(StreamKind s) {
 Placement place(const Plan& plan, const Cluster& cluster) {
   const int t = plan.tensor_parallel, d = plan.data_parallel, p = plan.pipeline_parallel;
   const int cp = plan.context_parallel;
-  const int G = cluster.gpus_per_node;
-  // Ranks t apart, `n` consecutive of them in one group: how many share a node.
+  // "Node" below means the NVLink (scale-up) domain: ranks inside one talk
+  // over NVLink, groups spanning domains over the NICs. It is the node on
+  // HGX/DGX (nvlink_domain_gpus 0 or 8) and the 72-GPU rack on GB200/GB300
+  // NVL72, whose 4-GPU compute trays share one NVLink switch domain; nothing
+  // here depends on the tray (the NICs are per GPU either way).
+  const int G = cluster.nvlink_domain();
+  // Ranks t apart, `n` consecutive of them in one group: how many share a domain.
   auto stride_t = [&](int n) { return t >= G ? 1 : std::max(1, std::min(n, G / t)); };
   Placement pl;
   pl.tensor = {t, std::min(t, G)};

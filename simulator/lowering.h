@@ -118,7 +118,9 @@ struct PassCollective {
 
 // Where the ranks of each communicator sit. Ranks are ordered TP fastest,
 // then CP, then DP, then PP (Megatron-Core's tp-cp-ep-dp-pp), so a CP group
-// sits inside a node when t * cp <= GPUs per node. With cp > 1 the groups
+// sits inside a node when t * cp <= GPUs per node. "Node" here and in each
+// CommGroup's ranks_per_node is the NVLink domain (Cluster::nvlink_domain():
+// the node on HGX/DGX, 72 GPUs on an NVL72 rack). With cp > 1 the groups
 // that reduce or shard the training state (`data`, `shard`) take in the CP
 // ranks: a CP rank computes gradients of the same parameters from other
 // tokens. `tensor`, `replica`, `embedding` and the pipeline keep their
@@ -133,7 +135,7 @@ struct Placement {
   // Hybrid sharding: the d / S ranks holding the same shard (stride S * cp * t).
   CommGroup replica;
   // Per stage boundary r -> r+1 (r = 0..p-1; p-1 -> 0 for the interleaved
-  // wrap-around): whether any rank pair crosses a node.
+  // wrap-around): whether any rank pair crosses an NVLink domain.
   std::vector<bool> pipe_crosses_node;
   CommGroup embedding;           // first and last stage (tied embeddings)
   // Expert layers (MoE parallel folding, Plan::expert_parallel): the t*cp*d

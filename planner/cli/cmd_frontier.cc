@@ -1,6 +1,10 @@
 // `llmplan frontier --gpus LIST --days LIST [--gpu LIST | --cluster LIST]
-// [--budget-usd LIST] [planner flags] [--out DIR | --format md|csv|json]`:
-// the planner's answer for every cell of the grid (planner/study/frontier.h).
+// [--budget-usd LIST] [planner flags] [--cost-model cloud,owned ...]
+// [--out DIR | --format md|csv|json]`: the planner's answer for every cell of
+// the grid (planner/study/frontier.h). --cost-model lists the cost models to
+// compare; the first prices the cells' cost_usd and the budgets (two models
+// with --budget-usd are refused: a budget picks different answers under
+// each), and the report then compares the hardware side by side.
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
@@ -154,10 +158,25 @@ Result<FrontierStudy> make_study(const FrontierOptions& o, const GlobalOptions& 
     }
   }
   LLMPLAN_ASSIGN_OR_RETURN(SearchOptions base, planner_search_options(o.flags, catalog));
+  LLMPLAN_ASSIGN_OR_RETURN(std::vector<std::string> models, cost_models(o.flags.pricing));
+  if (models.size() > 1 && !o.budget_usd.empty()) {
+    return Status::usage(
+        "--cost-model: compare cost models without --budget-usd (a budget picks different "
+        "answers under each), or run one study per cost model");
+  }
+  LLMPLAN_ASSIGN_OR_RETURN(OwnershipFile ownership, builtin_ownership());
+  if (!o.flags.pricing.cost_model.empty()) study.cost_models = models;
   for (simulator::Cluster& c : clusters) {
-    FrontierHardware h{std::move(c), base};
+    FrontierHardware h{std::move(c), base, {}};
     std::vector<std::string> notes;
     LLMPLAN_RETURN_IF_ERROR(set_cluster_options(o.flags, h.cluster, &h.options, &notes));
+    const double cloud_price = h.cluster.usd_per_gpu_hour;
+    for (size_t m = models.size(); m-- > 0;) {  // the first model last: it prices the cluster
+      h.cluster.usd_per_gpu_hour = cloud_price;
+      LLMPLAN_ASSIGN_OR_RETURN(h.options.pricing,
+                               price_cluster(o.flags.pricing, ownership, models[m], &h.cluster));
+      if (!study.cost_models.empty()) h.pricings.insert(h.pricings.begin(), h.options.pricing);
+    }
     study.hardware.push_back(std::move(h));
   }
   study.family = !base.shapes.empty() ? "shapes" : to_string(base.family);
@@ -214,7 +233,7 @@ void add_frontier_command(CLI::App& app, const GlobalOptions& global, Action* ac
       ->excludes(gpu)
       ->check(non_empty_list());
   cmd->add_option("--budget-usd", o->budget_usd,
-                  "Dollar budgets, comma-separated (the cluster's usd_per_gpu_hour); default none")
+                  "Dollar budgets, comma-separated (priced by the first --cost-model: cloud, the cluster's usd_per_gpu_hour, by default); default none")
       ->check(non_empty_list());
   add_planner_flags(cmd, &o->flags, "Planner");
   cmd->add_option("--out", o->out_dir,
@@ -222,6 +241,7 @@ void add_frontier_command(CLI::App& app, const GlobalOptions& global, Action* ac
   cmd->add_option("--format", o->format, "stdout format without --out (default md)")
       ->check(CLI::IsMember({"md", "csv", "json"}));
   add_cost_model_flags(cmd, &o->flags.cost);
+  add_pricing_flags(cmd, &o->flags.pricing, /*list=*/true);
   cmd->callback([o, &global, action] {
     *action = [o, &global]() -> Status {
       LLMPLAN_ASSIGN_OR_RETURN(ProcessGroup group, join_process_group());

@@ -66,6 +66,9 @@ Status run_plan(const PlanOptions& o, const GlobalOptions& global) {
   s.budget_usd = o.budget_usd;
   std::vector<std::string> notes;
   LLMPLAN_RETURN_IF_ERROR(set_cluster_options(o.flags, cluster, &s, &notes));
+  LLMPLAN_ASSIGN_OR_RETURN(const std::vector<std::string> models, cost_models(o.flags.pricing));
+  LLMPLAN_ASSIGN_OR_RETURN(const OwnershipFile ownership, builtin_ownership());
+  LLMPLAN_ASSIGN_OR_RETURN(s.pricing, price_cluster(o.flags.pricing, ownership, models.front(), &cluster));
   s.progress = counter(std::make_shared<Progress>("llmplan", "plans", o.flags.progress));
   LLMPLAN_ASSIGN_OR_RETURN(SearchResult result, search(cluster, s));
   LLMPLAN_RETURN_IF_ERROR(check_some_layout(result, s));
@@ -136,13 +139,14 @@ void add_plan_options(CLI::App& app, const GlobalOptions& global, Action* action
   app.add_option("--gpu", o->gpu, "Planner: GPU preset (a cluster built from it)");
   app.add_option("--cluster", o->cluster, "Planner: cluster preset (default dgx-a100-80gb)");
   app.add_option("--budget-usd", o->budget_usd,
-                 "Planner: dollar budget (cluster's usd_per_gpu_hour)")
+                 "Planner: dollar budget (priced by --cost-model: cloud, the cluster's usd_per_gpu_hour, by default)")
       ->check(finite_in(0, std::numeric_limits<double>::max()));
   add_planner_flags(&app, &o->flags, "Planner");
   app.add_option("--out", o->out_dir,
                  "Planner: write report.md, candidates.csv, plans.csv, result.json, SVGs to DIR");
   app.add_option("--format", o->format, "Planner: stdout format")->check(CLI::IsMember({"md", "csv", "json"}));
   add_cost_model_flags(&app, &o->flags.cost);
+  add_pricing_flags(&app, &o->flags.pricing, /*list=*/false);
   // The planner's own options: every option added above.
   std::vector<const CLI::Option*> planner_options;
   const std::vector<const CLI::Option*> all = std::as_const(app).get_options();

@@ -25,6 +25,7 @@ struct SimulateOptions {
   bool moe_a2a_overlap = false;
   double moe_imbalance = 1.0;
   int tp = 0, pp = 0, dp = 0, cp = 0, micro_batch = 0, global_batch = 0, virtual_stages = 0;
+  int gpus = 0;
   std::string schedule, recompute, precision, fp8_recipe, cp_comm;
   bool sequence_parallel = false, distributed_optimizer = false, no_flash_attention = false;
   int zero = 0, fsdp_group = 0;
@@ -87,6 +88,25 @@ Status apply_plan_flags(const SimulateOptions& o, Plan* plan) {
   if (o.given("--pp")) plan->pipeline_parallel = o.pp;
   if (o.given("--dp")) plan->data_parallel = o.dp;
   if (o.given("--cp")) plan->context_parallel = o.cp;
+  if (o.given("--gpus")) {
+    // The data-parallel degree that fills --gpus (issue 26: the published
+    // layouts name their GPU count, e.g. pp 8 x ep 32 on 256 GB200).
+    const int64_t model_ranks = static_cast<int64_t>(plan->tensor_parallel) *
+                                plan->context_parallel * plan->pipeline_parallel;
+    if (o.gpus % model_ranks != 0) {
+      return Status::invalid_argument(
+          "simulate: --gpus " + std::to_string(o.gpus) + " is not a multiple of tp x cp x pp = " +
+          std::to_string(model_ranks));
+    }
+    const int dp = static_cast<int>(o.gpus / model_ranks);
+    if (o.given("--dp") && o.dp != dp) {
+      return Status::invalid_argument("simulate: --gpus " + std::to_string(o.gpus) +
+                                      " contradicts --dp " + std::to_string(o.dp) +
+                                      " (tp x cp x pp x dp = " +
+                                      std::to_string(model_ranks * o.dp) + "): give one of them");
+    }
+    plan->data_parallel = dp;
+  }
   if (o.given("--cp-comm")) {
     plan->cp_comm = o.cp_comm == "p2p" ? simulator::CpComm::kP2p : simulator::CpComm::kAllGather;
   }
@@ -233,6 +253,9 @@ void add_simulate_command(CLI::App& app, const GlobalOptions& global, Action* ac
   cmd->add_option("--tp", o->tp, "Tensor-parallel degree")->check(int_in(1, Plan::kMaxGpus));
   cmd->add_option("--pp", o->pp, "Pipeline-parallel degree")->check(int_in(1, Plan::kMaxGpus));
   cmd->add_option("--dp", o->dp, "Data-parallel degree (replicas; GPUs = tp * cp * pp * dp)")
+      ->check(int_in(1, Plan::kMaxGpus));
+  cmd->add_option("--gpus", o->gpus,
+                  "GPUs of the run: sets --dp to GPUs / (tp * cp * pp), which must divide")
       ->check(int_in(1, Plan::kMaxGpus));
   cmd->add_option("--cp", o->cp,
                   "Context-parallel degree: each sequence split over N ranks (2N load-balanced "

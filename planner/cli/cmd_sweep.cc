@@ -13,9 +13,11 @@
 
 #include "planner/cli/command.h"
 #include "planner/cli/plan_space_flags.h"
+#include "planner/cli/planner_flags.h"
 #include "planner/cli/progress.h"
 #include "planner/cli/sim_inputs.h"
 #include "planner/report/plan_report.h"
+#include "planner/report/plan_report_json.h"
 #include "planner/search/search.h"
 #include "planner/threads.h"
 #include "presets/sim_config.h"
@@ -43,6 +45,7 @@ struct SweepOptions {
   std::string format = "md";
   std::string out_dir;
   CostModelOptions cost;
+  PricingFlags pricing;  // --cost-model cloud|owned and the ownership flags
   bool progress = false;
 };
 
@@ -182,6 +185,10 @@ Status run_sweep(const SweepOptions& o, const GlobalOptions& global) {
   if (!o.cluster.empty() || !o.gpu.empty()) {
     LLMPLAN_ASSIGN_OR_RETURN(config.cluster, resolve_cluster(catalog, o.cluster, o.gpu, 0, "dgx-a100-80gb"));
   }
+  LLMPLAN_ASSIGN_OR_RETURN(const std::vector<std::string> models, cost_models(o.pricing));
+  LLMPLAN_ASSIGN_OR_RETURN(const OwnershipFile ownership, builtin_ownership());
+  LLMPLAN_ASSIGN_OR_RETURN(const Pricing pricing,
+                           price_cluster(o.pricing, ownership, models.front(), &config.cluster));
   if (o.tokens < 0 || !std::isfinite(o.tokens)) {
     return Status::invalid_argument("sweep: --tokens must be positive");
   }
@@ -297,6 +304,7 @@ Status run_sweep(const SweepOptions& o, const GlobalOptions& global) {
                                                      : std::string(),
                                reports::count_human(tokens), config.cluster.name);
   md += fmt::format("{} plans simulated; {} fit in memory.\n\n", n, ok_idx.size());
+  if (pricing.stated) md += pricing_markdown(pricing);
   for (const std::string& note : notes) md += "- " + note + "\n";
   md += "## Time-cost Pareto front\n\n";
   reports::Table pt({"plan", "GPUs", "iteration", "days", "MFU (16-bit peak)", "GPU-hours", "cost"});
@@ -309,7 +317,7 @@ Status run_sweep(const SweepOptions& o, const GlobalOptions& global) {
                 price > 0 ? reports::usd_human(d * 24 * r.gpus_used * price) : "n/a"});
   }
   md += pt.markdown() + "\n## All plans\n\n" + t.markdown();
-  const boost::json::object doc{{"model", config.model.name},
+  boost::json::object doc{{"model", config.model.name},
                                 {"params", params},
                                 {"active_params", active},
                                 {"tokens", tokens},
@@ -319,6 +327,10 @@ Status run_sweep(const SweepOptions& o, const GlobalOptions& global) {
                                 {"plans_fit", ok_idx.size()},
                                 {"notes", boost::json::value_from(notes)},
                                 {"plans", std::move(rows)}};
+  if (pricing.stated) {  // --cost-model given (absent otherwise: the cloud price)
+    doc["cost_model"] = pricing.model;
+    doc["ownership"] = ownership_json(pricing);
+  }
   LLMPLAN_ASSIGN_OR_RETURN(const std::string json_text, json::pretty_finite(doc, "sweep"));
   if (!o.out_dir.empty()) {
     LLMPLAN_ASSIGN_OR_RETURN(OutputDir out, OutputDir::open(o.out_dir, "--out"));
@@ -367,6 +379,7 @@ void add_sweep_command(CLI::App& app, const GlobalOptions& global, Action* actio
   cmd->add_option("--format", o->format, "stdout format")->check(CLI::IsMember({"md", "csv", "json"}));
   cmd->add_option("--out", o->out_dir, "Write sweep.md, sweep.csv, sweep.json, pareto.svg to DIR");
   add_cost_model_flags(cmd, &o->cost);
+  add_pricing_flags(cmd, &o->pricing, /*list=*/false);
   cmd->callback([o, &global, action, cmd] {
     // The lists are usage errors when malformed; the grid is their product:
     // bound it before anything runs.

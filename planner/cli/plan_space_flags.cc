@@ -118,8 +118,8 @@ void add_plan_space_flags(CLI::App* cmd, PlanSpaceFlags* f, const std::string& w
       ->check(CLI::IsMember({"delayed", "current", "mxfp8"}));
   cmd->add_option("--ep", f->ep,
                   what + ": expert-parallel sizes for MoE models, e.g. 8,32 (default: per layout the "
-                         "largest power of two dividing the experts and t x cp x d within a node, "
-                         "and up to 64 across nodes)");
+                         "largest power of two dividing the experts and t x cp x d within an NVLink "
+                         "domain, and up to 64 across domains)");
   cmd->add_option("--moe-a2a-overlap", f->moe_a2a_overlap,
                   what + ": MoE dispatch/combine all-to-all overlapped with compute: on, off or "
                          "both (default: both where ep > 1)")

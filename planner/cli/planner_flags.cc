@@ -160,4 +160,79 @@ Status set_cluster_options(const PlannerFlags& flags, const simulator::Cluster& 
   return Status();
 }
 
+void add_pricing_flags(CLI::App* app, PricingFlags* flags, bool list) {
+  CLI::Option* model = app->add_option(
+      "--cost-model", flags->cost_model,
+      list ? "How a GPU-hour is priced, comma-separated to compare: cloud (the cluster's price "
+             "preset, default), owned (capex amortised + power, presets/ownership.json); the "
+             "first prices the budget"
+           : "How a GPU-hour is priced: cloud (the cluster's price preset, default) or owned "
+             "(capex amortised + power, presets/ownership.json)");
+  if (list) {
+    model->check(non_empty_list());
+  } else {
+    model->check(CLI::IsMember({"cloud", "owned"}));
+  }
+  app->add_option("--capex-usd-per-gpu", flags->ownership.capex_usd_per_gpu,
+                  "Owned cost: purchase price per GPU, system share included (default: "
+                  "presets/ownership.json for the GPU)")
+      ->check(finite_in(0, 1e7, true));
+  app->add_option("--amortisation-years", flags->ownership.amortisation_years,
+                  "Owned cost: years the capex is spread over (default 5)")
+      ->check(finite_in(0, 30, true));
+  app->add_option("--pue", flags->ownership.pue,
+                  "Owned cost: datacentre power usage effectiveness (default 1.58)")
+      ->check(finite_in(1, 5));
+  app->add_option("--usd-per-kwh", flags->ownership.usd_per_kwh,
+                  "Owned cost: electricity price in dollars per kWh (default 0.0806)")
+      ->check(finite_in(0, 10, true));
+}
+
+Result<std::vector<std::string>> cost_models(const PricingFlags& flags) {
+  std::vector<std::string> out;
+  if (flags.cost_model.empty()) {
+    out.push_back("cloud");
+  } else {
+    size_t start = 0;
+    while (true) {
+      const size_t comma = flags.cost_model.find(',', start);
+      const std::string item = flags.cost_model.substr(
+          start, comma == std::string::npos ? std::string::npos : comma - start);
+      if (item != "cloud" && item != "owned") {
+        return Status::usage("--cost-model: unknown model '" + item +
+                             "' (expected cloud, owned or cloud,owned)");
+      }
+      if (std::find(out.begin(), out.end(), item) != out.end()) {
+        return Status::usage("--cost-model: " + item + " is listed twice");
+      }
+      out.push_back(item);
+      if (comma == std::string::npos) break;
+      start = comma + 1;
+    }
+  }
+  const OwnershipOverrides& o = flags.ownership;
+  const bool owned = std::find(out.begin(), out.end(), "owned") != out.end();
+  if (!owned) {
+    for (auto [flag, x] : {std::pair{"--capex-usd-per-gpu", o.capex_usd_per_gpu},
+                           {"--amortisation-years", o.amortisation_years},
+                           {"--pue", o.pue},
+                           {"--usd-per-kwh", o.usd_per_kwh}}) {
+      if (x != 0) {
+        return Status::usage(std::string(flag) +
+                             " prices owned GPUs: give it with --cost-model owned");
+      }
+    }
+  }
+  LLMPLAN_RETURN_IF_ERROR(check_overrides(o));
+  return out;
+}
+
+Result<Pricing> price_cluster(const PricingFlags& flags, const OwnershipFile& ownership,
+                              const std::string& model, simulator::Cluster* cluster) {
+  LLMPLAN_ASSIGN_OR_RETURN(
+      Pricing p, make_pricing(model, !flags.cost_model.empty(), *cluster, ownership, flags.ownership));
+  cluster->usd_per_gpu_hour = p.usd_per_gpu_hour();
+  return p;
+}
+
 }  // namespace llmplan::planner

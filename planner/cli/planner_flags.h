@@ -13,12 +13,20 @@
 #include "planner/cli/command.h"
 #include "planner/cli/plan_space_flags.h"
 #include "planner/cli/sim_inputs.h"
+#include "planner/search/pricing.h"
 #include "planner/search/search.h"
 #include "presets/catalog.h"
 #include "simulator/cluster.h"
 #include "simulator/status.h"
 
 namespace llmplan::planner {
+
+// --cost-model (as given; empty: cloud, not stated) and the ownership
+// overrides (0: the default of presets/ownership.json).
+struct PricingFlags {
+  std::string cost_model;
+  OwnershipOverrides ownership;
+};
 
 // The flags as given.
 struct PlannerFlags {
@@ -37,7 +45,24 @@ struct PlannerFlags {
   int threads = 0;
   bool progress = false;
   CostModelOptions cost;  // registered separately (add_cost_model_flags)
+  PricingFlags pricing;   // registered separately (add_pricing_flags)
 };
+
+// Registers --cost-model (`list`: comma-separated, e.g. "cloud,owned"; else
+// one of cloud, owned), --capex-usd-per-gpu, --amortisation-years, --pue and
+// --usd-per-kwh on `app`, each checked (one-line error naming the flag).
+void add_pricing_flags(CLI::App* app, PricingFlags* flags, bool list);
+
+// The cost models of --cost-model, in order ({"cloud"} when not given);
+// usage errors name the flag (unknown or repeated model, empty entry), and
+// an ownership flag given without "owned" among them.
+Result<std::vector<std::string>> cost_models(const PricingFlags& flags);
+
+// The pricing of `cluster` under `model` ("cloud" or "owned"); the
+// cluster's usd_per_gpu_hour becomes that model's price, so that costs and
+// --budget-usd use it. Errors name the flag.
+Result<Pricing> price_cluster(const PricingFlags& flags, const OwnershipFile& ownership,
+                              const std::string& model, simulator::Cluster* cluster);
 
 // Registers --objective, --law, --tokens-per-param, --tokens-rule, --shapes,
 // --family, --seq, --vocab, --model, --confidence, the plan-space flags

@@ -336,6 +336,28 @@ std::vector<int> best_pareto(const PlanReportView& v) {
   return out;
 }
 
+std::string pricing_markdown(const Pricing& p) {
+  if (p.model != "owned") {
+    return fmt::format(
+        "- Cost model: cloud: {} (the cluster's price preset)\n",
+        p.cloud_usd_per_gpu_hour > 0 ? usd_human(p.cloud_usd_per_gpu_hour) + "/GPU-hour"
+                                     : std::string("no price"));
+  }
+  const OwnedCost& c = p.owned;
+  return fmt::format(
+      "- Cost model: owned: {}/GPU-hour = capex {} / ({:g} years x 8,766 h) = {}/h + power "
+      "{:.0f} W (TDP {:.0f} W x (1 + non-GPU share {:.3f})) x PUE {:g} x ${:g}/kWh = {}/h "
+      "(datacentre space, staff, scale-out network and storage not included: a floor){}\n"
+      "  - capex: {}\n  - years: {}\n  - PUE: {}\n  - $/kWh: {}\n  - power: {}\n",
+      usd_human(c.usd_per_gpu_hour), usd_human(c.capex_usd_per_gpu), c.amortisation_years,
+      usd_human(c.capex_usd_per_gpu_hour), c.it_power_w, c.tdp_w, c.non_gpu_power_share, c.pue,
+      c.usd_per_kwh, usd_human(c.power_usd_per_gpu_hour),
+      p.cloud_usd_per_gpu_hour > 0
+          ? "; cloud price for comparison " + usd_human(p.cloud_usd_per_gpu_hour) + "/GPU-hour"
+          : "",
+      c.capex_source, c.years_source, c.pue_source, c.kwh_source, c.power_source);
+}
+
 std::string plan_report_markdown(const PlanReportView& v) {
   const SearchResult& r = v.result;
   const SearchOptions& o = v.options;
@@ -352,6 +374,7 @@ std::string plan_report_markdown(const PlanReportView& v) {
   md += fmt::format("- Cluster: {} ({} GPUs per node, {} peak bf16 per GPU){}\n", v.cluster.name,
                     v.cluster.gpus_per_node, fmt::format("{:.0f} TFLOP/s", v.cluster.gpu.peak_bf16_flops / 1e12),
                     price > 0 ? fmt::format(", {}/GPU-hour", usd_human(price)) : "");
+  if (o.pricing.stated) md += pricing_markdown(o.pricing);
   md += fmt::format("- Up to {} GPUs for {} days{} (the planner may use fewer GPUs)\n", o.gpus, o.days,
                     o.budget_usd > 0 ? ", budget " + usd_human(o.budget_usd) : "");
   md += fmt::format("- Objective: {}; law: {}; tokens: {}\n",

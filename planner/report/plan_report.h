@@ -56,6 +56,9 @@ double model_tflops_per_gpu(const PlanResult& p, const simulator::GpuSpec& gpu);
 // "MFU 60.4 % of the BF16 peak (30.2 % of the FP8 peak; 597 model TFLOP/s
 // per GPU)": the report's labelled MFU of a plan.
 std::string mfu_text(const PlanResult& p, const simulator::GpuSpec& gpu);
+// The assumptions line of --cost-model (and, for owned, every number of the
+// owned cost with its source, one per line).
+std::string pricing_markdown(const Pricing& p);
 std::string plan_report_markdown(const PlanReportView& v);
 // Raw numbers, units in the header (params, iteration_s, days, cost_usd,
 // mfu, ...), the full architecture, one row per candidate.

@@ -109,6 +109,30 @@ boost::json::object candidate_json(const PlanReportView& v, const SearchResult& 
 
 }  // namespace
 
+boost::json::value ownership_json(const Pricing& p) {
+  if (p.model != "owned") return nullptr;
+  const OwnedCost& c = p.owned;
+  boost::json::object w;
+  w["capex_usd_per_gpu"] = c.capex_usd_per_gpu;
+  w["amortisation_years"] = c.amortisation_years;
+  w["pue"] = c.pue;
+  w["usd_per_kwh"] = c.usd_per_kwh;
+  w["tdp_w"] = c.tdp_w;
+  w["non_gpu_power_share"] = c.non_gpu_power_share;
+  w["it_power_w"] = c.it_power_w;
+  w["capex_usd_per_gpu_hour"] = c.capex_usd_per_gpu_hour;
+  w["power_usd_per_gpu_hour"] = c.power_usd_per_gpu_hour;
+  w["cloud_usd_per_gpu_hour"] = p.cloud_usd_per_gpu_hour;
+  boost::json::object src;
+  src["capex"] = c.capex_source;
+  src["amortisation_years"] = c.years_source;
+  src["pue"] = c.pue_source;
+  src["usd_per_kwh"] = c.kwh_source;
+  src["power"] = c.power_source;
+  w["sources"] = std::move(src);
+  return w;
+}
+
 boost::json::object plan_report_to_json(const PlanReportView& v) {
   const SearchResult& r = v.result;
   const SearchOptions& opt = v.options;
@@ -148,6 +172,10 @@ boost::json::object plan_report_to_json(const PlanReportView& v) {
   as["gpus_per_node"] = v.cluster.gpus_per_node;
   as["usd_per_gpu_hour"] = v.cluster.usd_per_gpu_hour;
   as["budget_usd"] = opt.budget_usd;
+  if (opt.pricing.stated) {  // --cost-model given (absent otherwise: the cloud price)
+    as["cost_model"] = opt.pricing.model;
+    as["ownership"] = ownership_json(opt.pricing);
+  }
   as["family"] = opt.shapes.empty() ? to_string(opt.family) : "shapes";
   as["shape_template"] = simulator::model_to_json(opt.shape_template);
   boost::json::array default_ladder;

@@ -12,6 +12,12 @@ namespace llmplan::planner {
 
 boost::json::object plan_report_to_json(const PlanReportView& v);
 
+// --cost-model owned: the owned cost's numbers and their sources
+// (capex_usd_per_gpu, amortisation_years, pue, usd_per_kwh, tdp_w,
+// non_gpu_power_share, it_power_w, capex_usd_per_gpu_hour,
+// power_usd_per_gpu_hour, cloud_usd_per_gpu_hour, sources); null for cloud.
+boost::json::value ownership_json(const Pricing& p);
+
 }  // namespace llmplan::planner
 
 #endif  // LLMPLAN_PLANNER_REPORT_PLAN_REPORT_JSON_H_

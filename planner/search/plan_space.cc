@@ -178,12 +178,12 @@ Status check_against_cluster(const PlanSpace& s, const simulator::Cluster& c, in
         c.gpu.name));
   }
   if (!s.tp.empty() && std::none_of(s.tp.begin(), s.tp.end(), [&](int t) {
-        return c.gpus_per_node % t == 0 && (gpus <= 0 || t <= gpus);
+        return c.nvlink_domain() % t == 0 && (gpus <= 0 || t <= gpus);
       })) {
     return Status::invalid_argument(fmt::format(
-        "--tp {}: no value forms a tensor-parallel group within a node: a size must divide the "
-        "{} GPUs per node of {} (and be at most --gpus {})",
-        fmt::join(s.tp, ","), c.gpus_per_node, c.name, gpus));
+        "--tp {}: no value forms a tensor-parallel group within an NVLink domain: a size must "
+        "divide the {} GPUs per NVLink domain of {} (and be at most --gpus {})",
+        fmt::join(s.tp, ","), c.nvlink_domain(), c.name, gpus));
   }
   return Status();
 }
@@ -314,7 +314,8 @@ struct PlanLess {
 
 }  // namespace
 
-std::vector<int> auto_expert_parallel(int experts, int stage_ranks, int gpus_per_node) {
+std::vector<int> auto_expert_parallel(int experts, int stage_ranks, int domain_gpus,
+                                      int gpus_per_node) {
   auto largest = [&](int cap) {
     int best = 1;
     for (int e = 2; e <= cap; e *= 2) {
@@ -322,10 +323,14 @@ std::vector<int> auto_expert_parallel(int experts, int stage_ranks, int gpus_per
     }
     return best;
   };
-  const int in_node = largest(std::max(1, gpus_per_node));
+  const int in_domain = largest(std::max(1, domain_gpus));
   const int across = largest(kMaxAutoExpertParallel);
-  if (across > in_node) return {in_node, across};
-  return {in_node};
+  if (across > in_domain) return {in_domain, across};
+  // A rack-scale domain (NVL72) holds the whole range: the next size down
+  // as well, so the search weighs two in-domain sizes (the published GB200
+  // recipes run EP 32 and 64). HGX/DGX keep one value here.
+  if (domain_gpus > gpus_per_node && in_domain >= 4) return {in_domain / 2, in_domain};
+  return {in_domain};
 }
 
 std::vector<int> auto_context_parallel(const Model& model) {
@@ -349,7 +354,7 @@ std::vector<Plan> expand_schedule_axis(const PlanSpace& space, const Plan& base)
 }
 
 std::vector<Plan> expand_expert_axes(const PlanSpace& space, const Model& model, const Plan& base,
-                                     int gpus_per_node) {
+                                     int domain_gpus, int gpus_per_node) {
   if (!model.is_moe()) return {base};
   const int64_t stage_ranks =
       static_cast<int64_t>(base.tensor_parallel) * base.context_parallel * base.data_parallel;
@@ -357,7 +362,7 @@ std::vector<Plan> expand_expert_axes(const PlanSpace& space, const Model& model,
   if (space.expert_parallel.empty()) {
     eps = auto_expert_parallel(model.num_experts, static_cast<int>(std::min<int64_t>(
                                                       stage_ranks, Plan::kMaxGpus)),
-                               gpus_per_node);
+                               domain_gpus, gpus_per_node);
   } else {
     for (int ep : space.expert_parallel) {
       if (model.num_experts % ep == 0 && stage_ranks % ep == 0) eps.push_back(ep);
@@ -460,7 +465,11 @@ std::vector<Plan> enumerate_plans(const Model& model, const simulator::Cluster& 
   const double capacity = cluster.gpu.hbm_bytes;
   std::vector<int> tps = space.tp;
   if (tps.empty()) {
-    for (int t = 1; t <= std::min(cluster.gpus_per_node, 8); t *= 2) tps.push_back(t);
+    // Powers of two up to the NVLink domain, at most 8: beyond 8 the
+    // per-GPU GEMMs thin out and each layer's TP all-reduces grow, so no
+    // published recipe (H100 or GB200 NVL72, which runs TP 1-4 with EP) uses
+    // more; --tp takes larger sizes that divide the domain.
+    for (int t = 1; t <= std::min(cluster.nvlink_domain(), 8); t *= 2) tps.push_back(t);
   }
   const std::vector<int> pps = space.pp.empty() ? auto_pipeline_degrees(model.num_layers) : space.pp;
   std::vector<int> cps;
@@ -490,8 +499,10 @@ std::vector<Plan> enumerate_plans(const Model& model, const simulator::Cluster& 
   std::vector<std::pair<int, int>> t_cps;
   for (int t : tps) {
     if (model.num_heads % t != 0 || model.kv_heads() % t != 0 || model.ffn_hidden() % t != 0) continue;
-    // Within a node: t consecutive ranks must not straddle two (PlanSpace::tp).
-    if (t > cluster.gpus_per_node || cluster.gpus_per_node % t != 0 || t > gpus) continue;
+    // Within an NVLink domain: t consecutive ranks must not straddle two
+    // (PlanSpace::tp).
+    const int domain = cluster.nvlink_domain();
+    if (t > domain || domain % t != 0 || t > gpus) continue;
     for (int cp : cps) {
       if (static_cast<long>(t) * cp <= gpus) t_cps.emplace_back(t, cp);
     }
@@ -541,8 +552,9 @@ std::vector<Plan> enumerate_plans(const Model& model, const simulator::Cluster& 
                   continue;
                 }
                 std::vector<Plan> expanded;
-                for (const Plan& experts : expand_expert_axes(space, model, base,
-                                                              cluster.gpus_per_node)) {
+                for (const Plan& experts :
+                     expand_expert_axes(space, model, base, cluster.nvlink_domain(),
+                                        cluster.gpus_per_node)) {
                   for (const Plan& scheduled : expand_schedule_axis(space, experts)) {
                     for (const Plan& q : expand_sharding_axes(space, scheduled)) {
                       expanded.push_back(q);

@@ -138,8 +138,9 @@ Status check_against_model(const PlanSpace& space, const simulator::Model& model
 // any search: OK unless a fixed axis leaves no plan on any model of `gpus`
 // GPUs of `cluster` -- listed precisions the GPU cannot run (fp8 without FP8
 // tensor cores, the mxfp8 recipe without block scaling), or listed tp sizes
-// none of which forms a tensor-parallel group within a node (t must divide
-// the GPUs per node and be at most `gpus`; gpus <= 0: not checked). InvalidArgument naming the flag,
+// none of which forms a tensor-parallel group within an NVLink domain (t must
+// divide Cluster::nvlink_domain(), the node on HGX/DGX, and be at most `gpus`;
+// gpus <= 0: not checked). InvalidArgument naming the flag,
 // the GPU or cluster and the reason otherwise ("--precision fp8: GPU
 // a100-80gb has no FP8 tensor cores ...").
 Status check_against_cluster(const PlanSpace& space, const simulator::Cluster& cluster, int gpus);
@@ -158,16 +159,20 @@ struct EnumerationStats {
 
 // The automatic expert-parallel sizes of an MoE model with `experts` experts
 // on a stage of `stage_ranks` = t * cp * d ranks (ranks of a stage are
-// numbered t fastest, then cp, then d, so ep consecutive ranks share a node
-// when ep <= GPUs per node): the largest power of two dividing both that
-// fits a node (`gpus_per_node`, in-node NVLink all-to-all), and the largest
-// up to kMaxAutoExpertParallel (across nodes, as the published 64-way EP
-// runs) when larger. Two values at most, so MoE shapes cost the search at
+// numbered t fastest, then cp, then d, so ep consecutive ranks share an
+// NVLink domain when ep <= its GPUs): the largest power of two dividing both
+// that fits the domain (`domain_gpus` = Cluster::nvlink_domain(): the node on
+// HGX/DGX, 72 on NVL72; NVLink all-to-all), and the largest up to
+// kMaxAutoExpertParallel (across domains, as the published 64-way EP runs)
+// when larger. When the domain is larger than a node (`gpus_per_node`: a
+// rack-scale domain) and already holds that largest size, half of it too
+// (NVL72: 32 and 64). Two values at most, so MoE shapes cost the search at
 // most twice (four times with the a2a overlap axis) a dense shape's plans;
 // ep = 1 (every expert on every GPU) is tried only when nothing larger
 // divides. Ascending; never empty.
 inline constexpr int kMaxAutoExpertParallel = 64;
-std::vector<int> auto_expert_parallel(int experts, int stage_ranks, int gpus_per_node);
+std::vector<int> auto_expert_parallel(int experts, int stage_ranks, int domain_gpus,
+                                      int gpus_per_node);
 
 // The automatic context-parallel sizes for `model`: {1} for sequences of at
 // most 8192 tokens; beyond, also 2, 4 and 8 where 2 * cp divides the sequence
@@ -236,7 +241,8 @@ std::vector<simulator::Plan> expand_schedule_axis(const PlanSpace& space,
 // planner and `sweep`.
 std::vector<simulator::Plan> expand_expert_axes(const PlanSpace& space,
                                                 const simulator::Model& model,
-                                                const simulator::Plan& base, int gpus_per_node);
+                                                const simulator::Plan& base, int domain_gpus,
+                                                int gpus_per_node);
 
 // The plans `base` becomes along the sharding and overlap axes of `space`:
 // ZeRO stage (zero_stage, or distributed_optimizer), FSDP group, tensor-

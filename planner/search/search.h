@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "planner/search/plan_space.h"
+#include "planner/search/pricing.h"
 #include "planner/search/shapes.h"
 #include "scaling/law.h"
 #include "simulator/cluster.h"
@@ -105,6 +106,10 @@ struct SearchOptions {
   // --model: one pinned model; the answer is its best plan whether or not
   // it meets the deadline (Candidate::feasible says whether it does).
   bool pinned = false;
+  // How a GPU-hour is priced (--cost-model), for the reports; the search
+  // itself prices with the cluster's usd_per_gpu_hour, which the CLI sets to
+  // pricing.usd_per_gpu_hour().
+  Pricing pricing;
   // Called (from one thread at a time) after each batch of plans: done, total.
   std::function<void(long done, long total)> progress;
 };

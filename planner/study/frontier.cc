@@ -3,6 +3,7 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
@@ -415,9 +416,50 @@ Result<reports::FrontierTable> run_frontier(const FrontierStudy& study, const Pr
   t.gpus = study.gpus;
   t.days = study.days;
   t.budgets_usd = study.budgets_usd.empty() ? std::vector<double>{0} : study.budgets_usd;
+  t.cost_models = study.cost_models;
+  if (!study.cost_models.empty()) {
+    for (const FrontierHardware& h : study.hardware) {
+      std::vector<reports::FrontierPricing> row;
+      for (const Pricing& p : h.pricings) {
+        reports::FrontierPricing f;
+        f.cost_model = p.model;
+        f.usd_per_gpu_hour = p.usd_per_gpu_hour();
+        if (p.model == "owned") {
+          const OwnedCost& o = p.owned;
+          f.capex_usd_per_gpu = o.capex_usd_per_gpu;
+          f.amortisation_years = o.amortisation_years;
+          f.pue = o.pue;
+          f.usd_per_kwh = o.usd_per_kwh;
+          f.tdp_w = o.tdp_w;
+          f.non_gpu_power_share = o.non_gpu_power_share;
+          f.it_power_w = o.it_power_w;
+          f.capex_usd_per_gpu_hour = o.capex_usd_per_gpu_hour;
+          f.power_usd_per_gpu_hour = o.power_usd_per_gpu_hour;
+          f.capex_source = o.capex_source;
+          f.years_source = o.years_source;
+          f.pue_source = o.pue_source;
+          f.kwh_source = o.kwh_source;
+          f.power_source = o.power_source;
+        }
+        row.push_back(std::move(f));
+      }
+      t.pricing.push_back(std::move(row));
+    }
+  }
   for (size_t c = 0; c < runs.size(); ++c) {
-    t.cells.push_back(frontier_cell(study.hardware[specs[c].hardware].cluster, specs[c].options,
-                                    runs[c].result()));
+    const FrontierHardware& h = study.hardware[specs[c].hardware];
+    reports::FrontierCell cell = frontier_cell(h.cluster, specs[c].options, runs[c].result());
+    if (cell.found) {
+      // The first model priced the search: its cost is the cell's own.
+      // An unknown price (0) gives NaN: empty in the CSV, null in the JSON.
+      for (size_t m = 0; m < h.pricings.size(); ++m) {
+        const double price = h.pricings[m].usd_per_gpu_hour();
+        cell.costs_usd.push_back(!(price > 0) ? NAN
+                                 : m == 0     ? cell.cost_usd
+                                              : cell.gpu_days * 24.0 * price);
+      }
+    }
+    t.cells.push_back(std::move(cell));
   }
   const SearchOptions& first = study.hardware.front().options;
   t.objective = first.objective == Objective::kLoss ? "loss" : "largest";

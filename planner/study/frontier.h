@@ -51,6 +51,10 @@ inline constexpr long kMaxFrontierListLength = 64;
 struct FrontierHardware {
   simulator::Cluster cluster;
   SearchOptions options;
+  // --cost-model: the GPU-hour's pricing under each of
+  // FrontierStudy::cost_models, in order; the cluster's usd_per_gpu_hour and
+  // options.pricing are the first's. Empty when cost_models is.
+  std::vector<Pricing> pricings;
 };
 
 struct FrontierStudy {
@@ -62,6 +66,9 @@ struct FrontierStudy {
   // and --model.
   std::string family;
   std::vector<std::string> command_line;  // argv, for the report
+  // --cost-model as given ("cloud", "owned", or both to compare); empty: not
+  // given (cloud prices, and the table says nothing about cost models).
+  std::vector<std::string> cost_models;
 };
 
 // Where a running study is (for a progress display).

@@ -54,7 +54,7 @@ SearchOptions small_options(Objective objective) {
 FrontierStudy small_study(Objective objective) {
   FrontierStudy s;
   for (const char* name : {"dgx-a100-80gb", "dgx-h100"}) {
-    s.hardware.push_back({cluster(name), small_options(objective)});
+    s.hardware.push_back({cluster(name), small_options(objective), {}});
   }
   s.gpus = {8, 32};
   s.days = {0.25, 1.5};

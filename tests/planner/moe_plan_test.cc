@@ -15,6 +15,7 @@
 #include "planner/search/plan_space.h"
 #include "planner/search/search.h"
 #include "presets/catalog.h"
+#include "simulator/lowering.h"
 #include "simulator/strict_json.h"
 
 namespace llmplan::planner {
@@ -47,12 +48,70 @@ scaling::LossLaw law(const std::string& name) {
 std::string error_of(const Status& s) { return s.ok() ? "" : s.message(); }
 
 TEST(MoePlanSpace, AutoExpertParallelIsInNodeAndAcrossNodes) {
-  EXPECT_EQ(auto_expert_parallel(128, 64, 8), (std::vector<int>{8, 64}));
-  EXPECT_EQ(auto_expert_parallel(128, 256, 8), (std::vector<int>{8, 64}));
-  EXPECT_EQ(auto_expert_parallel(8, 64, 8), (std::vector<int>{8}));
-  EXPECT_EQ(auto_expert_parallel(128, 12, 8), (std::vector<int>{4}));
-  EXPECT_EQ(auto_expert_parallel(128, 1, 8), (std::vector<int>{1}));
-  EXPECT_EQ(auto_expert_parallel(6, 64, 8), (std::vector<int>{2}));
+  // HGX/DGX: the domain is the node of 8.
+  EXPECT_EQ(auto_expert_parallel(128, 64, 8, 8), (std::vector<int>{8, 64}));
+  EXPECT_EQ(auto_expert_parallel(128, 256, 8, 8), (std::vector<int>{8, 64}));
+  EXPECT_EQ(auto_expert_parallel(8, 64, 8, 8), (std::vector<int>{8}));
+  EXPECT_EQ(auto_expert_parallel(128, 12, 8, 8), (std::vector<int>{4}));
+  EXPECT_EQ(auto_expert_parallel(128, 1, 8, 8), (std::vector<int>{1}));
+  EXPECT_EQ(auto_expert_parallel(6, 64, 8, 8), (std::vector<int>{2}));
+}
+
+// GB200 NVL72: 4-GPU trays in a 72-GPU NVLink domain. The whole automatic
+// range (up to 64) fits inside the domain, so the search tries the largest
+// and half of it, both over NVLink; a stage too small for 64 keeps what
+// divides it.
+TEST(MoePlanSpace, AutoExpertParallelExtendsToTheNvl72Domain) {
+  EXPECT_EQ(auto_expert_parallel(128, 256, 72, 4), (std::vector<int>{32, 64}));
+  EXPECT_EQ(auto_expert_parallel(128, 32, 72, 4), (std::vector<int>{16, 32}));
+  EXPECT_EQ(auto_expert_parallel(8, 64, 72, 4), (std::vector<int>{4, 8}));
+  EXPECT_EQ(auto_expert_parallel(128, 2, 72, 4), (std::vector<int>{2}));
+  EXPECT_EQ(auto_expert_parallel(128, 1, 72, 4), (std::vector<int>{1}));
+}
+
+// On NVL72 the automatic TP list reaches 8 (two trays, still NVLink), and
+// every automatic EP size of an MoE model stays inside the domain.
+TEST(MoePlanSpace, Nvl72PlansUseTheDomainForTpAndEp) {
+  const simulator::Model m = preset("qwen3-235b-a22b");
+  Result<simulator::Cluster> nvl72 = catalog().cluster("gb200-nvl72");
+  ASSERT_TRUE(nvl72.ok()) << nvl72.status().message();
+  ASSERT_EQ(nvl72->gpus_per_node, 4);
+  ASSERT_EQ(nvl72->nvlink_domain(), 72);
+  PlanSpace space;
+  space.pp = {8};
+  space.micro_batch = {1};
+  space.virtual_stages = {1};
+  space.global_batch = {2048};
+  const std::vector<simulator::Plan> plans = enumerate_plans(m, *nvl72, 256, space, nullptr);
+  ASSERT_FALSE(plans.empty());
+  std::set<int> tps, eps;
+  for (const simulator::Plan& p : plans) {
+    tps.insert(p.tensor_parallel);
+    eps.insert(p.expert_parallel);
+    const simulator::Placement pl = simulator::place(p, *nvl72);
+    if (p.expert_parallel <= 64) {
+      EXPECT_EQ(pl.expert.nodes(), 1) << "ep " << p.expert_parallel << " fits the domain";
+    }
+  }
+  // Qwen3-235B's 4 KV heads cap TP at 4; the published EP 32 is searched.
+  EXPECT_EQ(*tps.rbegin(), 4);
+  EXPECT_TRUE(eps.count(32));
+  // A model with 8 KV heads gets TP 8: two 4-GPU trays, inside the domain.
+  std::set<int> dense_tps;
+  for (const simulator::Plan& p :
+       enumerate_plans(preset("llama3-70b"), *nvl72, 256, space, nullptr)) {
+    dense_tps.insert(p.tensor_parallel);
+  }
+  EXPECT_EQ(dense_tps, (std::set<int>{1, 2, 4, 8}));
+  // A --tp 8 space is accepted on NVL72 (it divides the domain, not the tray).
+  PlanSpace tp8;
+  tp8.tp = {8};
+  EXPECT_TRUE(check_against_cluster(tp8, *nvl72, 256).ok());
+  tp8.tp = {16};
+  Status s = check_against_cluster(tp8, *nvl72, 256);
+  EXPECT_NE(error_of(s).find("divide the 72 GPUs per NVLink domain of gb200-nvl72"),
+            std::string::npos)
+      << error_of(s);
 }
 
 TEST(MoePlanSpace, EveryPlanDividesExpertsAndTheStage) {

@@ -113,6 +113,122 @@ TEST(FrontierReport, CostPerLossPoint) {
   EXPECT_NEAR(cost_per_loss_point(r, 1), 1.5e6 / 15, 1e-6);
 }
 
+// Two hardware entries priced under two cost models (--cost-model
+// cloud,owned): the study() grid on dgx-h100 at $6.88 (cloud) / $1.07
+// (owned), and dgx-b200 with a larger model at every cell, no cloud price,
+// $1.70 owned.
+FrontierTable priced_study() {
+  FrontierTable t = study();
+  t.hardware = {"dgx-h100", "dgx-b200"};
+  t.gpu_names = {"h100-sxm", "b200"};
+  t.gpu_price_usd_per_hour = {6.88, 0};
+  t.cost_models = {"cloud", "owned"};
+  FrontierPricing cloud_h, owned_h, cloud_b, owned_b;
+  cloud_h.cost_model = cloud_b.cost_model = "cloud";
+  cloud_h.usd_per_gpu_hour = 6.88;
+  owned_h.cost_model = owned_b.cost_model = "owned";
+  owned_h.usd_per_gpu_hour = 1.07;
+  owned_h.capex_usd_per_gpu = 39625;
+  owned_h.amortisation_years = 5;
+  owned_h.pue = 1.58;
+  owned_h.usd_per_kwh = 0.0806;
+  owned_h.tdp_w = 700;
+  owned_h.it_power_w = 1275;
+  owned_h.capex_source = "capex source";
+  owned_h.years_source = "years source";
+  owned_b = owned_h;
+  owned_b.usd_per_gpu_hour = 1.70;
+  owned_b.tdp_w = 1000;
+  t.pricing = {{cloud_h, owned_h}, {cloud_b, owned_b}};
+  const size_t n = t.cells.size();
+  for (size_t i = 0; i < n; ++i) {
+    FrontierCell& h = t.cells[i];
+    if (h.found) h.costs_usd = {h.cost_usd, h.gpu_days * 24 * 1.07};
+    FrontierCell b = h;
+    b.hardware = "dgx-b200";
+    b.gpu = "b200";
+    if (b.found) {
+      b.params = h.params * 1.5;
+      b.loss = h.loss - 0.02;
+      b.cost_usd = NAN;
+      b.costs_usd = {NAN, b.gpu_days * 24 * 1.70};
+    }
+    t.cells.push_back(b);
+  }
+  return t;
+}
+
+TEST(FrontierReport, CostModelsAddColumnsKeysAndTheHardwareComparison) {
+  const FrontierTable t = priced_study();
+  // CSV: one cost column per model, appended after the existing ones.
+  const std::string csv = frontier_csv(t);
+  const std::string header = csv.substr(0, csv.find('\n'));
+  EXPECT_NE(header.find(",model_tflops_per_gpu,cost_usd_cloud,cost_usd_owned"), std::string::npos)
+      << header;
+  // dgx-h100, 1024 GPUs, 30 days: 1024 x 27 days x 24 h x $1.07 = $710,000.64.
+  EXPECT_NE(csv.find(",405.49,1000000,710000.64\n"), std::string::npos) << csv;
+  // dgx-b200: no cloud price, an empty field.
+  EXPECT_NE(csv.find(",405.49,,1128038.4\n"), std::string::npos) << csv;
+
+  // JSON: cost_models, per hardware the pricing with the ownership block,
+  // per cell the cost under each model (null when unknown).
+  auto v = boost::json::parse(frontier_json(t));
+  const auto& o = v.as_object();
+  ASSERT_TRUE(o.contains("cost_models"));
+  EXPECT_EQ(o.at("cost_models").as_array().size(), 2u);
+  const auto& p = o.at("pricing").as_array();
+  ASSERT_EQ(p.size(), 2u);
+  const auto& h100 = p[0].as_object().at("by_cost_model").as_array();
+  EXPECT_TRUE(h100[0].as_object().at("ownership").is_null());
+  const auto& w = h100[1].as_object().at("ownership").as_object();
+  for (const char* key : {"capex_usd_per_gpu", "amortisation_years", "pue", "usd_per_kwh", "tdp_w",
+                          "capex_usd_per_gpu_hour", "power_usd_per_gpu_hour", "sources"}) {
+    EXPECT_TRUE(w.contains(key)) << key;
+  }
+  const auto& cell = o.at("cells").as_array()[1].as_object();
+  EXPECT_DOUBLE_EQ(cell.at("costs_usd").as_object().at("owned").to_number<double>(), 710000.64);
+  const auto& b200 = o.at("cells").as_array()[t.cells.size() / 2 + 1].as_object();
+  EXPECT_TRUE(b200.at("costs_usd").as_object().at("cloud").is_null());
+
+  // Markdown: the cost models in the assumptions, and the comparison table
+  // with one row per hardware for each GPU count x deadline.
+  const std::string md = frontier_markdown(t);
+  EXPECT_NE(md.find("- Cost models: cloud, owned"), std::string::npos);
+  EXPECT_NE(md.find("  - dgx-h100, owned: $1.07 per GPU-hour = capex $39.6K / (5 years x 8,766 h)"),
+            std::string::npos)
+      << md;
+  EXPECT_NE(md.find("years: years source"), std::string::npos);
+  const size_t cmp = md.find("## Hardware comparison");
+  ASSERT_NE(cmp, std::string::npos);
+  const std::string section = md.substr(cmp, md.find("## Answers") - cmp);
+  EXPECT_NE(section.find("| GPUs | days | hardware | model | loss | train days | GPUs used | "
+                         "cost cloud | $/B params cloud | $/0.01 loss vs ref cloud | cost owned | "
+                         "$/B params owned | $/0.01 loss vs ref owned |"),
+            std::string::npos)
+      << section;
+  // 2 GPU counts x 3 deadlines x 2 hardware rows, plus header and rule.
+  EXPECT_EQ(count(section, "\n| "), 12u + 1u) << section;
+  // 1024 GPUs, 30 days: h100 is the reference; b200 is 0.02 lower in loss
+  // for 27,648 GPU-days x 24 h x $1.70 = $1,128,038.40 against $710,000.64
+  // owned: $209,018.88 per 0.01.
+  EXPECT_NE(section.find("| 1024 | 30 | dgx-h100 (ref) | 30.0B | 2.200 | 27.0 | 1024 | $1.00M | "
+                         "$33.3K | ref | $710.0K | $23.7K | ref |"),
+            std::string::npos)
+      << section;
+  EXPECT_NE(section.find("| 1024 | 30 | dgx-b200 | 45.0B | 2.180 | 27.0 | 1024 | n/a | n/a | n/a | "
+                         "$1.13M | $25.1K | $209.0K |"),
+            std::string::npos)
+      << section;
+  EXPECT_NE(section.find("| 1024 | 14 | dgx-b200 | — no plan fits"), std::string::npos) << section;
+
+  // Without --cost-model none of this appears.
+  const FrontierTable plain = study();
+  EXPECT_EQ(frontier_markdown(plain).find("Hardware comparison"), std::string::npos);
+  EXPECT_EQ(frontier_markdown(plain).find("Cost model"), std::string::npos);
+  EXPECT_EQ(frontier_json(plain).find("cost_models"), std::string::npos);
+  EXPECT_EQ(frontier_csv(plain).find("cost_usd_cloud"), std::string::npos);
+}
+
 TEST(FrontierReport, CsvHeaderAndValues) {
   FrontierTable t = study();
   t.cells[2].plan = "t8 p4, \"quoted\"";
