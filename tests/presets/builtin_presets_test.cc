@@ -175,7 +175,7 @@ TEST(BuiltinPresets, ClustersResolveTheirGpuAndPrice) {
 
 // Blackwell: every GPU has its dense FP8 and FP4 peaks (datasheet, sparse /
 // 2) and block scaling; b300/gb300 are derived from b200/gb200, never fitted;
-// b200 is calibrated (data/blackwell).
+// b200 and gb200 are calibrated (data/blackwell).
 TEST(BuiltinPresets, BlackwellGpusCarryFp8AndFp4PeaksAndTheDerivedOnesSaySo) {
   const Catalog catalog = builtin();
   struct Case {
@@ -190,9 +190,9 @@ TEST(BuiltinPresets, BlackwellGpusCarryFp8AndFp4PeaksAndTheDerivedOnesSaySo) {
     EXPECT_DOUBLE_EQ(g->peak_fp8_flops, c.fp8_pflops * 1e15) << c.name;
     EXPECT_DOUBLE_EQ(g->peak_fp4_flops, c.fp4_pflops * 1e15) << c.name;
     EXPECT_TRUE(g->fp8_block_scaling) << c.name;
-    // b200 is calibrated on data/blackwell (its latest releases); the
-    // derived ones never are.
-    EXPECT_EQ(g->validation.calibrated, std::string(c.name) == "b200") << c.name;
+    // b200 and gb200 are calibrated on data/blackwell (their latest
+    // releases); the derived ones never are.
+    EXPECT_EQ(g->validation.calibrated, std::string(c.derived_from).empty()) << c.name;
     EXPECT_EQ(g->validation.derived_from, c.derived_from) << c.name;
     // A cited BF16 GEMM ceiling (MAMF) below 1, and no FP4 ceiling: no
     // published figure, so 1 = unknown.
