@@ -36,6 +36,7 @@ items=(
   chinchilla/chinchilla_NDCL_derived.csv
   h100/published_runs.csv
   h100/models.csv
+  blackwell/published_runs.csv
 )
 
 changed=0

@@ -73,15 +73,66 @@ std::vector<AccuracyCase> make_runs_cases(const std::vector<PublishedRun>& runs)
     c.origin = r.source;
     // llm-foundry trains with Composer: PyTorch FSDP over eager modules.
     if (r.source == "llm-foundry") c.stack = "pytorch-fsdp";
+    c.release = r.release;
+    c.system = r.system;
     cases.push_back(std::move(c));
   }
   return cases;
 }
 
-std::vector<std::pair<std::string, std::string>> feature_groups(const AccuracyCase& c) {
+std::string precision_recipe(const AccuracyCase& c) {
+  const simulator::Plan& p = c.config.plan;
+  std::string out = simulator::to_string(p.precision);
+  if (p.precision == simulator::Precision::kFp8) {
+    out += std::string("-") + simulator::to_string(p.fp8_recipe);
+  }
+  return out;
+}
+
+std::string release_group_key(const AccuracyCase& c) {
+  char cf[32];
+  std::snprintf(cf, sizeof cf, "cf%g", c.config.model.moe_capacity_factor);
+  return c.system + "|" + c.config.model.name + "|" + cf + "|" + precision_recipe(c);
+}
+
+std::vector<bool> latest_release_mask(const std::vector<AccuracyCase>& cases) {
+  std::map<std::string, std::vector<int>> latest;
+  for (const AccuracyCase& c : cases) {
+    if (c.release.empty()) continue;
+    const std::vector<int> v = release_version(c.release);
+    auto [it, fresh] = latest.try_emplace(release_group_key(c), v);
+    if (!fresh && it->second < v) it->second = v;
+  }
+  std::vector<bool> out;
+  out.reserve(cases.size());
+  for (const AccuracyCase& c : cases) {
+    out.push_back(c.release.empty() ||
+                  release_version(c.release) == latest.at(release_group_key(c)));
+  }
+  return out;
+}
+
+std::vector<int> release_folds(const std::vector<AccuracyCase>& cases,
+                               std::vector<std::string>* releases) {
+  std::vector<std::string> order;
+  std::vector<int> out;
+  for (const AccuracyCase& c : cases) {
+    auto it = std::find(order.begin(), order.end(), c.release);
+    if (it == order.end()) {
+      order.push_back(c.release);
+      it = order.end() - 1;
+    }
+    out.push_back(static_cast<int>(it - order.begin()));
+  }
+  if (releases != nullptr) *releases = order;
+  return out;
+}
+
+std::vector<std::pair<std::string, std::string>> feature_groups(const AccuracyCase& c,
+                                                                bool latest) {
   const simulator::Plan& p = c.config.plan;
   const auto yes_no = [](bool b) { return std::string(b ? "yes" : "no"); };
-  return {{"source", c.origin},
+  std::vector<std::pair<std::string, std::string>> out = {{"source", c.origin},
           {"precision", simulator::to_string(p.precision)},
           {"moe", yes_no(c.config.model.is_moe())},
           {"zero stage", "zero" + std::to_string(p.sharding_stage())},
@@ -92,6 +143,15 @@ std::vector<std::pair<std::string, std::string>> feature_groups(const AccuracyCa
           {"seq>=8192", yes_no(c.config.model.seq_length >= 8192)},
           {"gpus>=128", yes_no(p.world_size() >= 128)},
           {"multi-node", yes_no(p.world_size() > c.config.cluster.gpus_per_node)}};
+  if (!c.release.empty()) {
+    const std::string& gpu = c.config.cluster.gpu.name;
+    out.push_back({"gpu", gpu});
+    out.push_back({"precision recipe", precision_recipe(c)});
+    out.push_back({"release", c.release});
+    out.push_back({"gpu / dense-moe / release", gpu + (c.config.model.is_moe() ? " moe" : " dense") +
+                                                    (latest ? " latest" : " older")});
+  }
+  return out;
 }
 
 std::string configuration_key(const AccuracyCase& c) {

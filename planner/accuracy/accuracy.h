@@ -46,7 +46,34 @@ struct AccuracyCase {
   // of the Megatron-Core efficiencies (fitted in [0.5, 1] by calibrate when
   // the cases hold both stacks).
   std::string stack = "megatron-core";
+  // The software release (PublishedRun::release; empty when the data does
+  // not state one) and the row's system ("DGX-B200", ...; empty likewise).
+  std::string release{};
+  std::string system{};
 };
+
+// The calibration group of a case with a release: system, model (with its
+// MoE capacity factor: token-drop variants are their own group) and
+// precision with its FP8 recipe ("DGX-B200|qwen3-30b-a3b|cf0|fp8-mxfp8").
+std::string release_group_key(const AccuracyCase& c);
+
+// The precision of a case with its FP8 recipe: "bf16", "fp16",
+// "fp8-current", "fp8-delayed", "fp8-mxfp8", or the precision's own name.
+std::string precision_recipe(const AccuracyCase& c);
+
+// For each case: true when it was measured on the latest release of its
+// release_group_key() (release_version() order; a release without a version
+// sorts first), or states no release. Calibration fits only these rows (the
+// constants represent the latest software stack); the older releases are
+// reported as "stack drift". Pure.
+std::vector<bool> latest_release_mask(const std::vector<AccuracyCase>& cases);
+
+// Leave-one-release-out folds: the fold of each case is the index of its
+// release among the distinct releases in order of first appearance (cases
+// without a release form one more fold, ""); `releases` (may be null)
+// receives the releases in fold order.
+std::vector<int> release_folds(const std::vector<AccuracyCase>& cases,
+                               std::vector<std::string>* releases);
 
 // The cluster `c` is simulated on: its config's, for the "pytorch-fsdp"
 // stack with the GEMM, flash-attention and memory efficiencies times the
@@ -59,8 +86,13 @@ std::vector<AccuracyCase> make_runs_cases(const std::vector<PublishedRun>& runs)
 
 // The feature groups a runs-file case belongs to, as (grouping, key) pairs:
 // source, precision, moe (a mixture-of-experts model: yes / no), ZeRO stage,
-// recompute, t > 1, p > 1, interleaved, seq >= 8192, GPUs >= 128, multi-node.
-std::vector<std::pair<std::string, std::string>> feature_groups(const AccuracyCase& c);
+// recompute, t > 1, p > 1, interleaved, seq >= 8192, GPUs >= 128, multi-node;
+// for a case with a release also gpu, precision recipe (precision_recipe()),
+// release, and "gpu / dense-moe / release" ("b200 dense latest", "b200 moe
+// older": the groups of the accuracy targets, latest_release_mask()) --
+// pass `latest` for the last one (true when omitted).
+std::vector<std::pair<std::string, std::string>> feature_groups(const AccuracyCase& c,
+                                                                bool latest = true);
 
 // The configuration key of a case for fold assignment (assign_folds):
 // model, sequence, GPUs and the whole plan (expert parallelism and the MoE
@@ -176,8 +208,9 @@ struct CalibrationResult {
 // fit_network (then they start from 0.8 and 10 us)). When the cases hold
 // FP8 runs, fp8_gemm_efficiency is fitted too, from 0.6 within [0.3, the
 // GPU's ceilings.fp8_gemm_efficiency]; when they hold NVFP4 runs,
-// fp4_gemm_efficiency likewise within [0.3, ceilings.fp4_gemm_efficiency].
-// Deterministic: the
+// fp4_gemm_efficiency likewise within [0.3, ceilings.fp4_gemm_efficiency];
+// gemm_efficiency (16-bit) is fitted only when they hold 16-bit runs, else
+// held at `initial`'s value. Deterministic: the
 // same cases give the same constants. Cost: about (kCalibrationScreenPoints
 // + starts x max_iterations x 9) simulations per case. InvalidArgument when
 // there are no cases, starts is outside [1, kCalibrationScreenPoints] or

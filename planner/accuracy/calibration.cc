@@ -216,11 +216,26 @@ Result<CalibrationResult> calibrate(const std::vector<AccuracyCase>& cases,
               : initial.roofline.fp8_gemm_efficiency,
       fit_fp4 ? std::clamp(0.6, fp4_bounds.lo, fp4_bounds.hi)
               : initial.roofline.fp4_gemm_efficiency};
+  // The 16-bit GEMM efficiency: fitted only when the cases hold 16-bit runs
+  // (as fp8_gemm_efficiency only with FP8 runs); otherwise held at its
+  // initial value -- FP8 runs alone barely constrain it (their few 16-bit
+  // GEMMs), and the fit would set it to whatever absorbs other errors.
+  const bool fit_16bit = std::any_of(cases.begin(), cases.end(), [](const AccuracyCase& c) {
+    return c.config.plan.precision == simulator::Precision::kBf16 ||
+           c.config.plan.precision == simulator::Precision::kFp16;
+  });
   auto grid = screen_points();
   for (auto& point : grid) {  // starting points inside the (ceiling-lowered) bounds
     for (int i = 0; i < kRooflineParams; ++i) {
       point[i] = std::clamp(point[i], bounds[i].lo, bounds[i].hi);
     }
+    if (!fit_16bit) point[0] = initial.roofline.gemm_efficiency;
+  }
+  if (!fit_16bit) {
+    std::snprintf(line, sizeof line,
+                  "gemm_efficiency held at %.4g (no 16-bit run among the fitted rows)\n",
+                  initial.roofline.gemm_efficiency);
+    add_line(line);
   }
   std::vector<double> screen_cost(grid.size());
   double best_screen = std::numeric_limits<double>::infinity();
@@ -258,10 +273,11 @@ Result<CalibrationResult> calibrate(const std::vector<AccuracyCase>& cases,
           new LogTimeResidual{&c, &initial}, ceres::TAKE_OWNERSHIP, 1, diff);
       problem.AddResidualBlock(cost, new ceres::HuberLoss(kHuberDelta), r, n, f);
     }
-    for (int i = 0; i < kRooflineParams; ++i) {
+    for (int i = fit_16bit ? 0 : 1; i < kRooflineParams; ++i) {
       problem.SetParameterLowerBound(r, i, bounds[i].lo);
       problem.SetParameterUpperBound(r, i, bounds[i].hi);
     }
+    if (!fit_16bit) problem.SetManifold(r, new ceres::SubsetManifold(kRooflineParams, {0}));
     for (int i = 0; i < kNetworkParams; ++i) {
       problem.SetParameterLowerBound(n, i, kNetworkBounds[i].lo);
       problem.SetParameterUpperBound(n, i, kNetworkBounds[i].hi);
@@ -317,7 +333,7 @@ Result<CalibrationResult> calibrate(const std::vector<AccuracyCase>& cases,
       best.cost = summary.final_cost;
       best.constants = to_constants(initial, r, n, f);
       best.at_bound.clear();
-      for (int i = 0; i < kRooflineParams; ++i) {
+      for (int i = fit_16bit ? 0 : 1; i < kRooflineParams; ++i) {
         const bool lo = r[i] <= bounds[i].lo + 1e-9;
         const bool hi = r[i] >= bounds[i].hi - 1e-9;
         if (lo || hi) {
@@ -357,7 +373,8 @@ Result<CalibrationResult> calibrate(const std::vector<AccuracyCase>& cases,
   // A fit with no more rows than constants matches any rows (issue 31: one
   // row gave "MAPE 0.98 %"): a result, but one that says it identifies
   // nothing.
-  const size_t fitted_constants = kRooflineParams + (options.fit_network ? kNetworkParams : 0) +
+  const size_t fitted_constants = kRooflineParams - (fit_16bit ? 0 : 1) +
+                                  (options.fit_network ? kNetworkParams : 0) +
                                   (options.fit_flash_attention ? 1 : 0) + (fit_stack ? 1 : 0) +
                                   (fit_fp8 ? 1 : 0) + (fit_fp4 ? 1 : 0);
   if (cases.size() <= fitted_constants) {

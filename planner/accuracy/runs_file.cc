@@ -8,6 +8,7 @@
 
 #include "simulator/csv.h"
 #include "simulator/input_file.h"
+#include "simulator/plan_json.h"
 #include "simulator/strict_json.h"
 
 namespace llmplan::planner {
@@ -103,6 +104,39 @@ void window_from_notes(std::string_view notes_cell, int* window, int* full_every
   if (*full_every <= 0 && contains(notes, "alternating layers")) *full_every = 2;
 }
 
+// The features of "missing features: A (...); B (...). More text." in a
+// models table's shape notes (ModelRow::missing_features).
+std::vector<std::string> missing_from_notes(std::string_view notes_cell) {
+  constexpr std::string_view kMarker = "missing features:";
+  std::vector<std::string> out;
+  if (lower(notes_cell.substr(0, kMarker.size())) != kMarker) return out;
+  const std::string_view body = notes_cell.substr(kMarker.size());
+  std::string item;
+  int depth = 0;
+  const auto flush = [&] {
+    std::string name = item.substr(0, item.find('('));
+    const size_t b = name.find_first_not_of(' ');
+    const size_t e = name.find_last_not_of(' ');
+    name = b == std::string::npos ? "" : name.substr(b, e - b + 1);
+    if (!name.empty() && !contains(lower(item), "in the runs named")) out.push_back(name);
+    item.clear();
+  };
+  for (size_t i = 0; i < body.size(); ++i) {
+    const char c = body[i];
+    if (c == '(') ++depth;
+    if (c == ')' && depth > 0) --depth;
+    if (depth == 0 && c == ';') {
+      flush();
+      continue;
+    }
+    // A sentence ends the list: ". " outside parentheses.
+    if (depth == 0 && c == '.' && (i + 1 == body.size() || body[i + 1] == ' ')) break;
+    item += c;
+  }
+  flush();
+  return out;
+}
+
 // Reads an MoE layer pattern ("every layer MoE (...)", "every 2 layers",
 // "first 3 dense, then every layer"; text in parentheses is ignored) into
 // Model::moe_layer_every and moe_first_dense. False when it is not one of
@@ -138,17 +172,272 @@ std::string source_id(std::string_view cell) {
       return std::string(rest.substr(0, end));
     }
   }
+  // The NeMo-Framework documentation pages (docs.nvidia.com/nemo-framework).
+  if (cell.find("docs.nvidia.com/nemo-framework") != std::string_view::npos) return "NeMo";
   return std::string(cell.substr(0, cell.find(' ')));
 }
 
-bool is_runs_csv(std::string_view text) {
+namespace {
+
+// The columns of the Blackwell form (data/blackwell/published_runs.csv).
+constexpr const char* kBlackwellColumns[] = {
+    "source", "container", "system", "num_gpus", "model",        "seq",
+    "precision", "tp",     "pp",     "cp",       "vp",           "ep",
+    "etp",    "dp",        "micro_batch", "global_batch", "tokens_per_s_per_gpu"};
+
+bool has_columns(std::string_view text, const std::vector<const char*>& names) {
   csv::CsvReader reader(text, "", 0);
   if (!reader.read_header().ok()) return false;
   const auto& h = reader.header();
-  for (const char* n : {"name", "model", "measured_step_s", "fsdp"}) {
+  for (const char* n : names) {
     if (std::find(h.begin(), h.end(), n) == h.end()) return false;
   }
   return true;
+}
+
+}  // namespace
+
+bool is_blackwell_runs_csv(std::string_view text) {
+  return has_columns(text, std::vector<const char*>(std::begin(kBlackwellColumns),
+                                                    std::end(kBlackwellColumns)));
+}
+
+bool is_runs_csv(std::string_view text) {
+  return has_columns(text, {"name", "model", "measured_step_s", "fsdp"}) ||
+         is_blackwell_runs_csv(text);
+}
+
+std::vector<int> release_version(std::string_view release) {
+  // The first token that starts with two digits and a dot: "26.04.01",
+  // "25.04.rc2".
+  std::vector<int> out;
+  size_t at = 0;
+  while (at < release.size()) {
+    const size_t end = std::min(release.find(' ', at), release.size());
+    const std::string_view token = release.substr(at, end - at);
+    if (token.size() >= 4 && std::isdigit(static_cast<unsigned char>(token[0])) &&
+        std::isdigit(static_cast<unsigned char>(token[1])) && token[2] == '.') {
+      size_t i = 0;
+      while (i < token.size()) {
+        const size_t dot = std::min(token.find('.', i), token.size());
+        std::string part(token.substr(i, dot - i));
+        if (starts_with(part, "rc")) {
+          out.push_back(-1);  // a release candidate sorts before the release
+          part = part.substr(2);
+        }
+        int v = 0;
+        bool digits = !part.empty();
+        for (char c : part) {
+          if (!std::isdigit(static_cast<unsigned char>(c)) || v > 100000) {
+            digits = false;
+            break;
+          }
+          v = v * 10 + (c - '0');
+        }
+        if (!digits) return {};
+        out.push_back(v);
+        i = dot + 1;
+      }
+      // "26.04" is "26.04.0": after "26.04.rc2" ({26, 4, -1, 2}), before
+      // "26.04.01".
+      while (out.size() < 3) out.push_back(0);
+      return out;
+    }
+    at = end + 1;
+  }
+  return out;
+}
+
+std::string blackwell_model_name(std::string_view cell) {
+  std::string name = lower(cell.substr(0, cell.find('(')));
+  while (!name.empty() && name.back() == ' ') name.pop_back();
+  for (char& c : name) {
+    if (c == '_' || c == ' ') c = '-';
+  }
+  // The sources' spellings of one model (NeMo's "LLAMA3-405B" is Llama 3.1
+  // 405B: NeMo 2.0's llama31_405b recipe).
+  static const std::map<std::string, std::string> kAliases = {
+      {"llama3-405b", "llama3.1-405b"},      {"llama3.1-405b", "llama3.1-405b"},
+      {"deepseekv3", "deepseek-v3"},         {"deepseek-v3", "deepseek-v3"},
+      {"deepseekv4-flash", "deepseek-v4-flash"},
+      {"nemotron-15b", "nemotron4-15b"},     {"nemotron-340b", "nemotron4-340b"},
+      {"llama4-scout-llm", "llama4-scout"},  {"nemotron-3-nano", "nemotron3-nano"},
+      {"nemotron-3-super", "nemotron3-super"}, {"nemotron-3-ultra", "nemotron3-ultra"},
+      {"nemotron-3-5-lightning", "nemotron3.5-lightning"}};
+  const auto it = kAliases.find(name);
+  return it == kAliases.end() ? name : it->second;
+}
+
+Result<std::vector<RunRow>> read_blackwell_runs_rows_text(std::string_view text,
+                                                          const std::string& source_name) {
+  csv::CsvReader reader(text, source_name, kMaxRunsFileRows);
+  LLMPLAN_RETURN_IF_ERROR(reader.read_header());
+  enum { kSource, kContainer, kSystem, kGpus, kModel, kSeq, kPrec, kTp, kPp, kCp, kVp, kEp, kEtp,
+         kDp, kMicro, kGlobal, kTps };
+  LLMPLAN_ASSIGN_OR_RETURN(
+      const std::vector<size_t> col,
+      find_columns(reader,
+                   std::vector<const char*>(std::begin(kBlackwellColumns),
+                                            std::end(kBlackwellColumns)),
+                   source_name));
+  const size_t notes_col = optional_column(reader, "notes");
+  std::vector<RunRow> out;
+  while (true) {
+    LLMPLAN_ASSIGN_OR_RETURN(bool more, reader.next());
+    if (!more) break;
+    RunRow r;
+    r.line = reader.line();
+    r.source = reader.cell(col[kSource]);
+    r.release = reader.cell(col[kContainer]);
+    r.system = reader.cell(col[kSystem]);
+    const std::string notes = notes_col == kNoColumn ? "" : lower(reader.cell(notes_col));
+    const std::string model_cell = reader.cell(col[kModel]);
+    const std::string model_l = lower(model_cell);
+    r.model = blackwell_model_name(model_cell);
+    // Counts: a blank or malformed cell is a row the mapping cannot use
+    // (listed), not an error of the file.
+    const auto count = [&](size_t c, int blank) {
+      const std::string& v = reader.cell(col[c]);
+      const std::string l = lower(v);
+      if (v.empty() || l == "n/a") return blank;
+      int x = 0;
+      for (char ch : v) {
+        if (!std::isdigit(static_cast<unsigned char>(ch)) || x > 10000000) return -1;
+        x = x * 10 + (ch - '0');
+      }
+      return x;
+    };
+    r.gpus = count(kGpus, 0);
+    r.seq = count(kSeq, 0);
+    r.tp = count(kTp, 1);
+    r.pp = count(kPp, 1);
+    r.cp = count(kCp, 1);
+    r.vp = count(kVp, 1);   // "n/a": not interleaved
+    r.ep = count(kEp, 1);
+    const int etp = count(kEtp, 1);  // blank: expert TP 1 (the recipes' presets)
+    r.dp = count(kDp, 0);
+    r.micro_batch = count(kMicro, 0);
+    r.global_batch = count(kGlobal, 0);
+    const std::string& tps_cell = reader.cell(col[kTps]);
+    double tps = 0;
+    if (!tps_cell.empty()) {
+      Result<double> v = reader.number(col[kTps]);
+      if (v.ok()) tps = *v;
+    }
+    // The system's cluster preset.
+    const std::string sys = lower(r.system);
+    if (sys == "dgx-b200") {
+      r.cluster = "dgx-b200";
+    } else if (sys == "dgx-gb200" || sys == "gb200 nvl72" || sys == "gb200") {
+      r.cluster = "gb200-nvl72";
+    } else {
+      r.missing.push_back("system " + r.system);
+    }
+    // NVIDIA dgxc-benchmarking is reserved in this project as a blind test:
+    // its row is kept in the file but never fitted nor counted.
+    if (contains(lower(r.source), "dgxc-benchmarking")) r.missing.push_back("reserved source");
+    // Precision.
+    const std::string prec = lower(reader.cell(col[kPrec]));
+    if (contains(prec, "variant in parentheses")) {
+      r.missing.push_back("precision FP8 variant unstated");
+    } else if (starts_with(prec, "bf16")) {
+      r.precision = "bf16";
+    } else if (starts_with(prec, "fp8-mx") || starts_with(prec, "mxfp8")) {
+      r.precision = "fp8-mx";
+    } else if (starts_with(prec, "fp8")) {
+      r.precision = "fp8-current";
+    } else if (starts_with(prec, "nvfp4")) {
+      r.precision = "nvfp4";
+    } else {
+      r.missing.push_back("precision " + reader.cell(col[kPrec]));
+    }
+    // Model variants.
+    if (contains(model_l, "(tokendrop)")) {
+      r.capacity_factor = 1.0;  // Megatron-Bridge token-drop recipes: capacity factor 1.0
+    }
+    if (contains(model_l, "(w/ mtp)")) r.missing.push_back("multi-token prediction");
+    if (etp < 0 || etp > 1) r.missing.push_back("expert tensor parallelism > 1");
+    // Known problems of the sources.
+    if (contains(notes, "swapped") && r.global_batch > 0 && r.global_batch < r.micro_batch) {
+      std::swap(r.global_batch, r.micro_batch);  // as the notes' GA and DP imply
+    }
+    bool layout_ok = true;
+    for (int v : {r.gpus, r.tp, r.pp, r.cp, r.vp, r.ep, r.dp}) layout_ok = layout_ok && v > 0;
+    const bool batch_ok = r.micro_batch > 0 && r.global_batch > 0;
+    const bool counts_ok = layout_ok && batch_ok;
+    if (!layout_ok) r.missing.push_back("layout not stated");
+    if (!batch_ok) r.missing.push_back("batch sizes not stated");
+    if (r.seq <= 0) r.missing.push_back("seq not stated");
+    // (The 25.04.rc2 long-sequence table gives model TFLOPs only.)
+    if (!(tps > 0)) r.missing.push_back("tokens/s not stated");
+    if (layout_ok && static_cast<double>(r.tp) * r.pp * r.cp * r.dp != r.gpus) {
+      r.missing.push_back("inconsistent layout (tp x pp x cp x dp != GPUs)");
+    }
+    // The notes' gradient accumulation ("GA=N") must agree with the batches.
+    const int ga = number_after(notes, "ga=");
+    if (counts_ok && (r.global_batch % (static_cast<int64_t>(r.micro_batch) * r.dp) != 0 ||
+                      (ga > 0 && static_cast<int64_t>(r.micro_batch) * r.dp * ga !=
+                                     r.global_batch))) {
+      r.missing.push_back("inconsistent batch (GBS != MBS x DP x GA)");
+    }
+    if (counts_ok && r.seq > 0 && tps > 0) {
+      r.measured_step_s = static_cast<double>(r.global_batch) * r.seq / (tps * r.gpus);
+    }
+    // Sharding, recompute and overlaps: the Megatron-Bridge performance
+    // recipes (runs_file.h), read at NVIDIA-NeMo/Megatron-Bridge
+    //   @2afd2d34f7d7 scripts/performance/utils/utils.py (WorkloadBaseConfig:
+    //     recompute_modules / recompute_num_layers None, moe_a2a_overlap False),
+    //   @00919dcf1fe1 scripts/performance/configs/llama/llama3_workload_base_configs.py
+    //     (Llama 3 8B / 70B on B200 and GB200: no recompute; 70B BF16 / FP8-CS
+    //     use_megatron_fsdp, with cpu_offloading_num_layers, not modelled),
+    //   @01b2977e518f scripts/performance/configs/qwen/qwen3_workload_base_configs.py
+    //     (Qwen3 on B200 / GB200: no recompute, moe_a2a_overlap False),
+    //   @07eea52d4523 scripts/performance/configs/gpt_oss/gpt_oss_workload_base_configs.py
+    //     (GPT-OSS 120B on B200 / GB200: recompute_modules [layernorm, moe_act];
+    //     GB200 at GBS 1280: moe_a2a_overlap True, and the MXFP8 one
+    //     recompute_modules []).
+    // Distributed optimizer with gradient-reduce / parameter-gather overlap and
+    // TP-comm overlap for dense models with tp > 1: what the H100 file read from
+    // the same repository's Llama recipes (data/h100/README.md); MoE recipes
+    // turn TP-comm overlap off (map_published_run).
+    const int fsdp = number_after(notes, "fsdp=");
+    if (fsdp > 0) {
+      r.fsdp = "zero3 Megatron-FSDP";
+      // The Megatron-FSDP recipes of these models offload activations of
+      // some layers to host memory (cpu_offloading_num_layers: Llama 3 70B
+      // GB200 BF16 20, FP8-CS 40, B200 FP8-CS 5; Llama 3.1 405B GB200 FP8-CS
+      // 92; @00919dcf1fe1 llama3_workload_base_configs.py, @0013c9a8ed4d
+      // llama31_workload_base_configs.py): not modelled, the row would not
+      // fit. The NeMo 25.04 / 25.07 FSDP rows are read likewise (their
+      // recipes are not in the stored sources).
+      if (r.model == "llama3-70b" || r.model == "llama3.1-405b") {
+        r.missing.push_back("activation CPU offloading");
+      }
+    } else {
+      r.fsdp = "zero1";
+    }
+    r.overlaps = "overlap_grad_reduce overlap_param_gather";
+    if (r.tp > 1) r.overlaps += " --tp-comm-overlap";
+    r.recompute = "none";
+    const bool gb200 = r.cluster == "gb200-nvl72";
+    if (r.model == "gpt-oss-120b") {
+      const bool gbs1280 = r.global_batch == 1280;
+      r.recompute = gb200 && gbs1280 && r.precision == "fp8-mx" ? "none" : "selective";
+      if (gb200 && gbs1280) r.overlaps += " moe_a2a_overlap=True";
+    }
+    // The row's name: model, system, release, precision, GPUs, line.
+    std::string rel = r.release.substr(0, r.release.find(" ("));
+    for (char& c : rel) c = c == ' ' ? '-' : static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    r.name = r.model + (r.capacity_factor > 0 ? "-tokendrop" : "") + "_" + lower(r.system) + "_" +
+             rel + "_" + (r.precision.empty() ? std::string("other") : r.precision) + "_" +
+             std::to_string(r.gpus) + "gpu_l" + std::to_string(r.line);
+    for (char& c : r.name) {
+      if (c == ' ') c = '-';
+    }
+    out.push_back(std::move(r));
+  }
+  if (out.empty()) return Status::parse_error(source_name + ": no data rows after the header");
+  return out;
 }
 
 Result<std::vector<ModelRow>> read_models_csv_text(std::string_view text,
@@ -244,6 +533,7 @@ Result<std::vector<ModelRow>> read_models_csv_text(std::string_view text,
     } else if (notes != kNoColumn) {
       window_from_notes(reader.cell(notes), &m.sliding_window, &m.full_attention_every);
     }
+    if (notes != kNoColumn) m.missing_features = missing_from_notes(reader.cell(notes));
     out.push_back(std::move(m));
   }
   if (out.empty()) return Status::parse_error(source_name + ": no data rows after the header");
@@ -314,12 +604,10 @@ Result<PublishedRun> map_published_run(const RunRow& row, const std::vector<Mode
                                        const std::string& file, const presets::Catalog& catalog,
                                        const std::string& cluster) {
   const std::string where = file + ":" + std::to_string(row.line);
+  // The Blackwell form: each row names its own cluster (RunRow::cluster).
+  const bool blackwell = !row.cluster.empty() || !row.release.empty();
   const auto m = std::find_if(models.begin(), models.end(),
                               [&](const ModelRow& x) { return x.name == row.model; });
-  if (m == models.end()) {
-    return Status::not_found(where + ": column \"model\": \"" + row.model +
-                             "\" is not in the models table");
-  }
   PublishedRun out;
   out.line = row.line;
   out.file = file;
@@ -327,6 +615,22 @@ Result<PublishedRun> map_published_run(const RunRow& row, const std::vector<Mode
   out.model = row.model;
   out.source = source_id(row.source);
   out.measured_step_s = row.measured_step_s;
+  out.release = row.release;
+  out.system = row.system;
+  out.cluster = row.cluster;
+  if (m == models.end()) {
+    if (!blackwell) {
+      return Status::not_found(where + ": column \"model\": \"" + row.model +
+                               "\" is not in the models table");
+    }
+    out.missing = row.missing;
+    out.missing.push_back("model " + row.model + " not in the models table");
+    return out;
+  }
+  out.missing = row.missing;
+  if (blackwell && !row.cluster.empty() && !catalog.cluster(row.cluster).ok()) {
+    out.missing.push_back("cluster preset " + row.cluster);
+  }
 
   simulator::Precision precision = simulator::Precision::kBf16;
   // FP8 rows: "fp8-current" (Megatron-Bridge's current scaling); a row that
@@ -341,9 +645,22 @@ Result<PublishedRun> map_published_run(const RunRow& row, const std::vector<Mode
     precision = simulator::Precision::kNvfp4;
   } else if (starts_with(row.precision, "fp16")) {
     precision = simulator::Precision::kFp16;
-  } else if (!starts_with(row.precision, "bf16")) {
+  } else if (row.precision == "nvfp4") {
+    // Through the plan's own precision parser: expressible as soon as the
+    // simulator has the precision.
+    simulator::Plan probe;
+    boost::json::object o;
+    o["precision"] = "nvfp4";
+    if (simulator::apply_plan_json(o, "precision", &probe).ok()) {
+      precision = probe.precision;
+    } else {
+      out.missing.push_back("precision nvfp4");
+    }
+  } else if (!starts_with(row.precision, "bf16") && !(blackwell && row.precision.empty())) {
+    // (A Blackwell-form row without a precision already lists why.)
     out.missing.push_back("precision " + row.precision.substr(0, row.precision.find(' ')));
   }
+  for (const std::string& f : m->missing_features) out.missing.push_back(f);
   const bool moe = m->moe_experts > 0;
   if (row.ep > 1 && !moe) out.missing.push_back("ep > 1 on a dense model");
   int moe_every = 1, moe_first_dense = 0;
@@ -386,7 +703,12 @@ Result<PublishedRun> map_published_run(const RunRow& row, const std::vector<Mode
     model.moe_layer_every = moe_every;
     model.moe_first_dense = moe_first_dense;
     model.moe_router = simulator::MoeRouter::kSoftmax;
-    model.moe_capacity_factor = 0;  // dropless, as the published MoE rows ran
+    // Dropless, as the published MoE rows ran, except the Blackwell form's
+    // "(tokendrop)" rows (RunRow::capacity_factor).
+    model.moe_capacity_factor = row.capacity_factor;
+  } else if (row.capacity_factor > 0) {
+    out.missing.push_back("token dropping on a dense model");
+    return out;
   }
 
   simulator::Plan& plan = out.config.plan;
@@ -430,6 +752,9 @@ Result<PublishedRun> map_published_run(const RunRow& row, const std::vector<Mode
   const bool megatron_fsdp = plan.zero_stage >= 2 && contains(fsdp, "megatron-fsdp");
   plan.tp_comm_overlap =
       row.tp > 1 && (contains(ov, "tp-comm overlap on") || contains(ov, "--tp-comm-overlap"));
+  // Blackwell form: the Megatron-Bridge MoE recipes (Qwen3: CommOverlapConfig(
+  // tp_comm_overlap=False), data/h100/README.md) run TP without the overlap.
+  if (blackwell && moe) plan.tp_comm_overlap = false;
   plan.overlap_grad_reduce = torch_fsdp || megatron_fsdp || contains(ov, "overlap_grad_reduce") ||
                              contains(ov, "overlap-grad-reduce") || contains(ov, "grad-reduce");
   plan.overlap_param_gather = torch_fsdp || megatron_fsdp || contains(ov, "overlap_param_gather") ||
@@ -464,7 +789,8 @@ Result<PublishedRun> map_published_run(const RunRow& row, const std::vector<Mode
   }
   // Llama-style models (SwiGLU) train without dropout in NeMo's and
   // Megatron-Bridge's recipes (hidden and attention dropout 0).
-  if ((out.source == "NeMo" || out.source == "Megatron-Bridge") && m->activation == "swiglu") {
+  if ((out.source == "NeMo" || out.source == "Megatron-Bridge" || blackwell) &&
+      m->activation == "swiglu") {
     plan.dropout = false;
   }
   // llm-foundry's MPT recipes train without dropout (resid/emb/attn pdrop 0)
@@ -477,10 +803,18 @@ Result<PublishedRun> map_published_run(const RunRow& row, const std::vector<Mode
   // Megatron-Core's default gradient bucket: 40M parameters of fp32 grads.
   if (plan.overlap_grad_reduce && !torch_fsdp) plan.grad_bucket_bytes = 40'000'000LL * 4;
 
-  LLMPLAN_ASSIGN_OR_RETURN(out.config.cluster, catalog.cluster(cluster));
+  LLMPLAN_ASSIGN_OR_RETURN(out.config.cluster,
+                           catalog.cluster(row.cluster.empty() ? cluster : row.cluster));
   const int per_node = number_after(row.gpus_per_node, "");
   if (per_node > 0) out.config.cluster.gpus_per_node = per_node;
   Status valid = presets::validate(out.config);
+  if (!valid.ok() && blackwell) {
+    // A published layout the simulator's checks refuse is a row the mapping
+    // cannot use (listed), not an error of the file.
+    out.missing.push_back("invalid layout (" + valid.message() + ")");
+    out.config = presets::SimConfig();
+    return out;
+  }
   if (!valid.ok()) return valid.with_prefix(where + ": " + row.name);
   return out;
 }
@@ -492,7 +826,12 @@ Result<std::vector<PublishedRun>> read_runs_csv_text(std::string_view runs_text,
                                                      const presets::Catalog& catalog) {
   LLMPLAN_ASSIGN_OR_RETURN(std::vector<ModelRow> models,
                            read_models_csv_text(models_text, models_name));
-  LLMPLAN_ASSIGN_OR_RETURN(std::vector<RunRow> rows, read_runs_rows_text(runs_text, runs_name));
+  std::vector<RunRow> rows;
+  if (is_blackwell_runs_csv(runs_text)) {
+    LLMPLAN_ASSIGN_OR_RETURN(rows, read_blackwell_runs_rows_text(runs_text, runs_name));
+  } else {
+    LLMPLAN_ASSIGN_OR_RETURN(rows, read_runs_rows_text(runs_text, runs_name));
+  }
   std::vector<PublishedRun> out;
   for (const RunRow& r : rows) {
     LLMPLAN_ASSIGN_OR_RETURN(PublishedRun p, map_published_run(r, models, runs_name, catalog));
@@ -595,7 +934,8 @@ Result<std::vector<PublishedRun>> read_runs_file(const std::string& path,
   if (!is_runs_csv(text)) {
     return Status::invalid_argument(path +
                                     ": not a runs file (expected a JSON array or the header of "
-                                    "data/h100/published_runs.csv)");
+                                    "data/h100/published_runs.csv or "
+                                    "data/blackwell/published_runs.csv)");
   }
   return read_runs_csv_file(path, models_path, catalog);
 }

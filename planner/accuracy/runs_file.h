@@ -61,6 +61,12 @@ struct ModelRow {
   // full-attention layers from "window_attn_skip_freq K" (or 2 for
   // "alternating layers"), 0 = every layer windowed.
   int sliding_window = 0, full_attention_every = 0;
+  // Features the simulator lacks, from shape notes that start "missing
+  // features: A (...); B (...); ..." (data/blackwell/MODELS.md): the names
+  // A, B (text before the parenthesis), up to the first sentence end; an
+  // item that applies only to some runs ("... in the runs named ...") is
+  // left to the runs file. Every run of the model lists them as missing.
+  std::vector<std::string> missing_features;
 };
 
 // One row of a published-runs CSV, as written (only the columns the mapping
@@ -71,6 +77,15 @@ struct RunRow {
   int gpus = 0, seq = 0, tp = 0, pp = 0, vp = 0, cp = 0, dp = 0, ep = 0;
   int micro_batch = 0, global_batch = 0;
   double measured_step_s = 0;
+  // The Blackwell form (data/blackwell/published_runs.csv) only; empty / 0
+  // for the H100 form.
+  std::string release;   // the "container" cell: the software release
+  std::string system;    // the "system" cell (DGX-B200, DGX-GB200, ...)
+  std::string cluster;   // the cluster preset the system maps to
+  double capacity_factor = 0;  // "(tokendrop)" rows: MoE capacity factor
+  // Reasons the row cannot be mapped ("reserved source", "inconsistent
+  // layout ...", "token dropping", ...), listed as its missing features.
+  std::vector<std::string> missing;
 };
 
 // One measured run of a runs file, mapped.
@@ -81,6 +96,13 @@ struct PublishedRun {
   std::string model;                 // the row's model (CSV) or the config's model name (JSON)
   std::string source;                // short source id (e.g. "llm-foundry", "Megatron-LM")
   double measured_step_s = 0;
+  // The software release the run was measured on (the Blackwell form's
+  // "container" cell, e.g. "NeMo 26.04.01 (Megatron-Bridge)"); empty for the
+  // H100 form and the JSON form.
+  std::string release;
+  // The row's system (Blackwell form; e.g. "DGX-B200") and the cluster
+  // preset it maps to ("dgx-b200", "gb200-nvl72"); empty otherwise.
+  std::string system, cluster;
   // Features the simulator lacks for this row ("precision fp4",
   // "activation squared-relu", "moe_layer_pattern X", ...);
   // empty when the row is expressible, and only then is `config` set.
@@ -93,9 +115,71 @@ struct PublishedRun {
 // else the cell up to its first space.
 std::string source_id(std::string_view source_cell);
 
-// True when the first line of `text` is a published-runs CSV header (it has
-// the columns "name", "model", "measured_step_s" and "fsdp").
+// True when the first line of `text` is a published-runs CSV header: the
+// H100 form (the columns "name", "model", "measured_step_s" and "fsdp") or
+// the Blackwell form (is_blackwell_runs_csv).
 bool is_runs_csv(std::string_view text);
+
+// True when the first line of `text` is the header of the Blackwell form,
+// data/blackwell/published_runs.csv: the columns "source", "container",
+// "system", "num_gpus", "model", "seq", "precision", "tp", "pp", "cp", "vp",
+// "ep", "etp", "dp", "micro_batch", "global_batch" and
+// "tokens_per_s_per_gpu" (others, e.g. "notes", are read when present).
+bool is_blackwell_runs_csv(std::string_view text);
+
+// The numeric components of a release ("NeMo 26.04.01 (Megatron-Bridge)" ->
+// {26, 4, 1}; "NeMo 26.04" -> {26, 4, 0}; "NeMo 25.04.rc2" -> {25, 4, -1, 2}:
+// a release candidate sorts before its release); {} when the cell names no NeMo release (e.g. "MCore
+// dev + TE 2.9-based (2025)"). Compare with std::vector's operator<.
+std::vector<int> release_version(std::string_view release);
+
+// The models-table name of a Blackwell-form model cell: lower case, '_' and
+// ' ' -> '-', "(...)" suffixes dropped, then the aliases of the sources
+// ("LLAMA3-405B" / "LLAMA3.1_405B" -> "llama3.1-405b", "DeepSeekV3" ->
+// "deepseek-v3", "Nemotron-15B" -> "nemotron4-15b", "LLAMA4-Scout-LLM" ->
+// "llama4-scout", "GPT3-175B" -> "gpt3-175b", ...).
+std::string blackwell_model_name(std::string_view cell);
+
+// Parses the Blackwell form into rows for map_published_run (never an error
+// for a row it cannot map consistently: such rows carry RunRow::missing):
+//  - step time = global_batch * seq / (tokens_per_s_per_gpu * num_gpus);
+//  - system DGX-B200 -> cluster "dgx-b200"; DGX-GB200, GB200 NVL72, GB200
+//    -> "gb200-nvl72"; another system -> missing "system X";
+//  - model: blackwell_model_name(); "(tokendrop)" -> capacity factor 1 with
+//    token dropping (Megatron-Bridge's token-drop recipes:
+//    moe_expert_capacity_factor 1.0, moe_pad_expert_input_to_capacity);
+//    "(w/ MTP)" -> missing "multi-token prediction"; "(w/o MTP)" plain;
+//  - precision BF16 -> bf16; FP8, FP8-CS ... -> fp8 current scaling; FP8-MX,
+//    MXFP8 -> fp8 with the mxfp8 recipe; NVFP4 -> "nvfp4", read by the plan's
+//    JSON precision parser (missing "precision nvfp4" while it has no such
+//    precision); the 25.07 "FP8 variant in parentheses" rows (recipe not in
+//    the stored excerpt) -> missing "precision FP8 variant unstated";
+//  - vp "n/a" or blank -> 1; etp blank -> 1 (etp > 1 -> missing "expert
+//    tensor parallelism > 1"); ep blank -> 1;
+//  - known problems of the sources: tp * pp * cp * dp != num_gpus (the
+//    25.04.rc2 long-sequence table) -> missing "inconsistent layout";
+//    global_batch not a multiple of micro_batch * dp, or not micro_batch *
+//    dp * GA where the notes state "GA=N" -> missing "inconsistent batch";
+//    GBS and MBS printed swapped (notes "swapped",
+//    GBS < MBS) -> swapped back, as the notes' GA and DP imply; a blank seq
+//    or throughput -> missing "seq not stated" / "throughput not stated";
+//  - a layout the simulator's checks refuse (e.g. vp > 1 with pp 1) ->
+//    missing "invalid layout (the check's message)";
+//  - NVIDIA dgxc-benchmarking rows -> missing "reserved source" (a blind
+//    test of this project: never fitted nor counted in an accuracy figure);
+//  - recompute, sharding and overlaps from the Megatron-Bridge performance
+//    recipes (runs_file.cc names the files and commits): the distributed
+//    optimizer with gradient-reduce and parameter-gather overlap; TP
+//    communication overlap where tp > 1; Megatron-FSDP (zero3) where the
+//    notes say "FSDP=N" with N > 0 (Llama 3 70B / 3.1 405B: missing
+//    "activation CPU offloading", which those recipes use); GPT-OSS 120B: selective recompute
+//    (layernorm, moe_act) except the GB200 MXFP8 recipe at GBS 1280 (none);
+//    MoE all-to-all overlap for GPT-OSS 120B on GB200 at GBS 1280; every
+//    other recipe: no recompute, no MoE all-to-all overlap (WorkloadBaseConfig
+//    defaults).
+// Errors: a missing column, no rows.
+Result<std::vector<RunRow>> read_blackwell_runs_rows_text(std::string_view text,
+                                                          const std::string& source_name);
 
 // Parses a models table. Errors (one line, "FILE:LINE: column "NAME": ..."):
 // a missing column, a bad number, a duplicated model name, no rows, an MoE
@@ -192,8 +276,12 @@ Result<PublishedRun> map_published_run(const RunRow& row, const std::vector<Mode
                                        const std::string& file, const presets::Catalog& catalog,
                                        const std::string& cluster = "dgx-h100");
 
-// Reads a published-runs CSV and its models table (models_path empty:
-// models.csv beside `path`) and maps every row.
+// Reads a published-runs CSV (either form) and its models table
+// (models_path empty: models.csv beside `path`) and maps every row. In the
+// Blackwell form each row maps onto its own cluster (RunRow::cluster); a
+// model the table lacks -> missing "model X not in the models table", a
+// cluster the catalog lacks -> missing "cluster preset X" (both become
+// expressible once added).
 Result<std::vector<PublishedRun>> read_runs_csv_file(const std::string& path,
                                                      const std::string& models_path,
                                                      const presets::Catalog& catalog);

@@ -32,15 +32,19 @@ struct Group {
   std::vector<size_t> index;
 };
 std::vector<std::pair<std::string, std::vector<Group>>> groupings(
-    const std::vector<AccuracyCase>& cases) {
+    const std::vector<AccuracyCase>& cases, const std::vector<bool>& latest) {
   std::vector<std::pair<std::string, std::vector<Group>>> out;
   for (size_t i = 0; i < cases.size(); ++i) {
-    const auto keys = feature_groups(cases[i]);
-    if (out.empty()) {
-      for (const auto& [name, key] : keys) out.push_back({name, {}});
-    }
+    // Cases with a release have more groupings: found by name.
+    const auto keys = feature_groups(cases[i], latest.empty() || latest[i]);
     for (size_t g = 0; g < keys.size(); ++g) {
-      std::vector<Group>& groups = out[g].second;
+      auto named = std::find_if(out.begin(), out.end(),
+                                [&](const auto& x) { return x.first == keys[g].first; });
+      if (named == out.end()) {
+        out.push_back({keys[g].first, {}});
+        named = out.end() - 1;
+      }
+      std::vector<Group>& groups = named->second;
       auto it = std::find_if(groups.begin(), groups.end(),
                              [&](const Group& x) { return x.key == keys[g].second; });
       if (it == groups.end()) {
@@ -138,43 +142,155 @@ std::string missing_text(const std::vector<std::string>& missing) {
 
 }  // namespace
 
+namespace {
+// The release sections of the report: leave-one-release-out and stack
+// drift (empty for runs without releases).
+std::string release_sections(const RunsValidation& v, bool md) {
+  const std::vector<ReleaseDrift> drift = release_drift(v.cases, v.predicted, v.latest);
+  bool any = false;
+  for (const ReleaseDrift& d : drift) any = any || !d.release.empty();
+  if (!any) return "";
+  std::string out;
+  if (!v.by_release.releases.empty()) {
+    const HeldOut& lo = v.by_release.leave_one_out;
+    reports::Table t({"held-out release", "rows", "evaluated", "MAPE"});
+    for (size_t k = 0; k < v.by_release.releases.size(); ++k) {
+      std::vector<double> p, m;
+      int rows = 0;
+      for (size_t i = 0; i < v.cases.size(); ++i) {
+        if (lo.fold[i] != static_cast<int>(k)) continue;
+        ++rows;
+        if (!std::isfinite(lo.predicted[i])) continue;
+        p.push_back(lo.predicted[i]);
+        m.push_back(v.cases[i].run.iteration_time_s);
+      }
+      t.add_row({v.by_release.releases[k], std::to_string(rows), std::to_string(p.size()),
+                 p.empty() ? "n/a" : pct(summarise(p, m).mape)});
+    }
+    out += md ? "\n## Leave-one-release-out\n\nEach release's rows predicted by a fit on the "
+                "dense rows of the other releases (rows of a GPU no other release trains are "
+                "not evaluated):\n\n" + t.markdown() + "\n"
+              : "\nleave-one-release-out (each release predicted by a fit on the others):\n" +
+                    t.text() + "\n";
+  }
+  reports::Table t({"release", "gpu", "rows", "calibration rows", "measured/predicted",
+                    "in-sample MAPE"});
+  for (const ReleaseDrift& d : drift) {
+    if (d.release.empty()) continue;
+    char r[32];
+    std::snprintf(r, sizeof r, "%.3f", d.measured_over_predicted);
+    t.add_row({d.release, d.gpu, std::to_string(d.rows), d.latest ? "yes" : "no (older)", r,
+               pct(d.mape)});
+  }
+  out += md ? "\n## Stack drift\n\nGeometric mean of measured / predicted per release (the "
+              "constants in effect; > 1: the release ran slower than predicted). Calibration "
+              "rows: the latest release of each (system, model, precision); older releases are "
+              "their own groups:\n\n" + t.markdown() + "\n"
+            : "\nstack drift (measured/predicted per release; calibration rows = the latest "
+              "release of each system, model and precision):\n" + t.text() + "\n";
+  return out;
+}
+}  // namespace
+
 Result<HeldOut> cross_validate(
     const std::vector<AccuracyCase>& cases, const std::vector<int>& fold, int folds,
     const AccuracyConstants& initial, const CalibrationOptions& options,
     const std::function<void(int, const CalibrationResult&, const std::vector<double>&,
-                             const std::vector<double>&)>& on_fold) {
+                             const std::vector<double>&)>& on_fold,
+    const std::vector<bool>* trainable, bool lenient) {
   HeldOut out;
   out.folds = folds;
   out.fold = fold;
-  out.predicted.assign(cases.size(), 0.0);
-  for (int f = 0; f < folds; ++f) {
-    const auto t0 = std::chrono::steady_clock::now();
-    std::vector<AccuracyCase> train, test;
-    std::vector<size_t> test_index;
-    for (size_t i = 0; i < cases.size(); ++i) {
-      if (fold[i] == f) {
-        test.push_back(cases[i]);
-        test_index.push_back(i);
-      } else if (!cases[i].config.model.is_moe()) {
-        // MoE rows are predicted, never fitted: the constants describe dense
-        // layers (calibrate leaves them out too).
-        train.push_back(cases[i]);
+  out.predicted.assign(cases.size(), std::nan(""));
+  out.seconds.assign(static_cast<size_t>(std::max(folds, 0)), 0.0);
+  // The GPUs, in order of first appearance: each is cross-validated alone.
+  std::vector<std::string> gpus;
+  for (const AccuracyCase& c : cases) {
+    if (std::find(gpus.begin(), gpus.end(), c.config.cluster.gpu.name) == gpus.end()) {
+      gpus.push_back(c.config.cluster.gpu.name);
+    }
+  }
+  for (const std::string& gpu : gpus) {
+    AccuracyConstants start = initial;
+    if (gpus.size() > 1) {
+      for (const AccuracyCase& c : cases) {
+        if (c.config.cluster.gpu.name == gpu) {
+          start = constants_of(c);
+          break;
+        }
       }
     }
-    if (test.empty() || train.empty()) {
-      return Status::invalid_argument("--folds: fold " + std::to_string(f) + " of " +
-                                      std::to_string(folds) + " has " +
-                                      (test.empty() ? "no rows"
-                                                     : "every dense row (MoE rows are not fitted)") +
-                                      "; give fewer folds");
+    for (int f = 0; f < folds; ++f) {
+      const auto t0 = std::chrono::steady_clock::now();
+      std::vector<AccuracyCase> train, test;
+      std::vector<size_t> test_index;
+      for (size_t i = 0; i < cases.size(); ++i) {
+        if (cases[i].config.cluster.gpu.name != gpu) continue;
+        if (fold[i] == f) {
+          test.push_back(cases[i]);
+          test_index.push_back(i);
+        } else if (!cases[i].config.model.is_moe() &&
+                   (trainable == nullptr || (*trainable)[i])) {
+          // MoE rows are predicted, never fitted: the constants describe
+          // dense layers (calibrate leaves them out too).
+          train.push_back(cases[i]);
+        }
+      }
+      if (test.empty() && gpus.size() > 1) continue;  // no row of this GPU in the fold
+      if (train.empty() && lenient && !test.empty()) continue;  // predictions stay NaN
+      if (test.empty() || train.empty()) {
+        return Status::invalid_argument(
+            "--folds: fold " + std::to_string(f) + " of " + std::to_string(folds) + " has " +
+            (test.empty() ? "no rows"
+                          : "every trainable dense row" +
+                                (gpus.size() > 1 ? " of GPU " + gpu : std::string()) +
+                                " (MoE rows and older releases are not fitted)") +
+            "; give fewer folds");
+      }
+      LLMPLAN_ASSIGN_OR_RETURN(CalibrationResult fit, calibrate(train, start, options));
+      apply_constants(fit.constants, &test);
+      LLMPLAN_ASSIGN_OR_RETURN(std::vector<double> p, predict_iteration_times(test, nullptr));
+      for (size_t j = 0; j < p.size(); ++j) out.predicted[test_index[j]] = p[j];
+      out.seconds[static_cast<size_t>(f)] +=
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      if (on_fold) on_fold(f, fit, p, measured_of(test));
     }
-    LLMPLAN_ASSIGN_OR_RETURN(CalibrationResult fit, calibrate(train, initial, options));
-    apply_constants(fit.constants, &test);
-    LLMPLAN_ASSIGN_OR_RETURN(std::vector<double> p, predict_iteration_times(test, nullptr));
-    for (size_t j = 0; j < p.size(); ++j) out.predicted[test_index[j]] = p[j];
-    out.seconds.push_back(
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
-    if (on_fold) on_fold(f, fit, p, measured_of(test));
+  }
+  return out;
+}
+
+int finite_count(const std::vector<double>& values) {
+  int n = 0;
+  for (double v : values) n += std::isfinite(v) ? 1 : 0;
+  return n;
+}
+
+std::vector<ReleaseDrift> release_drift(const std::vector<AccuracyCase>& cases,
+                                        const std::vector<double>& predicted,
+                                        const std::vector<bool>& latest) {
+  std::vector<ReleaseDrift> out;
+  std::vector<double> log_sum;
+  for (size_t i = 0; i < cases.size(); ++i) {
+    if (!std::isfinite(predicted[i]) || !(predicted[i] > 0)) continue;
+    const bool is_latest = latest.empty() || latest[i];
+    const std::string& gpu = cases[i].config.cluster.gpu.name;
+    auto it = std::find_if(out.begin(), out.end(), [&](const ReleaseDrift& d) {
+      return d.release == cases[i].release && d.gpu == gpu && d.latest == is_latest;
+    });
+    if (it == out.end()) {
+      out.push_back({cases[i].release, gpu, is_latest, 0, 0, 0});
+      log_sum.push_back(0);
+      it = out.end() - 1;
+    }
+    const size_t k = static_cast<size_t>(it - out.begin());
+    const double meas = cases[i].run.iteration_time_s;
+    ++it->rows;
+    log_sum[k] += std::log(meas / predicted[i]);
+    it->mape += std::abs(predicted[i] - meas) / meas;
+  }
+  for (size_t k = 0; k < out.size(); ++k) {
+    out[k].measured_over_predicted = std::exp(log_sum[k] / out[k].rows);
+    out[k].mape /= out[k].rows;
   }
   return out;
 }
@@ -211,7 +327,7 @@ Result<std::string> runs_validation_json(const RunsValidation& v) {
     o["held_out"] = nullptr;
   }
   boost::json::object groups;
-  for (const auto& [name, list] : groupings(v.cases)) {
+  for (const auto& [name, list] : groupings(v.cases, v.latest)) {
     boost::json::array a;
     for (const Group& g : list) {
       boost::json::object e;
@@ -256,6 +372,9 @@ Result<std::string> runs_validation_json(const RunsValidation& v) {
     e["name"] = c.name;
     e["model"] = c.config.model.name;
     e["source"] = c.origin;
+    e["release"] = c.release;
+    e["latest_release"] = v.latest.empty() || v.latest[i];
+    e["precision"] = precision_recipe(c);
     e["line"] = c.run.line;
     e["gpus"] = p.world_size();
     e["t"] = p.tensor_parallel;
@@ -293,6 +412,7 @@ Result<std::string> runs_validation_json(const RunsValidation& v) {
     boost::json::object e;
     e["name"] = r.name;
     e["source"] = r.source;
+    e["release"] = r.release;
     e["line"] = r.line;
     boost::json::array m;
     for (const std::string& s : r.missing) m.push_back(boost::json::string(s));
@@ -316,6 +436,52 @@ Result<std::string> runs_validation_json(const RunsValidation& v) {
   } else {
     o["band_coverage"] = nullptr;
   }
+  if (!v.by_release.releases.empty()) {
+    const HeldOut& lo = v.by_release.leave_one_out;
+    boost::json::object r;
+    boost::json::array list;
+    std::vector<double> all_p, all_m;
+    for (size_t k = 0; k < v.by_release.releases.size(); ++k) {
+      std::vector<double> p, m;
+      int rows = 0;
+      for (size_t i = 0; i < v.cases.size(); ++i) {
+        if (lo.fold[i] != static_cast<int>(k)) continue;
+        ++rows;
+        if (!std::isfinite(lo.predicted[i])) continue;
+        p.push_back(lo.predicted[i]);
+        m.push_back(meas[i]);
+      }
+      all_p.insert(all_p.end(), p.begin(), p.end());
+      all_m.insert(all_m.end(), m.begin(), m.end());
+      boost::json::object e;
+      e["release"] = v.by_release.releases[k];
+      e["rows"] = rows;
+      e["evaluated"] = p.size();
+      e["mape"] = p.empty() ? boost::json::value(nullptr) : boost::json::value(summarise(p, m).mape);
+      list.push_back(std::move(e));
+    }
+    r["rows"] = v.cases.size();
+    r["evaluated"] = all_p.size();
+    r["mape"] = all_p.empty() ? boost::json::value(nullptr)
+                              : boost::json::value(summarise(all_p, all_m).mape);
+    r["releases"] = std::move(list);
+    o["leave_one_release_out"] = std::move(r);
+  } else {
+    o["leave_one_release_out"] = nullptr;
+  }
+  boost::json::array drift;
+  for (const ReleaseDrift& d : release_drift(v.cases, v.predicted, v.latest)) {
+    if (d.release.empty()) continue;
+    boost::json::object e;
+    e["release"] = d.release;
+    e["gpu"] = d.gpu;
+    e["calibration_rows"] = d.latest;
+    e["rows"] = d.rows;
+    e["measured_over_predicted"] = d.measured_over_predicted;
+    e["in_sample_mape"] = d.mape;
+    drift.push_back(std::move(e));
+  }
+  o["stack_drift"] = std::move(drift);
   boost::json::array n;
   for (const std::string& s : v.notes) n.push_back(boost::json::string(s));
   o["notes"] = std::move(n);
@@ -346,7 +512,7 @@ std::string runs_validation_report(const RunsValidation& v, bool md) {
   }
   out += item + "predicted not to fit in memory: " + std::to_string(not_fitting(v)) + " of " +
          std::to_string(v.cases.size()) + "\n\n";
-  for (const auto& [name, list] : groupings(v.cases)) {
+  for (const auto& [name, list] : groupings(v.cases, v.latest)) {
     reports::Table t({name, "rows", "in-sample MAPE", "held-out MAPE"});
     for (const Group& g : list) {
       t.add_row({g.key, std::to_string(g.index.size()), pct(mape_of(g.index, v.predicted, v.cases)),
@@ -407,6 +573,7 @@ std::string runs_validation_report(const RunsValidation& v, bool md) {
            std::to_string(simulator::kMinBandSamples) + " rows; simulator/error_band.h):\n" +
            (md ? "\n" : "") + band_coverage_table(band_check(v), md) + "\n";
   }
+  out += release_sections(v, md);
   for (const std::string& n : v.notes) out += (md ? "- note: " : "note: ") + n + "\n";
   return out;
 }
@@ -424,14 +591,16 @@ Result<std::string> runs_validation_csv(const RunsValidation& v) {
   reports::Table t({"name", "source", "line", "gpus", "t", "p", "v", "d", "micro_batch",
                     "global_batch", "seq", "zero_stage", "recompute", "measured_s", "predicted_s",
                     "ape_percent", "held_out_predicted_s", "held_out_ape_percent", "fits",
-                    "missing", "model", "ep", "peak_memory_bytes", "memory_margin_bytes"});
+                    "missing", "model", "ep", "peak_memory_bytes", "memory_margin_bytes",
+                    "release"});
   size_t next = 0;
   for (const PublishedRun& r : v.runs) {
     if (!r.missing.empty()) {
       char m[32];
       std::snprintf(m, sizeof m, "%.3f", r.measured_step_s);
       t.add_row({r.name, r.source, std::to_string(r.line), "", "", "", "", "", "", "", "", "", "",
-                 m, "", "", "", "", "", missing_text(r.missing), r.model, "", "", ""});
+                 m, "", "", "", "", "", missing_text(r.missing), r.model, "", "", "",
+                 r.release});
       continue;
     }
     const size_t i = next++;
@@ -454,7 +623,7 @@ Result<std::string> runs_validation_csv(const RunsValidation& v) {
                simulator::to_string(p.recompute), m, pr, e, hp, he, v.fits[i] ? "true" : "false",
                "", c.config.model.name, std::to_string(p.expert_parallel),
                bytes_text(v.peak_memory_bytes[i]),
-               bytes_text(v.memory_capacity_bytes[i] - v.peak_memory_bytes[i])});
+               bytes_text(v.memory_capacity_bytes[i] - v.peak_memory_bytes[i]), c.release});
   }
   return t.csv();
 }

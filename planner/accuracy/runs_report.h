@@ -32,12 +32,51 @@ struct HeldOut {
 // empty) gets each fold's index, the fit and its held-out predictions as
 // soon as they are known. InvalidArgument when a fold has no case or no
 // other fold has a dense case (no training data).
+//
+// `trainable` (may be null: every case) narrows the training rows further
+// (the latest release of each group: latest_release_mask()). Cases of
+// several GPUs (a runs file whose rows name their clusters) are
+// cross-validated per GPU: each GPU's folds are fitted on that GPU's rows
+// only, from that GPU's constants (`initial` when there is one GPU); a fold
+// without cases of a GPU is skipped for it. `lenient`: a fold whose other
+// folds have no training row leaves its cases' predictions NaN (count them
+// with finite_count()) instead of failing.
 Result<HeldOut> cross_validate(
     const std::vector<AccuracyCase>& cases, const std::vector<int>& fold, int folds,
     const AccuracyConstants& initial, const CalibrationOptions& options,
     const std::function<void(int fold, const CalibrationResult& fit,
                              const std::vector<double>& test_predicted,
-                             const std::vector<double>& test_measured)>& on_fold);
+                             const std::vector<double>& test_measured)>& on_fold,
+    const std::vector<bool>* trainable = nullptr, bool lenient = false);
+
+// How many of `values` are finite.
+int finite_count(const std::vector<double>& values);
+
+// The software-release view of a runs file whose rows state their release
+// (the Blackwell form): leave-one-release-out predictions and the stack
+// drift of every release.
+struct ReleaseView {
+  std::vector<std::string> releases;  // in order of first appearance
+  HeldOut leave_one_out;              // folds = releases (lenient: NaN where untrainable)
+};
+
+// One release's rows against a prediction, as "stack drift": the geometric
+// mean of measured / predicted over its rows (> 1: the release ran slower
+// than predicted) and its MAPE; `of_latest` whether the rows are the
+// calibration rows (latest_release_mask()).
+struct ReleaseDrift {
+  std::string release;
+  std::string gpu;
+  bool latest = false;
+  int rows = 0;
+  double measured_over_predicted = 0;  // geometric mean
+  double mape = 0;
+};
+// Per (release, GPU, latest or older) in order of first appearance, over the
+// cases whose prediction is finite. Pure.
+std::vector<ReleaseDrift> release_drift(const std::vector<AccuracyCase>& cases,
+                                        const std::vector<double>& predicted,
+                                        const std::vector<bool>& latest);
 
 // Everything validate reports on a runs file.
 struct RunsValidation {
@@ -50,6 +89,11 @@ struct RunsValidation {
   std::vector<double> peak_memory_bytes;      // its peak per device (the busiest stage)
   std::vector<double> memory_capacity_bytes;  // the GPU's memory (fits: peak <= capacity)
   HeldOut held_out;
+  // Runs files with releases: latest_release_mask() of the cases (empty:
+  // every case latest) and the leave-one-release-out view (empty releases:
+  // not run).
+  std::vector<bool> latest;
+  ReleaseView by_release;
   std::vector<std::string> notes;
 };
 

@@ -1,5 +1,6 @@
 // `llmplan validate` and `llmplan calibrate`: the simulator against measured
 // iteration times (planner/accuracy/accuracy.h).
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -86,7 +87,24 @@ Result<std::vector<AccuracyCase>> load_runs_cases(const AccuracyOptions& o,
                                     ": no row the simulator can express (see the missing "
                                     "features with --folds 0)");
   }
-  if (!o.cluster.empty() || !o.gpu.empty()) {
+  // Runs files whose rows name their own cluster (the Blackwell form):
+  // --gpu selects the rows of that GPU kind instead of replacing the GPU.
+  const bool own_clusters = std::any_of(runs->begin(), runs->end(),
+                                        [](const PublishedRun& r) { return !r.cluster.empty(); });
+  if (own_clusters && !o.gpu.empty() && o.cluster.empty()) {
+    LLMPLAN_RETURN_IF_ERROR(catalog.gpu(o.gpu).status());
+    const size_t before = cases.size();
+    std::erase_if(cases,
+                  [&](const AccuracyCase& c) { return c.config.cluster.gpu.name != o.gpu; });
+    if (cases.empty()) {
+      return Status::invalid_argument("--gpu: no expressible row of " + o.files.front() +
+                                      " ran on GPU " + o.gpu);
+    }
+    notes->push_back("--gpu " + o.gpu + ": the " + std::to_string(cases.size()) +
+                     " expressible rows on " + o.gpu + "; " +
+                     std::to_string(before - cases.size()) +
+                     " expressible rows of other GPUs ignored");
+  } else if (!o.cluster.empty() || !o.gpu.empty()) {
     for (AccuracyCase& c : cases) {
       if (!o.cluster.empty()) {
         const int per_node = c.config.cluster.gpus_per_node;
@@ -107,8 +125,9 @@ Result<std::vector<AccuracyCase>> load_runs_cases(const AccuracyOptions& o,
   }
   *gpu_name = cases.front().config.cluster.gpu.name;
   notes->push_back(
-      "mapping of a published-runs row (planner/accuracy/runs_file.h): cluster dgx-h100, 8 GPUs "
-      "per node; bf16; flash attention; interleaved 1F1B when vp > 1; sequence parallelism "
+      std::string("mapping of a published-runs row (planner/accuracy/runs_file.h): ") +
+      (own_clusters ? "each row's own cluster (below)" : "cluster dgx-h100, 8 GPUs per node") +
+      "; bf16; flash attention; interleaved 1F1B when vp > 1; sequence parallelism "
       "whenever tp > 1 (Megatron-Core recipes; --tp-comm-overlap requires it); fsdp zeroN -> "
       "ZeRO stage N (a sharding group smaller than dp -> hybrid sharding); PyTorch FSDP rows "
       "overlap parameter all-gathers and gradient reduce-scatters with compute (FSDP issues them "
@@ -122,6 +141,17 @@ Result<std::vector<AccuracyCase>> load_runs_cases(const AccuracyOptions& o,
       "SwiGLU; selective recompute of layernorm / moe_act -> selective");
   notes->push_back("rows with features the simulator lacks (other precisions or activations, "
                    "an MoE layer pattern it cannot read) are counted and listed, not simulated");
+  if (own_clusters) {
+    notes->push_back(
+        "Blackwell form (data/blackwell/README.md): each row on its own cluster (DGX-B200 -> "
+        "dgx-b200, DGX-GB200 / GB200 NVL72 -> gb200-nvl72); step time = global_batch x seq / "
+        "(tokens/s/GPU x GPUs); distributed optimizer with gradient-reduce and parameter-gather "
+        "overlap, TP-comm overlap where tp > 1, Megatron-FSDP where the notes say FSDP, no "
+        "recompute except GPT-OSS 120B (selective), MoE all-to-all overlap only where the "
+        "Megatron-Bridge performance recipe sets it (planner/accuracy/runs_file.h); "
+        "(tokendrop) rows with capacity factor 1; the dgxc-benchmarking row is reserved "
+        "(a blind test) and never fitted nor counted");
+  }
   return cases;
 }
 
@@ -292,6 +322,18 @@ std::vector<int> folds_of(const std::vector<AccuracyCase>& cases, int k, bool ru
 Status run_validate_runs(const AccuracyOptions& o, const GlobalOptions& global) {
   RunsValidation v;
   LLMPLAN_ASSIGN_OR_RETURN(v.cases, load_runs_cases(o, global, &v.runs, &v.notes, &v.gpu));
+  if (std::any_of(v.cases.begin(), v.cases.end(),
+                  [](const AccuracyCase& c) { return !c.release.empty(); })) {
+    v.latest = latest_release_mask(v.cases);
+    std::vector<std::string> gpus;
+    for (const AccuracyCase& c : v.cases) {
+      if (std::find(gpus.begin(), gpus.end(), c.config.cluster.gpu.name) == gpus.end()) {
+        gpus.push_back(c.config.cluster.gpu.name);
+      }
+    }
+    v.gpu.clear();
+    for (const std::string& g : gpus) v.gpu += (v.gpu.empty() ? "" : ", ") + g;
+  }
   for (const std::string& f : o.files) v.source += (v.source.empty() ? "" : " ") + f;
   LLMPLAN_ASSIGN_OR_RETURN(v.predicted, predict_iteration_times(v.cases, nullptr, &v.fits, &v.peak_memory_bytes,
                                                                    &v.memory_capacity_bytes));
@@ -319,13 +361,33 @@ Status run_validate_runs(const AccuracyOptions& o, const GlobalOptions& global) 
                            const std::vector<double>&) {
                          *stage = "fold " + std::to_string(f + 2) + " of " +
                                   std::to_string(folds) + ": ";
-                       }));
+                       },
+                       v.latest.empty() ? nullptr : &v.latest));
     v.notes.push_back(std::to_string(folds) +
                       "-fold held-out: each fold calibrates (llmplan calibrate's fit, --starts " +
                       std::to_string(o.starts) + ", --max-iterations " +
                       std::to_string(o.max_iterations) +
                       ") on the dense rows of the other folds (mixture-of-experts rows are "
-                      "predicted, never fitted); rows of one configuration share a fold");
+                      "predicted, never fitted); rows of one configuration share a fold" +
+                      (v.latest.empty() ? std::string()
+                                        : "; per GPU kind, fitted on the latest release of "
+                                          "each (system, model, precision) only"));
+    if (!v.latest.empty()) {
+      std::vector<std::string> releases;
+      const std::vector<int> by_release = release_folds(v.cases, &releases);
+      if (releases.size() > 1) {
+        *stage = "leave-one-release-out: ";
+        LLMPLAN_ASSIGN_OR_RETURN(
+            v.by_release.leave_one_out,
+            cross_validate(v.cases, by_release, static_cast<int>(releases.size()),
+                           constants_of(v.cases.front()), copt, nullptr, nullptr,
+                           /*lenient=*/true));
+        v.by_release.releases = releases;
+        v.notes.push_back(
+            "leave-one-release-out: each release's rows predicted by a fit (per GPU kind) on "
+            "the dense rows of every other release");
+      }
+    }
   }
   const bool out_dir = !o.out_dir.empty();
   if (out_dir) {
@@ -429,6 +491,36 @@ Status run_calibrate(const AccuracyOptions& o, const GlobalOptions& global) {
   CalibrationOptions copt = calibration_options(o, cases, progress, stage);
   if (!runs) copt.fit_flash_attention = false;  // vTrain's runs use no flash attention
   const AccuracyConstants initial = constants_of(cases.front());
+  // Runs with releases: the constants represent the latest release of each
+  // (system, model, precision); older releases are predicted, never fitted.
+  const bool releases = std::any_of(cases.begin(), cases.end(),
+                                    [](const AccuracyCase& c) { return !c.release.empty(); });
+  const std::vector<bool> latest = releases ? latest_release_mask(cases) : std::vector<bool>();
+  std::vector<AccuracyCase> all_cases = cases;  // for the stack drift after the fit
+  std::string calibration_releases;
+  if (releases) {
+    std::vector<std::string> seen;
+    long older = 0;
+    for (size_t i = 0; i < cases.size(); ++i) {
+      if (!latest[i]) {
+        ++older;
+      } else if (std::find(seen.begin(), seen.end(), cases[i].release) == seen.end()) {
+        seen.push_back(cases[i].release);
+      }
+    }
+    std::sort(seen.begin(), seen.end(), [](const std::string& a, const std::string& b) {
+      return release_version(a) > release_version(b);
+    });
+    for (const std::string& r : seen) {
+      calibration_releases += (calibration_releases.empty() ? "" : ", ") + r;
+    }
+    const std::string why = std::to_string(older) +
+                            " rows of older releases are not fitted (calibration on the latest "
+                            "release of each system, model and precision: " +
+                            calibration_releases + "); they are reported as stack drift";
+    notes.push_back(why);
+    stream_line(why + "\n");
+  }
 
   if (o.folds > static_cast<int>(cases.size())) {
     return Status::invalid_argument(
@@ -451,7 +543,8 @@ Status run_calibrate(const AccuracyOptions& o, const GlobalOptions& global) {
                          stream_line("fold " + std::to_string(f) + ": in-sample MAPE " +
                                      pct(fit.in_sample_mape) + ", held-out MAPE " +
                                      pct(summarise(p, m).mape) + "\n");
-                       }));
+                       },
+                       releases ? &latest : nullptr));
     const std::vector<double>& held_pred = held.predicted;
     if (runs) {
       char buf[64];
@@ -485,15 +578,88 @@ Status run_calibrate(const AccuracyOptions& o, const GlobalOptions& global) {
                             : ", mixture-of-experts " + group(pe, me) + " (" +
                                   std::to_string(pe.size()) + " rows, predicted, never fitted)") +
                 "\n");
-    stream_line(held_out_report(cases, held.predicted, held.fold, o.folds));
+    if (releases) {
+      // The targets: the latest release, held out, dense and MoE apart.
+      std::vector<double> ld, lmd, le, lme;
+      for (size_t i = 0; i < cases.size(); ++i) {
+        if (!latest[i]) continue;
+        const bool moe = cases[i].config.model.is_moe();
+        (moe ? le : ld).push_back(held_pred[i]);
+        (moe ? lme : lmd).push_back(meas[i]);
+      }
+      stream_line(std::to_string(o.folds) + "-fold held-out MAPE on the latest release: dense " +
+                  group(ld, lmd) + " (" + std::to_string(ld.size()) + " rows), mixture-of-experts " +
+                  group(le, lme) + " (" + std::to_string(le.size()) + " rows)\n");
+      std::vector<std::string> names;
+      const std::vector<int> by_release = release_folds(cases, &names);
+      if (names.size() > 1) {
+        *stage = "leave-one-release-out: ";
+        LLMPLAN_ASSIGN_OR_RETURN(
+            const HeldOut lo,
+            cross_validate(cases, by_release, static_cast<int>(names.size()), initial, copt,
+                           nullptr, nullptr, /*lenient=*/true));
+        for (size_t k = 0; k < names.size(); ++k) {
+          std::vector<double> p, m;
+          for (size_t i = 0; i < cases.size(); ++i) {
+            if (by_release[i] == static_cast<int>(k) && std::isfinite(lo.predicted[i])) {
+              p.push_back(lo.predicted[i]);
+              m.push_back(meas[i]);
+            }
+          }
+          stream_line("leave-one-release-out: " + names[k] + ": MAPE " + group(p, m) + " (" +
+                      std::to_string(p.size()) + " rows predicted by a fit on the other "
+                      "releases)\n");
+        }
+      }
+      // The validation block: the rows the constants represent.
+      std::vector<AccuracyCase> lc;
+      std::vector<double> lp;
+      std::vector<int> lf;
+      for (size_t i = 0; i < cases.size(); ++i) {
+        if (!latest[i]) continue;
+        lc.push_back(cases[i]);
+        lp.push_back(held_pred[i]);
+        lf.push_back(held.fold[i]);
+      }
+      stream_line(held_out_report(lc, lp, lf, o.folds));
+    } else {
+      stream_line(held_out_report(cases, held.predicted, held.fold, o.folds));
+    }
   }
-  // The final fit: the dense rows only.
+  // The final fit: the dense rows only (of the latest release, with releases).
+  if (releases) {
+    std::vector<AccuracyCase> kept;
+    for (size_t i = 0; i < cases.size(); ++i) {
+      if (latest[i]) kept.push_back(std::move(cases[i]));
+    }
+    cases = std::move(kept);
+  }
   std::erase_if(cases, [](const AccuracyCase& c) { return c.config.model.is_moe(); });
+  if (cases.empty()) {
+    return Status::invalid_argument("calibrate: no dense row of the latest release to fit");
+  }
 
   *stage = o.folds > 1 ? "final fit on all rows: " : "";
   copt.on_line = stream_line;
   LLMPLAN_ASSIGN_OR_RETURN(CalibrationResult fit, calibrate(cases, initial, copt));
   std::printf("in-sample MAPE %s over %zu rows\n", pct(fit.in_sample_mape).c_str(), cases.size());
+  if (releases) {
+    // Stack drift: every release against the fitted constants.
+    apply_constants(fit.constants, &all_cases);
+    LLMPLAN_ASSIGN_OR_RETURN(const std::vector<double> p,
+                             predict_iteration_times(all_cases, nullptr));
+    for (const ReleaseDrift& d : release_drift(all_cases, p, latest)) {
+      char buf[256];
+      std::snprintf(buf, sizeof buf,
+                    "stack drift: %s on %s (%s, %d rows): measured/predicted %.3f (%.1f %% %s "
+                    "than the fitted constants predict), MAPE %s\n",
+                    d.release.c_str(), d.gpu.c_str(), d.latest ? "calibration rows" : "older",
+                    d.rows, d.measured_over_predicted,
+                    100 * std::abs(d.measured_over_predicted - 1),
+                    d.measured_over_predicted >= 1 ? "slower" : "faster", pct(d.mape).c_str());
+      stream_line(buf);
+    }
+  }
   if (!o.evaluate.empty()) {
     AccuracyOptions eo = o;
     eo.files = {o.evaluate};
@@ -522,15 +688,20 @@ Status run_calibrate(const AccuracyOptions& o, const GlobalOptions& global) {
   for (const std::string& f : o.files) data += (data.empty() ? "" : " ") + f.substr(f.find_last_of('/') + 1);
   std::string pinned;
   for (const std::string& b : fit.at_bound) pinned += "; " + b;
-  char src[1024];
+  char src[2048];
   std::snprintf(src, sizeof src,
                 "llmplan calibrate %s --gpu %s: Ceres fit on log iteration time (Huber 0.03, best "
                 "%d of %d screened starts polished), robust cost %.4g, in-sample MAPE %.2f %% over "
                 "%zu rows (%s)%s",
                 data.c_str(), gpu_name.c_str(), fit.starts, kCalibrationScreenPoints, fit.cost, 100 * fit.in_sample_mape,
                 cases.size(),
-                runs ? "published runs, the expressible rows; data/h100/README.md for sources and "
-                       "licences"
+                runs ? (releases ? "published runs, the expressible rows of the latest release "
+                                   "of each system, model and precision (" +
+                                       calibration_releases +
+                                       "); data/blackwell/README.md for sources and licences"
+                                 : std::string("published runs, the expressible rows; "
+                                               "data/h100/README.md for sources and licences"))
+                               .c_str()
                      : "vTrain A100 data, MIT",
                 pinned.c_str());
   const std::string net_src =

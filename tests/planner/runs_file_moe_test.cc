@@ -373,13 +373,14 @@ TEST(RunsFile, ValidateGroupsByModel) {
     EXPECT_NE(md.find(name), std::string::npos) << name;
   }
   // CSV: model and ep columns, then the memory check's peak and margin
-  // (capacity - peak, whole bytes; empty for the excluded row).
+  // (capacity - peak, whole bytes; empty for the excluded row), then the
+  // release (empty: the H100 form states none).
   const std::string csv = run("csv");
-  EXPECT_NE(csv.find(",missing,model,ep,peak_memory_bytes,memory_margin_bytes\n"),
+  EXPECT_NE(csv.find(",missing,model,ep,peak_memory_bytes,memory_margin_bytes,release\n"),
             std::string::npos)
       << csv;
   EXPECT_NE(csv.find(",qwen-moe,8,"), std::string::npos) << csv;
-  EXPECT_NE(csv.find(",precision fp4,mpt-7b,,,\n"), std::string::npos) << csv;
+  EXPECT_NE(csv.find(",precision fp4,mpt-7b,,,,\n"), std::string::npos) << csv;
 }
 
 }  // namespace

@@ -41,10 +41,11 @@ TEST(SimulateCli, JsonCarriesTheCaveats) {
 }
 
 TEST(SimulateCli, TextAndMarkdownPrintTheCaveats) {
-  const CliRun b200 = run_simulate(std::string(kSmall) + " --gpu b200");
-  ASSERT_TRUE(b200.status.ok()) << b200.status.message();
-  EXPECT_NE(b200.out.find("caveats:\n  - uncalibrated-gpu: GPU b200"), std::string::npos)
-      << b200.out;
+  // gb300 is derived (never fitted): uncalibrated.
+  const CliRun gb300 = run_simulate(std::string(kSmall) + " --gpu gb300");
+  ASSERT_TRUE(gb300.status.ok()) << gb300.status.message();
+  EXPECT_NE(gb300.out.find("caveats:\n  - uncalibrated-gpu: GPU gb300"), std::string::npos)
+      << gb300.out;
   // The H200's constants are the H100 fit carried over: it says so.
   const CliRun h200 = run_simulate(std::string(kSmall) + " --gpu h200-sxm");
   ASSERT_TRUE(h200.status.ok()) << h200.status.message();

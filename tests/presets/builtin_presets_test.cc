@@ -174,7 +174,8 @@ TEST(BuiltinPresets, ClustersResolveTheirGpuAndPrice) {
 }
 
 // Blackwell: every GPU has its dense FP8 and FP4 peaks (datasheet, sparse /
-// 2) and block scaling; b300/gb300 are derived from b200/gb200, never fitted.
+// 2) and block scaling; b300/gb300 are derived from b200/gb200, never fitted;
+// b200 and gb200 are calibrated (data/blackwell).
 TEST(BuiltinPresets, BlackwellGpusCarryFp8AndFp4PeaksAndTheDerivedOnesSaySo) {
   const Catalog catalog = builtin();
   struct Case {
@@ -189,7 +190,9 @@ TEST(BuiltinPresets, BlackwellGpusCarryFp8AndFp4PeaksAndTheDerivedOnesSaySo) {
     EXPECT_DOUBLE_EQ(g->peak_fp8_flops, c.fp8_pflops * 1e15) << c.name;
     EXPECT_DOUBLE_EQ(g->peak_fp4_flops, c.fp4_pflops * 1e15) << c.name;
     EXPECT_TRUE(g->fp8_block_scaling) << c.name;
-    EXPECT_FALSE(g->validation.calibrated) << c.name;
+    // b200 and gb200 are calibrated on data/blackwell (their latest
+    // releases); the derived ones never are.
+    EXPECT_EQ(g->validation.calibrated, std::string(c.derived_from).empty()) << c.name;
     EXPECT_EQ(g->validation.derived_from, c.derived_from) << c.name;
     // A cited BF16 GEMM ceiling (MAMF) below 1, and no FP4 ceiling: no
     // published figure, so 1 = unknown.

@@ -283,7 +283,7 @@ TEST(Caveats, BuiltinPresetsSayWhatIsCalibrated) {
     EXPECT_LE(g->roofline.flash_attention_efficiency, g->ceilings.flash_attention_efficiency);
     EXPECT_EQ(roofline_caveats(Plan{}, *g, 0.4), 0u);
   }
-  // The H200 carries the H100 fit and says so; the B200 was never fitted.
+  // The H200 carries the H100 fit and says so.
   Result<GpuSpec> h100 = catalog->gpu("h100-sxm");
   Result<GpuSpec> h200 = catalog->gpu("h200-sxm");
   ASSERT_TRUE(h100.ok() && h200.ok());
@@ -292,12 +292,26 @@ TEST(Caveats, BuiltinPresetsSayWhatIsCalibrated) {
   EXPECT_EQ(h200->roofline, h100->roofline);
   EXPECT_EQ(caveat_list(roofline_caveats(Plan{}, *h200, 0.4), *h200, 0.4, Precision::kBf16).at(0).code,
             "uncalibrated-gpu");
-  for (const char* name : {"h200-sxm", "b200"}) {
+  for (const char* name : {"h200-sxm"}) {
     Result<GpuSpec> g = catalog->gpu(name);
     ASSERT_TRUE(g.ok());
     EXPECT_FALSE(g->validation.calibrated) << name;
     EXPECT_TRUE(g->validation.quantiles.empty()) << name;
     EXPECT_FALSE(error_band(*g).known) << name;
+  }
+  // B200 and GB200 are calibrated on data/blackwell (issue 26): a held-out
+  // band, the fitted efficiencies within their cited ceilings.
+  for (const char* name : {"b200", "gb200"}) {
+    Result<GpuSpec> g = catalog->gpu(name);
+    ASSERT_TRUE(g.ok());
+    EXPECT_TRUE(g->validation.calibrated) << name;
+    EXPECT_GE(g->validation.quantiles.size(), 7u) << name;
+    const ErrorBand band = error_band(*g);
+    ASSERT_TRUE(band.known) << name;
+    EXPECT_LT(band.ratio_at(0.1), 1.0) << name;
+    EXPECT_GT(band.ratio_at(0.9), 1.0) << name;
+    EXPECT_LE(g->roofline.gemm_efficiency, g->ceilings.gemm_efficiency) << name;
+    EXPECT_LE(g->roofline.fp8_gemm_efficiency, g->ceilings.fp8_gemm_efficiency) << name;
   }
 }
 

@@ -1,0 +1,428 @@
+// The Blackwell runs CSV (data/blackwell/published_runs.csv): the reader's
+// mapping of each column, the release as data (latest-release calibration
+// rows, leave-one-release-out folds, stack drift), per-GPU cross-validation,
+// and the shipped file.
+#include <gtest/gtest.h>
+
+#include <boost/json.hpp>
+
+#include <cmath>
+#include <fstream>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "planner/accuracy/accuracy.h"
+#include "planner/accuracy/runs_file.h"
+#include "planner/accuracy/runs_report.h"
+#include "planner/cli/command.h"
+#include "presets/catalog.h"
+#include "simulator/strict_json.h"
+#include "simulator/plan_json.h"
+#include "simulator/simulate.h"
+
+namespace llmplan::planner {
+namespace {
+
+constexpr const char* kModels =
+    "model,layers,hidden,heads,kv_heads,head_dim,ffn,vocab,seq,activation,tied_embeddings,"
+    "positions,linear_bias,norm,moe_experts,moe_top_k,moe_expert_ffn,moe_shared_experts,"
+    "moe_layer_pattern,shape_notes\n"
+    "llama3-8b,32,4096,32,8,128,14336,128256,8192,swiglu,false,rotary,false,RMSNorm,0,0,0,0,"
+    "dense (no MoE),\n"
+    "qwen3-30b-a3b,48,2048,32,4,128,6144,151936,4096,swiglu,false,rotary,false,RMSNorm,128,8,"
+    "768,0,every layer MoE,\n"
+    "deepseek-v3,61,7168,128,128,128,18432,129280,4096,swiglu,false,rotary,false,RMSNorm,256,8,"
+    "2048,1,\"first 3 layers dense, then every layer MoE\",\"missing features: multi-head "
+    "latent attention (q_lora_rank 1536; kv_lora_rank 512); multi-token prediction (1 layer) in "
+    "the runs named \"\"w/ MTP\"\". Router: sigmoid.\"\n";
+
+constexpr const char* kHeader =
+    "source,container,system,num_gpus,model,seq,precision,tp,pp,cp,vp,ep,etp,dp,micro_batch,"
+    "global_batch,tokens_per_s_per_gpu,model_tflops_per_gpu,notes\n";
+constexpr const char* kMb = "https://github.com/NVIDIA-NeMo/Megatron-Bridge/blob/x/docs/p.md";
+
+std::string row(const std::string& container, const std::string& system, int gpus,
+                const std::string& model, const std::string& precision, const std::string& tp,
+                const std::string& vp, const std::string& ep, const std::string& etp, int dp,
+                int mbs, int gbs, const std::string& tps, const std::string& notes = "",
+                const std::string& source = kMb) {
+  return "\"" + source + "\"," + container + "," + system + "," + std::to_string(gpus) + "," +
+         model + ",8192," + precision + "," + tp + ",1,1," + vp + "," + ep + "," + etp + "," +
+         std::to_string(dp) + "," + std::to_string(mbs) + "," + std::to_string(gbs) + "," + tps +
+         ",1000,\"" + notes + "\"\n";
+}
+
+Result<std::vector<PublishedRun>> read(const std::string& rows) {
+  Result<presets::Catalog> catalog = presets::Catalog::builtin();
+  if (!catalog.ok()) return catalog.status();
+  return read_runs_csv_text(std::string(kHeader) + rows, "bw.csv", kModels, "models.csv",
+                            *catalog);
+}
+
+bool has(const std::vector<std::string>& v, const std::string& s) {
+  return std::find(v.begin(), v.end(), s) != v.end();
+}
+
+bool nvfp4_parses() {
+  simulator::Plan probe;
+  boost::json::object o;
+  o["precision"] = "nvfp4";
+  return simulator::apply_plan_json(o, "precision", &probe).ok();
+}
+
+TEST(BlackwellRuns, DetectsTheHeader) {
+  const std::string text = std::string(kHeader) +
+                           row("NeMo 26.02", "DGX-B200", 8, "LLAMA3_8B", "BF16", "1", "n/a", "",
+                               "", 8, 2, 128, "30000");
+  EXPECT_TRUE(is_blackwell_runs_csv(text));
+  EXPECT_TRUE(is_runs_csv(text));
+  EXPECT_FALSE(is_blackwell_runs_csv("name,model,measured_step_s,fsdp\n"));
+}
+
+TEST(BlackwellRuns, ReleaseVersionsOrder) {
+  EXPECT_EQ(release_version("NeMo 26.04.01 (Megatron-Bridge)"), (std::vector<int>{26, 4, 1}));
+  EXPECT_EQ(release_version("NeMo 25.04.rc2"), (std::vector<int>{25, 4, -1, 2}));
+  EXPECT_TRUE(release_version("MCore dev + TE 2.9-based (2025)").empty());
+  EXPECT_EQ(release_version("NeMo 26.02"), (std::vector<int>{26, 2, 0}));
+  EXPECT_LT(release_version("NeMo 25.04.rc2"), release_version("NeMo 25.04"));
+  EXPECT_LT(release_version("NeMo 25.11 (Megatron-Bridge)"), release_version("NeMo 26.02"));
+  EXPECT_LT(release_version("NeMo 26.04"), release_version("NeMo 26.04.01"));
+}
+
+TEST(BlackwellRuns, ModelNames) {
+  EXPECT_EQ(blackwell_model_name("LLAMA3.1_405B"), "llama3.1-405b");
+  EXPECT_EQ(blackwell_model_name("LLAMA3-405B"), "llama3.1-405b");
+  EXPECT_EQ(blackwell_model_name("Qwen3_30B_a3B (tokendrop)"), "qwen3-30b-a3b");
+  EXPECT_EQ(blackwell_model_name("GPT OSS 120B"), "gpt-oss-120b");
+  EXPECT_EQ(blackwell_model_name("DeepSeekV3 (w/o MTP)"), "deepseek-v3");
+  EXPECT_EQ(blackwell_model_name("Nemotron-340B"), "nemotron4-340b");
+}
+
+// Each column's mapping on one dense row: cluster, release, step time,
+// precision, vp n/a, the recipe's sharding and overlaps.
+TEST(BlackwellRuns, MapsADenseRow) {
+  Result<std::vector<PublishedRun>> r = read(row("NeMo 26.02 (Megatron-Bridge)", "DGX-B200", 8,
+                                                 "LLAMA3_8B", "FP8-CS", "1", "n/a", "", "", 8, 2,
+                                                 128, "30000", "GA=8"));
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  ASSERT_EQ(r->size(), 1u);
+  const PublishedRun& p = r->front();
+  EXPECT_TRUE(p.missing.empty()) << p.missing.front();
+  EXPECT_EQ(p.release, "NeMo 26.02 (Megatron-Bridge)");
+  EXPECT_EQ(p.system, "DGX-B200");
+  EXPECT_EQ(p.cluster, "dgx-b200");
+  EXPECT_EQ(p.source, "Megatron-Bridge");
+  EXPECT_EQ(p.model, "llama3-8b");
+  EXPECT_DOUBLE_EQ(p.measured_step_s, 128.0 * 8192 / (30000.0 * 8));
+  const simulator::Plan& plan = p.config.plan;
+  EXPECT_EQ(p.config.cluster.gpu.name, "b200");
+  EXPECT_EQ(plan.precision, simulator::Precision::kFp8);
+  EXPECT_EQ(plan.fp8_recipe, simulator::Fp8Recipe::kCurrent);
+  EXPECT_EQ(plan.virtual_stages, 1);
+  EXPECT_EQ(plan.schedule, simulator::Schedule::kOneFOneB);
+  EXPECT_EQ(plan.data_parallel, 8);
+  EXPECT_EQ(plan.micro_batch_size, 2);
+  EXPECT_EQ(plan.global_batch_size, 128);
+  EXPECT_EQ(plan.zero_stage, 1);
+  EXPECT_TRUE(plan.distributed_optimizer);
+  EXPECT_TRUE(plan.overlap_grad_reduce);
+  EXPECT_TRUE(plan.overlap_param_gather);
+  EXPECT_EQ(plan.recompute, simulator::Recompute::kNone);
+  EXPECT_FALSE(plan.dropout);
+  EXPECT_EQ(p.config.model.seq_length, 8192);
+}
+
+TEST(BlackwellRuns, PrecisionVariants) {
+  const std::string rows =
+      row("NeMo 26.02", "DGX-B200", 8, "LLAMA3_8B", "MXFP8", "1", "n/a", "", "", 8, 2, 128,
+          "30000") +
+      row("NeMo 26.02", "DGX-B200", 8, "LLAMA3_8B", "FP8-MX", "1", "n/a", "", "", 8, 2, 128,
+          "30000") +
+      row("NeMo 26.02", "DGX-B200", 8, "LLAMA3_8B", "BF16", "1", "n/a", "", "", 8, 2, 128,
+          "30000") +
+      row("NeMo 26.02", "DGX-B200", 8, "LLAMA3_8B", "NVFP4", "1", "n/a", "", "", 8, 2, 128,
+          "30000") +
+      row("NeMo 25.07", "DGX-B200", 8, "LLAMA3_8B",
+          "FP8 variant in parentheses (meaning not in stored excerpt)", "1", "1", "", "", 8, 2,
+          128, "30000") +
+      row("NeMo 25.02", "DGX-B200", 8, "LLAMA3_8B",
+          "\"FP8 (page: \"\"FP8 precision (using NeMo 2.0)\"\")\"", "1", "1", "", "", 8, 2, 128,
+          "30000");
+  Result<std::vector<PublishedRun>> r = read(rows);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  ASSERT_EQ(r->size(), 6u);
+  for (int i : {0, 1}) {
+    ASSERT_TRUE((*r)[i].missing.empty());
+    EXPECT_EQ((*r)[i].config.plan.precision, simulator::Precision::kFp8);
+    EXPECT_EQ((*r)[i].config.plan.fp8_recipe, simulator::Fp8Recipe::kMxfp8);
+  }
+  ASSERT_TRUE((*r)[2].missing.empty());
+  EXPECT_EQ((*r)[2].config.plan.precision, simulator::Precision::kBf16);
+  // NVFP4 is expressible exactly when the plan's precision parser has it.
+  EXPECT_EQ((*r)[3].missing.empty(), nvfp4_parses());
+  if (!nvfp4_parses()) {
+    EXPECT_EQ((*r)[3].missing, std::vector<std::string>{"precision nvfp4"});
+  }
+  EXPECT_EQ((*r)[4].missing, std::vector<std::string>{"precision FP8 variant unstated"});
+  ASSERT_TRUE((*r)[5].missing.empty());
+  EXPECT_EQ((*r)[5].config.plan.fp8_recipe, simulator::Fp8Recipe::kCurrent);
+}
+
+TEST(BlackwellRuns, InterleavingTokendropAndMoe) {
+  const std::string rows =
+      row("NeMo 25.09", "DGX-B200", 8, "Qwen3_30B_a3B (tokendrop)", "FP8-CS", "1", "", "8", "",
+          8, 1, 512, "10000") +
+      // pp 2, vp 4 (row() writes pp 1).
+      "\"" + std::string(kMb) + "\",NeMo 25.09,DGX-B200,16,Qwen3_30B_a3B,8192,FP8-CS,1,2,1,4,8,1,"
+      "8,1,512,10000,1000,\n" +
+      // vp > 1 without pp > 1: listed, not an error of the file.
+      row("NeMo 25.09", "DGX-B200", 8, "Qwen3_30B_a3B", "FP8-CS", "1", "4", "8", "1", 8, 1, 512,
+          "10000");
+  Result<std::vector<PublishedRun>> r = read(rows);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  ASSERT_TRUE((*r)[0].missing.empty()) << (*r)[0].missing.front();
+  EXPECT_DOUBLE_EQ((*r)[0].config.model.moe_capacity_factor, 1.0);
+  EXPECT_EQ((*r)[0].config.plan.expert_parallel, 8);
+  EXPECT_EQ((*r)[0].config.plan.expert_tensor_parallel, 1);
+  EXPECT_EQ((*r)[0].config.plan.virtual_stages, 1);  // blank vp
+  ASSERT_TRUE((*r)[1].missing.empty());
+  EXPECT_DOUBLE_EQ((*r)[1].config.model.moe_capacity_factor, 0.0);  // dropless
+  EXPECT_EQ((*r)[1].config.plan.virtual_stages, 4);
+  EXPECT_EQ((*r)[1].config.plan.schedule, simulator::Schedule::kInterleaved);
+  EXPECT_FALSE((*r)[1].config.plan.moe_a2a_overlap);  // the Qwen3 recipes' default
+  ASSERT_EQ((*r)[2].missing.size(), 1u);
+  EXPECT_EQ((*r)[2].missing.front().rfind("invalid layout", 0), 0u) << (*r)[2].missing.front();
+}
+
+// Rows that cannot be mapped are kept and listed, never an error of the file.
+TEST(BlackwellRuns, ListsRowsItCannotMap) {
+  const std::string rows =
+      // NVIDIA dgxc-benchmarking: a reserved source.
+      row("dgxc-benchmarking v25.x recipe", "GB200", 8, "LLAMA3_8B", "BF16", "1", "", "", "", 8,
+          2, 128, "30000", "", "https://github.com/NVIDIA/dgxc-benchmarking/blob/x/README.md") +
+      // tp x pp x cp x dp != GPUs (the 25.04.rc2 long-sequence table).
+      row("NeMo 25.04.rc2", "DGX-B200", 16, "LLAMA3_8B", "FP8", "1", "", "", "", 2, 1, 64,
+          "30000") +
+      // GBS != MBS x DP x GA.
+      row("NeMo 25.09", "DGX-B200", 8, "LLAMA3_8B", "FP8-CS", "1", "", "", "", 8, 1, 128,
+          "30000", "GA=32") +
+      // Multi-token prediction, latent attention from the models table.
+      row("NeMo 25.11", "DGX-B200", 8, "DeepSeekV3 (w/ MTP)", "FP8-MX", "1", "", "8", "", 8, 1,
+          128, "300") +
+      // A model the table lacks; a system without a cluster preset.
+      row("NeMo 25.11", "DGX-B200", 8, "Kimi_K2", "BF16", "1", "", "", "", 8, 1, 128, "300") +
+      row("NeMo 25.11", "DGX-H20", 8, "LLAMA3_8B", "BF16", "1", "", "", "", 8, 1, 128, "300");
+  Result<std::vector<PublishedRun>> r = read(rows);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  ASSERT_EQ(r->size(), 6u);
+  EXPECT_TRUE(has((*r)[0].missing, "reserved source"));
+  EXPECT_EQ((*r)[0].release, "dgxc-benchmarking v25.x recipe");
+  EXPECT_TRUE(has((*r)[1].missing, "inconsistent layout (tp x pp x cp x dp != GPUs)"));
+  EXPECT_EQ((*r)[2].missing,
+            std::vector<std::string>{"inconsistent batch (GBS != MBS x DP x GA)"});
+  EXPECT_TRUE(has((*r)[3].missing, "multi-token prediction"));
+  EXPECT_TRUE(has((*r)[3].missing, "multi-head latent attention"));
+  EXPECT_EQ((*r)[3].missing.size(), 2u);  // MTP once: the table's item names the w/ MTP runs
+  EXPECT_EQ((*r)[4].missing,
+            std::vector<std::string>{"model kimi-k2 not in the models table"});
+  EXPECT_TRUE(has((*r)[5].missing, "system DGX-H20"));
+  for (const PublishedRun& p : *r) EXPECT_FALSE(p.release.empty());
+}
+
+// A synthetic case with a release: system, model, precision recipe.
+AccuracyCase synthetic(const std::string& system, const std::string& model,
+                       simulator::Fp8Recipe recipe, const std::string& release) {
+  AccuracyCase c;
+  c.system = system;
+  c.release = release;
+  c.config.model.name = model;
+  c.config.plan.precision = simulator::Precision::kFp8;
+  c.config.plan.fp8_recipe = recipe;
+  c.config.cluster.gpu.name = system == "DGX-B200" ? "b200" : "gb200";
+  return c;
+}
+
+// The latest-release rule: per (system, model, precision), not globally.
+TEST(BlackwellRuns, LatestReleasePerGroup) {
+  using simulator::Fp8Recipe;
+  const std::vector<AccuracyCase> cases = {
+      synthetic("DGX-B200", "m", Fp8Recipe::kMxfp8, "NeMo 26.02"),     // older
+      synthetic("DGX-B200", "m", Fp8Recipe::kMxfp8, "NeMo 26.04.01"),  // latest of its group
+      synthetic("DGX-B200", "m", Fp8Recipe::kMxfp8, "NeMo 26.04"),     // older
+      synthetic("DGX-B200", "m", Fp8Recipe::kCurrent, "NeMo 25.11"),   // latest (other recipe)
+      synthetic("DGX-B200", "m", Fp8Recipe::kCurrent, "NeMo 25.04.rc2"),
+      synthetic("DGX-GB200", "m", Fp8Recipe::kMxfp8, "NeMo 26.02"),    // latest (other system)
+      synthetic("DGX-B200", "n", Fp8Recipe::kMxfp8, "NeMo 25.02"),     // latest (other model)
+      synthetic("DGX-B200", "m", Fp8Recipe::kMxfp8, "NeMo 26.04.01"),  // a repeat: latest too
+  };
+  EXPECT_EQ(latest_release_mask(cases),
+            (std::vector<bool>{false, true, false, true, false, true, true, true}));
+  std::vector<std::string> releases;
+  const std::vector<int> folds = release_folds(cases, &releases);
+  EXPECT_EQ(folds, (std::vector<int>{0, 1, 2, 3, 4, 0, 5, 1}));
+  EXPECT_EQ(releases.size(), 6u);
+  EXPECT_EQ(releases[1], "NeMo 26.04.01");
+}
+
+TEST(BlackwellRuns, StackDriftPerRelease) {
+  using simulator::Fp8Recipe;
+  std::vector<AccuracyCase> cases = {
+      synthetic("DGX-B200", "m", Fp8Recipe::kMxfp8, "NeMo 26.04"),
+      synthetic("DGX-B200", "m", Fp8Recipe::kMxfp8, "NeMo 26.02"),
+      synthetic("DGX-B200", "m", Fp8Recipe::kMxfp8, "NeMo 26.02"),
+  };
+  cases[0].run.iteration_time_s = 1.0;
+  cases[1].run.iteration_time_s = 2.0;
+  cases[2].run.iteration_time_s = 8.0;
+  const std::vector<double> predicted = {1.0, 1.0, 2.0};
+  const std::vector<ReleaseDrift> d = release_drift(cases, predicted, latest_release_mask(cases));
+  ASSERT_EQ(d.size(), 2u);
+  EXPECT_EQ(d[0].release, "NeMo 26.04");
+  EXPECT_TRUE(d[0].latest);
+  EXPECT_DOUBLE_EQ(d[0].measured_over_predicted, 1.0);
+  EXPECT_EQ(d[1].release, "NeMo 26.02");
+  EXPECT_FALSE(d[1].latest);
+  EXPECT_EQ(d[1].rows, 2);
+  EXPECT_NEAR(d[1].measured_over_predicted, std::sqrt(2.0 * 4.0), 1e-12);  // geometric mean
+  EXPECT_NEAR(d[1].mape, (1.0 / 2 + 6.0 / 8) / 2, 1e-12);
+}
+
+// Cross-validation fits only the trainable rows (the latest releases), per
+// GPU kind; leave-one-release-out leaves a release no other release trains
+// unpredicted (lenient) instead of failing.
+TEST(BlackwellRuns, CrossValidationTrainsOnTheMaskPerGpu) {
+  std::string rows;
+  const char* releases[] = {"NeMo 25.09", "NeMo 25.11", "NeMo 26.02"};
+  for (int i = 0; i < 3; ++i) {
+    for (int gbs : {128, 256}) {
+      rows += row(releases[i], "DGX-B200", 8, "LLAMA3_8B", "BF16", "1", "", "", "", 8, 2, gbs,
+                  std::to_string(20000 + 1000 * i));
+    }
+  }
+  Result<std::vector<PublishedRun>> r = read(rows);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  const std::vector<AccuracyCase> cases = make_runs_cases(*r);
+  ASSERT_EQ(cases.size(), 6u);
+  const std::vector<bool> latest = latest_release_mask(cases);
+  EXPECT_EQ(latest, (std::vector<bool>{false, false, false, false, true, true}));
+  CalibrationOptions options;
+  options.max_iterations = 2;
+  // Two folds by configuration (GBS): the training rows of each are the
+  // other GBS's latest-release row.
+  const std::vector<int> fold = {0, 1, 0, 1, 0, 1};
+  Result<HeldOut> h =
+      cross_validate(cases, fold, 2, constants_of(cases.front()), options, {}, &latest);
+  ASSERT_TRUE(h.ok()) << h.status().message();
+  EXPECT_EQ(finite_count(h->predicted), 6);
+  // Without latest-release rows in the other fold there is nothing to fit.
+  const std::vector<bool> only_first = {false, false, false, false, true, false};
+  EXPECT_FALSE(
+      cross_validate(cases, fold, 2, constants_of(cases.front()), options, {}, &only_first).ok());
+  Result<HeldOut> lenient = cross_validate(cases, fold, 2, constants_of(cases.front()), options,
+                                           {}, &only_first, /*lenient=*/true);
+  ASSERT_TRUE(lenient.ok()) << lenient.status().message();
+  EXPECT_EQ(finite_count(lenient->predicted), 3);  // fold 1 predicted, fold 0 not
+  for (size_t i = 0; i < 6; ++i) EXPECT_EQ(std::isfinite(lenient->predicted[i]), fold[i] == 1);
+}
+
+// `llmplan validate` on a Blackwell-form file: --gpu keeps the rows of that
+// GPU kind (others ignored and counted in a note), and the JSON carries the
+// release per row, the release groupings, leave-one-release-out and the
+// stack drift.
+TEST(BlackwellRuns, ValidateFiltersByGpuAndReportsReleases) {
+  std::string rows;
+  const char* releases[] = {"NeMo 25.09", "NeMo 25.11", "NeMo 26.02"};
+  for (int i = 0; i < 3; ++i) {
+    for (int gbs : {128, 256}) {
+      rows += row(releases[i], "DGX-B200", 8, "LLAMA3_8B", "BF16", "1", "", "", "", 8, 2, gbs,
+                  std::to_string(20000 + 1000 * i));
+    }
+  }
+  // A row of another GPU kind, and one whose cluster preset is unknown.
+  rows += row("NeMo 26.02", "DGX-GB200", 8, "LLAMA3_8B", "BF16", "1", "", "", "", 8, 2, 128,
+              "30000");
+  rows += row("NeMo 26.02", "DGX-H20", 8, "LLAMA3_8B", "BF16", "1", "", "", "", 8, 2, 128,
+              "30000");
+  const std::string dir = testing::TempDir();
+  std::ofstream(dir + "/bw_runs.csv") << kHeader << rows;
+  std::ofstream(dir + "/bw_models.csv") << kModels;
+  CLI::App app{"test"};
+  GlobalOptions global;
+  Action action;
+  add_validate_command(app, global, &action);
+  app.parse("validate " + dir + "/bw_runs.csv --models " + dir +
+            "/bw_models.csv --gpu b200 --format json --folds 2 --max-iterations 2");
+  ASSERT_TRUE(static_cast<bool>(action));
+  testing::internal::CaptureStdout();
+  const Status status = action();
+  const std::string out = testing::internal::GetCapturedStdout();
+  ASSERT_TRUE(status.ok()) << status.message();
+  Result<boost::json::value> v = json::parse(out, "validate");
+  ASSERT_TRUE(v.ok()) << v.status().message();
+  const boost::json::object& o = v->as_object();
+  EXPECT_EQ(o.at("gpu").as_string(), "b200");
+  EXPECT_EQ(o.at("rows").to_number<int>(), 8);
+  const boost::json::array& runs = o.at("runs").as_array();
+  ASSERT_EQ(runs.size(), 6u);  // the b200 rows only
+  int latest = 0;
+  for (const auto& r : runs) {
+    EXPECT_NE(std::string(r.at("name").as_string()).find("dgx-b200"), std::string::npos);
+    EXPECT_FALSE(r.at("release").as_string().empty());
+    latest += r.at("latest_release").as_bool() ? 1 : 0;
+  }
+  EXPECT_EQ(latest, 2);  // the 26.02 rows
+  bool noted = false;
+  for (const auto& n : o.at("notes").as_array()) {
+    noted = noted || std::string(n.as_string()).find("rows of other GPUs ignored") !=
+                         std::string::npos;
+  }
+  EXPECT_TRUE(noted) << out;
+  const boost::json::object& groups = o.at("groups").as_object();
+  for (const char* g : {"gpu", "precision recipe", "release", "gpu / dense-moe / release"}) {
+    EXPECT_TRUE(groups.contains(g)) << g;
+  }
+  const boost::json::object& lo = o.at("leave_one_release_out").as_object();
+  EXPECT_EQ(lo.at("releases").as_array().size(), 3u);
+  EXPECT_EQ(lo.at("evaluated").to_number<int>(), 6);
+  EXPECT_EQ(o.at("stack_drift").as_array().size(), 3u);
+  EXPECT_EQ(o.at("excluded").at("by_feature").at("system DGX-H20").to_number<int>(), 1);
+}
+
+// The shipped file parses, every row keeps its release, the reserved
+// source is listed, and every expressible run is predicted to fit in
+// memory but the GPT-OSS 120B BF16 rows on 64 B200 at micro-batch 4 with EP
+// 8 (about 228 GB predicted against 180 GB) and the Llama 3.1 405B FP8 rows
+// on 256 GB200 at TP 4, PP 16, VP 4 (about 20 GB over 186 GB): the memory
+// model's open cases (validate prints peak_memory_bytes per row).
+TEST(ShippedRunsMemory, BlackwellRunsParseAndFit) {
+  Result<presets::Catalog> catalog = presets::Catalog::builtin();
+  ASSERT_TRUE(catalog.ok());
+  const std::string path = std::string(LLMPLAN_DATA_DIR) + "/blackwell/published_runs.csv";
+  Result<std::vector<PublishedRun>> runs = read_runs_file(path, "", *catalog);
+  ASSERT_TRUE(runs.ok()) << runs.status().message();
+  EXPECT_EQ(runs->size(), 165u);
+  int expressible = 0, reserved = 0;
+  std::set<std::string> not_fitting;
+  for (const PublishedRun& r : *runs) {
+    EXPECT_FALSE(r.release.empty()) << r.name;
+    reserved += has(r.missing, "reserved source") ? 1 : 0;
+    if (!r.missing.empty()) continue;
+    ++expressible;
+    Result<simulator::StepReport> rep =
+        simulator::simulate(r.config.model, r.config.plan, r.config.cluster);
+    ASSERT_TRUE(rep.ok()) << r.name << ": " << rep.status().message();
+    if (!rep->fits_in_memory) not_fitting.insert(r.name);
+  }
+  EXPECT_EQ(reserved, 1);
+  EXPECT_GE(expressible, 30);
+  for (const std::string& n : not_fitting) {
+    EXPECT_TRUE(n.rfind("gpt-oss-120b_dgx-b200_", 0) == 0 ||
+                n.rfind("llama3.1-405b_dgx-gb200_", 0) == 0)
+        << n;
+  }
+  EXPECT_LE(not_fitting.size(), 10u);
+}
+
+}  // namespace
+}  // namespace llmplan::planner
