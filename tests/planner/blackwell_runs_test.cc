@@ -421,7 +421,9 @@ TEST(ShippedRunsMemory, BlackwellRunsParseAndFit) {
                 n.rfind("llama3.1-405b_dgx-gb200_", 0) == 0)
         << n;
   }
-  EXPECT_LE(not_fitting.size(), 10u);
+  // 11 since NVFP4 rows are expressible: the 405B NVFP4 row on 256 GB200
+  // (same layout, about 12 GB over) joins the FP8 ones.
+  EXPECT_LE(not_fitting.size(), 11u);
 }
 
 }  // namespace
