@@ -141,7 +141,13 @@ std::vector<Caveat> caveat_list(uint32_t mask, const GpuSpec& gpu, double mfu,
         text = "mixture of experts: the router, token permutation, grouped expert GEMMs and "
                "all-to-alls are costed with constants fitted on dense runs only; on 16 published "
                "H100 MoE runs (Megatron-Bridge) those constants err by " +
-               pct(kMoeValidationMape) + " on average (up to ~60 % on one row)";
+               pct(kMoeValidationMape) + " on average (up to ~60 % on one row)" +
+               (gpu.name.rfind("h100", 0) == 0 ||
+                        v.held_out_source.find("MoE rows") == std::string::npos
+                    ? std::string()
+                    : "; on " + (gpu.name.empty() ? std::string("this GPU") : gpu.name) +
+                          " the held-out error of its own MoE runs is in its calibration's "
+                          "source (validation.held_out_error) and in the band of this answer");
         break;
       case kCaveatNvfp4Unvalidated:
         text = "NVFP4: " + gpu.name + "'s calibration data has no NVFP4 runs, so its FP4 GEMMs "
