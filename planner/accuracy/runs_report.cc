@@ -145,6 +145,25 @@ std::string missing_text(const std::vector<std::string>& missing) {
 namespace {
 // The release sections of the report: leave-one-release-out and stack
 // drift (empty for runs without releases).
+// The rows held out with release k in leave-one-release-out: how many, and
+// the predicted / measured times of those it could predict.
+struct ReleaseFold {
+  int rows = 0;
+  std::vector<double> predicted, measured;
+};
+ReleaseFold release_fold(const RunsValidation& v, size_t k) {
+  const HeldOut& lo = v.by_release.leave_one_out;
+  ReleaseFold f;
+  for (size_t i = 0; i < v.cases.size(); ++i) {
+    if (lo.fold[i] != static_cast<int>(k)) continue;
+    ++f.rows;
+    if (!std::isfinite(lo.predicted[i])) continue;
+    f.predicted.push_back(lo.predicted[i]);
+    f.measured.push_back(v.cases[i].run.iteration_time_s);
+  }
+  return f;
+}
+
 std::string release_sections(const RunsValidation& v, bool md) {
   const std::vector<ReleaseDrift> drift = release_drift(v.cases, v.predicted, v.latest);
   bool any = false;
@@ -152,20 +171,12 @@ std::string release_sections(const RunsValidation& v, bool md) {
   if (!any) return "";
   std::string out;
   if (!v.by_release.releases.empty()) {
-    const HeldOut& lo = v.by_release.leave_one_out;
     reports::Table t({"held-out release", "rows", "evaluated", "MAPE"});
     for (size_t k = 0; k < v.by_release.releases.size(); ++k) {
-      std::vector<double> p, m;
-      int rows = 0;
-      for (size_t i = 0; i < v.cases.size(); ++i) {
-        if (lo.fold[i] != static_cast<int>(k)) continue;
-        ++rows;
-        if (!std::isfinite(lo.predicted[i])) continue;
-        p.push_back(lo.predicted[i]);
-        m.push_back(v.cases[i].run.iteration_time_s);
-      }
-      t.add_row({v.by_release.releases[k], std::to_string(rows), std::to_string(p.size()),
-                 p.empty() ? "n/a" : pct(summarise(p, m).mape)});
+      const ReleaseFold f = release_fold(v, k);
+      const std::vector<double>& p = f.predicted;
+      t.add_row({v.by_release.releases[k], std::to_string(f.rows), std::to_string(p.size()),
+                 p.empty() ? "n/a" : pct(summarise(p, f.measured).mape)});
     }
     out += md ? "\n## Leave-one-release-out\n\nEach release's rows predicted by a fit on the "
                 "dense rows of the other releases (rows of a GPU no other release trains are "
@@ -437,20 +448,14 @@ Result<std::string> runs_validation_json(const RunsValidation& v) {
     o["band_coverage"] = nullptr;
   }
   if (!v.by_release.releases.empty()) {
-    const HeldOut& lo = v.by_release.leave_one_out;
     boost::json::object r;
     boost::json::array list;
     std::vector<double> all_p, all_m;
     for (size_t k = 0; k < v.by_release.releases.size(); ++k) {
-      std::vector<double> p, m;
-      int rows = 0;
-      for (size_t i = 0; i < v.cases.size(); ++i) {
-        if (lo.fold[i] != static_cast<int>(k)) continue;
-        ++rows;
-        if (!std::isfinite(lo.predicted[i])) continue;
-        p.push_back(lo.predicted[i]);
-        m.push_back(meas[i]);
-      }
+      const ReleaseFold f = release_fold(v, k);
+      const std::vector<double>& p = f.predicted;
+      const std::vector<double>& m = f.measured;
+      const int rows = f.rows;
       all_p.insert(all_p.end(), p.begin(), p.end());
       all_m.insert(all_m.end(), m.begin(), m.end());
       boost::json::object e;

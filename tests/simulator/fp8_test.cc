@@ -19,6 +19,7 @@
 namespace llmplan::simulator {
 namespace {
 
+using testing::RecordingCost;
 using testing::a100_cluster;
 using testing::gpt;
 
@@ -33,28 +34,6 @@ Cluster fp8_cluster() {
   c.gpu.num_sms = 132;
   return c;
 }
-
-// Records every kernel the lowering looks up; each costs 1 us.
-class RecordingCost final : public CostModel {
- public:
-  double kernel_time_s(const KernelDesc& k) const override {
-    std::lock_guard<std::mutex> lock(mu_);
-    kernels_.push_back(k);
-    return 1e-6;
-  }
-  double collective_time_s(const CollectiveDesc&) const override { return 0.0; }
-  double microbatch_overhead_s() const override { return 0.0; }
-  double iteration_overhead_s() const override { return 0.0; }
-  std::string describe() const override { return "recording"; }
-  std::vector<KernelDesc> kernels() const {
-    std::lock_guard<std::mutex> lock(mu_);
-    return kernels_;
-  }
-
- private:
-  mutable std::mutex mu_;
-  mutable std::vector<KernelDesc> kernels_;
-};
 
 Plan fp8_plan(Fp8Recipe recipe = Fp8Recipe::kDelayed) {
   Plan p;

@@ -4,7 +4,9 @@
 
 #include <gtest/gtest.h>
 
+#include <mutex>
 #include <string>
+#include <vector>
 
 #include "simulator/cluster.h"
 #include "simulator/cost_model.h"
@@ -19,6 +21,28 @@ inline boost::json::value parse_json(const std::string& text) {
   EXPECT_TRUE(v.ok()) << v.status().message();
   return v.ok() ? *v : boost::json::value();
 }
+
+// Records every kernel the lowering looks up; each costs 1 us.
+class RecordingCost final : public CostModel {
+ public:
+  double kernel_time_s(const KernelDesc& k) const override {
+    std::lock_guard<std::mutex> lock(mu_);
+    kernels_.push_back(k);
+    return 1e-6;
+  }
+  double collective_time_s(const CollectiveDesc&) const override { return 0.0; }
+  double microbatch_overhead_s() const override { return 0.0; }
+  double iteration_overhead_s() const override { return 0.0; }
+  std::string describe() const override { return "recording"; }
+  std::vector<KernelDesc> kernels() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return kernels_;
+  }
+
+ private:
+  mutable std::mutex mu_;
+  mutable std::vector<KernelDesc> kernels_;
+};
 
 // An A100-80GB DGX cluster written out by hand (DESIGN.md section 9 figures).
 inline Cluster a100_cluster() {
