@@ -57,6 +57,18 @@ endif()
 set_tests_properties(${LLMPLAN_MPI_BASIC_TESTS} PROPERTIES
                      ENVIRONMENT "${LLMPLAN_MPI_TEST_ENV};${LLMPLAN_MPI_LEAK_ENV}" TIMEOUT 300
                      RUN_SERIAL TRUE LABELS mpi)
+# Under mpirun, LeakSanitizer's exit-time scan deadlocks now and then beside
+# Open MPI's progress threads: on the ASan build, `mpirun -n 2
+# llmplan_distributed_mpi_test 2` hung after rank 1's "ok" in 2 of 8 runs
+# (self,vader) and 4 of 14 (self,tcp), and never in 14 runs with
+# detect_leaks=0 (2026-11-26; one CI run timed out at 300 s on it). So the
+# launched test checks the collectives under ASan without the leak scan;
+# distributed.cc's leaks are still checked by mpi.distributed_no_launcher
+# (same code, one process, no launcher) with the suppressions above.
+if(LLMPLAN_SANITIZE)
+  set_tests_properties(mpi.distributed_2_ranks PROPERTIES
+                       ENVIRONMENT "${LLMPLAN_MPI_TEST_ENV};ASAN_OPTIONS=detect_leaks=0")
+endif()
 if(NOT LLMPLAN_SANITIZE)
   set_property(TEST mpi.distributed_3_ranks_split APPEND PROPERTY ENVIRONMENT
                LLMPLAN_TEST_MPI_MAX_BYTES_PER_CALL=1000)
