@@ -459,6 +459,7 @@ Result<std::vector<ModelRow>> read_models_csv_text(std::string_view text,
   const size_t window = optional_column(reader, "sliding_window");
   const size_t full_every = optional_column(reader, "full_attention_every");
   const size_t notes = optional_column(reader, "shape_notes");
+  const size_t preset = optional_column(reader, "llmplan_preset");
   std::vector<ModelRow> out;
   while (true) {
     LLMPLAN_ASSIGN_OR_RETURN(bool more, reader.next());
@@ -534,6 +535,7 @@ Result<std::vector<ModelRow>> read_models_csv_text(std::string_view text,
       window_from_notes(reader.cell(notes), &m.sliding_window, &m.full_attention_every);
     }
     if (notes != kNoColumn) m.missing_features = missing_from_notes(reader.cell(notes));
+    if (preset != kNoColumn) m.preset = reader.cell(preset);
     out.push_back(std::move(m));
   }
   if (out.empty()) return Status::parse_error(source_name + ": no data rows after the header");
@@ -600,6 +602,30 @@ Result<std::vector<RunRow>> read_runs_rows_text(std::string_view text,
   return out;
 }
 
+// The model preset a models-table row names (ModelRow::preset), checked
+// against the row's columns.
+Result<simulator::Model> preset_model(const ModelRow& m, const presets::Catalog& catalog) {
+  const std::string where =
+      "models table line " + std::to_string(m.line) + ", model \"" + m.name + "\": llmplan_preset";
+  Result<simulator::Model> found = catalog.model(m.preset);
+  if (!found.ok()) return found.status().with_prefix(where);
+  const simulator::Model& p = *found;
+  const auto check = [&](const char* column, int64_t table, int64_t preset) -> Status {
+    if (table == preset) return Status();
+    return Status::invalid_argument(where + " \"" + m.preset + "\" has " + column + " " +
+                                    std::to_string(preset) + ", the table says " +
+                                    std::to_string(table));
+  };
+  LLMPLAN_RETURN_IF_ERROR(check("layers", m.layers, p.num_layers));
+  LLMPLAN_RETURN_IF_ERROR(check("hidden", m.hidden, p.hidden_size));
+  LLMPLAN_RETURN_IF_ERROR(check("heads", m.heads, p.num_heads));
+  LLMPLAN_RETURN_IF_ERROR(check("kv_heads", m.kv_heads, p.kv_heads()));
+  LLMPLAN_RETURN_IF_ERROR(check("vocab", m.vocab, p.vocab_size));
+  LLMPLAN_RETURN_IF_ERROR(check("moe_experts", m.moe_experts, p.num_experts));
+  LLMPLAN_RETURN_IF_ERROR(check("moe_top_k", m.moe_experts > 0 ? m.moe_top_k : 0, p.moe_top_k));
+  return found;
+}
+
 Result<PublishedRun> map_published_run(const RunRow& row, const std::vector<ModelRow>& models,
                                        const std::string& file, const presets::Catalog& catalog,
                                        const std::string& cluster) {
@@ -663,52 +689,66 @@ Result<PublishedRun> map_published_run(const RunRow& row, const std::vector<Mode
   for (const std::string& f : m->missing_features) out.missing.push_back(f);
   const bool moe = m->moe_experts > 0;
   if (row.ep > 1 && !moe) out.missing.push_back("ep > 1 on a dense model");
-  int moe_every = 1, moe_first_dense = 0;
-  if (moe && !parse_moe_layer_pattern(m->moe_layer_pattern, &moe_every, &moe_first_dense)) {
-    out.missing.push_back("moe_layer_pattern " + m->moe_layer_pattern);
-  }
-  if (m->activation != "gelu" && m->activation != "swiglu") {
-    out.missing.push_back("activation " + m->activation);
-  }
-  const bool learned = m->positions == "learned";
-  if (!learned && m->positions != "rotary" && m->positions != "alibi" && m->positions != "none") {
-    out.missing.push_back("positions " + m->positions);
-  }
-  if (!out.missing.empty()) return out;
+  if (!m->preset.empty()) {
+    // The preset expresses the shape (ModelRow::preset).
+    LLMPLAN_ASSIGN_OR_RETURN(simulator::Model preset, preset_model(*m, catalog));
+    if (!out.missing.empty()) return out;
+    out.config.model = std::move(preset);
+    out.config.model.seq_length = row.seq;
+    if (moe) {
+      out.config.model.moe_capacity_factor = row.capacity_factor;
+    } else if (row.capacity_factor > 0) {
+      out.missing.push_back("token dropping on a dense model");
+      return out;
+    }
+  } else {
+    int moe_every = 1, moe_first_dense = 0;
+    if (moe && !parse_moe_layer_pattern(m->moe_layer_pattern, &moe_every, &moe_first_dense)) {
+      out.missing.push_back("moe_layer_pattern " + m->moe_layer_pattern);
+    }
+    if (m->activation != "gelu" && m->activation != "swiglu") {
+      out.missing.push_back("activation " + m->activation);
+    }
+    const bool learned = m->positions == "learned";
+    if (!learned && m->positions != "rotary" && m->positions != "alibi" && m->positions != "none") {
+      out.missing.push_back("positions " + m->positions);
+    }
+    if (!out.missing.empty()) return out;
 
-  simulator::Model& model = out.config.model;
-  model.name = m->name;
-  model.num_layers = m->layers;
-  model.hidden_size = m->hidden;
-  model.num_heads = m->heads;
-  model.num_kv_heads = m->kv_heads;
-  model.ffn_hidden_size = m->ffn;
-  model.seq_length = row.seq;
-  model.vocab_size = m->vocab;
-  model.activation =
-      m->activation == "swiglu" ? simulator::Activation::kSwiglu : simulator::Activation::kGelu;
-  model.positions =
-      learned ? simulator::PositionEmbedding::kLearned : simulator::PositionEmbedding::kRotary;
-  model.tied_embeddings = m->tied_embeddings;
-  model.linear_bias = m->linear_bias;
-  // Qwen3 and GPT-OSS: heads x head_dim differs from hidden.
-  if (static_cast<int64_t>(m->heads) * m->head_dim != m->hidden) model.head_dim_size = m->head_dim;
-  model.sliding_window = m->sliding_window;
-  model.full_attention_every = m->sliding_window > 0 ? m->full_attention_every : 0;
-  if (moe) {
-    model.num_experts = m->moe_experts;
-    model.moe_top_k = m->moe_top_k;
-    model.moe_ffn_hidden_size = m->moe_expert_ffn;
-    model.moe_shared_experts = m->moe_shared_experts;
-    model.moe_layer_every = moe_every;
-    model.moe_first_dense = moe_first_dense;
-    model.moe_router = simulator::MoeRouter::kSoftmax;
-    // Dropless, as the published MoE rows ran, except the Blackwell form's
-    // "(tokendrop)" rows (RunRow::capacity_factor).
-    model.moe_capacity_factor = row.capacity_factor;
-  } else if (row.capacity_factor > 0) {
-    out.missing.push_back("token dropping on a dense model");
-    return out;
+    simulator::Model& model = out.config.model;
+    model.name = m->name;
+    model.num_layers = m->layers;
+    model.hidden_size = m->hidden;
+    model.num_heads = m->heads;
+    model.num_kv_heads = m->kv_heads;
+    model.ffn_hidden_size = m->ffn;
+    model.seq_length = row.seq;
+    model.vocab_size = m->vocab;
+    model.activation =
+        m->activation == "swiglu" ? simulator::Activation::kSwiglu : simulator::Activation::kGelu;
+    model.positions =
+        learned ? simulator::PositionEmbedding::kLearned : simulator::PositionEmbedding::kRotary;
+    model.tied_embeddings = m->tied_embeddings;
+    model.linear_bias = m->linear_bias;
+    // Qwen3 and GPT-OSS: heads x head_dim differs from hidden.
+    if (static_cast<int64_t>(m->heads) * m->head_dim != m->hidden) model.head_dim_size = m->head_dim;
+    model.sliding_window = m->sliding_window;
+    model.full_attention_every = m->sliding_window > 0 ? m->full_attention_every : 0;
+    if (moe) {
+      model.num_experts = m->moe_experts;
+      model.moe_top_k = m->moe_top_k;
+      model.moe_ffn_hidden_size = m->moe_expert_ffn;
+      model.moe_shared_experts = m->moe_shared_experts;
+      model.moe_layer_every = moe_every;
+      model.moe_first_dense = moe_first_dense;
+      model.moe_router = simulator::MoeRouter::kSoftmax;
+      // Dropless, as the published MoE rows ran, except the Blackwell form's
+      // "(tokendrop)" rows (RunRow::capacity_factor).
+      model.moe_capacity_factor = row.capacity_factor;
+    } else if (row.capacity_factor > 0) {
+      out.missing.push_back("token dropping on a dense model");
+      return out;
+    }
   }
 
   simulator::Plan& plan = out.config.plan;

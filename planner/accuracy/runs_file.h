@@ -67,6 +67,15 @@ struct ModelRow {
   // item that applies only to some runs ("... in the runs named ...") is
   // left to the runs file. Every run of the model lists them as missing.
   std::vector<std::string> missing_features;
+  // The optional column "llmplan_preset": a model preset (presets/models.json)
+  // that expresses the whole shape, features the columns cannot hold (latent
+  // attention, state-space layers, ...) included. When set, a run of this
+  // model simulates the preset with the run's sequence length; the columns
+  // layers, hidden, heads, kv_heads, vocab, moe_experts and moe_top_k must
+  // agree with it (an error naming the line otherwise), and the features
+  // still listed as missing keep the row unexpressible. Empty: the model is
+  // built from the columns.
+  std::string preset;
 };
 
 // One row of a published-runs CSV, as written (only the columns the mapping

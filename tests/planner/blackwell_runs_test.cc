@@ -133,6 +133,63 @@ TEST(BlackwellRuns, MapsADenseRow) {
   EXPECT_EQ(p.config.model.seq_length, 8192);
 }
 
+// The models table's optional column llmplan_preset: the run simulates the
+// named model preset (with the run's sequence length), checked against the
+// table's columns; features still listed as missing keep the row out.
+TEST(BlackwellRuns, ModelFromAPreset) {
+  Result<presets::Catalog> catalog = presets::Catalog::builtin();
+  ASSERT_TRUE(catalog.ok());
+  const std::string header =
+      "model,layers,hidden,heads,kv_heads,head_dim,ffn,vocab,activation,tied_embeddings,"
+      "positions,linear_bias,moe_experts,moe_top_k,moe_expert_ffn,moe_shared_experts,"
+      "moe_layer_pattern,shape_notes,llmplan_preset\n";
+  const auto models = [&](const std::string& layers, const std::string& notes) {
+    return header + "qwen3-30b-a3b," + layers +
+           ",2048,32,4,128,6144,151936,swiglu,false,rotary,false,128,8,768,0,"
+           "every layer MoE,\"" + notes + "\",qwen3-30b-a3b\n";
+  };
+  const std::string runs = std::string(kHeader) + row("NeMo 26.02 (Megatron-Bridge)", "DGX-B200",
+                                                      8, "Qwen3_30B_a3B", "BF16", "1", "n/a", "8",
+                                                      "", 8, 1, 128, "30000");
+  Result<std::vector<PublishedRun>> r =
+      read_runs_csv_text(runs, "bw.csv", models("48", ""), "models.csv", *catalog);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  ASSERT_EQ(r->size(), 1u);
+  const PublishedRun& p = r->front();
+  ASSERT_TRUE(p.missing.empty()) << p.missing.front();
+  Result<simulator::Model> preset = catalog->model("qwen3-30b-a3b");
+  ASSERT_TRUE(preset.ok());
+  simulator::Model expected = *preset;
+  expected.seq_length = 8192;  // the run's
+  EXPECT_EQ(p.config.model, expected);
+  EXPECT_EQ(p.config.plan.expert_parallel, 8);
+
+  // A column that disagrees with the preset is an error naming both.
+  Result<std::vector<PublishedRun>> bad =
+      read_runs_csv_text(runs, "bw.csv", models("47", ""), "models.csv", *catalog);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("llmplan_preset \"qwen3-30b-a3b\" has layers 48, the "
+                                        "table says 47"),
+            std::string::npos)
+      << bad.status().message();
+
+  // Features still missing keep the row unexpressible.
+  Result<std::vector<PublishedRun>> partial = read_runs_csv_text(
+      runs, "bw.csv", models("48", "missing features: latent MoE (1024 wide)."), "models.csv",
+      *catalog);
+  ASSERT_TRUE(partial.ok()) << partial.status().message();
+  EXPECT_EQ(partial->front().missing, std::vector<std::string>{"latent MoE"});
+
+  // An unknown preset is an error naming the column.
+  std::string unknown = models("48", "");
+  unknown.replace(unknown.rfind("qwen3-30b-a3b"), 13, "no-such-model");
+  Result<std::vector<PublishedRun>> missing =
+      read_runs_csv_text(runs, "bw.csv", unknown, "models.csv", *catalog);
+  ASSERT_FALSE(missing.ok());
+  EXPECT_NE(missing.status().message().find("llmplan_preset"), std::string::npos)
+      << missing.status().message();
+}
+
 TEST(BlackwellRuns, PrecisionVariants) {
   const std::string rows =
       row("NeMo 26.02", "DGX-B200", 8, "LLAMA3_8B", "MXFP8", "1", "n/a", "", "", 8, 2, 128,
