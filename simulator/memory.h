@@ -243,6 +243,9 @@ double moe_layer_weight_grad_bytes(const Model& model, const Plan& plan);
 //                            (2 + 2 + 12)/S. The bf16 weights exist only in
 //                            the working set below.)
 // Stages 2 and 3 also hold an unsharded working set: sharded_working_bytes.
+// With bf16 gradients (Plan::grad_reduce_in_fp32 false, as the Megatron-
+// Bridge performance recipes run) the gradient takes 2 bytes instead of 4:
+// 16, 4 + 12/S, 2 + 14/S, 14/S.
 double state_bytes_per_parameter(const Plan& plan);
 
 // The same for routed-expert parameters: the stage formulas above with S =
