@@ -309,7 +309,7 @@ double framework_buffer_bytes(const Plan& plan) {
 
 std::vector<MemoryBreakdown> stage_memory(const Model& model, const Plan& plan,
                                           const std::vector<double>& stage_parameters,
-                                          double extra_reserved_bytes) {
+                                          double extra_reserved_bytes, bool fp8_weight_transpose) {
   const int p = plan.pipeline_parallel, v = plan.virtual_stages;
   const double per_layer = layer_activation_bytes(model, plan);
   Plan full_plan = plan;
@@ -457,6 +457,13 @@ std::vector<MemoryBreakdown> stage_memory(const Model& model, const Plan& plan,
                                     stage_bf16.moe * moe_layer_params;
     if (plan.precision == Precision::kFp8 && (stage == 0 || stage == 2)) {
       mb.weights_and_optimizer_bytes += 2.0 * quantized_params;
+    }
+    // Blackwell, FP8 tensor scaling (stage_memory's fp8_weight_transpose
+    // false): no transposed copy, one byte less per layer parameter -- at
+    // ZeRO-1 the fp8 weight is 1 byte against the bf16 2 it replaces.
+    if (plan.precision == Precision::kFp8 && plan.fp8_recipe != Fp8Recipe::kMxfp8 &&
+        !fp8_weight_transpose && stage <= 2) {
+      mb.weights_and_optimizer_bytes -= quantized_params;
     }
     if (plan.precision == Precision::kNvfp4 && stage <= 2) {
       mb.weights_and_optimizer_bytes += 2.0 * kNvfp4BytesPerElement * quantized_params;
