@@ -72,6 +72,15 @@ AttentionActivations attention_activations(const Model& model, const Plan& plan,
   return a;
 }
 
+// Bytes per parameter saved by a bf16 gradient buffer (Plan::
+// grad_reduce_in_fp32 false: Megatron-Core's _ParamAndGradBuffer takes
+// grad_dtype bf16 instead of fp32, and Megatron-FSDP's gradient shards are
+// bf16): 4 - 2 = 2; 0 with the fp32 default. The fp32 main weights and Adam
+// moments (12 bytes) are unchanged.
+double bf16_gradient_saving_bytes(const Plan& plan) {
+  return plan.grad_reduce_in_fp32 ? 0.0 : 2.0;
+}
+
 // Tokens of one micro-batch on this rank (s/cp of each sequence).
 double rank_tokens(const Model& model, const Plan& plan) {
   return static_cast<double>(plan.micro_batch_size) * model.seq_length / plan.context_parallel;
@@ -178,26 +187,28 @@ double moe_layer_weight_grad_bytes(const Model& model, const Plan& plan) {
 
 double state_bytes_per_parameter(const Plan& plan) {
   const double shards = plan.shard_ranks();
+  const double bf16_grad_saving = bf16_gradient_saving_bytes(plan);
   switch (plan.sharding_stage()) {
-    case 0: return 18.0;
-    case 1: return 6.0 + 12.0 / shards;
-    case 2: return 2.0 + 16.0 / shards;
-    default: return 16.0 / shards;
+    case 0: return 18.0 - bf16_grad_saving;
+    case 1: return 6.0 - bf16_grad_saving + 12.0 / shards;
+    case 2: return 2.0 + (16.0 - bf16_grad_saving) / shards;
+    default: return (16.0 - bf16_grad_saving) / shards;
   }
 }
 
 double expert_state_bytes_per_parameter(const Plan& plan) {
   const double shards = std::max(1.0, static_cast<double>(plan.expert_data_parallel()) *
                                           plan.shard_group_size() / plan.data_parallel);
+  const double bf16_grad_saving = bf16_gradient_saving_bytes(plan);
   switch (plan.sharding_stage()) {
     case 0:
-      return 18.0;
+      return 18.0 - bf16_grad_saving;
     case 1:
-      return 6.0 + 12.0 / shards;
+      return 6.0 - bf16_grad_saving + 12.0 / shards;
     case 2:
-      return 2.0 + 16.0 / shards;
+      return 2.0 + (16.0 - bf16_grad_saving) / shards;
     default:
-      return 16.0 / shards;
+      return (16.0 - bf16_grad_saving) / shards;
   }
 }
 
@@ -217,6 +228,14 @@ double layer_parameters_per_device(const Model& model, const Plan& plan, int lay
 
 int first_layer_of_chunk(const Model& model, const Plan& plan, int chunk) {
   const int chunks = plan.pipeline_parallel * plan.virtual_stages;
+  if (plan.account_for_embedding_in_pipeline_split || plan.account_for_loss_in_pipeline_split) {
+    // The embedding- / loss-aware split (layers_in_chunk): equal chunks of
+    // (l + e + o) / (p v), the first one e layers short.
+    const int e = plan.account_for_embedding_in_pipeline_split ? 1 : 0;
+    const int o = plan.account_for_loss_in_pipeline_split ? 1 : 0;
+    const int per_chunk = (model.num_layers + e + o) / chunks;
+    return chunk == 0 ? 0 : chunk * per_chunk - e;
+  }
   const int base = model.num_layers / chunks;
   const int extra = model.num_layers % chunks;
   return chunk * base + std::max(0, chunk - (chunks - extra));
@@ -290,7 +309,7 @@ double framework_buffer_bytes(const Plan& plan) {
 
 std::vector<MemoryBreakdown> stage_memory(const Model& model, const Plan& plan,
                                           const std::vector<double>& stage_parameters,
-                                          double extra_reserved_bytes) {
+                                          double extra_reserved_bytes, bool fp8_weight_transpose) {
   const int p = plan.pipeline_parallel, v = plan.virtual_stages;
   const double per_layer = layer_activation_bytes(model, plan);
   Plan full_plan = plan;
@@ -438,6 +457,13 @@ std::vector<MemoryBreakdown> stage_memory(const Model& model, const Plan& plan,
                                     stage_bf16.moe * moe_layer_params;
     if (plan.precision == Precision::kFp8 && (stage == 0 || stage == 2)) {
       mb.weights_and_optimizer_bytes += 2.0 * quantized_params;
+    }
+    // Blackwell, FP8 tensor scaling (stage_memory's fp8_weight_transpose
+    // false): no transposed copy, one byte less per layer parameter -- at
+    // ZeRO-1 the fp8 weight is 1 byte against the bf16 2 it replaces.
+    if (plan.precision == Precision::kFp8 && plan.fp8_recipe != Fp8Recipe::kMxfp8 &&
+        !fp8_weight_transpose && stage <= 2) {
+      mb.weights_and_optimizer_bytes -= quantized_params;
     }
     if (plan.precision == Precision::kNvfp4 && stage <= 2) {
       mb.weights_and_optimizer_bytes += 2.0 * kNvfp4BytesPerElement * quantized_params;

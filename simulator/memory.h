@@ -243,6 +243,9 @@ double moe_layer_weight_grad_bytes(const Model& model, const Plan& plan);
 //                            (2 + 2 + 12)/S. The bf16 weights exist only in
 //                            the working set below.)
 // Stages 2 and 3 also hold an unsharded working set: sharded_working_bytes.
+// With bf16 gradients (Plan::grad_reduce_in_fp32 false, as the Megatron-
+// Bridge performance recipes run) the gradient takes 2 bytes instead of 4:
+// 16, 4 + 12/S, 2 + 14/S, 14/S.
 double state_bytes_per_parameter(const Plan& plan);
 
 // The same for routed-expert parameters: the stage formulas above with S =
@@ -335,10 +338,21 @@ inline constexpr double kAllocatorFragmentation = 0.05;
 // expert share is derived from the model and plan: expert_parameters of the
 // breakdown). `extra_reserved_bytes` is added to framework_buffer_bytes(plan)
 // in each stage's reserved_bytes (a user's safety margin; 0 by default).
+// `fp8_weight_transpose`: whether FP8 tensor-scaling weights (delayed or
+// current scaling) keep a transposed copy beside their data. Hopper's FP8
+// GEMMs take only the TN layout, so Transformer Engine keeps data +
+// transpose (2 bytes per parameter); Blackwell's (compute capability 10.x,
+// TE transformer_engine/pytorch/utils.py is_non_tn_fp8_gemm_supported) read
+// either layout from the one copy, 1 byte (TE's own memory test: "FP8
+// tensor-scaling caches one byte per element" unless non-TN GEMMs are
+// unsupported, then 2). simulate() passes false for the GPUs with FP4 tensor
+// cores (the presets' Blackwell data-center parts). MXFP8 and NVFP4 keep
+// rowwise and columnwise copies either way.
 // REQUIRES: validate(model, plan).ok().
 std::vector<MemoryBreakdown> stage_memory(const Model& model, const Plan& plan,
                                           const std::vector<double>& stage_parameters,
-                                          double extra_reserved_bytes);
+                                          double extra_reserved_bytes,
+                                          bool fp8_weight_transpose = true);
 
 }  // namespace llmplan::simulator
 

@@ -199,7 +199,24 @@ Status validate(const Model& model, const Plan& plan) {
     }
   }
   const int64_t chunks = static_cast<int64_t>(plan.pipeline_parallel) * plan.virtual_stages;
-  if (model.num_layers < chunks) {
+  const int accounted = (plan.account_for_embedding_in_pipeline_split ? 1 : 0) +
+                        (plan.account_for_loss_in_pipeline_split ? 1 : 0);
+  if (accounted > 0) {
+    // Megatron-Core's embedding- / loss-aware split (plan.h): the layers
+    // plus the accounted embedding / loss divide evenly over the chunks, and
+    // every middle chunk keeps at least one layer.
+    const int64_t units = static_cast<int64_t>(model.num_layers) + accounted;
+    const char* field = plan.account_for_embedding_in_pipeline_split
+                            ? "plan.account_for_embedding_in_pipeline_split"
+                            : "plan.account_for_loss_in_pipeline_split";
+    if (units % chunks != 0 || units / chunks < 1 || (chunks == 1 && units - accounted < 1)) {
+      return Status::invalid_argument(
+          std::string(field) + ": " + std::to_string(model.num_layers) + " layers + " +
+          std::to_string(accounted) + " (embedding / loss) = " + std::to_string(units) +
+          " do not divide evenly over pp * virtual_stages = " + std::to_string(chunks) +
+          " pipeline chunks");
+    }
+  } else if (model.num_layers < chunks) {
     return Status::invalid_argument("plan.pp: " + std::to_string(model.num_layers) +
                                     " layers cannot fill pp * virtual_stages = " +
                                     std::to_string(chunks) + " pipeline chunks");
@@ -236,6 +253,12 @@ Status validate(const Model& model, const Plan& plan) {
 
 int layers_in_chunk(const Model& model, const Plan& plan, int chunk) {
   const int chunks = plan.pipeline_parallel * plan.virtual_stages;
+  const int e = plan.account_for_embedding_in_pipeline_split ? 1 : 0;
+  const int o = plan.account_for_loss_in_pipeline_split ? 1 : 0;
+  if (e + o > 0) {
+    const int per_chunk = (model.num_layers + e + o) / chunks;
+    return per_chunk - (chunk == 0 ? e : 0) - (chunk == chunks - 1 ? o : 0);
+  }
   const int base = model.num_layers / chunks;
   const int extra = model.num_layers % chunks;
   return base + (chunk >= chunks - extra ? 1 : 0);

@@ -98,6 +98,19 @@ struct Plan {
   int micro_batch_size = 1;   // b: sequences per micro-batch
   int global_batch_size = 1;  // B: sequences per optimizer step; multiple of d*b
   int virtual_stages = 1;     // v: model chunks per pipeline rank (interleaved only; zb-h1: 1)
+  // Megatron-Core's embedding- / loss-aware pipeline split
+  // (TransformerConfig account_for_embedding_in_pipeline_split /
+  // account_for_loss_in_pipeline_split; megatron/core/transformer/
+  // transformer_block.py get_num_layers_to_build): the embedding and the
+  // output layer with the loss each count as one layer when the layers are
+  // divided among the p x v chunks, so the first chunk builds one transformer
+  // layer fewer (embedding) and the last one fewer (loss); (layers + the
+  // flags set) must divide by p x v, and the first / last chunk may hold no
+  // transformer layer. Set by Megatron-Bridge's Llama 3.1 405B recipe
+  // (src/megatron/bridge/recipes/llama/llama3.py llama31_405b_pretrain_config:
+  // 126 layers + 2 = 128 over PP 16 x VP 4 or 8). See layers_in_chunk.
+  bool account_for_embedding_in_pipeline_split = false;
+  bool account_for_loss_in_pipeline_split = false;
   Schedule schedule = Schedule::kOneFOneB;
   Recompute recompute = Recompute::kNone;
   bool sequence_parallel = false;
@@ -154,6 +167,17 @@ struct Plan {
   // whole stage) and whether buckets overlap the last micro-batch's backward.
   int64_t grad_bucket_bytes = 0;
   bool overlap_grad_reduce = true;
+  // Gradients accumulated and reduced in fp32 (Megatron-Core's
+  // grad_reduce_in_fp32, the default of Megatron-LM for bf16 and of NeMo 2's
+  // and Megatron-Bridge's bf16_mixed recipes). False: the gradient buffer and
+  // its data-parallel reduction are bf16 (--grad-reduce-in-bf16; JSON
+  // "grad_reduce_in_fp32": false), as every Megatron-Bridge performance
+  // recipe of the Blackwell runs sets (scripts/performance/configs/*:
+  // set_llama3_common_configs, set_llama31_common_configs,
+  // set_qwen3_common_configs, set_gpt_oss_common_configs:
+  // cfg.ddp.grad_reduce_in_fp32 = False). Memory: 2 bytes of gradient per
+  // parameter instead of 4 (memory.h state_bytes_per_parameter).
+  bool grad_reduce_in_fp32 = true;
   // Megatron's pipeline scatter/gather: with t > 1 a stage sends 1/t of the
   // activation and the receiver all-gathers it over NVLink.
   bool pipeline_scatter_gather = false;
@@ -219,8 +243,10 @@ struct Plan {
   }
   // Bytes of one gradient element in the data-parallel reduction (fp32
   // accumulation for bf16, fp8 and nvfp4 -- whose gradients are bf16 --
-  // fp16 otherwise; Megatron's defaults).
-  int grad_reduce_bytes() const { return precision == Precision::kFp16 ? 2 : 4; }
+  // fp16 otherwise; Megatron's defaults); 2 without grad_reduce_in_fp32.
+  int grad_reduce_bytes() const {
+    return precision == Precision::kFp16 || !grad_reduce_in_fp32 ? 2 : 4;
+  }
 
   friend bool operator==(const Plan&, const Plan&) = default;
 };
@@ -233,14 +259,18 @@ Status validate(const Plan& plan);
 // OK when `plan` can lay out `model`: t divides the heads, the kv heads and
 // the FFN size, and is at most the vocabulary (each rank holds V/t rows);
 // every one of the p*v pipeline chunks gets at least one layer (layers are
-// split as evenly as possible, see layers_in_chunk); with sequence
+// split as evenly as possible, see layers_in_chunk; with the embedding- /
+// loss-aware split, layers + the flags set divide by p*v and only the first
+// / last chunk may hold none); with sequence
 // parallelism t divides the sequence; with context parallelism 2*cp divides
 // the sequence (load-balanced causal chunks; with SP, t also divides s/cp) and flash
 // attention is on. InvalidArgument otherwise.
 Status validate(const Model& model, const Plan& plan);
 
 // Layers held by pipeline chunk `chunk` (0 .. p*v-1, in model order): l/(p*v)
-// each, and the last (l mod p*v) chunks one more.
+// each, and the last (l mod p*v) chunks one more. With the embedding- /
+// loss-aware split: (l + e + o) / (p*v) each, e = 1 fewer in the first chunk
+// and o = 1 fewer in the last (Megatron-Core get_num_layers_to_build).
 // REQUIRES: validate(model, plan).ok().
 int layers_in_chunk(const Model& model, const Plan& plan, int chunk);
 

@@ -15,6 +15,9 @@ Status apply_plan_json(const boost::json::value& v, const std::string& path, Pla
   r.read_int("micro_batch", &p.micro_batch_size, false, 1);
   r.read_int("global_batch", &p.global_batch_size, false, 1);
   r.read_int("virtual_stages", &p.virtual_stages, false, 1);
+  r.read_bool("account_for_embedding_in_pipeline_split",
+              &p.account_for_embedding_in_pipeline_split);
+  r.read_bool("account_for_loss_in_pipeline_split", &p.account_for_loss_in_pipeline_split);
   r.read_enum("schedule", &p.schedule,
               {{"gpipe", Schedule::kGpipe},
                {"1f1b", Schedule::kOneFOneB},
@@ -40,6 +43,7 @@ Status apply_plan_json(const boost::json::value& v, const std::string& path, Pla
   r.read_int("bf16_layers_at_end", &p.bf16_layers_at_end, false, 0);
   r.read_int64("grad_bucket_bytes", &p.grad_bucket_bytes, false, 0);
   r.read_bool("overlap_grad_reduce", &p.overlap_grad_reduce);
+  r.read_bool("grad_reduce_in_fp32", &p.grad_reduce_in_fp32);
   r.read_bool("pipeline_scatter_gather", &p.pipeline_scatter_gather);
   r.read_int("zero_stage", &p.zero_stage, false, 0);
   r.read_int("fsdp_group", &p.fsdp_group, false, 0);
@@ -69,6 +73,11 @@ boost::json::value plan_to_json(const Plan& p) {
   o["micro_batch"] = p.micro_batch_size;
   o["global_batch"] = p.global_batch_size;
   o["virtual_stages"] = p.virtual_stages;
+  // Only when set (other plans' JSON is as before).
+  if (p.account_for_embedding_in_pipeline_split) {
+    o["account_for_embedding_in_pipeline_split"] = true;
+  }
+  if (p.account_for_loss_in_pipeline_split) o["account_for_loss_in_pipeline_split"] = true;
   o["schedule"] = to_string(p.schedule);
   o["recompute"] = to_string(p.recompute);
   o["sequence_parallel"] = p.sequence_parallel;
@@ -83,6 +92,8 @@ boost::json::value plan_to_json(const Plan& p) {
   }
   o["grad_bucket_bytes"] = p.grad_bucket_bytes;
   o["overlap_grad_reduce"] = p.overlap_grad_reduce;
+  // Only when off (other plans' JSON is as before).
+  if (!p.grad_reduce_in_fp32) o["grad_reduce_in_fp32"] = false;
   o["pipeline_scatter_gather"] = p.pipeline_scatter_gather;
   o["zero_stage"] = p.zero_stage;
   o["fsdp_group"] = p.fsdp_group;

@@ -12,7 +12,10 @@
 //   >= 0; 0 = the whole data-parallel group), ep, etp (integers >= 1; expert
 //   and expert tensor parallelism), moe_a2a_overlap (boolean), moe_imbalance
 //   (number in [1, 64]); plan_to_json writes these four only when one is not
-//   its default.
+//   its default; grad_reduce_in_fp32 (boolean, default true; written only
+//   when false); account_for_embedding_in_pipeline_split,
+//   account_for_loss_in_pipeline_split (booleans, default false; written
+//   only when true).
 // Numbers may be bare or {"value": X, "source": "..."}. The documentation keys
 // "source", "note" and "description" are accepted and ignored; any other key
 // is an error.

@@ -240,7 +240,8 @@ Result<StepReport> simulate(const Model& model, const Plan& plan, const Cluster&
     add_stage_waits(builder, r, &report.stages[r].time);
   }
   const std::vector<MemoryBreakdown> memory =
-      stage_memory(model, plan, stage_params, options.reserved_bytes);
+      stage_memory(model, plan, stage_params, options.reserved_bytes,
+                   /*fp8_weight_transpose=*/!(cluster.gpu.peak_fp4_flops > 0));
   report.memory_capacity_bytes = cluster.gpu.hbm_bytes;
   for (int r = 0; r < p; ++r) {
     report.stages[r].memory = memory[r];

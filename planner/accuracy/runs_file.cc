@@ -417,7 +417,36 @@ Result<std::vector<RunRow>> read_blackwell_runs_rows_text(std::string_view text,
       r.fsdp = "zero1";
     }
     r.overlaps = "overlap_grad_reduce overlap_param_gather";
-    if (r.tp > 1) r.overlaps += " --tp-comm-overlap";
+    // The Llama performance scripts turn TP-comm overlap off for NVFP4
+    // (@0013c9a8ed4d scripts/performance/configs/llama/llama31_llm_pretrain.py
+    // and @2a0d46e2c554 llama3_llm_pretrain.py: "tp_comm_overlap = False if
+    // precision == 'nvfp4'").
+    if (r.tp > 1 && r.precision != "nvfp4") r.overlaps += " --tp-comm-overlap";
+    // Llama 3.1 405B NVFP4 on 256 GB200 (the V2 preset, GBS 1536) runs
+    // without parameter-gather overlap (llama31_llm_pretrain.py
+    // disable_param_gather_overlap, "to reduce training peak memory and
+    // avoid OOM", Megatron-Bridge issue 3714).
+    if (r.model == "llama3.1-405b" && r.precision == "nvfp4" && r.gpus == 256 &&
+        r.global_batch == 1536 && r.cluster == "gb200-nvl72") {
+      r.overlaps = "overlap_grad_reduce";
+    }
+    // Every Megatron-Bridge performance recipe of these models keeps bf16
+    // gradients (set_llama3_common_configs, set_llama31_common_configs,
+    // set_qwen3_common_configs, set_gpt_oss_common_configs in
+    // scripts/performance/configs/*: cfg.ddp.grad_reduce_in_fp32 = False;
+    // read at @2a0d46e2c554, @0013c9a8ed4d, @0501207b95db). The NeMo 2.0
+    // rows (25.02-25.07) keep the fp32 default: their scripts are not in the
+    // stored sources.
+    if (contains(lower(r.release), "megatron-bridge")) r.overlaps += " grad_reduce_in_fp32=False";
+    // Megatron-Bridge's Llama 3.1 405B recipe splits the pipeline counting
+    // the embedding and the loss as one layer each (126 + 2 = 128 layers;
+    // src/megatron/bridge/recipes/llama/llama3.py@0d5f5558c16f
+    // llama31_405b_pretrain_config: account_for_embedding_in_pipeline_split
+    // and account_for_loss_in_pipeline_split True), which makes PP 16 x VP 8
+    // possible.
+    if (r.model == "llama3.1-405b" && contains(lower(r.release), "megatron-bridge")) {
+      r.overlaps += " account_for_embedding_loss_in_pipeline_split";
+    }
     r.recompute = "none";
     const bool gb200 = r.cluster == "gb200-nvl72";
     if (r.model == "gpt-oss-120b") {
@@ -840,8 +869,17 @@ Result<PublishedRun> map_published_run(const RunRow& row, const std::vector<Mode
     plan.dropout = false;
     plan.fused_cross_entropy = true;
   }
-  // Megatron-Core's default gradient bucket: 40M parameters of fp32 grads.
-  if (plan.overlap_grad_reduce && !torch_fsdp) plan.grad_bucket_bytes = 40'000'000LL * 4;
+  if (contains(ov, "account_for_embedding_loss_in_pipeline_split")) {
+    plan.account_for_embedding_in_pipeline_split = true;
+    plan.account_for_loss_in_pipeline_split = true;
+  }
+  // Megatron-Core's grad_reduce_in_fp32 = False (bf16 gradient buffer).
+  if (contains(ov, "grad_reduce_in_fp32=false")) plan.grad_reduce_in_fp32 = false;
+  // Megatron-Core's default gradient bucket: 40M parameters of gradients
+  // (fp32, or bf16 without grad_reduce_in_fp32).
+  if (plan.overlap_grad_reduce && !torch_fsdp) {
+    plan.grad_bucket_bytes = 40'000'000LL * (plan.grad_reduce_in_fp32 ? 4 : 2);
+  }
 
   LLMPLAN_ASSIGN_OR_RETURN(out.config.cluster,
                            catalog.cluster(row.cluster.empty() ? cluster : row.cluster));

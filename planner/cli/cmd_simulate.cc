@@ -31,7 +31,8 @@ struct SimulateOptions {
   int zero = 0, fsdp_group = 0;
   int bf16_layers_at_start = 0, bf16_layers_at_end = 0;
   bool tp_comm_overlap = false, overlap_grad_reduce = true, overlap_param_gather = false;
-  bool no_dropout = false, fused_cross_entropy = false;
+  bool no_dropout = false, fused_cross_entropy = false, grad_reduce_in_bf16 = false;
+  bool account_for_embedding = false, account_for_loss = false;
   std::string gpu, cluster;
   int gpus_per_node = 0;
   std::string format = "text";
@@ -164,6 +165,9 @@ Status apply_plan_flags(const SimulateOptions& o, Plan* plan) {
   }
   if (o.no_dropout) plan->dropout = false;
   if (o.fused_cross_entropy) plan->fused_cross_entropy = true;
+  if (o.grad_reduce_in_bf16) plan->grad_reduce_in_fp32 = false;
+  if (o.account_for_embedding) plan->account_for_embedding_in_pipeline_split = true;
+  if (o.account_for_loss) plan->account_for_loss_in_pipeline_split = true;
   return Status();
 }
 
@@ -324,6 +328,16 @@ void add_simulate_command(CLI::App& app, const GlobalOptions& global, Action* ac
                 "Dropout 0: no dropout masks stored (memory)");
   cmd->add_flag("--fused-cross-entropy", o->fused_cross_entropy,
                 "The loss computes its gradient in place on the bf16 logits (memory)");
+  cmd->add_flag("--account-for-embedding-in-pipeline-split", o->account_for_embedding,
+                "Count the embedding as one layer when splitting the layers over the pipeline "
+                "chunks: the first chunk holds one transformer layer fewer (Megatron-Core)");
+  cmd->add_flag("--account-for-loss-in-pipeline-split", o->account_for_loss,
+                "Count the output layer and loss as one layer when splitting the layers over "
+                "the pipeline chunks: the last chunk holds one transformer layer fewer");
+  cmd->add_flag("--grad-reduce-in-bf16", o->grad_reduce_in_bf16,
+                "Gradients accumulated and reduced in bf16 instead of fp32 (Megatron-Core "
+                "grad_reduce_in_fp32 False, as the Megatron-Bridge performance recipes run): 2 "
+                "bytes of gradient per parameter");
   cmd->add_flag("--no-flash-attention", o->no_flash_attention, "Unfused attention kernels");
   cmd->add_option("--precision", o->precision,
                   "Training precision: bf16, fp16, fp8 (linear-layer GEMMs in FP8 with "

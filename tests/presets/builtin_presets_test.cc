@@ -124,15 +124,15 @@ TEST(BuiltinPresets, GpusCarryTheDatasheetFigures) {
   };
   // DESIGN.md section 9. Memory: the datasheet's GB, except where the
   // memory CUDA reports is known (nvidia-smi's total: 81920 MiB on an A100
-  // 80GB, 81559 MiB on an H100 80GB, 143771 MiB on an H200, 183359 MiB on a B200;
-  // presets/gpus.json).
+  // 80GB, 81559 MiB on an H100 80GB, 143771 MiB on an H200, 183359 MiB on a B200,
+  // 189471 MiB on a GB200; presets/gpus.json).
   constexpr double kMiB = 1024.0 * 1024.0;
   for (const Case& c : {Case{"a100-40gb", 312, 40, 1.555, 600, 400, 108},
                         Case{"a100-80gb", 312, 81920 * kMiB / 1e9, 2.039, 600, 400, 108},
                         Case{"h100-sxm", 989, 81559 * kMiB / 1e9, 3.35, 900, 700, 132},
                         Case{"h200-sxm", 989, 143771 * kMiB / 1e9, 4.8, 900, 700, 132},
                         Case{"b200", 2250, 183359 * kMiB / 1e9, 7.7, 1800, 1000, 148},
-                        Case{"gb200", 2500, 186, 8, 1800, 1200, 152},
+                        Case{"gb200", 2500, 189471 * kMiB / 1e9, 8, 1800, 1200, 152},
                         Case{"b300", 2250, 270, 7.7, 1800, 1100, 148},
                         Case{"gb300", 2500, 279, 8, 1800, 1400, 152}}) {
     Result<simulator::GpuSpec> g = catalog.gpu(c.name);

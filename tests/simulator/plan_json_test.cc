@@ -30,6 +30,9 @@ Plan unusual_plan() {
   p.grad_bucket_bytes = 40LL << 20;
   p.overlap_grad_reduce = false;
   p.pipeline_scatter_gather = true;
+  p.grad_reduce_in_fp32 = false;
+  p.account_for_embedding_in_pipeline_split = true;
+  p.account_for_loss_in_pipeline_split = true;
   return p;
 }
 
