@@ -451,6 +451,123 @@ Status run_validate(const AccuracyOptions& o, const GlobalOptions& global) {
   return write_stdout(out);
 }
 
+// MAPE of `rows` of `cases` predicted with `constants` ("n/a" for none).
+Result<std::string> moe_mape(const std::vector<AccuracyCase>& cases, const std::vector<size_t>& rows,
+                             const AccuracyConstants& constants) {
+  if (rows.empty()) return std::string("n/a");
+  std::vector<AccuracyCase> trial;
+  for (size_t i : rows) trial.push_back(cases[i]);
+  apply_constants(constants, &trial);
+  LLMPLAN_ASSIGN_OR_RETURN(const std::vector<double> p, predict_iteration_times(trial, nullptr));
+  return pct(summarise(p, measured_of(trial)).mape);
+}
+
+// The mixture-of-experts stage of calibrate (#27): the MoE constants
+// (calibrate_moe) fitted on the MoE rows of the latest release of each
+// system, model and precision (every MoE row when `latest` is empty), with
+// the dense fit's constants held; then held out by model (each model's
+// latest rows predicted by a fit on the other models' latest rows) and by
+// release (each release's rows predicted by a fit on the other releases'
+// MoE rows). Sets the two MoE constants of `*constants`.
+Status fit_moe_constants(const std::vector<AccuracyCase>& cases, const std::vector<bool>& latest,
+                         const CalibrationOptions& copt, AccuracyConstants* constants) {
+  std::vector<size_t> moe, fit_rows;
+  for (size_t i = 0; i < cases.size(); ++i) {
+    if (!cases[i].config.model.is_moe()) continue;
+    moe.push_back(i);
+    if (latest.empty() || latest[i]) fit_rows.push_back(i);
+  }
+  if (fit_rows.empty()) return Status();
+  const auto pick = [&](const std::vector<size_t>& rows) {
+    std::vector<AccuracyCase> out;
+    for (size_t i : rows) out.push_back(cases[i]);
+    return out;
+  };
+  LLMPLAN_ASSIGN_OR_RETURN(const MoeCalibrationResult all,
+                           calibrate_moe(pick(fit_rows), *constants, copt));
+  char buf[512];
+  std::snprintf(buf, sizeof buf,
+                "mixture-of-experts constants fitted on %zu MoE rows%s (dense constants held): "
+                "grouped_gemm_expert_overhead_s %.3g, moe_a2a_efficiency %.4g, "
+                "moe_a2a_nic_efficiency %.4g; in-sample MAPE %s\n",
+                fit_rows.size(), latest.empty() ? "" : " of the latest release",
+                all.constants.roofline.grouped_gemm_expert_overhead_s,
+                all.constants.roofline.moe_a2a_efficiency,
+                all.constants.roofline.moe_a2a_nic_efficiency, pct(all.in_sample_mape).c_str());
+  stream_line(buf);
+  for (const std::string& b : all.at_bound) stream_line("note: " + b + "\n");
+  LLMPLAN_ASSIGN_OR_RETURN(const std::string all_rows, moe_mape(cases, moe, all.constants));
+  stream_line("mixture-of-experts MAPE with these constants over all " +
+              std::to_string(moe.size()) + " MoE rows (older releases included): " + all_rows +
+              "\n");
+  // Leave one model out.
+  std::vector<std::string> models;
+  for (size_t i : fit_rows) {
+    const std::string& m = cases[i].config.model.name;
+    if (std::find(models.begin(), models.end(), m) == models.end()) models.push_back(m);
+  }
+  std::vector<double> held_p, held_m;
+  for (const std::string& m : models) {
+    std::vector<size_t> train, test;
+    for (size_t i : fit_rows) (cases[i].config.model.name == m ? test : train).push_back(i);
+    if (train.empty()) continue;
+    LLMPLAN_ASSIGN_OR_RETURN(const MoeCalibrationResult f,
+                             calibrate_moe(pick(train), *constants, copt));
+    std::vector<AccuracyCase> t = pick(test);
+    apply_constants(f.constants, &t);
+    LLMPLAN_ASSIGN_OR_RETURN(const std::vector<double> p, predict_iteration_times(t, nullptr));
+    const std::vector<double> meas = measured_of(t);
+    held_p.insert(held_p.end(), p.begin(), p.end());
+    held_m.insert(held_m.end(), meas.begin(), meas.end());
+    std::snprintf(buf, sizeof buf,
+                  "mixture-of-experts leave-one-model-out: %s: MAPE %s (%zu rows predicted by "
+                  "MoE constants fitted on the other models: %.3g s, %.4g, %.4g)\n",
+                  m.c_str(), pct(summarise(p, meas).mape).c_str(), t.size(),
+                  f.constants.roofline.grouped_gemm_expert_overhead_s,
+                  f.constants.roofline.moe_a2a_efficiency,
+                  f.constants.roofline.moe_a2a_nic_efficiency);
+    stream_line(buf);
+  }
+  if (!held_p.empty()) {
+    stream_line("mixture-of-experts leave-one-model-out MAPE: " +
+                pct(summarise(held_p, held_m).mape) + " (" + std::to_string(held_p.size()) +
+                " rows)\n");
+  }
+  // Leave one release out.
+  std::vector<std::string> releases;
+  for (size_t i : moe) {
+    const std::string& r = cases[i].release;
+    if (!r.empty() && std::find(releases.begin(), releases.end(), r) == releases.end()) {
+      releases.push_back(r);
+    }
+  }
+  if (releases.size() > 1) {
+    std::vector<double> rp, rm;
+    for (const std::string& r : releases) {
+      std::vector<size_t> train, test;
+      for (size_t i : moe) (cases[i].release == r ? test : train).push_back(i);
+      if (train.empty()) continue;
+      LLMPLAN_ASSIGN_OR_RETURN(const MoeCalibrationResult f,
+                               calibrate_moe(pick(train), *constants, copt));
+      std::vector<AccuracyCase> t = pick(test);
+      apply_constants(f.constants, &t);
+      LLMPLAN_ASSIGN_OR_RETURN(const std::vector<double> p, predict_iteration_times(t, nullptr));
+      const std::vector<double> meas = measured_of(t);
+      rp.insert(rp.end(), p.begin(), p.end());
+      rm.insert(rm.end(), meas.begin(), meas.end());
+      stream_line("mixture-of-experts leave-one-release-out: " + r + ": MAPE " +
+                  pct(summarise(p, meas).mape) + " (" + std::to_string(t.size()) + " rows)\n");
+    }
+    stream_line("mixture-of-experts leave-one-release-out MAPE: " + pct(summarise(rp, rm).mape) +
+                " (" + std::to_string(rp.size()) + " rows)\n");
+  }
+  constants->roofline.grouped_gemm_expert_overhead_s =
+      all.constants.roofline.grouped_gemm_expert_overhead_s;
+  constants->roofline.moe_a2a_efficiency = all.constants.roofline.moe_a2a_efficiency;
+  constants->roofline.moe_a2a_nic_efficiency = all.constants.roofline.moe_a2a_nic_efficiency;
+  return Status();
+}
+
 Status run_calibrate(const AccuracyOptions& o, const GlobalOptions& global) {
   const auto t0 = std::chrono::steady_clock::now();
   std::vector<std::string> notes;
@@ -659,6 +776,10 @@ Status run_calibrate(const AccuracyOptions& o, const GlobalOptions& global) {
                     d.measured_over_predicted >= 1 ? "slower" : "faster", pct(d.mape).c_str());
       stream_line(buf);
     }
+  }
+  if (runs) {
+    LLMPLAN_RETURN_IF_ERROR(fit_moe_constants(all_cases, releases ? latest : std::vector<bool>(),
+                                               copt, &fit.constants));
   }
   if (!o.evaluate.empty()) {
     AccuracyOptions eo = o;
