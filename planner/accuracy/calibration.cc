@@ -156,7 +156,7 @@ AccuracyConstants to_moe_constants(const AccuracyConstants& base, const double* 
   c.roofline.grouped_gemm_expert_overhead_s = std::max(0.0, m[0]) * 1e-6;
   // Forward differences may step just past an upper bound.
   c.roofline.moe_a2a_efficiency = std::clamp(m[1], 1e-3, 1.0);
-  c.roofline.moe_a2a_nic_efficiency = std::clamp(m[2], 1e-3, 1.0);
+  c.roofline.moe_a2a_nic_efficiency = m[2] > 0 ? std::clamp(m[2], 1e-3, 1.0) : 0.0;
   return c;
 }
 
@@ -205,11 +205,19 @@ Result<MoeCalibrationResult> calibrate_moe(const std::vector<AccuracyCase>& case
                                      {kMoeA2aEfficiencyFloor, 1.0}};
   const char* names[kMoeParams] = {"grouped_gemm_expert_overhead_s", "moe_a2a_efficiency",
                                    "moe_a2a_nic_efficiency"};
+  // The NIC efficiency only when some row's expert group spans NVLink
+  // domains (otherwise nothing constrains it: held at 0, the cluster's).
+  const bool fit_nic = std::any_of(cases.begin(), cases.end(), [](const AccuracyCase& c) {
+    const simulator::Plan& p = c.config.plan;
+    return p.expert_parallel > c.config.cluster.nvlink_domain();
+  });
   // Screen a fixed grid, polish the best two.
   std::vector<std::array<double, kMoeParams>> grid;
   for (double us : {0.0, 3.0, 8.0}) {
     for (double a2a : {0.25, 0.5, 0.8}) {
-      for (double nic : {0.4, 0.7, 1.0}) grid.push_back({us, a2a, nic});
+      for (double nic : {0.4, 0.7, 1.0}) {
+        if (fit_nic || nic == 0.4) grid.push_back({us, a2a, fit_nic ? nic : 0.0});
+      }
     }
   }
   std::vector<double> screen(grid.size());
@@ -234,9 +242,11 @@ Result<MoeCalibrationResult> calibrate_moe(const std::vector<AccuracyCase>& case
       problem.AddResidualBlock(cost, new ceres::HuberLoss(kHuberDelta), m);
     }
     for (int i = 0; i < kMoeParams; ++i) {
+      if (i == 2 && !fit_nic) continue;
       problem.SetParameterLowerBound(m, i, bounds[i].lo);
       problem.SetParameterUpperBound(m, i, bounds[i].hi);
     }
+    if (!fit_nic) problem.SetManifold(m, new ceres::SubsetManifold(kMoeParams, {2}));
     ceres::Solver::Options solver;
     solver.linear_solver_type = ceres::DENSE_QR;
     solver.max_num_iterations = std::min(options.max_iterations, 200);
@@ -254,7 +264,7 @@ Result<MoeCalibrationResult> calibrate_moe(const std::vector<AccuracyCase>& case
       best.cost = cost;
       best.constants = to_moe_constants(base, x);
       best.at_bound.clear();
-      for (int i = 0; i < kMoeParams; ++i) {
+      for (int i = 0; i < (fit_nic ? kMoeParams : 2); ++i) {
         if (x[i] <= bounds[i].lo + 1e-9) best.at_bound.push_back(std::string(names[i]) + " at its lower bound");
         if (x[i] >= bounds[i].hi - 1e-9) best.at_bound.push_back(std::string(names[i]) + " at its upper bound");
       }
