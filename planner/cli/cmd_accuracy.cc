@@ -470,7 +470,8 @@ Result<std::string> moe_mape(const std::vector<AccuracyCase>& cases, const std::
 // release (each release's rows predicted by a fit on the other releases'
 // MoE rows). Sets the two MoE constants of `*constants`.
 Status fit_moe_constants(const std::vector<AccuracyCase>& cases, const std::vector<bool>& latest,
-                         const CalibrationOptions& copt, AccuracyConstants* constants) {
+                         const CalibrationOptions& copt, AccuracyConstants* constants,
+                         boost::json::object* report) {
   std::vector<size_t> moe, fit_rows;
   for (size_t i = 0; i < cases.size(); ++i) {
     if (!cases[i].config.model.is_moe()) continue;
@@ -496,6 +497,12 @@ Status fit_moe_constants(const std::vector<AccuracyCase>& cases, const std::vect
                 all.constants.roofline.moe_a2a_nic_efficiency, pct(all.in_sample_mape).c_str());
   stream_line(buf);
   for (const std::string& b : all.at_bound) stream_line("note: " + b + "\n");
+  (*report)["rows"] = fit_rows.size();
+  (*report)["in_sample_mape"] = all.in_sample_mape;
+  boost::json::array bounds;
+  for (const std::string& b : all.at_bound) bounds.push_back(boost::json::string(b));
+  (*report)["at_bound"] = std::move(bounds);
+  boost::json::object by_model, by_release;
   LLMPLAN_ASSIGN_OR_RETURN(const std::string all_rows, moe_mape(cases, moe, all.constants));
   stream_line("mixture-of-experts MAPE with these constants over all " +
               std::to_string(moe.size()) + " MoE rows (older releases included): " + all_rows +
@@ -519,6 +526,7 @@ Status fit_moe_constants(const std::vector<AccuracyCase>& cases, const std::vect
     const std::vector<double> meas = measured_of(t);
     held_p.insert(held_p.end(), p.begin(), p.end());
     held_m.insert(held_m.end(), meas.begin(), meas.end());
+    by_model[m] = {{"rows", t.size()}, {"mape", summarise(p, meas).mape}};
     std::snprintf(buf, sizeof buf,
                   "mixture-of-experts leave-one-model-out: %s: MAPE %s (%zu rows predicted by "
                   "MoE constants fitted on the other models: %.3g s, %.4g, %.4g)\n",
@@ -528,7 +536,9 @@ Status fit_moe_constants(const std::vector<AccuracyCase>& cases, const std::vect
                   f.constants.roofline.moe_a2a_nic_efficiency);
     stream_line(buf);
   }
+  (*report)["held_out_by_model"] = std::move(by_model);
   if (!held_p.empty()) {
+    (*report)["leave_one_model_out_mape"] = summarise(held_p, held_m).mape;
     stream_line("mixture-of-experts leave-one-model-out MAPE: " +
                 pct(summarise(held_p, held_m).mape) + " (" + std::to_string(held_p.size()) +
                 " rows)\n");
@@ -555,9 +565,12 @@ Status fit_moe_constants(const std::vector<AccuracyCase>& cases, const std::vect
       const std::vector<double> meas = measured_of(t);
       rp.insert(rp.end(), p.begin(), p.end());
       rm.insert(rm.end(), meas.begin(), meas.end());
+      by_release[r] = {{"rows", t.size()}, {"mape", summarise(p, meas).mape}};
       stream_line("mixture-of-experts leave-one-release-out: " + r + ": MAPE " +
                   pct(summarise(p, meas).mape) + " (" + std::to_string(t.size()) + " rows)\n");
     }
+    (*report)["held_out_by_release"] = std::move(by_release);
+    (*report)["leave_one_release_out_mape"] = summarise(rp, rm).mape;
     stream_line("mixture-of-experts leave-one-release-out MAPE: " + pct(summarise(rp, rm).mape) +
                 " (" + std::to_string(rp.size()) + " rows)\n");
   }
@@ -591,8 +604,9 @@ Status run_calibrate(const AccuracyOptions& o, const GlobalOptions& global) {
     });
     if (moe_rows > 0) {
       const std::string why = std::to_string(moe_rows) +
-                              " mixture-of-experts rows are not fitted (the constants describe "
-                              "dense layers); cross-validation predicts them for the error band";
+                              " mixture-of-experts rows are not fitted with the dense constants "
+                              "(their own MoE constants are fitted after the dense fit); "
+                              "cross-validation predicts them for the error band";
       notes.push_back(why);
       stream_line(why + "\n");
     }
@@ -777,9 +791,10 @@ Status run_calibrate(const AccuracyOptions& o, const GlobalOptions& global) {
       stream_line(buf);
     }
   }
+  boost::json::object moe_report;
   if (runs) {
     LLMPLAN_RETURN_IF_ERROR(fit_moe_constants(all_cases, releases ? latest : std::vector<bool>(),
-                                               copt, &fit.constants));
+                                               copt, &fit.constants, &moe_report));
   }
   if (!o.evaluate.empty()) {
     AccuracyOptions eo = o;
@@ -829,7 +844,8 @@ Status run_calibrate(const AccuracyOptions& o, const GlobalOptions& global) {
       copt.fit_network ? std::string(src) + "; nic_efficiency and nic_latency_s fitted"
                        : std::string("not fitted (single-node data only): ") + src;
   LLMPLAN_ASSIGN_OR_RETURN(const std::string text,
-                           constants_to_json(gpu_name, fit.constants, src, net_src));
+                           constants_to_json(gpu_name, fit.constants, src, net_src,
+                                             moe_report.empty() ? nullptr : &moe_report));
   LLMPLAN_RETURN_IF_ERROR(write_output_file(o.output, text, "--output"));
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   std::printf("wrote %s (%.1f s)\n", o.output.c_str(), wall);
