@@ -139,9 +139,10 @@ std::vector<Caveat> caveat_list(uint32_t mask, const GpuSpec& gpu, double mfu,
         break;
       case kCaveatMoeUncalibrated:
         text = "mixture of experts: the router, token permutation, grouped expert GEMMs and "
-               "all-to-alls are costed with constants fitted on dense runs only; on 16 published "
-               "H100 MoE runs (Megatron-Bridge) those constants err by " +
-               pct(kMoeValidationMape) + " on average (up to ~60 % on one row)" +
+               "all-to-alls are costed with the dense constants plus three MoE constants fitted "
+               "on few MoE runs; on 16 published H100 MoE runs (Megatron-Bridge) they err by " +
+               pct(kMoeValidationMape) + " on average (" + pct(kMoeLeaveOneModelOutMape) +
+               " held out by model, up to ~49 % on one row)" +
                (gpu.name.rfind("h100", 0) == 0 ||
                         v.held_out_source.find("MoE rows") == std::string::npos
                     ? std::string()

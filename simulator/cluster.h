@@ -67,6 +67,29 @@ struct RooflineConstants {
   // efficiencies. `llmplan validate` / `calibrate` apply it to runs measured
   // on that stack and fit it in [0.5, 1]; 1 = the same speed.
   double pytorch_fsdp_efficiency = 1.0;
+  // Mixture of experts (#27), fitted by `llmplan calibrate` on MoE rows only
+  // (dense rows never see them):
+  // GPU time per local expert of each grouped expert GEMM (its own tile
+  // schedule, prologue and epilogue, and the launch of Transformer Engine's
+  // per-expert GEMMs), seconds: a grouped GEMM over e local experts costs
+  // e x this on top of its roofline time. 0: none. Bounded by what the
+  // project's H100 profile measured (data/profiles/README.md: a loop of
+  // per-expert cuBLAS GEMMs over the strided-batched one, 6-8 us per
+  // expert at m = 128..4096).
+  double grouped_gemm_expert_overhead_s = 0.0;
+  // Fraction of one direction of the NVLink bandwidth the MoE token
+  // dispatch/combine all-to-alls reach on this GPU's training stack; when
+  // > 0 it replaces the cluster's min(nvlink_efficiency,
+  // nvlink_a2a_efficiency) for all-to-alls (collectives.h). 0: the
+  // cluster's. Bounded by the best published MoE all-to-all (DeepEP, see
+  // planner/accuracy/calibration.cc).
+  double moe_a2a_efficiency = 0.0;
+  // Likewise for the inter-node part of those all-to-alls: the fraction of
+  // the per-GPU NIC bandwidth they reach; when > 0 it replaces the cluster's
+  // nic_efficiency for all-to-alls. 0: the cluster's. At most 1 (DeepEP's
+  // internode dispatch/combine reach 43-58 GB/s of a ~50 GB/s CX7 NIC,
+  // counting NVLink-forwarded traffic: docs/legacy.md of deepseek-ai/DeepEP).
+  double moe_a2a_nic_efficiency = 0.0;
 
   friend bool operator==(const RooflineConstants&, const RooflineConstants&) = default;
 };

@@ -152,6 +152,16 @@ Status apply_roofline_json(const boost::json::value& v, const std::string& path,
   r.read_double("iteration_overhead_s", &c.iteration_overhead_s, false, 0.0);
   r.read_double("comm_compute_slowdown", &c.comm_compute_slowdown, false, 0.0);
   read_fraction(&r, "pytorch_fsdp_efficiency", &c.pytorch_fsdp_efficiency);
+  r.read_double("grouped_gemm_expert_overhead_s", &c.grouped_gemm_expert_overhead_s, false, 0.0);
+  r.read_double("moe_a2a_efficiency", &c.moe_a2a_efficiency, false, 0.0);
+  r.read_double("moe_a2a_nic_efficiency", &c.moe_a2a_nic_efficiency, false, 0.0);
+  for (const auto& [key, v] : {std::pair<const char*, double>{"moe_a2a_efficiency", c.moe_a2a_efficiency},
+                               {"moe_a2a_nic_efficiency", c.moe_a2a_nic_efficiency}}) {
+    if (v > 1.0) {
+      return Status::invalid_argument(path + "." + key + ": must be in [0, 1] (0: the cluster's), got " +
+                                      std::to_string(v));
+    }
+  }
   ignore_documentation(&r);
   LLMPLAN_RETURN_IF_ERROR(r.finish());
   *out = c;
@@ -394,6 +404,12 @@ boost::json::value roofline_to_json(const RooflineConstants& c) {
   o["comm_compute_slowdown"] = c.comm_compute_slowdown;
   o["pytorch_fsdp_efficiency"] = c.pytorch_fsdp_efficiency;
   if (std::isfinite(c.host_run_ahead_s)) o["host_run_ahead_s"] = c.host_run_ahead_s;
+  // MoE constants: written only when set (the defaults read back the same).
+  if (c.grouped_gemm_expert_overhead_s != 0) {
+    o["grouped_gemm_expert_overhead_s"] = c.grouped_gemm_expert_overhead_s;
+  }
+  if (c.moe_a2a_efficiency != 0) o["moe_a2a_efficiency"] = c.moe_a2a_efficiency;
+  if (c.moe_a2a_nic_efficiency != 0) o["moe_a2a_nic_efficiency"] = c.moe_a2a_nic_efficiency;
   return o;
 }
 

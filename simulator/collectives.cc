@@ -10,9 +10,14 @@ namespace llmplan::simulator {
 CollectiveModel::CollectiveModel(const Cluster& cluster)
     : nvlink_bytes_per_s_(cluster.gpu.nvlink_bytes_per_s / 2.0 * cluster.network.nvlink_efficiency),
       nvlink_a2a_bytes_per_s_(cluster.gpu.nvlink_bytes_per_s / 2.0 *
-                              std::min(cluster.network.nvlink_efficiency,
-                                       cluster.network.nvlink_a2a_efficiency)),
+                              (cluster.gpu.roofline.moe_a2a_efficiency > 0
+                                   ? cluster.gpu.roofline.moe_a2a_efficiency
+                                   : std::min(cluster.network.nvlink_efficiency,
+                                              cluster.network.nvlink_a2a_efficiency))),
       nic_bytes_per_s_(cluster.nic_bytes_per_s * cluster.network.nic_efficiency),
+      nic_a2a_bytes_per_s_(cluster.gpu.roofline.moe_a2a_nic_efficiency > 0
+                               ? cluster.nic_bytes_per_s * cluster.gpu.roofline.moe_a2a_nic_efficiency
+                               : nic_bytes_per_s_),
       nvlink_latency_s_(cluster.network.nvlink_latency_s),
       nic_latency_s_(cluster.network.nic_latency_s) {
   for (const InNodeCurve& c : cluster.collectives.all_reduce) {
@@ -43,7 +48,8 @@ double CollectiveModel::formula_time_s(const CollectiveDesc& c) const {
     // NIC latency when the group spans nodes.
     const double in_node_s = (k - 1.0) / n * c.bytes / nvlink_a2a_bytes_per_s_;
     if (nodes <= 1) return in_node_s + (n - 1.0) * nvlink_latency_s_;
-    const double off_node_s = (n - static_cast<double>(k)) / n * c.bytes / nic_bytes_per_s_;
+    const double off_node_s =
+        (n - static_cast<double>(k)) / n * c.bytes * c.off_node_scale / nic_a2a_bytes_per_s_;
     return std::max(in_node_s, off_node_s) + (k - 1.0) * nvlink_latency_s_ + nic_latency_s_;
   }
   double bw = nvlink_bytes_per_s_;

@@ -47,7 +47,9 @@ class CollectiveModel {
   // Effective per-direction NVLink bandwidth per GPU, bytes/s.
   double nvlink_bytes_per_s() const { return nvlink_bytes_per_s_; }
   // Effective per-direction NVLink bandwidth of an all-to-all, bytes/s:
-  // bounded by NetworkConstants::nvlink_a2a_efficiency as well.
+  // bounded by NetworkConstants::nvlink_a2a_efficiency as well, or at the
+  // GPU's calibrated RooflineConstants::moe_a2a_efficiency when that is set
+  // (it replaces both).
   double nvlink_a2a_bytes_per_s() const { return nvlink_a2a_bytes_per_s_; }
   // Effective per-GPU NIC bandwidth, bytes/s.
   double nic_bytes_per_s() const { return nic_bytes_per_s_; }
@@ -56,6 +58,7 @@ class CollectiveModel {
   double nvlink_bytes_per_s_;
   double nvlink_a2a_bytes_per_s_;
   double nic_bytes_per_s_;
+  double nic_a2a_bytes_per_s_;  // all-to-alls' inter-node part (moe_a2a_nic_efficiency)
   double nvlink_latency_s_;
   double nic_latency_s_;
   std::map<std::pair<CollectiveKind, int>, CollectiveCurve> curves_;

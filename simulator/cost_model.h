@@ -91,6 +91,10 @@ struct CollectiveDesc {
   CollectiveKind kind = CollectiveKind::kAllReduce;
   double bytes = 0;
   CommGroup group;
+  // kAllToAll only: the share of the uniform inter-node bytes ((n - k)/n of
+  // S) that actually leaves the node, in (0, 1]; below 1 for node-limited
+  // MoE routing (Model::moe_router_groups, lowering/moe.h).
+  double off_node_scale = 1.0;
 };
 
 // Source of durations. Implementations are immutable after construction and

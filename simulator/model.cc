@@ -146,6 +146,10 @@ Status validate(const Model& m) {
     if (m.moe_first_dense != 0) return bad("moe_first_dense", "needs experts (the model is dense)");
     if (m.moe_capacity_factor != 0) return bad("capacity_factor", "needs experts (the model is dense)");
     if (m.moe_router != MoeRouter::kSoftmax) return bad("router", "needs experts (the model is dense)");
+    if (m.moe_router_groups != 0) return bad("router_groups", "needs experts (the model is dense)");
+    if (m.moe_router_group_limit != 0) {
+      return bad("router_group_limit", "needs experts (the model is dense)");
+    }
   } else {
     LLMPLAN_RETURN_IF_ERROR(in_range("top_k", m.moe_top_k, 1, m.num_experts));
     LLMPLAN_RETURN_IF_ERROR(
@@ -156,6 +160,20 @@ Status validate(const Model& m) {
     if (!(m.moe_capacity_factor == 0 || (m.moe_capacity_factor >= 1 && m.moe_capacity_factor <= 64))) {
       return bad("capacity_factor", "must be 0 (dropless) or in [1, 64], got " +
                                         std::to_string(m.moe_capacity_factor));
+    }
+    // Node-limited routing: both 0 (off), or groups dividing the experts
+    // and a limit in [1, groups].
+    LLMPLAN_RETURN_IF_ERROR(in_range("router_groups", m.moe_router_groups, 0, m.num_experts));
+    if (m.moe_router_groups > 0 && m.num_experts % m.moe_router_groups != 0) {
+      return bad("router_groups", "must divide experts (" + std::to_string(m.num_experts) +
+                                      "), got " + std::to_string(m.moe_router_groups));
+    }
+    if (m.moe_router_groups == 0 && m.moe_router_group_limit != 0) {
+      return bad("router_group_limit", "needs router_groups");
+    }
+    if (m.moe_router_groups > 0) {
+      LLMPLAN_RETURN_IF_ERROR(
+          in_range("router_group_limit", m.moe_router_group_limit, 1, m.moe_router_groups));
     }
   }
   // Bound the total before any int64_t count is formed (see kMaxParameters).

@@ -89,6 +89,15 @@ struct Model {
   // tokens beyond it are dropped). 0: dropless, each expert takes what it is
   // routed.
   double moe_capacity_factor = 0;
+  // Node-limited (group-limited) routing (DeepSeek-V3, section 2.1.2 of
+  // arXiv:2412.19437: 256 experts in 8 groups, each token's top-8 chosen
+  // within its top-4 groups, so it reaches at most 4 nodes): the routed
+  // experts split into moe_router_groups equal groups and every token picks
+  // its experts within moe_router_group_limit of them. 0 / 0: off. When set,
+  // groups divide the experts and 1 <= limit <= groups. Effect: the
+  // dispatch/combine all-to-all's inter-node bytes (lowering/moe.h).
+  int moe_router_groups = 0;
+  int moe_router_group_limit = 0;
 
   // Sliding-window attention (Mistral, GPT-OSS): windowed layers attend to
   // the last sliding_window tokens only; 0 = no window. full_attention_every

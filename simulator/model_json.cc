@@ -31,6 +31,8 @@ Status apply_model_json(const boost::json::value& v, const std::string& path, Mo
   r.read_enum("router", &m.moe_router,
               {{"softmax", MoeRouter::kSoftmax}, {"sigmoid", MoeRouter::kSigmoid}});
   r.read_double("capacity_factor", &m.moe_capacity_factor, false, 0);
+  r.read_int("router_groups", &m.moe_router_groups, false, 0);
+  r.read_int("router_group_limit", &m.moe_router_group_limit, false, 0);
   r.read_int("sliding_window", &m.sliding_window, false, 0);
   r.read_int("full_attention_every", &m.full_attention_every, false, 0);
   r.ignore("source");
@@ -66,6 +68,11 @@ boost::json::value model_to_json(const Model& m) {
     o["moe_first_dense"] = m.moe_first_dense;
     o["router"] = m.moe_router == MoeRouter::kSigmoid ? "sigmoid" : "softmax";
     o["capacity_factor"] = m.moe_capacity_factor;
+    // Node-limited routing only when set, so other MoE models' JSON is unchanged.
+    if (m.moe_router_groups > 0) {
+      o["router_groups"] = m.moe_router_groups;
+      o["router_group_limit"] = m.moe_router_group_limit;
+    }
   }
   if (m.sliding_window > 0) {
     o["sliding_window"] = m.sliding_window;

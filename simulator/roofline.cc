@@ -28,6 +28,24 @@ double Roofline::gemm_efficiency(const GemmShape& g, Precision precision) const 
   return peak_share * useful * main_loop;
 }
 
+// A sliding-window kernel (keys per query n below the queries m; the
+// lowering counts s x n query-key pairs, attention.cc) against the full
+// causal kernel flash_attention_efficiency is calibrated on (whose FLOPs
+// count all s x s pairs, so the efficiency absorbs the masked half):
+// a window has no masked half (x 0.5), and its query blocks each run only a
+// few key blocks, the diagonal tile half empty and the block's fixed
+// prologue and epilogue weighing against them: n / (n + 428) of the full
+// kernel's rate per computed pair. 428: the project's H100 profile measured
+// a 128-token window at 0.23 of the full causal rate (flex attention, 64
+// heads of dim 64, 8 kv heads, s = 4096 and 8192: forward 68 / 333 and
+// backward 62 / 241 TFLOP/s; data/profiles/README.md, "Attention
+// variants"), and 128 / (128 + 428) = 0.23. 1 for full attention.
+double Roofline::windowed_attention_factor(const GemmShape& g) {
+  if (g.n >= g.m) return 1.0;
+  const double n = static_cast<double>(g.n);
+  return 0.5 * n / (n + kWindowedAttentionKeyOverhead);
+}
+
 double Roofline::gemm_bytes(const GemmShape& g, Precision precision) {
   // bf16 / fp16 operands and output; fp8 operands with a bf16 output; nvfp4
   // operands (half a byte per element and an E4M3 scale per 16) with a bf16
@@ -56,9 +74,13 @@ double Roofline::kernel_time_s(const KernelDesc& k) const {
     t = std::max(k.flops / (peak * gemm_efficiency(g, k.precision)),
                  gemm_bytes(g, k.precision) / (gpu_.hbm_bytes_per_s * constants_.memory_efficiency));
   } else if (k.kind == KernelKind::kFlashAttention) {
-    t = k.flops / (peak * constants_.flash_attention_efficiency);
+    t = k.flops / (peak * constants_.flash_attention_efficiency * windowed_attention_factor(k.gemm));
   } else {
     t = k.bytes / (gpu_.hbm_bytes_per_s * constants_.memory_efficiency);
+  }
+  // Grouped expert GEMMs: a fixed GPU cost per local expert (batch).
+  if (k.kind == KernelKind::kExpertFc1Gemm || k.kind == KernelKind::kExpertFc2Gemm) {
+    t += static_cast<double>(k.gemm.batch) * constants_.grouped_gemm_expert_overhead_s;
   }
   // The host's launch interval (kernel_overhead_s) is not added here: the
   // lowering queues launches (launch_interval_s), see lowering.h.

@@ -19,10 +19,12 @@ namespace llmplan::simulator {
 // tile per SM, batch included) x k / (k + gemm_dim_half) for each tile's
 // fixed prologue and epilogue; the bytes are A and B read and C written once,
 // which bounds thin GEMMs such as attention's score and value products. Fused
-// flash attention runs at flash_attention_efficiency of peak. FP8 GEMMs run
+// flash attention runs at flash_attention_efficiency of peak (sliding-window
+// kernels at windowed_attention_factor() of that). FP8 GEMMs run
 // at fp8_gemm_efficiency of the fp8 peak with the same shape factors, NVFP4
 // GEMMs at fp4_gemm_efficiency of the fp4 peak (GpuSpec::peak_fp4_flops).
-// Memory-bound
+// Grouped expert GEMMs (MoE) add grouped_gemm_expert_overhead_s per local
+// expert (the batch) to that time. Memory-bound
 // kernels move `bytes` at memory_efficiency of HBM bandwidth. Kernel times
 // are GPU times; the host's launch interval (kernel_overhead_s) and run-ahead
 // window are applied by the lowering's launch queue. All constants come from
@@ -50,6 +52,12 @@ class Roofline final : public CostModel {
   // HBM bytes of a GEMM: A and B read once (2 bytes per element, 1 in
   // fp8, kNvfp4BytesPerElement in nvfp4), C written once in 16 bits.
   static double gemm_bytes(const GemmShape& shape, Precision precision = Precision::kBf16);
+  // The factor on flash_attention_efficiency for a flash-attention kernel
+  // of `shape` (m queries, n keys per query): 1 for full attention (n >= m),
+  // 0.5 n / (n + kWindowedAttentionKeyOverhead) for a sliding window
+  // (roofline.cc gives the measurement behind it).
+  static double windowed_attention_factor(const GemmShape& shape);
+  static constexpr double kWindowedAttentionKeyOverhead = 428.0;
   const CollectiveModel& collectives() const { return collectives_; }
 
  private:

@@ -1,11 +1,12 @@
 # PyTorch reference measurements of mixture-of-experts kernels on one GPU, beside llmplan-profile's
 # MoE kernel set (data/profiles/README.md, "h100-sxm-2026-11-25-moe.json").
-# Run on the GPU:  OUT=DIR python3 moe_reference.py [--quick]
+# Run on the GPU:  OUT=DIR python3 moe_reference.py [--quick] [--sections NAME,NAME]
 # Prints one line per figure and writes $OUT/moe_reference.json. Sections: ceilings (8192^3 GEMM,
 # 2 GiB copy), grouped expert GEMMs (torch.bmm = cuBLAS strided-batched, torch._grouped_mm balanced
 # and skewed), routing (router GEMM, softmax/sigmoid + top-k), token permutation and combine,
 # attention variants (SDPA flash/cuDNN at head dim 64 vs 128, flex attention with a 128-token
-# sliding window and with attention sinks, the MLA shape) and a dense small-m GEMM sweep.
+# sliding window and with attention sinks, the MLA shape), a dense small-m GEMM sweep, and (#27)
+# expert_loop: the per-expert cost of one GEMM per expert against one strided-batched GEMM.
 # The grouped-GEMM grid follows the same rules as `llmplan-profile --moe` (profiler/moe_plan.h).
 import json
 import os
@@ -373,11 +374,64 @@ def dense_small_m():
                                                       for r in res["dense_small_m"][-9:])))
 
 
+def expert_loop():
+    """Per-expert cost of a grouped GEMM run as one GEMM per expert (#27): balanced tokens, the
+    same FC1 / FC2 shapes as one torch.bmm (cuBLAS strided-batched) and as a loop of torch.mm over
+    the e local experts (each expert's own GEMM, as Transformer Engine's GroupedLinear issues them
+    without a grouped kernel), and torch._grouped_mm. (loop - bmm) / e is the added time per expert
+    (GPU time plus any launch gap the GPU waits for: an upper bound of a C++ loop's)."""
+    res.setdefault("expert_loop", [])
+    for name, h, E, k, f, _ in MODELS:
+        for e in [x for x in [2, 4, 8, 16] if x <= E]:
+            for m in sorted({128, 1024, 4096 * k // e}):
+                if e * m > MAX_ROWS:
+                    continue
+                for gemm, (kk, n) in (("fc1", (h, 2 * f)), ("fc2", (f, h))):
+                    a = torch.randn(e, m, kk, device=dev, dtype=bf16)
+                    w = torch.randn(e, kk, n, device=dev, dtype=bf16)
+                    out = torch.empty(e, m, n, device=dev, dtype=bf16)
+                    tb = time_fn(lambda: torch.bmm(a, w, out=out), 3, 10)
+                    outs = [out[i] for i in range(e)]
+                    ai = [a[i] for i in range(e)]
+                    wi = [w[i] for i in range(e)]
+
+                    def loop():
+                        for i in range(e):
+                            torch.mm(ai[i], wi[i], out=outs[i])
+                    tl = time_fn(loop, 3, 10)
+                    row = {"model": name, "gemm": gemm, "local_experts": e, "m": m, "k": kk, "n": n,
+                           "flops": 2.0 * e * m * kk * n, "bmm_time_s": tb["time_s"],
+                           "loop_time_s": tl["time_s"],
+                           "per_expert_extra_s": (tl["time_s"] - tb["time_s"]) / e}
+                    if hasattr(torch, "_grouped_mm"):
+                        try:
+                            offs = torch.arange(m, e * m + 1, m, device=dev, dtype=torch.int32)
+                            a2 = a.reshape(e * m, kk)
+                            wt = w.transpose(-2, -1).contiguous().transpose(-2, -1)
+                            fn = layouts(lambda: torch._grouped_mm(a2, w, offs=offs),
+                                         lambda: torch._grouped_mm(a2, wt, offs=offs))
+                            row["grouped_mm_time_s"] = time_fn(fn, 3, 10)["time_s"]
+                        except Exception as ex:  # noqa: BLE001
+                            err("expert_loop grouped_mm %s e=%d m=%d" % (name, e, m), ex)
+                    res["expert_loop"].append(row)
+                    p("LOOP %-16s %s e=%2d m=%5d bmm %.1f us loop %.1f us (+%.2f us/expert) "
+                      "grouped_mm %s" % (name, gemm, e, m, tb["time_s"] * 1e6, tl["time_s"] * 1e6,
+                                         row["per_expert_extra_s"] * 1e6,
+                                         "%.1f us" % (row["grouped_mm_time_s"] * 1e6)
+                                         if "grouped_mm_time_s" in row else "-"))
+                    del a, w, out, outs, ai, wi
+
+
 def main():
     os.makedirs(OUT, exist_ok=True)
     t0 = time.time()
     env()
-    for section in (ceilings, grouped_gemms, routing_and_permutation, attention, dense_small_m):
+    sections = (ceilings, grouped_gemms, routing_and_permutation, attention, dense_small_m,
+                expert_loop)
+    if "--sections" in sys.argv:  # e.g. --sections ceilings,expert_loop
+        wanted = sys.argv[sys.argv.index("--sections") + 1].split(",")
+        sections = tuple(f for f in sections if f.__name__ in wanted)
+    for section in sections:
         ts = time.time()
         try:
             section()

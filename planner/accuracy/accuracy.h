@@ -220,6 +220,29 @@ Result<CalibrationResult> calibrate(const std::vector<AccuracyCase>& cases,
                                     const AccuracyConstants& initial,
                                     const CalibrationOptions& options);
 
+// Mixture-of-experts constants (#27): RooflineConstants::
+// grouped_gemm_expert_overhead_s, moe_a2a_efficiency and
+// moe_a2a_nic_efficiency, fitted on MoE rows
+// only with every other constant held at `base` (the dense fit). Bounds:
+// the per-expert overhead in [0, kGroupedGemmExpertOverheadCeilingS], the
+// all-to-all efficiency in [0.1, kMoeA2aEfficiencyCeiling] (their sources
+// beside the constants). Screened from a fixed grid (not from `base`'s MoE
+// values) and polished with Ceres (Huber 0.03 on log(predicted / measured),
+// as calibrate()), so the same cases give the same constants.
+// InvalidArgument when `cases` is empty or holds a dense row.
+inline constexpr double kGroupedGemmExpertOverheadCeilingS = 10e-6;
+inline constexpr double kMoeA2aEfficiencyCeiling = 0.81;
+inline constexpr double kMoeA2aEfficiencyFloor = 0.2;
+struct MoeCalibrationResult {
+  AccuracyConstants constants;  // base with the two MoE constants fitted
+  double cost = 0;
+  double in_sample_mape = 0;
+  std::vector<std::string> at_bound;  // "moe_a2a_efficiency at its upper bound", ...
+};
+Result<MoeCalibrationResult> calibrate_moe(const std::vector<AccuracyCase>& cases,
+                                           const AccuracyConstants& base,
+                                           const CalibrationOptions& options);
+
 }  // namespace llmplan::planner
 
 #endif  // LLMPLAN_PLANNER_ACCURACY_ACCURACY_H_

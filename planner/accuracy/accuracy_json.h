@@ -4,6 +4,7 @@
 #ifndef LLMPLAN_PLANNER_ACCURACY_ACCURACY_JSON_H_
 #define LLMPLAN_PLANNER_ACCURACY_ACCURACY_JSON_H_
 
+#include <boost/json.hpp>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -25,13 +26,19 @@ Result<std::string> validation_to_json(const std::string& source,
 // {"gpu": NAME, "roofline": {"source": ..., fields}, "network": {"source": ..., fields}}.
 // InvalidArgument if a constant is not finite (an infinite host_run_ahead_s
 // is left out, meaning no limit).
+// `moe` (may be null): calibrate's mixture-of-experts figures, written as
+// the "moe" object ({"rows", "in_sample_mape", "held_out_by_model": {model:
+// {"rows", "mape"}}, "leave_one_model_out_mape", "held_out_by_release",
+// "leave_one_release_out_mape"}; fractions, not percent).
 Result<std::string> constants_to_json(const std::string& gpu, const AccuracyConstants& constants,
                                       const std::string& roofline_source,
-                                      const std::string& network_source);
+                                      const std::string& network_source,
+                                      const boost::json::object* moe = nullptr);
 
 // Reads a constants file as written above (or any object with optional
 // "roofline" and "network" objects of preset fields, and optional "gpu",
-// "source", "note", "description" strings) onto *constants. Errors, one
+// "source", "note", "description" strings and "moe" object, which is
+// documentation and ignored) onto *constants. Errors, one
 // line naming the file and JSON path: ParseError for malformed JSON,
 // InvalidArgument for an unknown key, a wrong type or a bad value (then
 // *constants is unchanged). The file is read with read_input_file

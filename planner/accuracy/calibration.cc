@@ -147,7 +147,137 @@ class ProgressCallback : public ceres::IterationCallback {
   int start_, starts_;
 };
 
+// The MoE constants in solver units: grouped_gemm_expert_overhead_s in us,
+// moe_a2a_efficiency, moe_a2a_nic_efficiency.
+constexpr int kMoeParams = 3;
+
+AccuracyConstants to_moe_constants(const AccuracyConstants& base, const double* m) {
+  AccuracyConstants c = base;
+  c.roofline.grouped_gemm_expert_overhead_s = std::max(0.0, m[0]) * 1e-6;
+  // Forward differences may step just past an upper bound.
+  c.roofline.moe_a2a_efficiency = std::clamp(m[1], 1e-3, 1.0);
+  c.roofline.moe_a2a_nic_efficiency = m[2] > 0 ? std::clamp(m[2], 1e-3, 1.0) : 0.0;
+  return c;
+}
+
+struct MoeLogTimeResidual {
+  const AccuracyCase* c;
+  const AccuracyConstants* base;
+
+  bool operator()(const double* m, double* residual) const {
+    AccuracyCase trial = *c;
+    trial.config.cluster.gpu.roofline = to_moe_constants(*base, m).roofline;
+    Result<simulator::StepReport> rep =
+        simulator::simulate(c->config.model, c->config.plan, case_cluster(trial));
+    if (!rep.ok() || !(rep->iteration_time_s > 0)) return false;
+    residual[0] = std::log(rep->iteration_time_s / c->run.iteration_time_s);
+    return true;
+  }
+};
+
 }  // namespace
+
+Result<MoeCalibrationResult> calibrate_moe(const std::vector<AccuracyCase>& cases,
+                                           const AccuracyConstants& base,
+                                           const CalibrationOptions& options) {
+  if (cases.empty()) return Status::invalid_argument("calibrate: no mixture-of-experts row to fit");
+  for (const AccuracyCase& c : cases) {
+    if (!c.config.model.is_moe()) {
+      return Status::invalid_argument("calibrate_moe: " + c.name + " is a dense row");
+    }
+  }
+  // Bounds (solver units). The per-expert overhead: 0 to 10 us, above the
+  // 6-8 us per expert the project's H100 profile measured for a loop of
+  // per-expert cuBLAS GEMMs over the strided-batched GEMM
+  // (data/profiles/README.md, "Implementations and imbalance"). The
+  // all-to-all: at most 0.81 of one NVLink direction, the best published MoE
+  // dispatch/combine: DeepEP V2 on SM100, EP 8, 726 / 740 GB/s of 900 GB/s
+  // (github.com/deepseek-ai/DeepEP README, Performance); DeepEP V1 on H800
+  // reached 153 / 158 GB/s of its ~160 GB/s usable (200 GB/s nominal: 0.77;
+  // docs/legacy.md).
+  // The lower bound of both all-to-all efficiencies: 0.2, below the
+  // slowest published MoE all-to-all we know (DeepEP's combine at EP 32 on
+  // GB200 NVL72, 190 GB/s of 900: 0.21, the Megatron-LM DeepSeek-V3 GB200
+  // write-up quoted in presets/clusters.json). The NIC's upper bound: 1
+  // (DeepEP's internode kernels, 43-58 GB/s of a ~50 GB/s CX7 NIC).
+  const Bounds bounds[kMoeParams] = {{0.0, kGroupedGemmExpertOverheadCeilingS * 1e6},
+                                     {kMoeA2aEfficiencyFloor, kMoeA2aEfficiencyCeiling},
+                                     {kMoeA2aEfficiencyFloor, 1.0}};
+  const char* names[kMoeParams] = {"grouped_gemm_expert_overhead_s", "moe_a2a_efficiency",
+                                   "moe_a2a_nic_efficiency"};
+  // The NIC efficiency only when some row's expert group spans NVLink
+  // domains (otherwise nothing constrains it: held at 0, the cluster's).
+  const bool fit_nic = std::any_of(cases.begin(), cases.end(), [](const AccuracyCase& c) {
+    const simulator::Plan& p = c.config.plan;
+    return p.expert_parallel > c.config.cluster.nvlink_domain();
+  });
+  // Screen a fixed grid, polish the best two.
+  std::vector<std::array<double, kMoeParams>> grid;
+  for (double us : {0.0, 3.0, 8.0}) {
+    for (double a2a : {0.25, 0.5, 0.8}) {
+      for (double nic : {0.4, 0.7, 1.0}) {
+        if (fit_nic || nic == 0.4) grid.push_back({us, a2a, fit_nic ? nic : 0.0});
+      }
+    }
+  }
+  std::vector<double> screen(grid.size());
+  for (size_t g = 0; g < grid.size(); ++g) {
+    LLMPLAN_ASSIGN_OR_RETURN(screen[g], robust_cost(cases, to_moe_constants(base, grid[g].data())));
+  }
+  std::vector<size_t> order(grid.size());
+  std::iota(order.begin(), order.end(), size_t{0});
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return screen[a] < screen[b]; });
+  MoeCalibrationResult best;
+  best.cost = std::numeric_limits<double>::infinity();
+  for (int s = 0; s < 2; ++s) {
+    double m[kMoeParams] = {grid[order[s]][0], grid[order[s]][1], grid[order[s]][2]};
+    ceres::Problem problem;
+    ceres::NumericDiffOptions diff;
+    diff.relative_step_size = 1e-3;
+    for (const AccuracyCase& c : cases) {
+      auto* cost = new ceres::NumericDiffCostFunction<MoeLogTimeResidual, ceres::CENTRAL, 1,
+                                                      kMoeParams>(
+          new MoeLogTimeResidual{&c, &base}, ceres::TAKE_OWNERSHIP, 1, diff);
+      problem.AddResidualBlock(cost, new ceres::HuberLoss(kHuberDelta), m);
+    }
+    for (int i = 0; i < kMoeParams; ++i) {
+      if (i == 2 && !fit_nic) continue;
+      problem.SetParameterLowerBound(m, i, bounds[i].lo);
+      problem.SetParameterUpperBound(m, i, bounds[i].hi);
+    }
+    if (!fit_nic) problem.SetManifold(m, new ceres::SubsetManifold(kMoeParams, {2}));
+    ceres::Solver::Options solver;
+    solver.linear_solver_type = ceres::DENSE_QR;
+    solver.max_num_iterations = std::min(options.max_iterations, 200);
+    solver.num_threads = options.num_threads;
+    solver.function_tolerance = 1e-6;
+    solver.logging_type = ceres::SILENT;
+    ceres::Solver::Summary summary;
+    ceres::Solve(solver, &problem, &summary);
+    // The screened point itself when the polish fails or does worse.
+    const double polished = summary.IsSolutionUsable() ? summary.final_cost
+                                                       : std::numeric_limits<double>::infinity();
+    const double* x = polished <= screen[order[s]] ? m : grid[order[s]].data();
+    const double cost = std::min(polished, screen[order[s]]);
+    if (cost < best.cost) {
+      best.cost = cost;
+      best.constants = to_moe_constants(base, x);
+      best.at_bound.clear();
+      for (int i = 0; i < (fit_nic ? kMoeParams : 2); ++i) {
+        if (x[i] <= bounds[i].lo + 1e-9) best.at_bound.push_back(std::string(names[i]) + " at its lower bound");
+        if (x[i] >= bounds[i].hi - 1e-9) best.at_bound.push_back(std::string(names[i]) + " at its upper bound");
+      }
+    }
+  }
+  std::vector<AccuracyCase> fitted = cases;
+  apply_constants(best.constants, &fitted);
+  LLMPLAN_ASSIGN_OR_RETURN(std::vector<double> pred, predict_iteration_times(fitted, nullptr));
+  std::vector<double> meas;
+  for (const AccuracyCase& c : cases) meas.push_back(c.run.iteration_time_s);
+  best.in_sample_mape = summarise(pred, meas).mape;
+  return best;
+}
 
 Result<CalibrationResult> calibrate(const std::vector<AccuracyCase>& cases,
                                     const AccuracyConstants& initial,

@@ -451,6 +451,136 @@ Status run_validate(const AccuracyOptions& o, const GlobalOptions& global) {
   return write_stdout(out);
 }
 
+// MAPE of `rows` of `cases` predicted with `constants` ("n/a" for none).
+Result<std::string> moe_mape(const std::vector<AccuracyCase>& cases, const std::vector<size_t>& rows,
+                             const AccuracyConstants& constants) {
+  if (rows.empty()) return std::string("n/a");
+  std::vector<AccuracyCase> trial;
+  for (size_t i : rows) trial.push_back(cases[i]);
+  apply_constants(constants, &trial);
+  LLMPLAN_ASSIGN_OR_RETURN(const std::vector<double> p, predict_iteration_times(trial, nullptr));
+  return pct(summarise(p, measured_of(trial)).mape);
+}
+
+// The mixture-of-experts stage of calibrate (#27): the MoE constants
+// (calibrate_moe) fitted on the MoE rows of the latest release of each
+// system, model and precision (every MoE row when `latest` is empty), with
+// the dense fit's constants held; then held out by model (each model's
+// latest rows predicted by a fit on the other models' latest rows) and by
+// release (each release's rows predicted by a fit on the other releases'
+// MoE rows). Sets the two MoE constants of `*constants`.
+Status fit_moe_constants(const std::vector<AccuracyCase>& cases, const std::vector<bool>& latest,
+                         const CalibrationOptions& copt, AccuracyConstants* constants,
+                         boost::json::object* report) {
+  std::vector<size_t> moe, fit_rows;
+  for (size_t i = 0; i < cases.size(); ++i) {
+    if (!cases[i].config.model.is_moe()) continue;
+    moe.push_back(i);
+    if (latest.empty() || latest[i]) fit_rows.push_back(i);
+  }
+  if (fit_rows.empty()) return Status();
+  const auto pick = [&](const std::vector<size_t>& rows) {
+    std::vector<AccuracyCase> out;
+    for (size_t i : rows) out.push_back(cases[i]);
+    return out;
+  };
+  LLMPLAN_ASSIGN_OR_RETURN(const MoeCalibrationResult all,
+                           calibrate_moe(pick(fit_rows), *constants, copt));
+  char buf[512];
+  std::snprintf(buf, sizeof buf,
+                "mixture-of-experts constants fitted on %zu MoE rows%s (dense constants held): "
+                "grouped_gemm_expert_overhead_s %.3g, moe_a2a_efficiency %.4g, "
+                "moe_a2a_nic_efficiency %.4g; in-sample MAPE %s\n",
+                fit_rows.size(), latest.empty() ? "" : " of the latest release",
+                all.constants.roofline.grouped_gemm_expert_overhead_s,
+                all.constants.roofline.moe_a2a_efficiency,
+                all.constants.roofline.moe_a2a_nic_efficiency, pct(all.in_sample_mape).c_str());
+  stream_line(buf);
+  for (const std::string& b : all.at_bound) stream_line("note: " + b + "\n");
+  (*report)["rows"] = fit_rows.size();
+  (*report)["in_sample_mape"] = all.in_sample_mape;
+  boost::json::array bounds;
+  for (const std::string& b : all.at_bound) bounds.push_back(boost::json::string(b));
+  (*report)["at_bound"] = std::move(bounds);
+  boost::json::object by_model, by_release;
+  LLMPLAN_ASSIGN_OR_RETURN(const std::string all_rows, moe_mape(cases, moe, all.constants));
+  stream_line("mixture-of-experts MAPE with these constants over all " +
+              std::to_string(moe.size()) + " MoE rows (older releases included): " + all_rows +
+              "\n");
+  // Leave one model out.
+  std::vector<std::string> models;
+  for (size_t i : fit_rows) {
+    const std::string& m = cases[i].config.model.name;
+    if (std::find(models.begin(), models.end(), m) == models.end()) models.push_back(m);
+  }
+  std::vector<double> held_p, held_m;
+  for (const std::string& m : models) {
+    std::vector<size_t> train, test;
+    for (size_t i : fit_rows) (cases[i].config.model.name == m ? test : train).push_back(i);
+    if (train.empty()) continue;
+    LLMPLAN_ASSIGN_OR_RETURN(const MoeCalibrationResult f,
+                             calibrate_moe(pick(train), *constants, copt));
+    std::vector<AccuracyCase> t = pick(test);
+    apply_constants(f.constants, &t);
+    LLMPLAN_ASSIGN_OR_RETURN(const std::vector<double> p, predict_iteration_times(t, nullptr));
+    const std::vector<double> meas = measured_of(t);
+    held_p.insert(held_p.end(), p.begin(), p.end());
+    held_m.insert(held_m.end(), meas.begin(), meas.end());
+    by_model[m] = {{"rows", t.size()}, {"mape", summarise(p, meas).mape}};
+    std::snprintf(buf, sizeof buf,
+                  "mixture-of-experts leave-one-model-out: %s: MAPE %s (%zu rows predicted by "
+                  "MoE constants fitted on the other models: %.3g s, %.4g, %.4g)\n",
+                  m.c_str(), pct(summarise(p, meas).mape).c_str(), t.size(),
+                  f.constants.roofline.grouped_gemm_expert_overhead_s,
+                  f.constants.roofline.moe_a2a_efficiency,
+                  f.constants.roofline.moe_a2a_nic_efficiency);
+    stream_line(buf);
+  }
+  (*report)["held_out_by_model"] = std::move(by_model);
+  if (!held_p.empty()) {
+    (*report)["leave_one_model_out_mape"] = summarise(held_p, held_m).mape;
+    stream_line("mixture-of-experts leave-one-model-out MAPE: " +
+                pct(summarise(held_p, held_m).mape) + " (" + std::to_string(held_p.size()) +
+                " rows)\n");
+  }
+  // Leave one release out.
+  std::vector<std::string> releases;
+  for (size_t i : moe) {
+    const std::string& r = cases[i].release;
+    if (!r.empty() && std::find(releases.begin(), releases.end(), r) == releases.end()) {
+      releases.push_back(r);
+    }
+  }
+  if (releases.size() > 1) {
+    std::vector<double> rp, rm;
+    for (const std::string& r : releases) {
+      std::vector<size_t> train, test;
+      for (size_t i : moe) (cases[i].release == r ? test : train).push_back(i);
+      if (train.empty()) continue;
+      LLMPLAN_ASSIGN_OR_RETURN(const MoeCalibrationResult f,
+                               calibrate_moe(pick(train), *constants, copt));
+      std::vector<AccuracyCase> t = pick(test);
+      apply_constants(f.constants, &t);
+      LLMPLAN_ASSIGN_OR_RETURN(const std::vector<double> p, predict_iteration_times(t, nullptr));
+      const std::vector<double> meas = measured_of(t);
+      rp.insert(rp.end(), p.begin(), p.end());
+      rm.insert(rm.end(), meas.begin(), meas.end());
+      by_release[r] = {{"rows", t.size()}, {"mape", summarise(p, meas).mape}};
+      stream_line("mixture-of-experts leave-one-release-out: " + r + ": MAPE " +
+                  pct(summarise(p, meas).mape) + " (" + std::to_string(t.size()) + " rows)\n");
+    }
+    (*report)["held_out_by_release"] = std::move(by_release);
+    (*report)["leave_one_release_out_mape"] = summarise(rp, rm).mape;
+    stream_line("mixture-of-experts leave-one-release-out MAPE: " + pct(summarise(rp, rm).mape) +
+                " (" + std::to_string(rp.size()) + " rows)\n");
+  }
+  constants->roofline.grouped_gemm_expert_overhead_s =
+      all.constants.roofline.grouped_gemm_expert_overhead_s;
+  constants->roofline.moe_a2a_efficiency = all.constants.roofline.moe_a2a_efficiency;
+  constants->roofline.moe_a2a_nic_efficiency = all.constants.roofline.moe_a2a_nic_efficiency;
+  return Status();
+}
+
 Status run_calibrate(const AccuracyOptions& o, const GlobalOptions& global) {
   const auto t0 = std::chrono::steady_clock::now();
   std::vector<std::string> notes;
@@ -474,8 +604,9 @@ Status run_calibrate(const AccuracyOptions& o, const GlobalOptions& global) {
     });
     if (moe_rows > 0) {
       const std::string why = std::to_string(moe_rows) +
-                              " mixture-of-experts rows are not fitted (the constants describe "
-                              "dense layers); cross-validation predicts them for the error band";
+                              " mixture-of-experts rows are not fitted with the dense constants "
+                              "(their own MoE constants are fitted after the dense fit); "
+                              "cross-validation predicts them for the error band";
       notes.push_back(why);
       stream_line(why + "\n");
     }
@@ -660,6 +791,11 @@ Status run_calibrate(const AccuracyOptions& o, const GlobalOptions& global) {
       stream_line(buf);
     }
   }
+  boost::json::object moe_report;
+  if (runs) {
+    LLMPLAN_RETURN_IF_ERROR(fit_moe_constants(all_cases, releases ? latest : std::vector<bool>(),
+                                               copt, &fit.constants, &moe_report));
+  }
   if (!o.evaluate.empty()) {
     AccuracyOptions eo = o;
     eo.files = {o.evaluate};
@@ -708,7 +844,8 @@ Status run_calibrate(const AccuracyOptions& o, const GlobalOptions& global) {
       copt.fit_network ? std::string(src) + "; nic_efficiency and nic_latency_s fitted"
                        : std::string("not fitted (single-node data only): ") + src;
   LLMPLAN_ASSIGN_OR_RETURN(const std::string text,
-                           constants_to_json(gpu_name, fit.constants, src, net_src));
+                           constants_to_json(gpu_name, fit.constants, src, net_src,
+                                             moe_report.empty() ? nullptr : &moe_report));
   LLMPLAN_RETURN_IF_ERROR(write_output_file(o.output, text, "--output"));
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   std::printf("wrote %s (%.1f s)\n", o.output.c_str(), wall);

@@ -30,6 +30,19 @@ Moe::Moe(const Model& model, const Plan& plan, const Placement& placement, const
     me_ = routed * ep_ / E_ * p_.moe_imbalance;
     a2a_bytes_ = routed * h_ * kElem * p_.moe_imbalance;
   }
+  // Node-limited routing (Model::moe_router_groups): with G groups of
+  // experts laid out in order over the EP group's N nodes, a token whose
+  // experts lie in L groups reaches at most R = min(N, L max(1, N / G))
+  // nodes, and a dispatcher that sends each token once per destination node
+  // (DeepEP's NVLink forwarding, which DeepSeek-V3 trains with) moves
+  // min(k, R) of its k rows between nodes: the off-node bytes scale by
+  // min(1, R / k). Without a limit (or inside one node) the scale is 1.
+  const int nodes = pl_.expert.nodes();
+  if (m_.moe_router_groups > 0 && nodes > 1) {
+    const double n = nodes, g = m_.moe_router_groups, l = m_.moe_router_group_limit;
+    const double reached = std::min(n, l * std::max(1.0, n / g));
+    off_node_scale_ = std::min(1.0, reached / k_);
+  }
   rows_ = me_ * etp_;
   fc1_cols_ = (swiglu_ ? 2.0 : 1.0) * fe_ / etp_;
   fe_local_ = static_cast<double>(fe_) / etp_;
@@ -116,8 +129,17 @@ double Moe::routing_bytes(Pass pass) const {
 // for moe_a2a_overlap).
 void Moe::a2a(std::vector<LoweredOp>* out, const char* name) const {
   if (ep_ <= 1) return;
-  out->push_back(collective_op(CollectiveKind::kAllToAll, a2a_bytes_, pl_.expert,
-                               StreamKind::kExpertComm, OpCategory::kMoeA2a, name));
+  CollectiveDesc c;
+  c.kind = CollectiveKind::kAllToAll;
+  c.bytes = a2a_bytes_;
+  c.group = pl_.expert;
+  c.off_node_scale = off_node_scale_;
+  LoweredOp op;
+  op.stream = StreamKind::kExpertComm;
+  op.category = OpCategory::kMoeA2a;
+  op.duration_s = cost_.collective_time_s(c);
+  op.name = name;
+  out->push_back(op);
 }
 
 // The local experts' token rows all-gathered over the etp group before the

@@ -17,7 +17,9 @@
 // ceil(c T_moe k / E), padded, and the all-to-all carries the padded
 // buffers, E x ceil(c T_moe k / E) rows; no imbalance beyond capacity):
 // fc1 [m_e etp, h] x [h, (2 for SwiGLU) f_e/etp], activation, fc2; with
-// etp > 1 the reduce-scatter; the combine all-to-all; unpermute (the k rows
+// etp > 1 the reduce-scatter; the combine all-to-all (with node-limited
+// routing, Model::moe_router_groups, their inter-node bytes scaled as in the
+// constructor); unpermute (the k rows
 // of each token read and summed, (k + 1) T_moe h x 2 bytes). The norm before
 // and the residual after are the driver's, as for every block. In FP8 the
 // expert GEMMs run in FP8 (Transformer Engine's grouped linear) with their
@@ -89,6 +91,9 @@ class Moe : public LayerPart {
   // The expert GEMMs' shapes: token rows per local expert after the etp
   // gather, FC1's output columns and the expert width on this etp rank.
   double rows_ = 0, fc1_cols_ = 0, fe_local_ = 0;
+  // Share of the all-to-all's uniform inter-node bytes that node-limited
+  // routing leaves (CollectiveDesc::off_node_scale; 1: no limit).
+  double off_node_scale_ = 1.0;
 };
 
 // moe_a2a_overlap: per MoE layer and pass, the layer's all-to-alls (sum A,
