@@ -96,6 +96,14 @@ Result<std::vector<AccuracyCase>> load_runs_cases(const AccuracyOptions& o,
     const size_t before = cases.size();
     std::erase_if(cases,
                   [&](const AccuracyCase& c) { return c.config.cluster.gpu.name != o.gpu; });
+    // The runs listed beside the cases (the reports walk both in step): the
+    // rows of other GPUs go too, expressible or not (a row whose cluster is
+    // not a preset stays, listed with its reason).
+    std::erase_if(*runs, [&](const PublishedRun& r) {
+      if (r.missing.empty()) return r.config.cluster.gpu.name != o.gpu;
+      const Result<simulator::Cluster> c = catalog.cluster(r.cluster);
+      return c.ok() && c->gpu.name != o.gpu;
+    });
     if (cases.empty()) {
       return Status::invalid_argument("--gpu: no expressible row of " + o.files.front() +
                                       " ran on GPU " + o.gpu);
