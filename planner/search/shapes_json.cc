@@ -18,7 +18,10 @@ Result<simulator::Model> parse_shape_entry(const boost::json::value& entry, cons
   if (simulator::is_hf_config(entry)) {
     // A Hugging Face config.json (simulator/hf_config.h); its notes go to
     // stderr, once per file or entry.
-    LLMPLAN_ASSIGN_OR_RETURN(simulator::HfModel hf, simulator::model_from_hf_config(entry, where));
+    // Its faults are usage errors (exit 2), named by the config's key.
+    Result<simulator::HfModel> mapped = simulator::model_from_hf_config(entry, where);
+    if (!mapped.ok()) return mapped.status().as_usage();
+    const simulator::HfModel& hf = mapped.value();
     for (const std::string& line : simulator::hf_config_notes(hf, where)) std::cerr << line << "\n";
     return hf.model;
   }
