@@ -154,9 +154,11 @@ TEST(HfConfig, Llama4MaverickLayoutFromInterleaveStep) {
   EXPECT_EQ(hf->model.parameter_count(), 400711848960);
   EXPECT_FALSE(hf->model.is_moe_layer(0));
   EXPECT_TRUE(hf->model.is_moe_layer(1));
-  // An explicit moe_layers that disagrees with the step.
-  Result<boost::json::value> bad = json::parse(
-      text.substr(0, text.size() - 1) + R"(, "moe_layers": [0, 3, 6]})", "t");
+  // An explicit moe_layers that disagrees with the step (every layer).
+  std::string every;
+  for (int i = 0; i < 48; ++i) every += (i ? ", " : "") + std::to_string(i);
+  Result<boost::json::value> bad =
+      json::parse(text.substr(0, text.size() - 1) + R"(, "moe_layers": [)" + every + "]}", "t");
   ASSERT_TRUE(bad.ok());
   EXPECT_EQ(model_from_hf_config(bad.value(), "t").status().message(),
             "t.moe_layers: conflicts with interleave_moe_layer_step 2");
