@@ -5,6 +5,7 @@
 #include "presets/preset_json.h"
 #include "presets/sim_config.h"
 #include "simulator/cluster_json.h"
+#include "simulator/hf_config.h"
 #include "simulator/input_file.h"
 #include "simulator/model_json.h"
 #include "simulator/plan_json.h"
@@ -70,12 +71,20 @@ Result<SimConfig> load_sim_config_text(std::string_view text, const std::string&
   SimConfig config;
   const std::string base = source_name + ": ";
 
-  LLMPLAN_ASSIGN_OR_RETURN(
-      boost::json::object model_fields,
-      start_from_preset(
-          *model, base + "model", "model", [&](const std::string& n) { return catalog.model(n); },
-          &config.model, &config.notes));
-  LLMPLAN_RETURN_IF_ERROR(simulator::apply_model_json(model_fields, base + "model", &config.model));
+  if (simulator::is_hf_config(*model)) {
+    // A Hugging Face config.json pasted as the model (simulator/hf_config.h).
+    LLMPLAN_ASSIGN_OR_RETURN(simulator::HfModel hf,
+                             simulator::model_from_hf_config(*model, base + "model"));
+    config.model = hf.model;
+    for (std::string& n : simulator::hf_config_notes(hf, base + "model")) config.notes.push_back(n);
+  } else {
+    LLMPLAN_ASSIGN_OR_RETURN(
+        boost::json::object model_fields,
+        start_from_preset(
+            *model, base + "model", "model", [&](const std::string& n) { return catalog.model(n); },
+            &config.model, &config.notes));
+    LLMPLAN_RETURN_IF_ERROR(simulator::apply_model_json(model_fields, base + "model", &config.model));
+  }
 
   if (plan->is_object() && plan->get_object().contains("preset")) {
     return Status::invalid_argument(base +

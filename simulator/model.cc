@@ -53,6 +53,14 @@ int64_t Model::layer_parameters(int layer) const {
   return is_moe_layer(layer) ? moe_layer_parameters() : layer_parameters();
 }
 
+int Model::chunked_span() const {
+  if (attention_chunk <= 0 || attention_chunk >= seq_length) return seq_length;
+  const int64_t c = attention_chunk, s = seq_length;
+  const int64_t full = s / c, rest = s % c;
+  const int64_t pairs = full * c * c + rest * rest;
+  return static_cast<int>((pairs + s / 2) / s);
+}
+
 int Model::num_moe_layers() const {
   if (!is_moe() || num_layers <= moe_first_dense) return 0;
   return (num_layers - moe_first_dense + moe_layer_every - 1) / moe_layer_every;
@@ -135,6 +143,16 @@ Status validate(const Model& m) {
       in_range("full_attention_every", m.full_attention_every, 0, Model::kMaxLayers));
   if (m.full_attention_every > 0 && m.sliding_window == 0) {
     return bad("full_attention_every", "needs a sliding_window");
+  }
+  // Chunked attention (Llama 4).
+  LLMPLAN_RETURN_IF_ERROR(in_range("attention_chunk", m.attention_chunk, 0, Model::kMaxSeqLength));
+  LLMPLAN_RETURN_IF_ERROR(
+      in_range("global_attention_every", m.global_attention_every, 0, Model::kMaxLayers));
+  if (m.global_attention_every > 0 && m.attention_chunk == 0) {
+    return bad("global_attention_every", "needs an attention_chunk");
+  }
+  if (m.attention_chunk > 0 && m.sliding_window > 0) {
+    return bad("attention_chunk", "cannot be combined with sliding_window (give one of them)");
   }
   LLMPLAN_RETURN_IF_ERROR(in_range("experts", m.num_experts, 0, Model::kMaxExperts));
   if (!m.is_moe()) {

@@ -106,6 +106,17 @@ struct Model {
   int sliding_window = 0;
   int full_attention_every = 0;
 
+  // Chunked local attention (Llama 4's "iRoPE"; HF Llama4TextConfig
+  // attention_chunk_size, no_rope_layer_interval; Megatron-Core / NeMo
+  // Llama4Config attention_chunk_size, nope_layer_interval): a chunked layer
+  // splits the sequence into blocks of attention_chunk tokens and each query
+  // attends causally within its block only; 0 = off. global_attention_every
+  // = k > 0: layer i is a global full-causal-attention layer without rotary
+  // (NoPE) when i % k == k - 1 (Llama 4: 4), the others are chunked; 0:
+  // every layer is chunked. Cannot be combined with a sliding window.
+  int attention_chunk = 0;
+  int global_attention_every = 0;
+
   int kv_heads() const { return num_kv_heads > 0 ? num_kv_heads : num_heads; }
   int ffn_hidden() const { return ffn_hidden_size > 0 ? ffn_hidden_size : 4 * hidden_size; }
   int head_dim() const {
@@ -125,9 +136,21 @@ struct Model {
     return sliding_window > 0 && (full_attention_every <= 0 ||
                                   layer % full_attention_every != full_attention_every - 1);
   }
-  // Keys each query of layer `layer` attends to at most: min(s, window) for
-  // a windowed layer, s otherwise.
+  // Whether layer `layer` attends within chunks of attention_chunk tokens.
+  bool is_chunked_layer(int layer) const {
+    return attention_chunk > 0 && (global_attention_every <= 0 ||
+                                   layer % global_attention_every != global_attention_every - 1);
+  }
+  // Keys per query of a chunked layer, every query-key pair of a block
+  // counted (as for full attention: s x s): the s / c full blocks of c x c
+  // pairs and the last partial block of r x r (r = s mod c), averaged over
+  // the s queries and rounded; s when the chunk covers the sequence.
+  int chunked_span() const;
+  // Keys each query of layer `layer` attends to (the causal mask not
+  // subtracted): min(s, window) for a windowed layer, chunked_span() for a
+  // chunked layer, s otherwise.
   int attention_span(int layer) const {
+    if (is_chunked_layer(layer)) return chunked_span();
     return is_windowed_layer(layer) && sliding_window < seq_length ? sliding_window : seq_length;
   }
 
@@ -171,7 +194,8 @@ struct Model {
 // divide hidden (unless head_dim is given), kv heads divide heads; for an
 // MoE model 1 <= top_k <= experts <= kMaxExperts, shared experts and the
 // layer pattern in range and at least one MoE layer; for a dense model no
-// expert field is set; a sliding window within the sequence bound. Otherwise InvalidArgument naming the
+// expert field is set; a sliding window or attention chunk within the sequence
+// bound (not both). Otherwise InvalidArgument naming the
 // first field at fault ("model.hidden: must be at most 262144, got ...").
 Status validate(const Model& model);
 

@@ -35,6 +35,9 @@ Status apply_model_json(const boost::json::value& v, const std::string& path, Mo
   r.read_int("router_group_limit", &m.moe_router_group_limit, false, 0);
   r.read_int("sliding_window", &m.sliding_window, false, 0);
   r.read_int("full_attention_every", &m.full_attention_every, false, 0);
+  // Chunked attention (Llama 4).
+  r.read_int("attention_chunk", &m.attention_chunk, false, 0);
+  r.read_int("global_attention_every", &m.global_attention_every, false, 0);
   r.ignore("source");
   r.ignore("note");
   r.ignore("description");
@@ -77,6 +80,11 @@ boost::json::value model_to_json(const Model& m) {
   if (m.sliding_window > 0) {
     o["sliding_window"] = m.sliding_window;
     o["full_attention_every"] = m.full_attention_every;
+  }
+  // Chunked attention (Llama 4).
+  if (m.attention_chunk > 0) {
+    o["attention_chunk"] = m.attention_chunk;
+    o["global_attention_every"] = m.global_attention_every;
   }
   return o;
 }

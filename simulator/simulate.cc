@@ -38,10 +38,11 @@ std::vector<const ChunkProgram*> lower_chunks(const Model& model, const Plan& pl
   unique.reserve(4);
   std::vector<const ChunkProgram*> programs(p * v, nullptr);
   std::vector<int> unique_of(p * v, -1);
-  // With MoE or windowed layers, or bf16 layers in a low-precision plan, the
+  // With MoE, windowed or chunked layers, or bf16 layers in a low-precision plan, the
   // chunks' layers must also be of the same kinds (MoE or dense, attention
   // span, precision), layer by layer.
-  const bool mixed_layers = model.is_moe() || model.sliding_window > 0 || plan.has_bf16_layers();
+  const bool mixed_layers = model.is_moe() || model.sliding_window > 0 ||
+                            model.attention_chunk > 0 || plan.has_bf16_layers();
   std::vector<int> first_layer(p * v + 1, 0);
   for (int j = 0; j < p * v; ++j)
     first_layer[j + 1] = first_layer[j] + layers_in_chunk(model, plan, j);

@@ -1,9 +1,11 @@
 // `llmplan simulate`: one training iteration of one model, plan and cluster.
 #include <cstdio>
+#include <filesystem>
 #include <memory>
 
 #include "planner/cli/command.h"
 #include "planner/cli/sim_inputs.h"
+#include "planner/search/shapes_json.h"
 #include "presets/sim_config.h"
 #include "reports/step_report.h"
 #include "reports/step_report_json.h"
@@ -49,7 +51,15 @@ struct SimulateOptions {
 Status apply_model_flags(const SimulateOptions& o, const presets::Catalog& catalog,
                          bool have_model, simulator::Model* model) {
   if (!o.model_name.empty()) {
-    LLMPLAN_ASSIGN_OR_RETURN(*model, catalog.model(o.model_name));
+    // A preset name, else a model file (llmplan's model keys or a Hugging
+    // Face config.json, planner/search/shapes_json.h).
+    auto preset = catalog.model(o.model_name);
+    std::error_code ec;
+    if (preset.ok() || !std::filesystem::is_regular_file(o.model_name, ec)) {
+      LLMPLAN_ASSIGN_OR_RETURN(*model, std::move(preset));
+    } else {
+      LLMPLAN_ASSIGN_OR_RETURN(*model, resolve_pinned_model(o.model_name, *model, catalog));
+    }
     have_model = true;
   }
   const bool shape = o.given("--layers") || o.given("--hidden") || o.given("--heads");
@@ -239,7 +249,8 @@ void add_simulate_command(CLI::App& app, const GlobalOptions& global, Action* ac
   cmd->add_flag("--vtrain-ignore-num-gpus", o->vtrain_ignore_num_gpus,
                 "With --vtrain-config: use t*d*p when num_gpus disagrees (vTrain's case-study "
                 "files all say 3360) instead of rejecting the file");
-  cmd->add_option("--model", o->model_name, "Model preset (see 'llmplan presets')");
+  cmd->add_option("--model", o->model_name, "Model preset (see 'llmplan presets') or model file (llmplan's "
+                  "model keys, or a Hugging Face config.json)");
   cmd->add_option("--layers", o->layers, "Transformer layers")->check(int_in(1, Model::kMaxLayers));
   cmd->add_option("--hidden", o->hidden, "Hidden size")->check(int_in(1, Model::kMaxHidden));
   cmd->add_option("--heads", o->heads, "Attention heads")->check(int_in(1, Model::kMaxHidden));

@@ -301,10 +301,18 @@ std::string architecture_line(const simulator::Model& m) {
       ffn += fmt::format(" in {} of the layers (dense FFN {})", m.num_moe_layers(), m.ffn_hidden());
     }
   }
+  std::string positions =
+      m.positions == simulator::PositionEmbedding::kRotary ? "RoPE" : "learned positions";
+  // Chunked attention (Llama 4).
+  if (m.attention_chunk > 0) {
+    positions += fmt::format(", chunked attention {}", m.attention_chunk);
+    if (m.global_attention_every > 0) {
+      positions += fmt::format(" (every {}th layer global, no RoPE)", m.global_attention_every);
+    }
+  }
   return fmt::format(
       "{} layers, hidden {}, {}, {} {}, {}, {} embeddings, {}, seq {}, vocab {}",
-      m.num_layers, m.hidden_size, heads, ffn, activation_name(m),
-      m.positions == simulator::PositionEmbedding::kRotary ? "RoPE" : "learned positions",
+      m.num_layers, m.hidden_size, heads, ffn, activation_name(m), positions,
       m.tied_embeddings ? "tied" : "untied", m.linear_bias ? "LayerNorm + biases" : "RMSNorm, no biases",
       m.seq_length, m.vocab_size);
 }

@@ -1,8 +1,10 @@
 #include "planner/search/shapes_json.h"
 
 #include <filesystem>
+#include <iostream>
 
 #include "planner/search/shapes.h"
+#include "simulator/hf_config.h"
 #include "simulator/input_file.h"
 #include "simulator/model_json.h"
 #include "simulator/strict_json.h"
@@ -13,6 +15,16 @@ Result<simulator::Model> parse_shape_entry(const boost::json::value& entry, cons
                                            const simulator::Model& base,
                                            const presets::Catalog* catalog) {
   if (!entry.is_object()) return Status::invalid_argument(where + ": expected an object of model fields");
+  if (simulator::is_hf_config(entry)) {
+    // A Hugging Face config.json (simulator/hf_config.h); its notes go to
+    // stderr, once per file or entry.
+    // Its faults are usage errors (exit 2), named by the config's key.
+    Result<simulator::HfModel> mapped = simulator::model_from_hf_config(entry, where);
+    if (!mapped.ok()) return mapped.status().as_usage();
+    const simulator::HfModel& hf = mapped.value();
+    for (const std::string& line : simulator::hf_config_notes(hf, where)) std::cerr << line << "\n";
+    return hf.model;
+  }
   simulator::Model m = base;
   boost::json::object fields = entry.as_object();
   if (const boost::json::value* preset = fields.if_contains("preset")) {

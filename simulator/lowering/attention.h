@@ -36,6 +36,14 @@
 // forward FLOPs; with cp > 1 each of the cp blocks gets span/cp keys (the
 // window spread evenly over the blocks; the ring still runs every block).
 // The non-flash path ignores windows (it computes the full s x s scores).
+// Chunked attention (Llama 4) takes the same path with span =
+// Model::chunked_span(): cuDNN's attention over a chunked mask runs at the
+// full-causal kernel's rate on the pairs it keeps (H100 profile
+// data/profiles/h100-sxm-2026-11-26-ssm-mla.pytorch.json, "chunked_attention":
+// chunk 8192 at s 16384 / 32768 takes 0.54 / 0.24 of full causal forward,
+// pairs 0.50 / 0.25). Rotary is not costed on its own (fused into the
+// projections' epilogue in Transformer Engine), so NoPE layers differ from
+// chunked ones only in their span.
 #ifndef LLMPLAN_SIMULATOR_LOWERING_ATTENTION_H_
 #define LLMPLAN_SIMULATOR_LOWERING_ATTENTION_H_
 

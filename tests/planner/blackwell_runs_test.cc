@@ -450,12 +450,14 @@ TEST(BlackwellRuns, ValidateFiltersByGpuAndReportsReleases) {
 // source is listed, and every expressible run is predicted to fit in
 // memory but the GPT-OSS 120B BF16 rows on 64 B200 at micro-batch 4 with EP
 // 8 (about 3 GB over 192 GB: their recipe's recompute_modules [layernorm,
-// moe_act] is not modelled): the memory model's open case (validate prints
-// peak_memory_bytes per row). The Llama 3.1 405B rows on 256 GB200 (TP 4,
-// PP 16, VP 4 / 8) fit since the recipes' bf16 gradients
-// (grad_reduce_in_fp32 False), the embedding- / loss-aware pipeline split
-// and GB200's CUDA-reported 189,471 MiB are modelled (they were 12-20 GB
-// over 186 GB); the VP 8 ones are expressible only with that split.
+// moe_act] is not modelled) and the Llama 4 Scout FP8 row on 64 GB200 at
+// EP 16, DP 64 (expressible since #27's chunked attention): the memory
+// model's open cases (validate prints peak_memory_bytes per row). The
+// Llama 3.1 405B rows on 256 GB200 (TP 4, PP 16, VP 4 / 8) fit since the
+// recipes' bf16 gradients (grad_reduce_in_fp32 False), the embedding- /
+// loss-aware pipeline split and GB200's CUDA-reported 189,471 MiB are
+// modelled (they were 12-20 GB over 186 GB); the VP 8 ones are expressible
+// only with that split.
 TEST(ShippedRunsMemory, BlackwellRunsParseAndFit) {
   Result<presets::Catalog> catalog = presets::Catalog::builtin();
   ASSERT_TRUE(catalog.ok());
@@ -478,9 +480,11 @@ TEST(ShippedRunsMemory, BlackwellRunsParseAndFit) {
   EXPECT_EQ(reserved, 1);
   EXPECT_GE(expressible, 30);
   for (const std::string& n : not_fitting) {
-    EXPECT_TRUE(n.rfind("gpt-oss-120b_dgx-b200_", 0) == 0) << n;
+    EXPECT_TRUE(n.rfind("gpt-oss-120b_dgx-b200_", 0) == 0 ||
+                n.rfind("llama4-scout_dgx-gb200_", 0) == 0)
+        << n;
   }
-  EXPECT_LE(not_fitting.size(), 4u);
+  EXPECT_LE(not_fitting.size(), 5u);
   // The 405B rows at PP 16 x VP 8 (126 + 2 layers over 128 chunks) are
   // expressible: 2 per release of 26.02-26.06 on GB200.
   int vp8_405b = 0;

@@ -1,10 +1,12 @@
 // read_jobs_json: the JSON job file (see job.h for the format).
 #include <algorithm>
 #include <array>
+#include <iostream>
 #include <map>
 #include <string_view>
 
 #include "planner/study/schedule/job.h"
+#include "simulator/hf_config.h"
 #include "simulator/model_json.h"
 #include "simulator/strict_json.h"
 
@@ -66,6 +68,15 @@ Result<Job> read_job(const boost::json::value& v, const std::string& path, int i
     Result<simulator::Model> m = resolve_model(job.model_name, catalog);
     if (!m.ok()) return m.status().with_prefix(model_path);
     job.model = std::move(m).value();
+  } else if (simulator::is_hf_config(*model)) {
+    // A Hugging Face config.json (simulator/hf_config.h); notes on stderr.
+    Result<simulator::HfModel> hf = simulator::model_from_hf_config(*model, model_path);
+    if (!hf.ok()) return hf.status();
+    for (const std::string& line : simulator::hf_config_notes(hf.value(), model_path)) {
+      std::cerr << line << "\n";
+    }
+    job.model = hf.value().model;
+    job.model_name = shape_string(job.model);
   } else if (model->is_object()) {
     simulator::Model m = shape_model(0, 0, 0);
     m.name.clear();
