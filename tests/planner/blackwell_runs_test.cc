@@ -253,6 +253,40 @@ TEST(BlackwellRuns, InterleavingTokendropAndMoe) {
 }
 
 // Rows that cannot be mapped are kept and listed, never an error of the file.
+// DeepSeek-V3 through its preset: latent attention and MTP expressed; the
+// "(w/ MTP)" runs get one MTP layer, "(w/o MTP)" none, the plain rows the
+// preset's (the pre-training recipe's 1).
+TEST(BlackwellRuns, DeepSeekV3MtpVariants) {
+  Result<presets::Catalog> catalog = presets::Catalog::builtin();
+  ASSERT_TRUE(catalog.ok());
+  const std::string models =
+      "model,layers,hidden,heads,kv_heads,head_dim,ffn,vocab,activation,tied_embeddings,"
+      "positions,linear_bias,moe_experts,moe_top_k,moe_expert_ffn,moe_shared_experts,"
+      "moe_layer_pattern,shape_notes,llmplan_preset\n"
+      "deepseek-v3,61,7168,128,128,128,18432,129280,swiglu,false,rotary,false,256,8,2048,1,"
+      "\"first 3 layers dense, then every layer MoE\",\"Multi-head latent attention.\","
+      "deepseek-v3\n";
+  const auto run = [&](const std::string& model) {
+    return row("NeMo 25.11 (Megatron-Bridge)", "DGX-B200", 8, model, "FP8-MX", "1", "n/a", "8",
+               "", 8, 1, 128, "300");
+  };
+  const std::string runs = std::string(kHeader) + run("DeepSeekV3 (w/ MTP)") +
+                           run("DeepSeekV3 (w/o MTP)") + run("DeepSeekV3");
+  Result<std::vector<PublishedRun>> r =
+      read_runs_csv_text(runs, "bw.csv", models, "models.csv", *catalog);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  ASSERT_EQ(r->size(), 3u);
+  for (const PublishedRun& p : *r) {
+    ASSERT_TRUE(p.missing.empty()) << p.missing.front();
+    EXPECT_EQ(p.model, "deepseek-v3");
+    EXPECT_TRUE(p.config.model.is_mla());
+    EXPECT_EQ(p.config.model.seq_length, 8192);
+  }
+  EXPECT_EQ((*r)[0].config.model.mtp_layers, 1);
+  EXPECT_EQ((*r)[1].config.model.mtp_layers, 0);
+  EXPECT_EQ((*r)[2].config.model.mtp_layers, 1);
+}
+
 TEST(BlackwellRuns, ListsRowsItCannotMap) {
   const std::string rows =
       // NVIDIA dgxc-benchmarking: a reserved source.
