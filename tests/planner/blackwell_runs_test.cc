@@ -485,7 +485,8 @@ TEST(BlackwellRuns, ValidateFiltersByGpuAndReportsReleases) {
 // memory but the GPT-OSS 120B BF16 rows on 64 B200 at micro-batch 4 with EP
 // 8 (about 228 GB predicted against 180 GB) and the Llama 3.1 405B FP8 rows
 // on 256 GB200 at TP 4, PP 16, VP 4 (about 20 GB over 186 GB): the memory
-// model's open cases (validate prints peak_memory_bytes per row).
+// model's open cases (validate prints peak_memory_bytes per row), and the
+// DeepSeek-V3 rows on 256 GB200 (see below).
 TEST(ShippedRunsMemory, BlackwellRunsParseAndFit) {
   Result<presets::Catalog> catalog = presets::Catalog::builtin();
   ASSERT_TRUE(catalog.ok());
@@ -509,12 +510,19 @@ TEST(ShippedRunsMemory, BlackwellRunsParseAndFit) {
   EXPECT_GE(expressible, 30);
   for (const std::string& n : not_fitting) {
     EXPECT_TRUE(n.rfind("gpt-oss-120b_dgx-b200_", 0) == 0 ||
-                n.rfind("llama3.1-405b_dgx-gb200_", 0) == 0)
+                n.rfind("llama3.1-405b_dgx-gb200_", 0) == 0 ||
+                n.rfind("deepseek-v3_dgx-gb200_", 0) == 0 ||
+                n.rfind("deepseek-v3-tokendrop_dgx-gb200_", 0) == 0)
         << n;
   }
   // 11 since NVFP4 rows are expressible: the 405B NVFP4 row on 256 GB200
-  // (same layout, about 12 GB over) joins the FP8 ones.
-  EXPECT_LE(not_fitting.size(), 11u);
+  // (same layout, about 12 GB over) joins the FP8 ones. 20 since DeepSeek-V3
+  // is expressible (#27): its 9 rows on 256 GB200 at PP 4-8, EP 32-64 (one
+  // token-drop) are
+  // predicted about 5 GB over; Megatron-Bridge's recipe keeps the Adam
+  // moments in bf16 (precision-aware optimizer) and recomputes the MLA
+  // up-projections, neither of which the runs file maps.
+  EXPECT_LE(not_fitting.size(), 20u);
 }
 
 }  // namespace
