@@ -8,6 +8,7 @@
 #include "simulator/lowering/attention.h"
 #include "simulator/lowering/embedding.h"
 #include "simulator/lowering/layer_part.h"
+#include "simulator/lowering/mla.h"
 #include "simulator/lowering/mlp.h"
 #include "simulator/lowering/moe.h"
 #include "simulator/lowering/passes.h"
@@ -88,7 +89,7 @@ using lowering::LayerPartKind;
 // MoE block on the layers Model::is_moe_layer picks, a dense MLP elsewhere.
 lowering::LayerKinds layer_kinds(const Model& model, int layer) {
   lowering::LayerKinds kinds;
-  kinds.mixer = LayerPartKind::kAttention;
+  kinds.mixer = model.is_mla() ? LayerPartKind::kMla : LayerPartKind::kAttention;
   kinds.feed_forward = model.is_moe_layer(layer) ? LayerPartKind::kMoe : LayerPartKind::kDenseMlp;
   return kinds;
 }
@@ -99,6 +100,7 @@ class LayerParts {
   LayerParts(const Model& model, const Plan& plan, const Placement& placement,
              const CostModel& cost)
       : attention_(model, plan, placement, cost),
+        mla_(model, plan, placement, cost),
         mlp_(model, plan, placement, cost),
         moe_(model, plan, placement, cost) {}
 
@@ -106,6 +108,7 @@ class LayerParts {
   LayerPart& part(LayerPartKind kind) {
     switch (kind) {
       case LayerPartKind::kAttention: return attention_;
+      case LayerPartKind::kMla: return mla_;
       case LayerPartKind::kDenseMlp: return mlp_;
       case LayerPartKind::kMoe: return moe_;
     }
@@ -122,9 +125,10 @@ class LayerParts {
 
  private:
   // Every part object, for what the driver sums over them.
-  std::array<const LayerPart*, 3> all() const { return {&attention_, &mlp_, &moe_}; }
+  std::array<const LayerPart*, 4> all() const { return {&attention_, &mla_, &mlp_, &moe_}; }
 
   lowering::Attention attention_;
+  lowering::Mla mla_;
   lowering::DenseMlp mlp_;
   lowering::Moe moe_;
 };
@@ -194,24 +198,30 @@ class ChunkLowerer {
     out.feed_forward->begin_layer(layer);
     out.moe = kinds.feed_forward == LayerPartKind::kMoe;
     if (!out.moe) {
-      out.parameters = static_cast<double>(model_.layer_parameters()) / plan_.tensor_parallel;
+      out.parameters = per_rank(model_.layer_parameters());
     } else {
       const double experts = static_cast<double>(model_.expert_parameters_per_layer());
-      out.parameters = (static_cast<double>(model_.moe_layer_parameters()) - experts) /
-                       plan_.tensor_parallel;
+      out.parameters = per_rank(static_cast<double>(model_.moe_layer_parameters()) - experts);
       out.expert_parameters =
           experts / (static_cast<double>(plan_.expert_parallel) * plan_.expert_tensor_parallel);
     }
     return out;
   }
 
+  // A layer's `params` (outside the routed experts) on one TP rank: split
+  // over t but for MLA's duplicated down-projections and latent norms.
+  double per_rank(double params) const {
+    const double replicated = static_cast<double>(model_.mla_replicated_parameters());
+    return (params - replicated) / plan_.tensor_parallel + replicated;
+  }
+
   // The parameters this device holds for the chunk, and their gradient bytes.
   void count_parameters() {
-    const int t = plan_.tensor_parallel;
     if (first_) embedding_params_ = lowering::embedding_parameters(model_, plan_);
     if (last_) head_params_ = lowering::head_parameters(model_, plan_);
+    if (last_) mtp_params_ = lowering::mtp_input_parameters(model_, plan_);
     if (!model_.is_moe()) {
-      const double layer_params = static_cast<double>(model_.layer_parameters()) / t;
+      const double layer_params = per_rank(model_.layer_parameters());
       int low = prog_.layers;
       if (plan_.has_bf16_layers()) {
         low = 0;
@@ -219,7 +229,9 @@ class ChunkLowerer {
           low += plan_.low_precision_layer(first_layer_ + l, model_.num_layers) ? 1 : 0;
         }
       }
-      prog_.layer_parameters = low * static_cast<double>(model_.layer_parameters()) / t;
+      prog_.layer_parameters =
+          model_.is_mla() ? low * layer_params
+                          : low * static_cast<double>(model_.layer_parameters()) / plan_.tensor_parallel;
       prog_.parameters = prog_.layers * layer_params + embedding_params_ + head_params_;
     } else {
       // Dense layers as above; an MoE layer's routed experts over ep x etp.
@@ -236,11 +248,22 @@ class ChunkLowerer {
       prog_.expert_parameters = experts;
       prog_.parameters = dense + experts + embedding_params_ + head_params_;
     }
+    // The MTP modules (last chunk): their decoder layers and inputs.
+    if (last_ && model_.mtp_layers > 0) {
+      const Layer layer = begin_layer(model_.mtp_layer_like());
+      const double n = model_.mtp_layers;
+      prog_.parameters += n * (layer.parameters + layer.expert_parameters) + mtp_params_;
+      prog_.expert_parameters += n * layer.expert_parameters;
+      if (layer.low_precision || !plan_.has_bf16_layers()) {
+        prog_.layer_parameters += n * (layer.parameters + layer.expert_parameters);
+      }
+    }
     prog_.grad_bytes = (prog_.parameters - prog_.expert_parameters) * grad_elem_;
     prog_.expert_grad_bytes = prog_.expert_parameters * grad_elem_;
     act_bytes_ = emit_.tokens() * model_.hidden_size * lowering::kElem;
     // With sequence parallelism (or Megatron's scatter/gather) a stage sends
     // only its 1/t slice of the activation.
+    const int t = plan_.tensor_parallel;
     const bool sliced = t > 1 && (plan_.sequence_parallel || plan_.pipeline_scatter_gather);
     prog_.activation_send_bytes = sliced ? act_bytes_ / t : act_bytes_;
   }
@@ -274,6 +297,9 @@ class ChunkLowerer {
     if (gathers_input(first_)) emit_.tp(out, CollectiveKind::kAllGather, act_bytes_);
     if (first_) lower_unit(out, units, embedding_params_, [&] { ends_.embedding_forward(out); });
     for (int l = 0; l < prog_.layers; ++l) lower_layer(l, /*forward=*/true);
+    if (last_) {
+      for (int k = 0; k < model_.mtp_layers; ++k) lower_mtp(k, /*forward=*/true);
+    }
     if (last_) lower_unit(out, units, head_params_, [&] { ends_.head_forward(out); });
   }
 
@@ -286,6 +312,7 @@ class ChunkLowerer {
     if (last_) {
       lower_unit(out, units, head_params_,
                  [&] { ends_.head_backward(out, head_params_ * grad_elem_); });
+      for (int k = model_.mtp_layers - 1; k >= 0; --k) lower_mtp(k, /*forward=*/false);
     }
     for (int l = prog_.layers - 1; l >= 0; --l) lower_layer(l, /*forward=*/false);
     if (first_) {
@@ -296,21 +323,35 @@ class ChunkLowerer {
 
   // Layer l of the chunk into its forward or backward pass, as one unit;
   // with moe_a2a_overlap an MoE layer's all-to-alls hidden under its compute.
-  void lower_layer(int l, bool forward) {
+  void lower_layer(int l, bool forward) { lower_model_layer(first_layer_ + l, forward, -1); }
+
+  // Model layer `layer` as above; mtp >= 0: as MTP module `mtp`'s decoder
+  // layer, with the module's input before it and its logits and loss after
+  // it (forward; reversed in the backward), one unit.
+  void lower_model_layer(int layer_index, bool forward, int mtp) {
     std::vector<LoweredOp>* out = forward ? &prog_.forward : &prog_.backward;
     const size_t b = out->size();
-    const Layer layer = begin_layer(first_layer_ + l);
+    const Layer layer = begin_layer(layer_index);
+    const double input_params = mtp >= 0 ? mtp_params_ / model_.mtp_layers : 0.0;
     if (forward) {
+      if (mtp >= 0) ends_.mtp_input_forward(out);
       layer_forward(layer, out, OpCategory::kCompute);
+      if (mtp >= 0) ends_.head_forward(out);
     } else {
+      if (mtp >= 0) ends_.head_backward(out, 0.0);  // the shared head's gradient: the main head's
       layer_backward(layer, out);
+      if (mtp >= 0) ends_.mtp_input_backward(out, input_params * grad_elem_);
     }
     if (plan_.moe_a2a_overlap && model_.is_moe() && layer.moe) {
       prog_.moe_a2a_hidden_s += lowering::overlap_a2a(cost_.comm_compute_slowdown(), b, out);
     }
-    add_unit(forward ? &units_.forward : &units_.backward, *out, b, layer.parameters,
-             layer.expert_parameters);
+    add_unit(forward ? &units_.forward : &units_.backward, *out, b,
+             layer.parameters + input_params, layer.expert_parameters);
   }
+
+  // MTP module k (Model::mtp_layers) on the last chunk: a decoder layer like
+  // the model's mtp_layer_like() between its input and its logits and loss.
+  void lower_mtp(int k, bool forward) { lower_model_layer(model_.mtp_layer_like(), forward, k); }
 
   // A layer's forward: two pre-norm residual blocks (lowering/layer_part.h),
   // its mixer's and its feed-forward block's. With ZeRO-3 in FP8 the
@@ -361,6 +402,7 @@ class ChunkLowerer {
   int first_layer_ = 0;                // the chunk's first layer in the model
   double grad_elem_ = 0;               // gradient bytes per parameter
   double embedding_params_ = 0, head_params_ = 0;
+  double mtp_params_ = 0;              // the MTP modules' inputs (lowering::mtp_input_parameters)
   double act_bytes_ = 0;               // the activation of a micro-batch on this rank
   ChunkProgram prog_;
   lowering::PassUnits units_;          // as emitted, for ZeRO-2/3 and the split backward

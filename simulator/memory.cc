@@ -48,7 +48,10 @@ struct AttentionActivations {
   double replicated = 0;
   double split = 0;
 };
+AttentionActivations mla_activations(const Model& model, const Plan& plan, bool mlp_input);
+
 AttentionActivations attention_activations(const Model& model, const Plan& plan, bool mlp_input) {
+  if (model.is_mla()) return mla_activations(model, plan, mlp_input);
   const double h = model.hidden_size;
   const double q_ratio = static_cast<double>(model.num_heads) * model.head_dim() / h;
   const double kv_ratio = static_cast<double>(model.kv_heads()) * model.head_dim() / h;
@@ -79,6 +82,39 @@ AttentionActivations attention_activations(const Model& model, const Plan& plan,
 // moments (12 bytes) are unchanged.
 double bf16_gradient_saving_bytes(const Plan& plan) {
   return plan.grad_reduce_in_fp32 ? 0.0 : 2.0;
+}
+
+// Multi-head latent attention (Model::kv_lora_rank; Megatron-Core
+// MLASelfAttention with Transformer Engine), per token in units of h bytes.
+// Not split by TP (unless SP: the down-projections run on the rank's
+// sequence shard): both norm inputs (4), the down-projections' input (one
+// bf16 tensor both read; in FP8 each keeps its own quantized copy; with
+// q_lora_rank 0 the direct q projection's input instead of q_down's), the
+// FC1 input of a dense MLP, the dropout masks, and the latents: the latent
+// RMSNorms' inputs (2 (ql + kl)) and the up-projections' inputs (ql + kl
+// in the GEMM input format; TE's column-parallel linears save their
+// sequence-parallel shard). Split by TP: what fused attention saves (TE
+// FusedAttnFunc: q and k of a (qk) columns, v of a v, out of a v, bf16,
+// after RoPE and the head assembly, whose inputs are not kept), the output
+// projection's input (out, or its fp8 copy too) and the fp32 softmax
+// statistics (4 a). The up-projections' outputs are not kept (RoPE and
+// the split are linear; Megatron-Core's fused MLA RoPE saves no input).
+// DeepSeek-V3 (arXiv:2412.19437 section 3.2.3) recomputes the latent norms
+// and up-projections in the backward; Megatron-Core's "mla_up_proj"
+// selective recompute is not modelled here.
+AttentionActivations mla_activations(const Model& model, const Plan& plan, bool mlp_input) {
+  const double h = model.hidden_size, a = model.num_heads;
+  const double ql = model.q_lora_rank, kl = model.kv_lora_rank;
+  const double qk = model.mla_qk_head_dim(), v = model.v_head_dim;
+  const double gemm_in = gemm_input_bytes(plan);
+  const double down_inputs = gemm_in < 2.0 ? 2.0 * gemm_in : 2.0;
+  AttentionActivations act;
+  act.replicated = 4.0 + down_inputs + (mlp_input ? gemm_in : 0.0) + (plan.dropout ? 2.0 : 0.0) +
+                   (2.0 + gemm_in) * (ql + kl) / h;
+  const double out = (gemm_in < 2.0 ? 2.0 + gemm_in : 2.0) * a * v;
+  act.split = (2.0 * 2.0 * a * qk + 2.0 * a * v + out) / h;
+  if (plan.flash_attention) act.split += 4.0 * a / h;
+  return act;
 }
 
 // Tokens of one micro-batch on this rank (s/cp of each sequence).
@@ -153,6 +189,18 @@ double moe_buffer_bytes(const Model& model, const Plan& plan) {
   return 2.0 * model.hidden_size * (rows + scattered + back);
 }
 
+// MLA's GEMMs for the deferred weight-gradient GEMMs (zb-h1), per token: the
+// inputs and output gradients of q_down (h, ql), kv_down (h, kl + r), q_up
+// (ql or h, a qk / t), kv_up (kl, a (n + v) / t) and o_proj (a v / t, h).
+double mla_weight_grad_per_token(const Model& model, const Plan& plan) {
+  const double t = plan.tensor_parallel, h = model.hidden_size, a = model.num_heads;
+  const double ql = model.q_lora_rank, kl = model.kv_lora_rank, r = model.qk_rope_head_dim;
+  const double q_down = ql > 0 ? h + ql : 0.0;
+  const double q_up = (ql > 0 ? ql : h) + a * model.mla_qk_head_dim() / t;
+  const double kv = (h + kl + r) + (kl + a * (model.qk_nope_head_dim + model.v_head_dim) / t);
+  return q_down + q_up + kv + (a * model.v_head_dim / t + h);
+}
+
 double layer_weight_grad_bytes(const Model& model, const Plan& plan) {
   const double t = plan.tensor_parallel, h = model.hidden_size;
   const double qkv_cols = static_cast<double>(model.num_heads + 2 * model.kv_heads()) *
@@ -160,7 +208,9 @@ double layer_weight_grad_bytes(const Model& model, const Plan& plan) {
   const double attn_cols = static_cast<double>(model.num_heads) * model.head_dim() / t;
   const double ffn = static_cast<double>(model.ffn_hidden()) / t;
   const double fc1_cols = model.activation == Activation::kSwiglu ? 2.0 * ffn : ffn;
-  const double per_token = (h + qkv_cols) + (attn_cols + h) + (h + fc1_cols) + (ffn + h);
+  const double attention = model.is_mla() ? mla_weight_grad_per_token(model, plan)
+                                           : (h + qkv_cols) + (attn_cols + h);
+  const double per_token = attention + (h + fc1_cols) + (ffn + h);
   return static_cast<double>(model.seq_length) * plan.micro_batch_size * per_token * 2.0;
 }
 
@@ -172,7 +222,8 @@ double moe_layer_weight_grad_bytes(const Model& model, const Plan& plan) {
   const double tokens = static_cast<double>(model.seq_length) * plan.micro_batch_size;
   const bool swiglu = model.activation == Activation::kSwiglu;
   const double shared = static_cast<double>(model.moe_shared_experts) * model.moe_ffn_hidden() / t;
-  double per_token = (h + qkv_cols) + (attn_cols + h);
+  double per_token = model.is_mla() ? mla_weight_grad_per_token(model, plan)
+                                    : (h + qkv_cols) + (attn_cols + h);
   if (shared > 0) per_token += (h + (swiglu ? 2.0 : 1.0) * shared) + (shared + h);
   // The router and the experts see T_moe tokens (T / t) and R rows; here T =
   // s b as above.
@@ -220,10 +271,28 @@ double expert_parameters_per_device(const Model& model, const Plan& plan) {
 
 double layer_parameters_per_device(const Model& model, const Plan& plan, int layer) {
   const double t = plan.tensor_parallel;
-  if (!model.is_moe_layer(layer)) return static_cast<double>(model.layer_parameters()) / t;
+  // MLA's down-projections and latent norms are duplicated on every TP rank.
+  const double replicated = static_cast<double>(model.mla_replicated_parameters());
+  if (!model.is_moe_layer(layer)) {
+    if (replicated > 0) {
+      return (static_cast<double>(model.layer_parameters()) - replicated) / t + replicated;
+    }
+    return static_cast<double>(model.layer_parameters()) / t;
+  }
   const double dense_part =
       static_cast<double>(model.moe_layer_parameters() - model.expert_parameters_per_layer());
-  return dense_part / t + expert_parameters_per_device(model, plan);
+  return (dense_part - replicated) / t + replicated + expert_parameters_per_device(model, plan);
+}
+
+double mtp_parameters_per_device(const Model& model, const Plan& plan) {
+  if (model.mtp_layers == 0) return 0.0;
+  const double h = model.hidden_size, t = plan.tensor_parallel;
+  const int chunks = plan.pipeline_parallel * plan.virtual_stages;
+  double params = model.mtp_layers * (3.0 * h + 2.0 * h * h / t +
+                                      layer_parameters_per_device(model, plan,
+                                                                  model.mtp_layer_like()));
+  if (chunks > 1) params += static_cast<double>(model.vocab_size) * h / t;
+  return params;
 }
 
 int first_layer_of_chunk(const Model& model, const Plan& plan, int chunk) {
@@ -259,6 +328,7 @@ std::vector<double> stage_parameters_per_device(const Model& model, const Plan& 
   out[p - 1] += model.linear_bias ? 2.0 * h : h;
   if (!model.tied_embeddings || chunks > 1)
     out[p - 1] += static_cast<double>(model.vocab_size) * h / t;
+  out[p - 1] += mtp_parameters_per_device(model, plan);
   return out;
 }
 
@@ -276,8 +346,13 @@ double sharded_working_bytes(const Plan& plan, double layer_parameters, int laye
 double context_parallel_buffer_bytes(const Model& model, const Plan& plan) {
   const int cp = plan.context_parallel;
   if (cp <= 1) return 0.0;
-  const double chunk = static_cast<double>(plan.micro_batch_size) * (model.seq_length / cp) * 2.0 *
-                       model.kv_heads() * model.head_dim() / plan.tensor_parallel * 2.0;
+  // K and V columns per token: 2 g d, or MLA's a (qk + v) up-projected ones.
+  const double kv_cols = model.is_mla()
+                             ? static_cast<double>(model.num_heads) *
+                                   (model.mla_qk_head_dim() + model.v_head_dim)
+                             : 2.0 * model.kv_heads() * model.head_dim();
+  const double chunk = static_cast<double>(plan.micro_batch_size) * (model.seq_length / cp) *
+                       kv_cols / plan.tensor_parallel * 2.0;
   return plan.cp_comm == CpComm::kP2p ? 4.0 * chunk : 2.0 * cp * chunk;
 }
 
@@ -319,7 +394,11 @@ std::vector<MemoryBreakdown> stage_memory(const Model& model, const Plan& plan,
   const bool sp = plan.sequence_parallel && plan.tensor_parallel > 1;
   // Tokens of one micro-batch on this rank (s/cp of each sequence).
   const double tokens = rank_tokens(model, plan);
-  const double layer_params = static_cast<double>(model.layer_parameters()) / t;
+  const double mla_replicated = static_cast<double>(model.mla_replicated_parameters());
+  const double layer_params =
+      mla_replicated > 0
+          ? (static_cast<double>(model.layer_parameters()) - mla_replicated) / t + mla_replicated
+          : static_cast<double>(model.layer_parameters()) / t;
   const double reserved = framework_buffer_bytes(plan) + extra_reserved_bytes;
   // MoE layers (none in a dense model, whose figures take the dense
   // expressions below unchanged).
@@ -369,6 +448,7 @@ std::vector<MemoryBreakdown> stage_memory(const Model& model, const Plan& plan,
     int stage_moe_layers = 0;
     Bf16Layers stage_bf16;  // the stage's bf16 layers
     int first_chunk_in_flight = 0;  // forwards in flight in the stage's first chunk
+    int last_chunk_in_flight = 0;   // and in its last chunk (the MTP modules')
     if (plan.schedule == Schedule::kZbH1) {
       // v = 1: the stage's layers hold per_layer per forward in flight and
       // weight_grad per deferred W; the peak of their sum.
@@ -396,6 +476,7 @@ std::vector<MemoryBreakdown> stage_memory(const Model& model, const Plan& plan,
       }
       mb.activation_bytes += first_chunk_in_flight * (stage_bf16.dense * bf16_extra +
                                                        stage_bf16.moe * moe_bf16_extra);
+      last_chunk_in_flight = first_chunk_in_flight;
     } else {
       const std::vector<int> live = peak_in_flight(plan, r);
       for (int c = 0; c < v; ++c) {
@@ -416,6 +497,21 @@ std::vector<MemoryBreakdown> stage_memory(const Model& model, const Plan& plan,
         mb.in_flight_micro_batches += live[c];
       }
       first_chunk_in_flight = live[0];
+      last_chunk_in_flight = live[v - 1];
+    }
+    // The MTP modules (Model::mtp_layers) on the last stage: each a decoder
+    // layer like the model's mtp_layer_like() (MoE when the model has
+    // experts) plus its input's stored tensors per micro-batch of the last
+    // chunk in flight: the two RMSNorms' inputs (2 h bytes each) and
+    // eh_proj's input (2h in the GEMM input format), per sequence shard.
+    if (r == p - 1 && model.mtp_layers > 0) {
+      const int n = model.mtp_layers;
+      const double input = tokens * model.hidden_size * (4.0 + 2.0 * gemm_input_bytes(plan)) /
+                           (sp ? t : 1.0);
+      mb.activation_bytes +=
+          last_chunk_in_flight * n * ((moe ? moe_per_layer : per_layer) + input);
+      stage_layers += n;
+      if (moe) stage_moe_layers += n;
     }
     const int stage_dense_layers = stage_layers - stage_moe_layers;
     // This stage's layers' parameters on the device, and its routed experts'.
@@ -493,6 +589,8 @@ std::vector<MemoryBreakdown> stage_memory(const Model& model, const Plan& plan,
       // Logits in bf16 plus their fp32 copy for the loss, one micro-batch;
       // a fused cross-entropy keeps the bf16 logits only.
       mb.logits_bytes = tokens * model.vocab_size / t * (plan.fused_cross_entropy ? 2.0 : 6.0);
+      // Each MTP module's logits are kept for its loss's backward as well.
+      mb.logits_bytes *= 1 + model.mtp_layers;
     }
     mb.fragmentation_bytes =
         kAllocatorFragmentation *

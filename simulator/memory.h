@@ -261,6 +261,12 @@ double expert_state_bytes_per_parameter(const Plan& plan);
 // norms, router, shared experts) / t plus its routed experts /
 // (ep x etp).
 double layer_parameters_per_device(const Model& model, const Plan& plan, int layer);
+// The MTP modules' parameters on a last-stage device (Model::mtp_layers):
+// per module its input norms (3h, duplicated), eh_proj (2h^2 / t) and its
+// decoder layer (layer_parameters_per_device of mtp_layer_like()); with
+// more than one chunk the stage's own copy of the word embeddings' V h / t
+// for the modules' lookups. 0 without MTP.
+double mtp_parameters_per_device(const Model& model, const Plan& plan);
 
 // Routed-expert parameters of one MoE layer on one device:
 // expert_parameters_per_layer() / (ep x etp) (0 for a dense model).

@@ -7,9 +7,22 @@ namespace llmplan::simulator {
 
 namespace {
 
+// MLA's projections and latent norms (Model::q_lora_rank ...): q down +
+// norm + up (or the direct q projection), kv down (latent + rotary key) +
+// norm + up, output projection. No biases (validate() refuses linear_bias).
+int64_t mla_attention(const Model& m) {
+  const int64_t h = m.hidden_size, a = m.num_heads;
+  const int64_t ql = m.q_lora_rank, kvl = m.kv_lora_rank;
+  const int64_t qk = m.mla_qk_head_dim(), v = m.v_head_dim;
+  const int64_t q = ql > 0 ? h * ql + ql + ql * a * qk : h * a * qk;
+  const int64_t kv = h * (kvl + m.qk_rope_head_dim) + kvl + kvl * a * (m.qk_nope_head_dim + v);
+  return q + kv + a * v * h;
+}
+
 // Attention (QKV, output projection, their biases) and the two norms of a layer.
 int64_t attention_and_norms(const Model& m) {
   const int64_t h = m.hidden_size;
+  if (m.is_mla()) return mla_attention(m) + 2 * h;
   const int64_t d = m.head_dim();
   const int64_t q = static_cast<int64_t>(m.num_heads) * d;
   const int64_t kv = static_cast<int64_t>(m.kv_heads()) * d;
@@ -78,14 +91,34 @@ int64_t Model::head_parameters() const {
   return p;
 }
 
+int Model::mtp_layer_like() const {
+  for (int i = num_layers - 1; i > 0; --i) {
+    if (is_moe_layer(i) == is_moe()) return i;
+  }
+  return 0;
+}
+
+int64_t Model::mla_replicated_parameters() const {
+  if (!is_mla()) return 0;
+  const int64_t h = hidden_size;
+  const int64_t q = q_lora_rank > 0 ? h * q_lora_rank + q_lora_rank : 0;
+  return q + h * (kv_lora_rank + qk_rope_head_dim) + kv_lora_rank;
+}
+
+int64_t Model::mtp_parameters() const {
+  const int64_t h = hidden_size;
+  return static_cast<int64_t>(mtp_layers) * (3 * h + 2 * h * h + layer_parameters(mtp_layer_like()));
+}
+
 int64_t Model::parameter_count() const {
   const int64_t moe = num_moe_layers();
   return (num_layers - moe) * layer_parameters() + moe * moe_layer_parameters() +
-         embedding_parameters() + head_parameters();
+         embedding_parameters() + head_parameters() + mtp_parameters();
 }
 
 int64_t Model::active_parameter_count() const {
-  const int64_t moe = num_moe_layers();
+  // MTP modules: their layer is an MoE layer when the model has experts.
+  const int64_t moe = num_moe_layers() + (is_moe() ? mtp_layers : 0);
   const int64_t idle = is_moe() ? static_cast<int64_t>(num_experts - moe_top_k) *
                                       mlp_parameters(*this, moe_ffn_hidden())
                                 : 0;
@@ -106,13 +139,26 @@ double Model::model_flops_per_step(int64_t global_batch) const {
   const double moe_mlp = is_moe() ? 2.0 * h * num_experts + 2.0 * mlp_mats * h * moe_ffn_hidden() *
                                                                (moe_top_k + moe_shared_experts)
                                   : 0.0;
+  // MLA (NeMo's deepseekv3 formula, see model.h): the projections' weights
+  // (latent norms excluded) x 2, the core over half the pairs, no router.
+  const double mla_projections =
+      is_mla() ? 2.0 * static_cast<double>(mla_attention(*this) - q_lora_rank - kv_lora_rank)
+               : 0.0;
+  const double mla_core_per_key =
+      static_cast<double>(num_heads) * (mla_qk_head_dim() + v_head_dim);
+  const double router = is_mla() ? 0.0 : 2.0 * h * num_experts;
+  const double moe_mlp_mla = is_moe() ? moe_mlp - 2.0 * h * num_experts + router : 0.0;
+  auto layer_flops = [&](int i) {
+    const double ffn = is_moe_layer(i) ? moe_mlp_mla : dense_mlp;
+    if (is_mla()) return mla_projections + attention_span(i) * mla_core_per_key + ffn;
+    return projections + 2.0 * 2.0 * attention_span(i) * q + ffn;
+  };
   double per_token = 0;
-  for (int i = 0; i < num_layers; ++i) {
-    per_token += projections + 2.0 * 2.0 * attention_span(i) * q +
-                 (is_moe_layer(i) ? moe_mlp : dense_mlp);
-  }
+  for (int i = 0; i < num_layers; ++i) per_token += layer_flops(i);
   const double logits = 2.0 * h * V;
-  return 3.0 * B * s * (per_token + logits);  // forward + 2x backward
+  // MTP modules: the [2h -> h] projection, the decoder layer, the logits.
+  const double mtp = mtp_layers * (2.0 * 2.0 * h * h + layer_flops(mtp_layer_like()) + logits);
+  return 3.0 * B * s * (per_token + logits + mtp);  // forward + 2x backward
 }
 
 Status validate(const Model& m) {
@@ -194,13 +240,52 @@ Status validate(const Model& m) {
           in_range("router_group_limit", m.moe_router_group_limit, 1, m.moe_router_groups));
     }
   }
+  // Multi-head latent attention and MTP.
+  LLMPLAN_RETURN_IF_ERROR(in_range("q_lora_rank", m.q_lora_rank, 0, Model::kMaxHidden));
+  LLMPLAN_RETURN_IF_ERROR(in_range("kv_lora_rank", m.kv_lora_rank, 0, Model::kMaxHidden));
+  LLMPLAN_RETURN_IF_ERROR(in_range("qk_nope_head_dim", m.qk_nope_head_dim, 0, Model::kMaxHidden));
+  LLMPLAN_RETURN_IF_ERROR(in_range("qk_rope_head_dim", m.qk_rope_head_dim, 0, Model::kMaxHidden));
+  LLMPLAN_RETURN_IF_ERROR(in_range("v_head_dim", m.v_head_dim, 0, Model::kMaxHidden));
+  LLMPLAN_RETURN_IF_ERROR(in_range("mtp_layers", m.mtp_layers, 0, Model::kMaxLayers));
+  if (!m.is_mla()) {
+    const char* off = "needs kv_lora_rank > 0 (MLA is off)";
+    if (m.q_lora_rank != 0) return bad("q_lora_rank", off);
+    if (m.qk_nope_head_dim != 0) return bad("qk_nope_head_dim", off);
+    if (m.qk_rope_head_dim != 0) return bad("qk_rope_head_dim", off);
+    if (m.v_head_dim != 0) return bad("v_head_dim", off);
+  } else {
+    LLMPLAN_RETURN_IF_ERROR(in_range("qk_nope_head_dim", m.qk_nope_head_dim, 1, Model::kMaxHidden));
+    LLMPLAN_RETURN_IF_ERROR(in_range("qk_rope_head_dim", m.qk_rope_head_dim, 1, Model::kMaxHidden));
+    LLMPLAN_RETURN_IF_ERROR(in_range("v_head_dim", m.v_head_dim, 1, Model::kMaxHidden));
+    if (m.head_dim_size != 0) return bad("head_dim", "must be unset with MLA (kv_lora_rank > 0): its widths are qk_nope_head_dim, qk_rope_head_dim and v_head_dim");
+    if (m.num_kv_heads != 0 && m.num_kv_heads != m.num_heads) {
+      return bad("kv_heads", "must be unset with MLA (kv_lora_rank > 0): every head has its own key and value");
+    }
+    if (m.linear_bias) return bad("linear_bias", "must be false with MLA (kv_lora_rank > 0)");
+    if (m.positions != PositionEmbedding::kRotary) {
+      return bad("positions", "must be rotary with MLA (kv_lora_rank > 0)");
+    }
+    const int64_t widest = static_cast<int64_t>(m.num_heads) *
+                           (std::max(m.qk_nope_head_dim + m.qk_rope_head_dim, m.v_head_dim));
+    if (widest > Model::kMaxFfnHidden) {
+      return bad("heads", "heads x MLA head width must be at most " +
+                              std::to_string(Model::kMaxFfnHidden) + ", got " +
+                              std::to_string(widest));
+    }
+  }
   // Bound the total before any int64_t count is formed (see kMaxParameters).
   {
     const double h = m.hidden_size, d = m.head_dim_size > 0 ? m.head_dim_size : 1.0;
     const double f = std::max<double>(m.ffn_hidden(), m.moe_ffn_hidden());
     const double attn = 4.0 * h * (static_cast<double>(m.num_heads) * d + h);
     const double experts = (static_cast<double>(m.num_experts) + m.moe_shared_experts + 1) * 3.0 * h * (f + 1);
-    const double total = static_cast<double>(m.num_layers) * (attn + experts) +
+    // MLA: every projection's input width times every output width, a bound.
+    const double mla = (static_cast<double>(m.q_lora_rank) + m.kv_lora_rank + h) *
+                       (static_cast<double>(m.num_heads) *
+                            (2.0 * (m.qk_nope_head_dim + m.qk_rope_head_dim) + m.v_head_dim) +
+                        m.q_lora_rank + m.kv_lora_rank + m.qk_rope_head_dim + h);
+    const double total = static_cast<double>(m.num_layers + m.mtp_layers) *
+                             (attn + experts + (m.is_mla() ? mla : 0.0)) +
                          2.0 * static_cast<double>(m.vocab_size + m.seq_length) * h;
     if (total > Model::kMaxParameters) {
       return bad("experts", "the model has more than 2^56 (7.2e16) parameters (about " +
@@ -214,7 +299,7 @@ Status validate(const Model& m) {
                                std::to_string(Model::kMaxFfnHidden) + ", got " +
                                std::to_string(static_cast<int64_t>(m.num_heads) * m.head_dim_size));
   }
-  if (m.head_dim_size == 0 && m.hidden_size % m.num_heads != 0) {
+  if (!m.is_mla() && m.head_dim_size == 0 && m.hidden_size % m.num_heads != 0) {
     return bad("heads", std::to_string(m.num_heads) + " heads do not divide hidden size " +
                             std::to_string(m.hidden_size));
   }

@@ -116,6 +116,32 @@ struct Model {
   // every layer is chunked. Cannot be combined with a sliding window.
   int attention_chunk = 0;
   int global_attention_every = 0;
+  // Multi-head latent attention (DeepSeek-V2 arXiv:2405.04434 section 2.1;
+  // DeepSeek-V3 arXiv:2412.19437 section 2.1.1; Megatron-Core
+  // megatron/core/transformer/multi_latent_attention.py, MLASelfAttention).
+  // kv_lora_rank > 0 turns it on for every layer: the queries go through a
+  // down-projection [h -> q_lora_rank], an RMSNorm and an up-projection
+  // [q_lora_rank -> heads x (qk_nope + qk_rope)] (q_lora_rank 0: one
+  // projection [h -> heads x (qk_nope + qk_rope)]); keys and values through
+  // a down-projection [h -> kv_lora_rank + qk_rope] (the latent and the
+  // decoupled rotary key, shared by all heads), an RMSNorm on the latent and
+  // an up-projection [kv_lora_rank -> heads x (qk_nope + v_head)]; attention
+  // with qk_nope + qk_rope wide query/key heads and v_head wide values; the
+  // output projection [heads x v_head -> h]. head_dim and kv_heads must stay
+  // unset (MLA has its own widths, and every head its own key and value).
+  int q_lora_rank = 0;
+  int kv_lora_rank = 0;
+  int qk_nope_head_dim = 0;
+  int qk_rope_head_dim = 0;
+  int v_head_dim = 0;
+  // Multi-token prediction depth (DeepSeek-V3 section 2.2; Megatron-Core
+  // megatron/core/transformer/multi_token_prediction.py): mtp_layers modules
+  // after the last layer, on the last pipeline stage, each RMSNorms of the
+  // hidden state and of the next token's embedding, a [2h -> h] projection
+  // of their concatenation, one decoder layer like the model's last (its
+  // attention, its FFN: MoE when the model has experts), and the shared
+  // output head and loss. 0: none.
+  int mtp_layers = 0;
 
   int kv_heads() const { return num_kv_heads > 0 ? num_kv_heads : num_heads; }
   int ffn_hidden() const { return ffn_hidden_size > 0 ? ffn_hidden_size : 4 * hidden_size; }
@@ -131,6 +157,13 @@ struct Model {
            (layer - moe_first_dense) % moe_layer_every == 0;
   }
   int num_moe_layers() const;
+  bool is_mla() const { return kv_lora_rank > 0; }
+  // Query and key width of one MLA head: qk_nope + qk_rope.
+  int mla_qk_head_dim() const { return qk_nope_head_dim + qk_rope_head_dim; }
+  // The layer an MTP module's decoder layer is built like: the model's last
+  // layer of the kind the model's FFN has (its last MoE layer when it has
+  // experts, its last layer otherwise).
+  int mtp_layer_like() const;
   // Whether layer `layer` attends through a sliding window.
   bool is_windowed_layer(int layer) const {
     return sliding_window > 0 && (full_attention_every <= 0 ||
@@ -170,7 +203,19 @@ struct Model {
   int64_t embedding_parameters() const;
   // Output projection parameters (0 when tied) plus the final norm.
   int64_t head_parameters() const;
-  // All trainable parameters (every expert). For a GPT with learned
+  // MLA's parameters that are duplicated on every tensor-parallel rank: the
+  // down-projections and the RMSNorms of the latents (Megatron-Core builds
+  // linear_q_down_proj / linear_kv_down_proj as TELinear with parallel_mode
+  // "duplicated"; the norms are fused into the column-parallel up-
+  // projections, TELayerNormColumnParallelLinear, whose norm weights are
+  // replicated too). 0 without MLA.
+  int64_t mla_replicated_parameters() const;
+  // Parameters of the mtp_layers MTP modules: per module two RMSNorms (h
+  // each), the [2h -> h] projection, the decoder layer (mtp_layer_like())
+  // and the output head's norm (h); the embedding and output head are the
+  // main model's, shared (not counted again).
+  int64_t mtp_parameters() const;
+  // All trainable parameters (every expert, the MTP modules). For a GPT with learned
   // positions and tied embeddings this equals 12 l h^2 (1 + 13/(12h) +
   // (V+s)/(12 l h)) plus the final LayerNorm's 2h.
   int64_t parameter_count() const;
@@ -179,6 +224,13 @@ struct Model {
   // a dense model. (Embeddings count in full, as parameter_count does.)
   int64_t active_parameter_count() const;
 
+  // With MLA (is_mla()) the count is NeMo / Megatron-Bridge's `deepseekv3`
+  // FLOPs formula (nemo/utils/flops_formulas.py; Megatron-Bridge
+  // training/utils/flops_utils.py), so MFU compares with the published rows:
+  // the attention core counts half the query-key pairs (causal), 2 x 0.5 x
+  // s x heads x (qk + v) per token, the router GEMM is not counted, and each
+  // MTP module adds its attention, MLA projections, MoE (or dense) FFN,
+  // [2h -> h] projection and its logits.
   // Model FLOPs of one training step (forward + backward, no recompute) for
   // `global_batch` sequences, counting every matmul a token takes part in:
   // attention (QK^T and AV over the attention span, every query-key pair),

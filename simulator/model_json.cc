@@ -38,6 +38,13 @@ Status apply_model_json(const boost::json::value& v, const std::string& path, Mo
   // Chunked attention (Llama 4).
   r.read_int("attention_chunk", &m.attention_chunk, false, 0);
   r.read_int("global_attention_every", &m.global_attention_every, false, 0);
+  // Multi-head latent attention and multi-token prediction (model.h).
+  r.read_int("q_lora_rank", &m.q_lora_rank, false, 0);
+  r.read_int("kv_lora_rank", &m.kv_lora_rank, false, 0);
+  r.read_int("qk_nope_head_dim", &m.qk_nope_head_dim, false, 0);
+  r.read_int("qk_rope_head_dim", &m.qk_rope_head_dim, false, 0);
+  r.read_int("v_head_dim", &m.v_head_dim, false, 0);
+  r.read_int("mtp_layers", &m.mtp_layers, false, 0);
   r.ignore("source");
   r.ignore("note");
   r.ignore("description");
@@ -86,6 +93,14 @@ boost::json::value model_to_json(const Model& m) {
     o["attention_chunk"] = m.attention_chunk;
     o["global_attention_every"] = m.global_attention_every;
   }
+  if (m.is_mla()) {
+    o["q_lora_rank"] = m.q_lora_rank;
+    o["kv_lora_rank"] = m.kv_lora_rank;
+    o["qk_nope_head_dim"] = m.qk_nope_head_dim;
+    o["qk_rope_head_dim"] = m.qk_rope_head_dim;
+    o["v_head_dim"] = m.v_head_dim;
+  }
+  if (m.mtp_layers > 0) o["mtp_layers"] = m.mtp_layers;
   return o;
 }
 

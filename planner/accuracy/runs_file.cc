@@ -355,7 +355,10 @@ Result<std::vector<RunRow>> read_blackwell_runs_rows_text(std::string_view text,
     if (contains(model_l, "(tokendrop)")) {
       r.capacity_factor = 1.0;  // Megatron-Bridge token-drop recipes: capacity factor 1.0
     }
-    if (contains(model_l, "(w/ mtp)")) r.missing.push_back("multi-token prediction");
+    // DeepSeek-V3's MTP variants (Megatron-Bridge performance summaries):
+    // one MTP layer, or none; the plain rows run the preset's.
+    if (contains(model_l, "(w/ mtp)")) r.mtp_layers = 1;
+    if (contains(model_l, "(w/o mtp)")) r.mtp_layers = 0;
     if (etp < 0 || etp > 1) r.missing.push_back("expert tensor parallelism > 1");
     // Known problems of the sources.
     if (contains(notes, "swapped") && r.global_batch > 0 && r.global_batch < r.micro_batch) {
@@ -724,6 +727,7 @@ Result<PublishedRun> map_published_run(const RunRow& row, const std::vector<Mode
     if (!out.missing.empty()) return out;
     out.config.model = std::move(preset);
     out.config.model.seq_length = row.seq;
+    if (row.mtp_layers >= 0) out.config.model.mtp_layers = row.mtp_layers;
     if (moe) {
       out.config.model.moe_capacity_factor = row.capacity_factor;
     } else if (row.capacity_factor > 0) {
@@ -731,6 +735,7 @@ Result<PublishedRun> map_published_run(const RunRow& row, const std::vector<Mode
       return out;
     }
   } else {
+    if (row.mtp_layers > 0) out.missing.push_back("multi-token prediction");
     int moe_every = 1, moe_first_dense = 0;
     if (moe && !parse_moe_layer_pattern(m->moe_layer_pattern, &moe_every, &moe_first_dense)) {
       out.missing.push_back("moe_layer_pattern " + m->moe_layer_pattern);

@@ -92,6 +92,9 @@ struct RunRow {
   std::string system;    // the "system" cell (DGX-B200, DGX-GB200, ...)
   std::string cluster;   // the cluster preset the system maps to
   double capacity_factor = 0;  // "(tokendrop)" rows: MoE capacity factor
+  // "(w/ MTP)" rows: 1 multi-token prediction layer (Model::mtp_layers);
+  // "(w/o MTP)": 0; -1 (neither): as the model preset has it.
+  int mtp_layers = -1;
   // Reasons the row cannot be mapped ("reserved source", "inconsistent
   // layout ...", "token dropping", ...), listed as its missing features.
   std::vector<std::string> missing;

@@ -17,6 +17,9 @@ Attention::Attention(const Model& model, const Plan& plan, const Placement& plac
   const int per_block = s_ > 128 ? 4 : 8;
   fused_softmax_ = s_ > 16 && s_ <= 4096 && s_ % 4 == 0 && attn_batches % per_block == 0;
   span_ = s_;
+  qk_dim_ = d_;
+  v_dim_ = d_;
+  kv_heads_ = g_;
 }
 
 void Attention::begin_layer(int layer) { span_ = m_.attention_span(layer); }
@@ -47,10 +50,10 @@ void Attention::backward(std::vector<LoweredOp>* out) {
       core_forward(out, OpCategory::kRecompute);
     }
     const double scores = heads * s_ * s_;
-    gemm_backward(out, KernelKind::kAttnValueGemm, s_, d_, s_, heads);
+    gemm_backward(out, KernelKind::kAttnValueGemm, s_, v_dim_, s_, heads);
     mem(out, KernelKind::kAttnDropout, Pass::kBackward, scores * (kElem * 2 + 1), c);
     softmax(out, Pass::kBackward, scores, c);
-    gemm_backward(out, KernelKind::kAttnScoreGemm, s_, s_, d_, heads);
+    gemm_backward(out, KernelKind::kAttnScoreGemm, s_, s_, qk_dim_, heads);
   }
   cast(out, Pass::kBackward, T_ * q_cols, c);
   gemm_backward(out, KernelKind::kQkvGemm, T_, q_cols, h_, 1);
@@ -64,10 +67,10 @@ void Attention::core_forward(std::vector<LoweredOp>* out, OpCategory cat) {
     return;
   }
   const double scores = heads * s_ * s_;
-  gemm(out, KernelKind::kAttnScoreGemm, Pass::kForward, s_, s_, d_, heads, cat);
+  gemm(out, KernelKind::kAttnScoreGemm, Pass::kForward, s_, s_, qk_dim_, heads, cat);
   softmax(out, Pass::kForward, scores, cat);
   mem(out, KernelKind::kAttnDropout, Pass::kForward, scores * (kElem * 2 + 1), cat);
-  gemm(out, KernelKind::kAttnValueGemm, Pass::kForward, s_, d_, s_, heads, cat);
+  gemm(out, KernelKind::kAttnValueGemm, Pass::kForward, s_, v_dim_, s_, heads, cat);
 }
 
 void Attention::flash(std::vector<LoweredOp>* out, Pass pass, OpCategory cat) {
@@ -78,11 +81,13 @@ void Attention::flash(std::vector<LoweredOp>* out, Pass pass, OpCategory cat) {
   // Keys per query of a block: the rank's s/cp, or with a sliding window
   // the window spread over the cp blocks (span / cp).
   const double keys = span_ < s_ ? static_cast<double>(span_) / cp_ : sl_;
-  desc.gemm = {sl_, std::max<int64_t>(1, std::llround(keys)), d_, static_cast<int64_t>(heads)};
+  desc.gemm = {sl_, std::max<int64_t>(1, std::llround(keys)), std::llround(qk_dim_),
+               static_cast<int64_t>(heads)};
   // Matmul FLOPs of QK^T and AV over every query-key pair (the causal mask
   // is not subtracted, as in the model-FLOPs formula, Model::
-  // model_flops_per_step); the backward recomputes QK^T: 2.5x.
-  const double fwd = 4.0 * heads * sl_ * keys * d_;
+  // model_flops_per_step); the backward recomputes QK^T: 2.5x. 2 (qk + v)
+  // per pair: 4 d for dense heads.
+  const double fwd = 2.0 * heads * sl_ * keys * (qk_dim_ + v_dim_);
   desc.flops = pass == Pass::kForward ? fwd : 2.5 * fwd;
   desc.precision = formats_.p16;
   if (cp_ == 1) {

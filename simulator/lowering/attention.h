@@ -65,7 +65,7 @@ class Attention : public LayerPart {
   void backward(std::vector<LoweredOp>* out) override;
   double cp_hidden_s() const override { return cp_hidden_s_; }
 
- private:
+ protected:
   // The attention core: flash attention, or QK^T, softmax, dropout, AV.
   void core_forward(std::vector<LoweredOp>* out, OpCategory cat);
   // Flash attention over the rank's queries. Without context parallelism one
@@ -76,7 +76,7 @@ class Attention : public LayerPart {
   // Scale, causal mask and softmax over `scores` elements.
   void softmax(std::vector<LoweredOp>* out, Pass pass, double scores, OpCategory cat) const;
   // Bytes of K and V of the rank's s/cp tokens per CP exchange.
-  double cp_kv_bytes() const { return T_ * 2.0 * g_ * d_ / t_ * kElem; }
+  double cp_kv_bytes() const { return T_ * kv_heads_ * (qk_dim_ + v_dim_) / t_ * kElem; }
   // A collective over the CP group.
   double collective_s(CollectiveKind kind, double bytes) const;
   // One step of the ring: every rank sends to the next and receives from the
@@ -85,6 +85,9 @@ class Attention : public LayerPart {
   double ring_hop_s(double bytes) const;
   static LoweredOp cp_op(double seconds, const char* name);
 
+  // The core's head widths and key/value heads: d, d and kv_heads for
+  // dense and grouped-query attention; latent attention (mla.h) sets its own.
+  double qk_dim_ = 0, v_dim_ = 0, kv_heads_ = 0;
   bool fused_softmax_ = true;  // Megatron's CUDA softmax applies (see the constructor)
   int span_ = 0;               // the layer's attention span (begin_layer)
   double cp_hidden_s_ = 0;     // ring transfers hidden under blocks so far

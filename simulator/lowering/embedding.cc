@@ -36,6 +36,39 @@ void EmbeddingAndHead::head_backward(std::vector<LoweredOp>* out, double grad_by
   out->back().grad_ready_bytes += grad_bytes;
 }
 
+void EmbeddingAndHead::mtp_input_forward(std::vector<LoweredOp>* out) const {
+  const OpCategory c = OpCategory::kCompute;
+  const Pass f = Pass::kForward;
+  embedding_forward(out);
+  layer_norm(out, f, c);
+  layer_norm(out, f, c);
+  if (sp_) tp(out, CollectiveKind::kAllGather, T_ * 2.0 * h_ * kElem);
+  cast(out, f, T_ * 2.0 * h_, c);
+  gemm(out, KernelKind::kQkvGemm, f, T_, static_cast<double>(h_) / t_, 2.0 * h_, 1, c);
+  tp(out, CollectiveKind::kAllGather, T_ * h_ * kElem);
+}
+
+void EmbeddingAndHead::mtp_input_backward(std::vector<LoweredOp>* out, double grad_bytes) const {
+  const OpCategory c = OpCategory::kCompute;
+  const Pass b = Pass::kBackward;
+  cast(out, b, T_ * h_ / t_, c);
+  gemm_backward(out, KernelKind::kQkvGemm, T_, static_cast<double>(h_) / t_, 2.0 * h_, 1);
+  tp(out, sp_ ? CollectiveKind::kReduceScatter : CollectiveKind::kAllReduce,
+     T_ * 2.0 * h_ * kElem);
+  layer_norm(out, b, c);
+  layer_norm(out, b, c);
+  embedding_backward(out, grad_bytes);
+}
+
+double mtp_input_parameters(const Model& model, const Plan& plan) {
+  if (model.mtp_layers == 0) return 0.0;
+  const double h = model.hidden_size, t = plan.tensor_parallel;
+  const int chunks = plan.pipeline_parallel * plan.virtual_stages;
+  double params = model.mtp_layers * (3.0 * h + 2.0 * h * h / t);
+  if (chunks > 1) params += static_cast<double>(model.vocab_size) * h / t;
+  return params;
+}
+
 double embedding_parameters(const Model& model, const Plan& plan) {
   const int t = plan.tensor_parallel;
   double params = static_cast<double>(model.vocab_size) * model.hidden_size / t;

@@ -28,6 +28,16 @@ class EmbeddingAndHead : public Emitter {
   void head_forward(std::vector<LoweredOp>* out) const;
   // `grad_bytes` of gradients are final after it.
   void head_backward(std::vector<LoweredOp>* out, double grad_bytes) const;
+  // An MTP module's input (Model::mtp_layers; DeepSeek-V3 section 2.2,
+  // Megatron-Core multi_token_prediction.py), on the last chunk: the
+  // shared embedding's lookup of the next tokens, the two RMSNorms (of
+  // the embedding and of the hidden state), eh_proj [2h -> h / t]
+  // column-parallel on the gathered concatenation and the all-gather of its
+  // output columns over TP. Its decoder layer and its logits and loss are
+  // the layer's and head's ops, emitted by the driver.
+  void mtp_input_forward(std::vector<LoweredOp>* out) const;
+  // `grad_bytes` of gradients are final after it.
+  void mtp_input_backward(std::vector<LoweredOp>* out, double grad_bytes) const;
 };
 
 // Parameters of the embedding on one device (the first chunk's): this TP
@@ -38,6 +48,12 @@ double embedding_parameters(const Model& model, const Plan& plan);
 // last chunk differ (then the last stage keeps its own copy of the word
 // embeddings, synchronised by an all-reduce).
 double head_parameters(const Model& model, const Plan& plan);
+// Parameters of the MTP modules on one device (the last chunk's) besides
+// their decoder layers: per module the two input norms, eh_proj's 2h h / t
+// and the head's norm; and, when the first and last chunk differ, the last
+// stage's copy of this TP rank's word-embedding rows for the modules'
+// lookups (Megatron-Core's GPTModel builds the embedding on the MTP stage).
+double mtp_input_parameters(const Model& model, const Plan& plan);
 
 }  // namespace llmplan::simulator::lowering
 

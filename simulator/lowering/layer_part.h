@@ -30,6 +30,7 @@ namespace llmplan::simulator::lowering {
 // The kinds of layer parts, each lowered by one file.
 enum class LayerPartKind {
   kAttention,  // lowering/attention.h: dense, GQA, sliding window, context parallel
+  kMla,        // lowering/mla.h: multi-head latent attention (Model::kv_lora_rank > 0)
   kDenseMlp,   // lowering/mlp.h: GeLU or SwiGLU MLP
   kMoe,        // lowering/moe.h: router, all-to-alls, grouped expert GEMMs, shared experts
 };
