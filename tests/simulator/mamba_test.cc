@@ -202,7 +202,8 @@ TEST(Mamba, LowersTheMixerShardedOverTp) {
 }
 
 TEST(Mamba, PlanChecks) {
-  const Model m = hybrid();
+  Model m = hybrid();
+  m.num_kv_heads = 4;
   Plan plan;
   plan.tensor_parallel = 4;  // 2 groups
   plan.data_parallel = 1;
