@@ -26,6 +26,11 @@ const char* kernel_kind_name(KernelKind k) {
     case KernelKind::kMoePermute: return "moe_permute";
     case KernelKind::kExpertFc1Gemm: return "expert_fc1_gemm";
     case KernelKind::kExpertFc2Gemm: return "expert_fc2_gemm";
+    case KernelKind::kMambaInProjGemm: return "mamba_in_proj_gemm";
+    case KernelKind::kMambaConv: return "mamba_conv1d";
+    case KernelKind::kSsdScan: return "ssd_scan";
+    case KernelKind::kMambaGatedNorm: return "mamba_gated_norm";
+    case KernelKind::kMambaOutProjGemm: return "mamba_out_proj_gemm";
     case KernelKind::kCount: break;
   }
   return "?";
@@ -53,6 +58,8 @@ bool is_gemm(KernelKind k) {
     case KernelKind::kRouterGemm:
     case KernelKind::kExpertFc1Gemm:
     case KernelKind::kExpertFc2Gemm:
+    case KernelKind::kMambaInProjGemm:
+    case KernelKind::kMambaOutProjGemm:
       return true;
     default:
       return false;

@@ -43,6 +43,12 @@ enum class KernelKind {
   kMoePermute,       // token rows gathered by expert / scattered back, memory-bound
   kExpertFc1Gemm,    // grouped: batch = local experts, [m_e, h] x [h, f_e/etp] (x2 SwiGLU)
   kExpertFc2Gemm,    // grouped: batch = local experts, [m_e, f_e/etp] x [f_e/etp, h]
+  // Mamba-2 mixer (hybrid models; lowering/mamba.h):
+  kMambaInProjGemm,  // [b*s, h] x [h, (2 d_inner + 2 G N + H)/t]
+  kMambaConv,        // depthwise causal conv1d + SiLU over the x, B, C channels, memory-bound
+  kSsdScan,          // SSD chunked scan: FLOPs (chunk matmuls) and HBM bytes, the larger wins
+  kMambaGatedNorm,   // y * silu(z) and the grouped RMSNorm, memory-bound
+  kMambaOutProjGemm, // [b*s, d_inner/t] x [d_inner/t, h]
   kCount
 };
 

@@ -8,6 +8,7 @@
 #include "simulator/lowering/attention.h"
 #include "simulator/lowering/embedding.h"
 #include "simulator/lowering/layer_part.h"
+#include "simulator/lowering/mamba.h"
 #include "simulator/lowering/mla.h"
 #include "simulator/lowering/mlp.h"
 #include "simulator/lowering/moe.h"
@@ -87,10 +88,22 @@ using lowering::LayerPartKind;
 
 // Which parts layer `layer` has (lowering/layer_part.h): attention, then an
 // MoE block on the layers Model::is_moe_layer picks, a dense MLP elsewhere.
+// A hybrid model's layer (Model::layer_pattern) holds one of them, or a
+// Mamba mixer.
 lowering::LayerKinds layer_kinds(const Model& model, int layer) {
   lowering::LayerKinds kinds;
   kinds.mixer = model.is_mla() ? LayerPartKind::kMla : LayerPartKind::kAttention;
   kinds.feed_forward = model.is_moe_layer(layer) ? LayerPartKind::kMoe : LayerPartKind::kDenseMlp;
+  switch (model.layer_kind(layer)) {
+    case Model::LayerKind::kStandard: break;
+    case Model::LayerKind::kMamba:
+      kinds.mixer = LayerPartKind::kMamba;
+      kinds.has_feed_forward = false;
+      break;
+    case Model::LayerKind::kAttention: kinds.has_feed_forward = false; break;
+    case Model::LayerKind::kMlp:
+    case Model::LayerKind::kMoe: kinds.has_mixer = false; break;
+  }
   return kinds;
 }
 
@@ -102,7 +115,8 @@ class LayerParts {
       : attention_(model, plan, placement, cost),
         mla_(model, plan, placement, cost),
         mlp_(model, plan, placement, cost),
-        moe_(model, plan, placement, cost) {}
+        moe_(model, plan, placement, cost),
+        mamba_(model, plan, placement, cost) {}
 
   // The object that lowers the parts of `kind`: the one switch over kinds.
   LayerPart& part(LayerPartKind kind) {
@@ -111,6 +125,7 @@ class LayerParts {
       case LayerPartKind::kMla: return mla_;
       case LayerPartKind::kDenseMlp: return mlp_;
       case LayerPartKind::kMoe: return moe_;
+      case LayerPartKind::kMamba: return mamba_;
     }
     LLMPLAN_CHECK(false);  // not a LayerPartKind
     return attention_;
@@ -125,12 +140,15 @@ class LayerParts {
 
  private:
   // Every part object, for what the driver sums over them.
-  std::array<const LayerPart*, 4> all() const { return {&attention_, &mla_, &mlp_, &moe_}; }
+  std::array<const LayerPart*, 5> all() const {
+    return {&attention_, &mla_, &mlp_, &moe_, &mamba_};
+  }
 
   lowering::Attention attention_;
   lowering::Mla mla_;
   lowering::DenseMlp mlp_;
   lowering::Moe moe_;
+  lowering::Mamba mamba_;
 };
 
 // One layer as the driver lowers it: its parts and its parameters on this
@@ -192,16 +210,16 @@ class ChunkLowerer {
     Layer out;
     out.low_precision = plan_.low_precision_layer(layer, model_.num_layers);
     LayerParts& parts = parts16_ && !out.low_precision ? *parts16_ : parts_;
-    out.mixer = &parts.part(kinds.mixer);
-    out.feed_forward = &parts.part(kinds.feed_forward);
-    out.mixer->begin_layer(layer);
-    out.feed_forward->begin_layer(layer);
-    out.moe = kinds.feed_forward == LayerPartKind::kMoe;
+    if (kinds.has_mixer) out.mixer = &parts.part(kinds.mixer);
+    if (kinds.has_feed_forward) out.feed_forward = &parts.part(kinds.feed_forward);
+    if (out.mixer) out.mixer->begin_layer(layer);
+    if (out.feed_forward) out.feed_forward->begin_layer(layer);
+    out.moe = kinds.has_feed_forward && kinds.feed_forward == LayerPartKind::kMoe;
     if (!out.moe) {
-      out.parameters = per_rank(model_.layer_parameters());
+      out.parameters = per_rank(static_cast<double>(model_.layer_parameters(layer)));
     } else {
       const double experts = static_cast<double>(model_.expert_parameters_per_layer());
-      out.parameters = per_rank(static_cast<double>(model_.moe_layer_parameters()) - experts);
+      out.parameters = per_rank(static_cast<double>(model_.layer_parameters(layer)) - experts);
       out.expert_parameters =
           experts / (static_cast<double>(plan_.expert_parallel) * plan_.expert_tensor_parallel);
     }
@@ -220,7 +238,7 @@ class ChunkLowerer {
     if (first_) embedding_params_ = lowering::embedding_parameters(model_, plan_);
     if (last_) head_params_ = lowering::head_parameters(model_, plan_);
     if (last_) mtp_params_ = lowering::mtp_input_parameters(model_, plan_);
-    if (!model_.is_moe()) {
+    if (!model_.is_moe() && !model_.is_hybrid()) {
       const double layer_params = per_rank(model_.layer_parameters());
       int low = prog_.layers;
       if (plan_.has_bf16_layers()) {
@@ -234,7 +252,8 @@ class ChunkLowerer {
                           : low * static_cast<double>(model_.layer_parameters()) / plan_.tensor_parallel;
       prog_.parameters = prog_.layers * layer_params + embedding_params_ + head_params_;
     } else {
-      // Dense layers as above; an MoE layer's routed experts over ep x etp.
+      // Dense layers as above (a hybrid model's layers each by its kind); an
+      // MoE layer's routed experts over ep x etp.
       double dense = 0, experts = 0, low = 0;
       for (int l = 0; l < prog_.layers; ++l) {
         const Layer layer = begin_layer(first_layer_ + l);
@@ -362,11 +381,16 @@ class ChunkLowerer {
     if (plan_.sharding_stage() >= 3 && layer.low_precision) {
       emit_.cast(out, f, layer.parameters + layer.expert_parameters, cat);
     }
-    layer.mixer->forward(out, cat);
-    emit_.dropout_residual(out, f, cat);
-    emit_.layer_norm(out, f, cat);
-    layer.feed_forward->forward(out, cat);
-    emit_.dropout_residual(out, f, cat);
+    // A hybrid layer's one block (the norm above is its own).
+    if (layer.mixer) {
+      layer.mixer->forward(out, cat);
+      emit_.dropout_residual(out, f, cat);
+    }
+    if (layer.feed_forward) {
+      if (layer.mixer) emit_.layer_norm(out, f, cat);
+      layer.feed_forward->forward(out, cat);
+      emit_.dropout_residual(out, f, cat);
+    }
   }
 
   // A layer's backward, with its recomputation: the blocks in reverse. The
@@ -379,12 +403,16 @@ class ChunkLowerer {
     if (plan_.sharding_stage() >= 3 && layer.low_precision) {
       emit_.cast(out, b, layer.parameters + layer.expert_parameters, c);
     }
-    emit_.dropout_residual(out, b, c);
-    layer.feed_forward->backward(out);
-    emit_.layer_norm(out, b, c);
-    emit_.dropout_residual(out, b, c);
-    layer.mixer->backward(out);
-    emit_.layer_norm(out, b, c);
+    if (layer.feed_forward) {
+      emit_.dropout_residual(out, b, c);
+      layer.feed_forward->backward(out);
+      emit_.layer_norm(out, b, c);
+    }
+    if (layer.mixer) {
+      emit_.dropout_residual(out, b, c);
+      layer.mixer->backward(out);
+      emit_.layer_norm(out, b, c);
+    }
     out->back().grad_ready_bytes += layer.parameters * grad_elem_;
     out->back().expert_grad_ready_bytes += layer.expert_parameters * grad_elem_;
   }

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <string>
 
 #include "simulator/schedule.h"
 
@@ -178,6 +179,42 @@ double moe_layer_activation_bytes(const Model& model, const Plan& plan) {
   return attention_part + router + routed;
 }
 
+double hybrid_layer_activation_bytes(const Model& model, const Plan& plan, int layer) {
+  const double s = static_cast<double>(model.seq_length) / plan.context_parallel;
+  const double b = plan.micro_batch_size, h = model.hidden_size, t = plan.tensor_parallel;
+  const bool sp = plan.sequence_parallel && plan.tensor_parallel > 1;
+  if (plan.recompute == Recompute::kFull) return 2.0 * s * b * h / (sp ? t : 1.0);
+  const double gemm_in = gemm_input_bytes(plan);
+  const double tsp = sp ? t : 1.0;
+  // One block's own norm input (2), its first GEMM's input and its dropout
+  // mask, per token per h: not split by TP unless SP.
+  const double block_in = 2.0 + gemm_in + (plan.dropout ? 1.0 : 0.0);
+  // A standard dense layer less both blocks' replicated part and the MLP's
+  // split part: attention's split part (and kept scores).
+  const double standard_in = 4.0 + 2.0 * gemm_in + (plan.dropout ? 2.0 : 0.0);
+  const double mlp_split = (fc1_output_bytes(model) + gemm_in) * model.ffn_hidden() / h;
+  const double attention_only = layer_activation_bytes(model, plan) +
+                                s * b * h * ((block_in - standard_in) / tsp - mlp_split / t);
+  switch (model.layer_kind(layer)) {
+    case Model::LayerKind::kStandard:
+      return model.is_moe_layer(layer) ? moe_layer_activation_bytes(model, plan)
+                                       : layer_activation_bytes(model, plan);
+    case Model::LayerKind::kAttention: return attention_only;
+    case Model::LayerKind::kMlp: return layer_activation_bytes(model, plan) - attention_only;
+    case Model::LayerKind::kMoe: return moe_layer_activation_bytes(model, plan) - attention_only;
+    case Model::LayerKind::kMamba: break;
+  }
+  // Mamba-2 mixer (Megatron-Core MambaMixer with mamba_ssm's kernels), split
+  // by TP: in_proj's output [z, x, B, C, dt] (kept for the conv1d and the
+  // gated norm), the conv1d output (the scan's x, B, C), the scan's output
+  // y (the gated norm's input), the fp32 dt and cumulative decay the scan
+  // saves (8 H), out_proj's input.
+  const double di = model.mamba_inner();
+  const double split = 2.0 * model.mamba_in_proj_columns() + 2.0 * model.mamba_conv_channels() +
+                       2.0 * di + 8.0 * model.mamba_heads + gemm_in * di;
+  return s * b * (h * block_in / tsp + split / t);
+}
+
 double moe_buffer_bytes(const Model& model, const Plan& plan) {
   if (!model.is_moe()) return 0.0;
   const double rows = expert_rows(model, plan);
@@ -274,13 +311,10 @@ double layer_parameters_per_device(const Model& model, const Plan& plan, int lay
   // MLA's down-projections and latent norms are duplicated on every TP rank.
   const double replicated = static_cast<double>(model.mla_replicated_parameters());
   if (!model.is_moe_layer(layer)) {
-    if (replicated > 0) {
-      return (static_cast<double>(model.layer_parameters()) - replicated) / t + replicated;
-    }
-    return static_cast<double>(model.layer_parameters()) / t;
+    return (static_cast<double>(model.layer_parameters(layer)) - replicated) / t + replicated;
   }
   const double dense_part =
-      static_cast<double>(model.moe_layer_parameters() - model.expert_parameters_per_layer());
+      static_cast<double>(model.layer_parameters(layer) - model.expert_parameters_per_layer());
   return (dense_part - replicated) / t + replicated + expert_parameters_per_device(model, plan);
 }
 
@@ -395,18 +429,41 @@ std::vector<MemoryBreakdown> stage_memory(const Model& model, const Plan& plan,
   // Tokens of one micro-batch on this rank (s/cp of each sequence).
   const double tokens = rank_tokens(model, plan);
   const double mla_replicated = static_cast<double>(model.mla_replicated_parameters());
-  const double layer_params =
-      mla_replicated > 0
-          ? (static_cast<double>(model.layer_parameters()) - mla_replicated) / t + mla_replicated
-          : static_cast<double>(model.layer_parameters()) / t;
+  double layer_params =
+      (static_cast<double>(model.layer_parameters()) - mla_replicated) / t + mla_replicated;
   const double reserved = framework_buffer_bytes(plan) + extra_reserved_bytes;
   // MoE layers (none in a dense model, whose figures take the dense
   // expressions below unchanged).
   const bool moe = model.is_moe();
   const double moe_per_layer = moe ? moe_layer_activation_bytes(model, plan) : 0.0;
   const double moe_full_layer = moe ? moe_layer_activation_bytes(model, full_plan) : 0.0;
+  // A hybrid model's first MoE ('E') layer stands for its MoE layers; its
+  // largest other layer for the rest (ZeRO's working unit, bf16 layers).
+  int first_moe_layer = model.moe_first_dense;
+  if (model.is_hybrid()) {
+    const size_t e = model.layer_pattern.find('E');
+    first_moe_layer = e == std::string::npos ? 0 : static_cast<int>(e);
+    layer_params = 0;
+    for (int i = 0; i < model.num_layers; ++i) {
+      if (!model.is_moe_layer(i)) {
+        layer_params = std::max(layer_params, layer_parameters_per_device(model, plan, i));
+      }
+    }
+  }
   const double moe_layer_params =
-      moe ? layer_parameters_per_device(model, plan, model.moe_first_dense) : 0.0;
+      moe ? layer_parameters_per_device(model, plan, first_moe_layer) : 0.0;
+  // Hybrid models (Model::layer_pattern): what a chunk's layers store beyond
+  // `per_layer` per non-MoE layer and `moe_per_layer` per MoE layer.
+  const auto hybrid_extra_in = [&](int chunk, int layers) {
+    if (!model.is_hybrid()) return 0.0;
+    const int first = first_layer_of_chunk(model, plan, chunk);
+    double extra = 0;
+    for (int i = first; i < first + layers; ++i) {
+      extra += hybrid_layer_activation_bytes(model, plan, i) -
+               (model.is_moe_layer(i) ? moe_per_layer : per_layer);
+    }
+    return extra;
+  };
   const double experts_per_layer = expert_parameters_per_device(model, plan);
   // MoE layers among the `layers` layers of chunk `chunk`.
   const auto moe_layers_in = [&](int chunk, int layers) {
@@ -458,7 +515,7 @@ std::vector<MemoryBreakdown> stage_memory(const Model& model, const Plan& plan,
       stage_layers = layers;
       stage_moe_layers = moe_layers;
       stage_bf16 = bf16_layers_in(r, layers);
-      if (moe_layers == 0) {
+      if (moe_layers == 0 && !model.is_hybrid()) {
         const SplitInFlight live = peak_in_flight_split(plan, r, per_layer, weight_grad);
         first_chunk_in_flight = live.forwards;
         mb.activation_bytes =
@@ -466,7 +523,8 @@ std::vector<MemoryBreakdown> stage_memory(const Model& model, const Plan& plan,
         mb.in_flight_micro_batches = live.forwards + live.deferred_weight_grads;
       } else {
         const int dense_layers = layers - moe_layers;
-        const double forward = dense_layers * per_layer + moe_layers * moe_per_layer;
+        const double forward =
+            dense_layers * per_layer + moe_layers * moe_per_layer + hybrid_extra_in(r, layers);
         const double deferred =
             dense_layers * weight_grad + moe_layers * moe_layer_weight_grad_bytes(model, plan);
         const SplitInFlight live = peak_in_flight_split(plan, r, forward, deferred);
@@ -490,6 +548,7 @@ std::vector<MemoryBreakdown> stage_memory(const Model& model, const Plan& plan,
           mb.activation_bytes +=
               live[c] * (layers - moe_layers) * per_layer + live[c] * moe_layers * moe_per_layer;
         }
+        mb.activation_bytes += live[c] * hybrid_extra_in(c * p + r, layers);
         const Bf16Layers bf16 = bf16_layers_in(c * p + r, layers);
         mb.activation_bytes += live[c] * (bf16.dense * bf16_extra + bf16.moe * moe_bf16_extra);
         stage_bf16.dense += bf16.dense;
@@ -515,10 +574,20 @@ std::vector<MemoryBreakdown> stage_memory(const Model& model, const Plan& plan,
     }
     const int stage_dense_layers = stage_layers - stage_moe_layers;
     // This stage's layers' parameters on the device, and its routed experts'.
-    const double stage_layer_params =
+    double stage_layer_params =
         stage_moe_layers == 0
             ? stage_layers * layer_params
             : stage_dense_layers * layer_params + stage_moe_layers * moe_layer_params;
+    if (model.is_hybrid()) {
+      stage_layer_params = 0;
+      for (int c = 0; c < v; ++c) {
+        const int first = first_layer_of_chunk(model, plan, c * p + r);
+        const int layers = layers_in_chunk(model, plan, c * p + r);
+        for (int i = first; i < first + layers; ++i) {
+          stage_layer_params += layer_parameters_per_device(model, plan, i);
+        }
+      }
+    }
     mb.expert_parameters = stage_moe_layers * experts_per_layer;
     if (stage_moe_layers == 0) {
       mb.weights_and_optimizer_bytes = stage_parameters[r] * state_bytes_per_parameter(plan);

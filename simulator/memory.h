@@ -184,6 +184,19 @@ double layer_activation_bytes(const Model& model, const Plan& plan);
 // (none with flash attention).
 double moe_layer_activation_bytes(const Model& model, const Plan& plan);
 
+// Activation bytes layer `layer` of a hybrid model (Model::layer_pattern)
+// stores per micro-batch: an attention-only ('*'), MLP-only ('-') or
+// MoE-only ('E') layer its block's share of layer_activation_bytes /
+// moe_layer_activation_bytes (one norm input, its block's tensors); a Mamba
+// layer ('M') its norm input, in_proj input and dropout mask (split by t
+// only with SP) and, split by t, in_proj's output, the conv1d's output, the
+// scan's output, the scan's fp32 dt and decay (8 H bytes) and out_proj's
+// input. Full recomputation: the layer input only. A standard layer:
+// layer_activation_bytes or moe_layer_activation_bytes. Deferred weight
+// gradients (zb-h1) and bf16 layers of hybrid models are costed as for the
+// standard layers (an approximation).
+double hybrid_layer_activation_bytes(const Model& model, const Plan& plan, int layer);
+
 // The transient dispatch / combine buffers of the MoE layer being computed,
 // on one device, bytes (0 for a dense model). At the combine of a forward
 // (and the matching dispatch of the gradient in the backward) the rank

@@ -48,7 +48,36 @@ int64_t moe_layer_dense_part(const Model& m) {
          static_cast<int64_t>(m.moe_shared_experts) * mlp_parameters(m, m.moe_ffn_hidden());
 }
 
+// One pre-norm's parameters (RMSNorm: weight; LayerNorm with bias: 2h).
+int64_t norm_parameters(const Model& m) { return m.linear_bias ? 2LL * m.hidden_size : m.hidden_size; }
+
 }  // namespace
+
+Model::LayerKind Model::layer_kind(int layer) const {
+  if (!is_hybrid()) return LayerKind::kStandard;
+  switch (layer_pattern[static_cast<size_t>(layer)]) {
+    case 'M': return LayerKind::kMamba;
+    case '*': return LayerKind::kAttention;
+    case '-': return LayerKind::kMlp;
+    default: return LayerKind::kMoe;  // 'E' (validate() admits nothing else)
+  }
+}
+
+int64_t Model::mamba_layer_parameters() const {
+  const int64_t h = hidden_size, di = mamba_inner(), heads = mamba_heads;
+  // Megatron-Core MambaMixer: in_proj and out_proj without bias, conv1d with
+  // bias (conv_bias=True), dt_bias, A_log and D per head (D_has_hdim False),
+  // the RMSNormGated weight over d_inner.
+  return norm_parameters(*this) + h * mamba_in_proj_columns() +
+         static_cast<int64_t>(mamba_conv_channels()) * (mamba_conv_kernel + 1) + 3 * heads + di +
+         di * h;
+}
+
+double Model::ssd_flops_per_token() const {
+  const double Q = mamba_chunk_size, N = mamba_state_dim, P = mamba_head_dim;
+  const double H = mamba_heads, G = mamba_groups;
+  return 2.0 * (Q * N * G + Q * P * H + 2.0 * N * P * H);
+}
 
 int64_t Model::layer_parameters() const {
   return attention_and_norms(*this) + mlp_parameters(*this, ffn_hidden());
@@ -63,6 +92,15 @@ int64_t Model::moe_layer_parameters() const {
 }
 
 int64_t Model::layer_parameters(int layer) const {
+  // A hybrid layer is one block: its part of a standard layer plus one norm.
+  switch (layer_kind(layer)) {
+    case LayerKind::kStandard: break;
+    case LayerKind::kMamba: return mamba_layer_parameters();
+    case LayerKind::kAttention: return attention_and_norms(*this) - norm_parameters(*this);
+    case LayerKind::kMlp: return norm_parameters(*this) + mlp_parameters(*this, ffn_hidden());
+    case LayerKind::kMoe:
+      return moe_layer_parameters() - attention_and_norms(*this) + norm_parameters(*this);
+  }
   return is_moe_layer(layer) ? moe_layer_parameters() : layer_parameters();
 }
 
@@ -75,6 +113,9 @@ int Model::chunked_span() const {
 }
 
 int Model::num_moe_layers() const {
+  if (is_hybrid()) {
+    return is_moe() ? static_cast<int>(std::count(layer_pattern.begin(), layer_pattern.end(), 'E')) : 0;
+  }
   if (!is_moe() || num_layers <= moe_first_dense) return 0;
   return (num_layers - moe_first_dense + moe_layer_every - 1) / moe_layer_every;
 }
@@ -111,6 +152,11 @@ int64_t Model::mtp_parameters() const {
 }
 
 int64_t Model::parameter_count() const {
+  if (is_hybrid()) {
+    int64_t p = embedding_parameters() + head_parameters();
+    for (int i = 0; i < num_layers; ++i) p += layer_parameters(i);
+    return p + mtp_parameters();
+  }
   const int64_t moe = num_moe_layers();
   return (num_layers - moe) * layer_parameters() + moe * moe_layer_parameters() +
          embedding_parameters() + head_parameters() + mtp_parameters();
@@ -148,13 +194,30 @@ double Model::model_flops_per_step(int64_t global_batch) const {
       static_cast<double>(num_heads) * (mla_qk_head_dim() + v_head_dim);
   const double router = is_mla() ? 0.0 : 2.0 * h * num_experts;
   const double moe_mlp_mla = is_moe() ? moe_mlp - 2.0 * h * num_experts + router : 0.0;
-  auto layer_flops = [&](int i) {
-    const double ffn = is_moe_layer(i) ? moe_mlp_mla : dense_mlp;
-    if (is_mla()) return mla_projections + attention_span(i) * mla_core_per_key + ffn;
-    return projections + 2.0 * 2.0 * attention_span(i) * q + ffn;
+  auto attention_flops = [&](int i) {
+    if (is_mla()) return mla_projections + attention_span(i) * mla_core_per_key;
+    return projections + 2.0 * 2.0 * attention_span(i) * q;
   };
+  // A standard layer: attention and its feed-forward block.
+  auto layer_flops = [&](int i) {
+    return attention_flops(i) + (is_moe_layer(i) ? moe_mlp_mla : dense_mlp);
+  };
+  // Hybrid layers: one block each; a Mamba layer's in_proj, out_proj and
+  // SSD matmuls (the conv1d and gating are not matmuls).
+  const double mamba = is_hybrid() ? 2.0 * h * mamba_in_proj_columns() +
+                                         2.0 * mamba_inner() * h + ssd_flops_per_token()
+                                   : 0.0;
   double per_token = 0;
-  for (int i = 0; i < num_layers; ++i) per_token += layer_flops(i);
+  for (int i = 0; i < num_layers; ++i) {
+    switch (layer_kind(i)) {
+      case LayerKind::kStandard: break;
+      case LayerKind::kMamba: per_token += mamba; continue;
+      case LayerKind::kAttention: per_token += attention_flops(i); continue;
+      case LayerKind::kMlp: per_token += dense_mlp; continue;
+      case LayerKind::kMoe: per_token += moe_mlp_mla; continue;
+    }
+    per_token += layer_flops(i);
+  }
   const double logits = 2.0 * h * V;
   // MTP modules: the [2h -> h] projection, the decoder layer, the logits.
   const double mtp = mtp_layers * (2.0 * 2.0 * h * h + layer_flops(mtp_layer_like()) + logits);
@@ -273,6 +336,56 @@ Status validate(const Model& m) {
                               std::to_string(widest));
     }
   }
+  // Hybrid layer pattern and the Mamba-2 mixer.
+  {
+    const bool hybrid = m.is_hybrid();
+    const bool has_mamba = hybrid && m.layer_pattern.find('M') != std::string::npos;
+    if (hybrid) {
+      if (static_cast<int64_t>(m.layer_pattern.size()) != m.num_layers) {
+        return bad("layer_pattern", "has " + std::to_string(m.layer_pattern.size()) +
+                                        " characters, layers is " + std::to_string(m.num_layers));
+      }
+      const size_t at = m.layer_pattern.find_first_not_of("M*-E");
+      if (at != std::string::npos) {
+        return bad("layer_pattern", std::string("character '") + m.layer_pattern[at] + "' at " +
+                                        std::to_string(at) + " is not M, *, - or E");
+      }
+      if (m.moe_layer_every != 1) return bad("moe_every", "must be left at 1 with a layer_pattern");
+      if (m.moe_first_dense != 0) {
+        return bad("moe_first_dense", "must be left at 0 with a layer_pattern");
+      }
+      const bool has_e = m.layer_pattern.find('E') != std::string::npos;
+      if (has_e && !m.is_moe()) return bad("layer_pattern", "has MoE layers (E) but experts is 0");
+      if (!has_e && m.is_moe()) return bad("experts", "set, but layer_pattern has no E layer");
+    }
+    if (has_mamba) {
+      LLMPLAN_RETURN_IF_ERROR(in_range("mamba_heads", m.mamba_heads, 1, Model::kMaxHidden));
+      LLMPLAN_RETURN_IF_ERROR(in_range("mamba_head_dim", m.mamba_head_dim, 1, 4096));
+      LLMPLAN_RETURN_IF_ERROR(in_range("mamba_state_dim", m.mamba_state_dim, 1, 4096));
+      LLMPLAN_RETURN_IF_ERROR(in_range("mamba_groups", m.mamba_groups, 1, m.mamba_heads));
+      LLMPLAN_RETURN_IF_ERROR(in_range("mamba_conv_kernel", m.mamba_conv_kernel, 1, 64));
+      LLMPLAN_RETURN_IF_ERROR(in_range("mamba_chunk_size", m.mamba_chunk_size, 1, 4096));
+      if (m.mamba_heads % m.mamba_groups != 0) {
+        return bad("mamba_groups", std::to_string(m.mamba_groups) + " groups do not divide " +
+                                       std::to_string(m.mamba_heads) + " mamba_heads");
+      }
+      if (static_cast<int64_t>(m.mamba_heads) * m.mamba_head_dim > Model::kMaxFfnHidden ||
+          static_cast<int64_t>(m.mamba_groups) * m.mamba_state_dim > Model::kMaxFfnHidden) {
+        return bad("mamba_heads", "mamba_heads x mamba_head_dim and mamba_groups x "
+                                  "mamba_state_dim must be at most " +
+                                      std::to_string(Model::kMaxFfnHidden));
+      }
+    } else {
+      // No Mamba layer: no Mamba field may be set (it would be silently ignored).
+      const char* why = "needs Mamba layers (M in layer_pattern)";
+      if (m.mamba_heads != 0) return bad("mamba_heads", why);
+      if (m.mamba_head_dim != 0) return bad("mamba_head_dim", why);
+      if (m.mamba_state_dim != 0) return bad("mamba_state_dim", why);
+      if (m.mamba_groups != 0) return bad("mamba_groups", why);
+      if (m.mamba_conv_kernel != 4) return bad("mamba_conv_kernel", why);
+      if (m.mamba_chunk_size != 128) return bad("mamba_chunk_size", why);
+    }
+  }
   // Bound the total before any int64_t count is formed (see kMaxParameters).
   {
     const double h = m.hidden_size, d = m.head_dim_size > 0 ? m.head_dim_size : 1.0;
@@ -284,8 +397,11 @@ Status validate(const Model& m) {
                        (static_cast<double>(m.num_heads) *
                             (2.0 * (m.qk_nope_head_dim + m.qk_rope_head_dim) + m.v_head_dim) +
                         m.q_lora_rank + m.kv_lora_rank + m.qk_rope_head_dim + h);
+    const double mamba = m.is_hybrid() ? 3.0 * h * (static_cast<double>(m.mamba_heads) * m.mamba_head_dim +
+                                                    static_cast<double>(m.mamba_groups) * m.mamba_state_dim + m.mamba_heads)
+                                       : 0.0;
     const double total = static_cast<double>(m.num_layers + m.mtp_layers) *
-                             (attn + experts + (m.is_mla() ? mla : 0.0)) +
+                             (attn + experts + (m.is_mla() ? mla : 0.0) + mamba) +
                          2.0 * static_cast<double>(m.vocab_size + m.seq_length) * h;
     if (total > Model::kMaxParameters) {
       return bad("experts", "the model has more than 2^56 (7.2e16) parameters (about " +

@@ -9,7 +9,9 @@
 
 namespace llmplan::simulator {
 
-enum class Activation { kGelu, kSwiglu };
+// kSquaredRelu: relu(x)^2, a non-gated MLP like GeLU (Nemotron-4, Nemotron-H;
+// So et al. 2021, "Primer"); same GEMMs and parameters as GeLU.
+enum class Activation { kGelu, kSwiglu, kSquaredRelu };
 enum class PositionEmbedding { kLearned, kRotary };
 // How a mixture-of-experts router scores experts: softmax over the experts
 // (Mixtral, Qwen3, GPT-OSS) or independent sigmoids (DeepSeek-V3).
@@ -142,6 +144,44 @@ struct Model {
   // attention, its FFN: MoE when the model has experts), and the shared
   // output head and loss. 0: none.
   int mtp_layers = 0;
+  // Hybrid state-space models (Nemotron-H, Nemotron 3; Megatron-Core's
+  // MambaStack and its hybrid_override_pattern). layer_pattern empty: every
+  // layer is attention + FFN as above. Otherwise one character per layer,
+  // each layer a single pre-norm residual block: 'M' a Mamba-2 mixer, '*'
+  // attention only, '-' a dense MLP only, 'E' an MoE block only; the 'E'
+  // layers are the MoE layers (moe_every / moe_first_dense stay at their
+  // defaults). The Mamba-2 mixer (Dao & Gu 2024, arXiv:2405.21060; Megatron-
+  // Core megatron/core/ssm/mamba_mixer.py): in_proj h -> [z, x, B, C, dt] =
+  // 2 d_inner + 2 G N + H (no bias), depthwise causal conv1d (kernel K, with
+  // bias) over the x, B, C channels, the SSD chunked scan (chunk Q), per-head
+  // dt_bias, A_log and D, the gated RMSNorm over d_inner, out_proj d_inner ->
+  // h; d_inner = H x P (mamba_heads x mamba_head_dim), N = mamba_state_dim,
+  // G = mamba_groups.
+  std::string layer_pattern;
+  int mamba_heads = 0;
+  int mamba_head_dim = 0;
+  int mamba_state_dim = 0;
+  int mamba_groups = 0;
+  int mamba_conv_kernel = 4;    // Megatron-Core MambaMixer d_conv default
+  int mamba_chunk_size = 128;   // Megatron-Core MambaMixer chunk_size default
+
+  // What one layer holds (layer_kind).
+  enum class LayerKind { kStandard, kMamba, kAttention, kMlp, kMoe };
+  bool is_hybrid() const { return !layer_pattern.empty(); }
+  LayerKind layer_kind(int layer) const;
+  int mamba_inner() const { return mamba_heads * mamba_head_dim; }
+  // Channels of the conv1d: x, B and C.
+  int mamba_conv_channels() const { return mamba_inner() + 2 * mamba_groups * mamba_state_dim; }
+  // Output columns of in_proj: z, x, B, C, dt.
+  int mamba_in_proj_columns() const { return 2 * mamba_inner() + 2 * mamba_groups * mamba_state_dim + mamba_heads; }
+  // Parameters of one Mamba layer (norm, in_proj, conv1d + bias, dt_bias,
+  // A_log, D, the gated norm's weight, out_proj).
+  int64_t mamba_layer_parameters() const;
+  // Forward matmul FLOPs per token of the SSD scan (Dao & Gu 2024, section
+  // 6): per chunk of Q tokens C B^T per group (2 Q^2 N), the masked scores
+  // times x per head (2 Q^2 P), the chunk state B^T x (2 Q N P) and the
+  // state-to-output C h (2 Q N P); per token 2 (Q N G + Q P H + 2 N P H).
+  double ssd_flops_per_token() const;
 
   int kv_heads() const { return num_kv_heads > 0 ? num_kv_heads : num_heads; }
   int ffn_hidden() const { return ffn_hidden_size > 0 ? ffn_hidden_size : 4 * hidden_size; }
@@ -153,6 +193,7 @@ struct Model {
   int moe_ffn_hidden() const { return moe_ffn_hidden_size > 0 ? moe_ffn_hidden_size : ffn_hidden(); }
   // Whether layer `layer` (0-based) is an MoE layer (never for a dense model).
   bool is_moe_layer(int layer) const {
+    if (is_hybrid()) return is_moe() && layer_pattern[static_cast<size_t>(layer)] == 'E';
     return is_moe() && layer >= moe_first_dense &&
            (layer - moe_first_dense) % moe_layer_every == 0;
   }

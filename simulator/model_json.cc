@@ -16,7 +16,9 @@ Status apply_model_json(const boost::json::value& v, const std::string& path, Mo
   r.read_int("seq", &m.seq_length, false, 1);
   r.read_int("vocab", &m.vocab_size, false, 1);
   r.read_enum("activation", &m.activation,
-              {{"gelu", Activation::kGelu}, {"swiglu", Activation::kSwiglu}});
+              {{"gelu", Activation::kGelu},
+               {"swiglu", Activation::kSwiglu},
+               {"squared_relu", Activation::kSquaredRelu}});
   r.read_enum("positions", &m.positions,
               {{"learned", PositionEmbedding::kLearned}, {"rotary", PositionEmbedding::kRotary}});
   r.read_bool("tied_embeddings", &m.tied_embeddings);
@@ -45,6 +47,14 @@ Status apply_model_json(const boost::json::value& v, const std::string& path, Mo
   r.read_int("qk_rope_head_dim", &m.qk_rope_head_dim, false, 0);
   r.read_int("v_head_dim", &m.v_head_dim, false, 0);
   r.read_int("mtp_layers", &m.mtp_layers, false, 0);
+  // Hybrid Mamba models (Model::layer_pattern).
+  r.read_string("layer_pattern", &m.layer_pattern);
+  r.read_int("mamba_heads", &m.mamba_heads, false, 0);
+  r.read_int("mamba_head_dim", &m.mamba_head_dim, false, 0);
+  r.read_int("mamba_state_dim", &m.mamba_state_dim, false, 0);
+  r.read_int("mamba_groups", &m.mamba_groups, false, 0);
+  r.read_int("mamba_conv_kernel", &m.mamba_conv_kernel, false, 1);
+  r.read_int("mamba_chunk_size", &m.mamba_chunk_size, false, 1);
   r.ignore("source");
   r.ignore("note");
   r.ignore("description");
@@ -63,7 +73,9 @@ boost::json::value model_to_json(const Model& m) {
   o["ffn_hidden"] = m.ffn_hidden_size;
   o["seq"] = m.seq_length;
   o["vocab"] = m.vocab_size;
-  o["activation"] = m.activation == Activation::kSwiglu ? "swiglu" : "gelu";
+  o["activation"] = m.activation == Activation::kSwiglu        ? "swiglu"
+                    : m.activation == Activation::kSquaredRelu ? "squared_relu"
+                                                               : "gelu";
   o["positions"] = m.positions == PositionEmbedding::kRotary ? "rotary" : "learned";
   o["tied_embeddings"] = m.tied_embeddings;
   o["linear_bias"] = m.linear_bias;
@@ -101,6 +113,17 @@ boost::json::value model_to_json(const Model& m) {
     o["v_head_dim"] = m.v_head_dim;
   }
   if (m.mtp_layers > 0) o["mtp_layers"] = m.mtp_layers;
+  if (m.is_hybrid()) {
+    o["layer_pattern"] = m.layer_pattern;
+    if (m.layer_pattern.find('M') != std::string::npos) {
+      o["mamba_heads"] = m.mamba_heads;
+      o["mamba_head_dim"] = m.mamba_head_dim;
+      o["mamba_state_dim"] = m.mamba_state_dim;
+      o["mamba_groups"] = m.mamba_groups;
+      o["mamba_conv_kernel"] = m.mamba_conv_kernel;
+      o["mamba_chunk_size"] = m.mamba_chunk_size;
+    }
+  }
   return o;
 }
 

@@ -144,6 +144,21 @@ Status validate(const Model& model, const Plan& plan) {
                                     " does not divide " + std::to_string(model.kv_heads()) +
                                     " kv heads");
   }
+  // Mamba layers (lowering/mamba.h): Megatron-Core splits the Mamba heads
+  // and groups over TP; context parallelism for them is not modelled.
+  if (model.is_hybrid() && model.layer_pattern.find('M') != std::string::npos) {
+    if (model.mamba_heads % t != 0 || model.mamba_groups % t != 0) {
+      return Status::invalid_argument("plan.tp: tensor parallelism " + std::to_string(t) +
+                                      " does not divide " + std::to_string(model.mamba_heads) +
+                                      " mamba heads and " + std::to_string(model.mamba_groups) +
+                                      " mamba groups");
+    }
+    if (plan.context_parallel > 1) {
+      return Status::invalid_argument(
+          "plan.cp: context parallelism " + std::to_string(plan.context_parallel) +
+          " on a model with Mamba layers is not modelled (llmplan models cp only for attention)");
+    }
+  }
   if (plan.bf16_layers_at_start + plan.bf16_layers_at_end > model.num_layers) {
     return Status::invalid_argument(
         "plan.bf16_layers_at_start + bf16_layers_at_end: " +

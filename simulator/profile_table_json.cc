@@ -68,7 +68,9 @@ KernelKind kKinds[] = {
     KernelKind::kEmbedding,      KernelKind::kLogitsGemm,  KernelKind::kCrossEntropy,
     KernelKind::kOptimizerStep,  KernelKind::kFp8CastTranspose, KernelKind::kRouterGemm,
     KernelKind::kMoeRouting,     KernelKind::kMoePermute,  KernelKind::kExpertFc1Gemm,
-    KernelKind::kExpertFc2Gemm};
+    KernelKind::kExpertFc2Gemm,
+    KernelKind::kMambaInProjGemm, KernelKind::kMambaConv, KernelKind::kSsdScan,
+    KernelKind::kMambaGatedNorm, KernelKind::kMambaOutProjGemm};
 Pass kPasses[] = {Pass::kForward, Pass::kBackwardData, Pass::kBackwardWeight, Pass::kBackward};
 Precision kPrecisions[] = {Precision::kBf16, Precision::kFp16, Precision::kFp8, Precision::kNvfp4};
 CollectiveKind kCollectives[] = {CollectiveKind::kAllReduce, CollectiveKind::kAllGather,
@@ -76,7 +78,9 @@ CollectiveKind kCollectives[] = {CollectiveKind::kAllReduce, CollectiveKind::kAl
                                  CollectiveKind::kAllToAll};
 
 const char* precision_name(Precision p) { return to_string(p); }
-const char* activation_name(Activation a) { return a == Activation::kGelu ? "gelu" : "swiglu"; }
+const char* activation_name(Activation a) {
+  return a == Activation::kGelu ? "gelu" : a == Activation::kSwiglu ? "swiglu" : "squared_relu";
+}
 
 Status read_shape(const bj::value& v, const std::string& path, ProfileShape* s) {
   json::JsonObjectReader r(v, path);

@@ -75,6 +75,12 @@ double Roofline::kernel_time_s(const KernelDesc& k) const {
                  gemm_bytes(g, k.precision) / (gpu_.hbm_bytes_per_s * constants_.memory_efficiency));
   } else if (k.kind == KernelKind::kFlashAttention) {
     t = k.flops / (peak * constants_.flash_attention_efficiency * windowed_attention_factor(k.gemm));
+  } else if (k.kind == KernelKind::kSsdScan) {
+    // The fused SSD scan (mamba_ssm's Triton kernels): small chunk-local
+    // matmuls tiled like flash attention's (same efficiency assumed), or its
+    // HBM traffic, whichever is longer.
+    t = std::max(k.flops / (peak * constants_.flash_attention_efficiency),
+                 k.bytes / (gpu_.hbm_bytes_per_s * constants_.memory_efficiency));
   } else {
     t = k.bytes / (gpu_.hbm_bytes_per_s * constants_.memory_efficiency);
   }

@@ -740,7 +740,8 @@ Result<PublishedRun> map_published_run(const RunRow& row, const std::vector<Mode
     if (moe && !parse_moe_layer_pattern(m->moe_layer_pattern, &moe_every, &moe_first_dense)) {
       out.missing.push_back("moe_layer_pattern " + m->moe_layer_pattern);
     }
-    if (m->activation != "gelu" && m->activation != "swiglu") {
+    // squared-relu: relu(x)^2, non-gated (Nemotron-4, Nemotron-H).
+    if (m->activation != "gelu" && m->activation != "swiglu" && m->activation != "squared-relu") {
       out.missing.push_back("activation " + m->activation);
     }
     const bool learned = m->positions == "learned";
@@ -758,8 +759,9 @@ Result<PublishedRun> map_published_run(const RunRow& row, const std::vector<Mode
     model.ffn_hidden_size = m->ffn;
     model.seq_length = row.seq;
     model.vocab_size = m->vocab;
-    model.activation =
-        m->activation == "swiglu" ? simulator::Activation::kSwiglu : simulator::Activation::kGelu;
+    model.activation = m->activation == "swiglu"         ? simulator::Activation::kSwiglu
+                       : m->activation == "squared-relu" ? simulator::Activation::kSquaredRelu
+                                                         : simulator::Activation::kGelu;
     model.positions =
         learned ? simulator::PositionEmbedding::kLearned : simulator::PositionEmbedding::kRotary;
     model.tied_embeddings = m->tied_embeddings;

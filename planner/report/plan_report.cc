@@ -101,6 +101,7 @@ std::string fewer_gpus_text(const PlanReportView& v, const Candidate& c, const P
 std::string usd_str(double usd, double price) { return price > 0 ? usd_human(usd) : "n/a"; }
 
 const char* activation_name(const simulator::Model& m) {
+  if (m.activation == simulator::Activation::kSquaredRelu) return "squared ReLU";
   return m.activation == simulator::Activation::kSwiglu ? "SwiGLU" : "GELU";
 }
 
@@ -687,7 +688,9 @@ std::string candidates_csv(const PlanReportView& v) {
     std::vector<std::string> row = {
         m.name, num(c.params), std::to_string(m.num_layers), std::to_string(m.hidden_size),
         std::to_string(m.num_heads), std::to_string(m.kv_heads()), std::to_string(m.ffn_hidden()),
-        m.activation == simulator::Activation::kSwiglu ? "swiglu" : "gelu",
+        m.activation == simulator::Activation::kSwiglu        ? "swiglu"
+        : m.activation == simulator::Activation::kSquaredRelu ? "squared_relu"
+                                                              : "gelu",
         m.positions == simulator::PositionEmbedding::kRotary ? "rotary" : "learned",
         m.tied_embeddings ? "1" : "0", m.linear_bias ? "1" : "0", std::to_string(m.seq_length),
         std::to_string(m.vocab_size), num(c.tokens)};

@@ -33,12 +33,16 @@ enum class LayerPartKind {
   kMla,        // lowering/mla.h: multi-head latent attention (Model::kv_lora_rank > 0)
   kDenseMlp,   // lowering/mlp.h: GeLU or SwiGLU MLP
   kMoe,        // lowering/moe.h: router, all-to-alls, grouped expert GEMMs, shared experts
+  kMamba,      // lowering/mamba.h: Mamba-2 mixer (in_proj, conv1d, SSD scan, gated norm, out_proj)
 };
 
-// The parts of one layer, in order.
+// The parts of one layer, in order. A hybrid model's layer
+// (Model::layer_pattern) is one block: a mixer only (has_feed_forward
+// false) or a feed-forward block only (has_mixer false).
 struct LayerKinds {
   LayerPartKind mixer = LayerPartKind::kAttention;
   LayerPartKind feed_forward = LayerPartKind::kDenseMlp;
+  bool has_mixer = true, has_feed_forward = true;
 };
 
 // The core of one block of a layer (see the file comment), for the layer

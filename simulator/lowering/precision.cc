@@ -31,7 +31,8 @@ NumberFormats number_formats(const Plan& plan) {
 bool runs_in_fp8(KernelKind k) {
   return k == KernelKind::kQkvGemm || k == KernelKind::kOutProjGemm ||
          k == KernelKind::kFc1Gemm || k == KernelKind::kFc2Gemm ||
-         k == KernelKind::kExpertFc1Gemm || k == KernelKind::kExpertFc2Gemm;
+         k == KernelKind::kExpertFc1Gemm || k == KernelKind::kExpertFc2Gemm ||
+         k == KernelKind::kMambaInProjGemm || k == KernelKind::kMambaOutProjGemm;
 }
 
 Precision gemm_precision(const NumberFormats& formats, KernelKind kind) {

@@ -68,7 +68,7 @@ TEST(ModelJson, ErrorsNameTheField) {
       {R"({"kv_heads": -2})", "cfg: model.kv_heads: must be >= 0, got -2"},
       {R"({"vocab": -1})", "cfg: model.vocab: must be >= 1, got -1"},
       {R"({"activation": "relu"})",
-       "cfg: model.activation: unknown value \"relu\" (expected one of: gelu, swiglu)"},
+       "cfg: model.activation: unknown value \"relu\" (expected one of: gelu, swiglu, squared_relu)"},
       {R"({"tied_embeddings": 1})", "cfg: model.tied_embeddings: expected true or false"},
       {R"({"seq": {"value": 5, "sauce": "typo"}})", "cfg: model.seq: unknown key \"sauce\""},
       {R"([1, 2])", "cfg: model: expected an object, got an array"},
