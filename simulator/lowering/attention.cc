@@ -22,7 +22,10 @@ Attention::Attention(const Model& model, const Plan& plan, const Placement& plac
   kv_heads_ = g_;
 }
 
-void Attention::begin_layer(int layer) { span_ = m_.attention_span(layer); }
+void Attention::begin_layer(int layer) {
+  span_ = m_.attention_span(layer);
+  chunked_ = span_ < s_ && m_.is_chunked_layer(layer);
+}
 
 void Attention::forward(std::vector<LoweredOp>* out, OpCategory cat) {
   const double q_cols = static_cast<double>(a_ + 2 * g_) * d_ / t_;
@@ -83,6 +86,14 @@ void Attention::flash(std::vector<LoweredOp>* out, Pass pass, OpCategory cat) {
   const double keys = span_ < s_ ? static_cast<double>(span_) / cp_ : sl_;
   desc.gemm = {sl_, std::max<int64_t>(1, std::llround(keys)), std::llround(qk_dim_),
                static_cast<int64_t>(heads)};
+  if (chunked_) {
+    // Chunked attention runs as independent causal blocks of `keys` queries
+    // and keys each (the full kernel's shape per block, so no sliding-window
+    // factor: Roofline::windowed_attention_factor).
+    const int64_t block = std::max<int64_t>(1, std::llround(keys));
+    desc.gemm = {block, block, std::llround(qk_dim_),
+                 std::max<int64_t>(1, std::llround(heads * sl_ / static_cast<double>(block)))};
+  }
   // Matmul FLOPs of QK^T and AV over every query-key pair (the causal mask
   // is not subtracted, as in the model-FLOPs formula, Model::
   // model_flops_per_step); the backward recomputes QK^T: 2.5x. 2 (qk + v)

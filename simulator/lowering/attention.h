@@ -90,6 +90,7 @@ class Attention : public LayerPart {
   double qk_dim_ = 0, v_dim_ = 0, kv_heads_ = 0;
   bool fused_softmax_ = true;  // Megatron's CUDA softmax applies (see the constructor)
   int span_ = 0;               // the layer's attention span (begin_layer)
+  bool chunked_ = false;       // the layer attends within chunks (Model::is_chunked_layer)
   double cp_hidden_s_ = 0;     // ring transfers hidden under blocks so far
 };
 
