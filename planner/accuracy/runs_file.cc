@@ -864,9 +864,12 @@ Result<PublishedRun> map_published_run(const RunRow& row, const std::vector<Mode
     plan.overlap_param_gather = true;
   }
   // Llama-style models (SwiGLU) train without dropout in NeMo's and
-  // Megatron-Bridge's recipes (hidden and attention dropout 0).
+  // Megatron-Bridge's recipes (hidden and attention dropout 0), and so do
+  // the Nemotron models (squared ReLU): NeMo-Framework-Launcher
+  // conf/training/nemotron/nemotron_8b.yaml and nemotron_340b.yaml set
+  // hidden_dropout, attention_dropout and ffn_dropout to 0.0.
   if ((out.source == "NeMo" || out.source == "Megatron-Bridge" || blackwell) &&
-      m->activation == "swiglu") {
+      (m->activation == "swiglu" || m->activation == "squared-relu")) {
     plan.dropout = false;
   }
   // llm-foundry's MPT recipes train without dropout (resid/emb/attn pdrop 0)

@@ -271,8 +271,10 @@ TEST(ShippedRunsMemory, EveryExpressibleH100RunFits) {
   }
   EXPECT_GE(expressible, 120);
   // nemotron4-340b (expressible since squared-relu maps, #27) is predicted
-  // 12.5 % over 80 GB: known and not yet explained (dropout masks assumed on
-  // for its squared-relu rows; the recipe's dropout is not checked here).
+  // about 10 GB over 80 GB with dropout off as its recipe runs it: known, not
+  // yet mapped (its launcher config, nemotron_340b.yaml, syncs gradients in
+  // bf16, optim.grad_sync_dtype bf16, which the NeMo 24.07 mapping does not
+  // read).
   EXPECT_EQ(not_fitting, (std::set<std::string>{"gpt-oss-120b_mbridge25.11_bf16_64gpu_gbs512",
                                                 "nemotron4-340b_nemo2407_fp8_128gpu_gbs32"}));
   // The tightest rows are close to the capacity: the model is not loose.
