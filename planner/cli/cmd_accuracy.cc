@@ -492,6 +492,21 @@ Status fit_moe_constants(const std::vector<AccuracyCase>& cases, const std::vect
     for (size_t i : rows) out.push_back(cases[i]);
     return out;
   };
+  // MoE constants fitted on the `train` rows predict the `test` rows.
+  struct HeldGroup {
+    MoeCalibrationResult fit;
+    std::vector<double> predicted, measured;
+  };
+  const auto held_group = [&](const std::vector<size_t>& train,
+                              const std::vector<size_t>& test) -> Result<HeldGroup> {
+    HeldGroup g;
+    LLMPLAN_ASSIGN_OR_RETURN(g.fit, calibrate_moe(pick(train), *constants, copt));
+    std::vector<AccuracyCase> t = pick(test);
+    apply_constants(g.fit.constants, &t);
+    LLMPLAN_ASSIGN_OR_RETURN(g.predicted, predict_iteration_times(t, nullptr));
+    g.measured = measured_of(t);
+    return g;
+  };
   LLMPLAN_ASSIGN_OR_RETURN(const MoeCalibrationResult all,
                            calibrate_moe(pick(fit_rows), *constants, copt));
   char buf[512];
@@ -526,19 +541,17 @@ Status fit_moe_constants(const std::vector<AccuracyCase>& cases, const std::vect
     std::vector<size_t> train, test;
     for (size_t i : fit_rows) (cases[i].config.model.name == m ? test : train).push_back(i);
     if (train.empty()) continue;
-    LLMPLAN_ASSIGN_OR_RETURN(const MoeCalibrationResult f,
-                             calibrate_moe(pick(train), *constants, copt));
-    std::vector<AccuracyCase> t = pick(test);
-    apply_constants(f.constants, &t);
-    LLMPLAN_ASSIGN_OR_RETURN(const std::vector<double> p, predict_iteration_times(t, nullptr));
-    const std::vector<double> meas = measured_of(t);
+    LLMPLAN_ASSIGN_OR_RETURN(const HeldGroup g, held_group(train, test));
+    const MoeCalibrationResult& f = g.fit;
+    const std::vector<double>& p = g.predicted;
+    const std::vector<double>& meas = g.measured;
     held_p.insert(held_p.end(), p.begin(), p.end());
     held_m.insert(held_m.end(), meas.begin(), meas.end());
-    by_model[m] = {{"rows", t.size()}, {"mape", summarise(p, meas).mape}};
+    by_model[m] = {{"rows", test.size()}, {"mape", summarise(p, meas).mape}};
     std::snprintf(buf, sizeof buf,
                   "mixture-of-experts leave-one-model-out: %s: MAPE %s (%zu rows predicted by "
                   "MoE constants fitted on the other models: %.3g s, %.4g, %.4g)\n",
-                  m.c_str(), pct(summarise(p, meas).mape).c_str(), t.size(),
+                  m.c_str(), pct(summarise(p, meas).mape).c_str(), test.size(),
                   f.constants.roofline.grouped_gemm_expert_overhead_s,
                   f.constants.roofline.moe_a2a_efficiency,
                   f.constants.roofline.moe_a2a_nic_efficiency);
@@ -565,17 +578,14 @@ Status fit_moe_constants(const std::vector<AccuracyCase>& cases, const std::vect
       std::vector<size_t> train, test;
       for (size_t i : moe) (cases[i].release == r ? test : train).push_back(i);
       if (train.empty()) continue;
-      LLMPLAN_ASSIGN_OR_RETURN(const MoeCalibrationResult f,
-                               calibrate_moe(pick(train), *constants, copt));
-      std::vector<AccuracyCase> t = pick(test);
-      apply_constants(f.constants, &t);
-      LLMPLAN_ASSIGN_OR_RETURN(const std::vector<double> p, predict_iteration_times(t, nullptr));
-      const std::vector<double> meas = measured_of(t);
+      LLMPLAN_ASSIGN_OR_RETURN(const HeldGroup g, held_group(train, test));
+      const std::vector<double>& p = g.predicted;
+      const std::vector<double>& meas = g.measured;
       rp.insert(rp.end(), p.begin(), p.end());
       rm.insert(rm.end(), meas.begin(), meas.end());
-      by_release[r] = {{"rows", t.size()}, {"mape", summarise(p, meas).mape}};
+      by_release[r] = {{"rows", test.size()}, {"mape", summarise(p, meas).mape}};
       stream_line("mixture-of-experts leave-one-release-out: " + r + ": MAPE " +
-                  pct(summarise(p, meas).mape) + " (" + std::to_string(t.size()) + " rows)\n");
+                  pct(summarise(p, meas).mape) + " (" + std::to_string(test.size()) + " rows)\n");
     }
     (*report)["held_out_by_release"] = std::move(by_release);
     (*report)["leave_one_release_out_mape"] = summarise(rp, rm).mape;
