@@ -175,6 +175,17 @@ struct MoeLogTimeResidual {
   }
 };
 
+// MAPE of `cases` predicted with `constants`.
+Result<double> in_sample_mape(const std::vector<AccuracyCase>& cases,
+                              const AccuracyConstants& constants) {
+  std::vector<AccuracyCase> fitted = cases;
+  apply_constants(constants, &fitted);
+  LLMPLAN_ASSIGN_OR_RETURN(std::vector<double> pred, predict_iteration_times(fitted, nullptr));
+  std::vector<double> meas;
+  for (const AccuracyCase& c : cases) meas.push_back(c.run.iteration_time_s);
+  return summarise(pred, meas).mape;
+}
+
 }  // namespace
 
 Result<MoeCalibrationResult> calibrate_moe(const std::vector<AccuracyCase>& cases,
@@ -270,12 +281,7 @@ Result<MoeCalibrationResult> calibrate_moe(const std::vector<AccuracyCase>& case
       }
     }
   }
-  std::vector<AccuracyCase> fitted = cases;
-  apply_constants(best.constants, &fitted);
-  LLMPLAN_ASSIGN_OR_RETURN(std::vector<double> pred, predict_iteration_times(fitted, nullptr));
-  std::vector<double> meas;
-  for (const AccuracyCase& c : cases) meas.push_back(c.run.iteration_time_s);
-  best.in_sample_mape = summarise(pred, meas).mape;
+  LLMPLAN_ASSIGN_OR_RETURN(best.in_sample_mape, in_sample_mape(cases, best.constants));
   return best;
 }
 
@@ -513,12 +519,7 @@ Result<CalibrationResult> calibrate(const std::vector<AccuracyCase>& cases,
              " fitted constants: the fit is underdetermined and its MAPE means nothing; "
              "calibrate on more rows than constants\n");
   }
-  std::vector<AccuracyCase> fitted = cases;
-  apply_constants(best.constants, &fitted);
-  LLMPLAN_ASSIGN_OR_RETURN(std::vector<double> pred, predict_iteration_times(fitted, nullptr));
-  std::vector<double> meas;
-  for (const AccuracyCase& c : cases) meas.push_back(c.run.iteration_time_s);
-  best.in_sample_mape = summarise(pred, meas).mape;
+  LLMPLAN_ASSIGN_OR_RETURN(best.in_sample_mape, in_sample_mape(cases, best.constants));
   return best;
 }
 
