@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include "planner/cli/command.h"
+#include "planner/cli/objective_flags.h"
 #include "planner/cli/plan_space_flags.h"
 #include "planner/cli/planner_flags.h"
 #include "planner/cli/progress.h"
@@ -33,6 +34,7 @@ struct PlanOptions {
   std::string gpu, cluster;
   double budget_usd = 0;
   PlannerFlags flags;
+  ObjectiveFlags training;  // --tokens, --unique-tokens, --inference-tokens
   std::string out_dir;
   std::string format = "md";
 };
@@ -64,6 +66,7 @@ Status run_plan(const PlanOptions& o, const GlobalOptions& global) {
   s.gpus = o.gpus;
   s.days = o.days;
   s.budget_usd = o.budget_usd;
+  LLMPLAN_ASSIGN_OR_RETURN(s.training, training_objective(o.training));
   std::vector<std::string> notes;
   LLMPLAN_RETURN_IF_ERROR(set_cluster_options(o.flags, cluster, &s, &notes));
   LLMPLAN_ASSIGN_OR_RETURN(const std::vector<std::string> models, cost_models(o.flags.pricing));
@@ -142,6 +145,7 @@ void add_plan_options(CLI::App& app, const GlobalOptions& global, Action* action
                  "Planner: dollar budget (priced by --cost-model: cloud, the cluster's usd_per_gpu_hour, by default)")
       ->check(finite_in(0, std::numeric_limits<double>::max()));
   add_planner_flags(&app, &o->flags, "Planner");
+  add_objective_flags(&app, &o->training);
   app.add_option("--out", o->out_dir,
                  "Planner: write report.md, candidates.csv, plans.csv, result.json, SVGs to DIR");
   app.add_option("--format", o->format, "Planner: stdout format")->check(CLI::IsMember({"md", "csv", "json"}));

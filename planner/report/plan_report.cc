@@ -389,10 +389,14 @@ std::string plan_report_markdown(const PlanReportView& v) {
                     o.budget_usd > 0 ? ", budget " + usd_human(o.budget_usd) : "");
   md += fmt::format("- Objective: {}; law: {}; tokens: {}\n",
                     r.pinned                         ? "the pinned model's fastest plan"
+                    : o.training.target_loss > 0 ? "least lifetime (training + inference) compute"
+                    : o.training.unique_tokens > 0 ? "lowest data-constrained loss"
                     : o.objective == Objective::kLargest ? "largest model"
                                                          : "lowest predicted loss",
                     v.law_name,
-                    o.objective == Objective::kLoss && !r.pinned ? "as many as finish in time"
+                    o.training.tokens > 0 ? fmt::format("exactly {} (--tokens)", count_human(o.training.tokens))
+                    : o.training.target_loss > 0 ? "those reaching the compute-optimal answer's loss (--inference-tokens)"
+                    : trains_to_deadline(o)      ? "as many as finish in time"
                     : o.tokens.use_law                           ? "law's compute-optimal D for N"
                                        : fmt::format("{} per {}parameter", o.tokens.tokens_per_param,
                                                      o.family == Family::kMoe ? "active " : ""));
@@ -493,6 +497,7 @@ std::string plan_report_markdown(const PlanReportView& v) {
                                      why_text(c, v));
     }
   }
+  md += training_objective_markdown(v);  // --tokens, --unique-tokens, --inference-tokens
   if (!v.caveats.empty()) {
     md += "## Caveats\n\n";
     for (const simulator::Caveat& c : v.caveats) md += "- " + c.text + " (`" + c.code + "`)\n";

@@ -60,6 +60,11 @@ std::string mfu_text(const PlanResult& p, const simulator::GpuSpec& gpu);
 // owned cost with its source, one per line).
 std::string pricing_markdown(const Pricing& p);
 std::string plan_report_markdown(const PlanReportView& v);
+// The training objective (--tokens, --unique-tokens, --inference-tokens:
+// planner/search/objective.h): whether one is set, and its report section
+// ("" when none). Implemented in plan_report_objective.cc.
+bool has_training_objective(const SearchOptions& o);
+std::string training_objective_markdown(const PlanReportView& v);
 // Raw numbers, units in the header (params, iteration_s, days, cost_usd,
 // mfu, ...), the full architecture, one row per candidate.
 std::string candidates_csv(const PlanReportView& v);

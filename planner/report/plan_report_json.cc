@@ -194,9 +194,11 @@ boost::json::object plan_report_to_json(const PlanReportView& v) {
   boost::json::array seqs;
   for (int b : opt.space.global_batch) seqs.emplace_back(b);
   as["global_batch"] = seqs;
-  as["tokens_rule"] = opt.objective == Objective::kLoss && !r.pinned ? "deadline"
-                      : opt.tokens.use_law                            ? "law"
-                                                                      : "tokens_per_param";
+  as["tokens_rule"] = opt.training.tokens > 0          ? "fixed"
+                      : opt.training.target_loss > 0   ? "target_loss"
+                      : trains_to_deadline(opt)        ? "deadline"
+                      : opt.tokens.use_law             ? "law"
+                                                       : "tokens_per_param";
   as["tokens_per_param"] = opt.tokens.tokens_per_param;
   boost::json::object law;
   law["name"] = opt.law.name;
@@ -252,6 +254,7 @@ boost::json::object plan_report_to_json(const PlanReportView& v) {
     front.push_back(f);
   }
   o["pareto_front"] = front;
+  if (has_training_objective(opt)) o["training_objective"] = training_objective_json(v);
   if (v.dense_result != nullptr) {
     const SearchResult& d = *v.dense_result;
     boost::json::object dc;

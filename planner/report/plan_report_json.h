@@ -18,6 +18,11 @@ boost::json::object plan_report_to_json(const PlanReportView& v);
 // power_usd_per_gpu_hour, cloud_usd_per_gpu_hour, sources); null for cloud.
 boost::json::value ownership_json(const Pricing& p);
 
+// result.json's "training_objective" (present when --tokens, --unique-tokens
+// or --inference-tokens is given): the objective's inputs and the answer's
+// numbers under it. Implemented in plan_report_objective.cc.
+boost::json::object training_objective_json(const PlanReportView& v);
+
 }  // namespace llmplan::planner
 
 #endif  // LLMPLAN_PLANNER_REPORT_PLAN_REPORT_JSON_H_

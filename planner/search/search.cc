@@ -91,7 +91,8 @@ void enumerate_step(const std::vector<Model>& models, const Cluster& cluster,
     // width of G / 2^k GPUs, so that a larger G keeps every plan of G.
     if (options.budget_usd > 0) space.every_width = true;
     if (space.global_batch.empty() && space.global_batch_tokens.empty()) {
-      const double tokens = rule_tokens(options.tokens, options.law, c.active_params);
+      double tokens = candidate_tokens(options, models[s], c.active_params);
+      if (!(tokens < kUnreachableTokens)) tokens = rule_tokens(options.tokens, options.law, c.active_params);
       space.global_batch_tokens = auto_batch_ladder(6.0 * c.active_params * tokens);
       c.batch_tokens = space.global_batch_tokens.front();
     }
@@ -204,8 +205,8 @@ void select(const Cluster& cluster, const SearchOptions& options, SearchResult* 
     const double ratio = confidence ? options.band.of(c.model, r.plan).confidence_ratio : 1.0;
     double tokens, days, cost;
     bool in_time, in_budget;
-    if (options.objective == Objective::kLargest || options.pinned) {
-      tokens = rule_tokens(options.tokens, options.law, n_active);
+    if (!trains_to_deadline(options)) {
+      tokens = candidate_tokens(options, c.model, n_active);
       days = training_days(r, tokens);
       cost = training_cost_usd(r, days, price);
       in_time = days * ratio <= options.days;
@@ -226,8 +227,7 @@ void select(const Cluster& cluster, const SearchOptions& options, SearchResult* 
     c.plans_in_budget += ok ? 1 : 0;
     // Score: feasible first, then fewest days (largest) / most tokens (loss),
     // then cheapest; ties keep the earlier plan.
-    const double primary =
-        options.objective == Objective::kLargest || options.pinned ? -days : tokens;
+    const double primary = !trains_to_deadline(options) ? -days : tokens;
     const Score score{ok ? 1 : 0, primary, -cost};
     if (c.best_plan < 0 || best_score[r.shape] < score) {
       best_score[r.shape] = score;
@@ -235,10 +235,11 @@ void select(const Cluster& cluster, const SearchOptions& options, SearchResult* 
       c.tokens = tokens;
       c.days = days;
       c.cost_usd = cost;
-      c.loss = options.law.moe_loss(n_active, moe_expansion(c.model), std::max(tokens, 1.0));
+      c.loss = objective_loss(options, c.model, n_active, std::max(tokens, 1.0));
       c.feasible = ok;
     }
   }
+  for (Candidate& c : result->candidates) fill_objective(options, &c);
   for (size_t s = 0; s < result->candidates.size(); ++s) {
     Candidate& c = result->candidates[s];
     if (c.feasible) {
@@ -267,11 +268,7 @@ void select(const Cluster& cluster, const SearchOptions& options, SearchResult* 
       result->best = s;
       continue;
     }
-    const Candidate& b = result->candidates[result->best];
-    const bool by_loss = options.objective == Objective::kLoss || c.model.is_moe() ||
-                         b.model.is_moe();
-    const bool better = by_loss ? c.loss < b.loss : c.params > b.params;
-    if (better) result->best = s;
+    if (better_candidate(options, c, result->candidates[result->best])) result->best = s;
   }
 }
 
@@ -366,6 +363,7 @@ Result<SearchRun> SearchRun::first_step(const Cluster& cluster, const SearchOpti
                                     " has no validation data (error unknown), so no quantile of "
                                     "its training time can be given");
   }
+  LLMPLAN_RETURN_IF_ERROR(check_training_objective(options.training));
   if (options.pinned && options.shapes.size() != 1) {
     return Status::invalid_argument("--model: exactly one model is pinned");
   }
@@ -408,10 +406,17 @@ Result<SearchRun> SearchRun::first_step(const Cluster& cluster, const SearchOpti
     if (!(options.moe_grid_step > 1) || !std::isfinite(options.moe_grid_step)) {
       return Status::invalid_argument("MoE grid step must be a finite ratio > 1");
     }
-    const double top = std::max(result.naive_params, 2e9);
+    double top = std::max(result.naive_params, 2e9);
+    // --tokens: the largest N that trains them at the peak FLOP/s.
+    if (options.training.tokens > 0) {
+      top = std::max(top, std::min(result.naive_flops / (6.0 * options.training.tokens), 1e13));
+    }
     coarse = moe_shape_grid(1e9, top, options.moe_grid_step, options.shape_template);
   } else {
-    const double top = std::max(result.naive_params, 2e8);
+    double top = std::max(result.naive_params, 2e8);
+    if (options.training.tokens > 0) {
+      top = std::max(top, std::min(result.naive_flops / (6.0 * options.training.tokens), 1e13));
+    }
     coarse = shape_grid(1e8, top, 1.6, options.shape_template);
   }
   // A list flag that contradicts every shape is a usage error, not a table
@@ -432,6 +437,13 @@ Result<SearchRun> SearchRun::first_step(const Cluster& cluster, const SearchOpti
       std::none_of(coarse.begin(), coarse.end(), [&](const Model& m) { return m == run.naive_model_; })) {
     coarse.push_back(run.naive_model_);
     run.naive_off_grid_ = true;
+  }
+  // --inference-tokens' second pass: the compute-optimal reference is a
+  // candidate (it reaches its own loss by the deadline).
+  if (options.training.has_reference_model &&
+      std::none_of(coarse.begin(), coarse.end(),
+                   [&](const Model& m) { return m == options.training.reference_model; })) {
+    coarse.push_back(options.training.reference_model);
   }
   run.shapes_ = std::move(coarse);
   return run;
@@ -509,7 +521,10 @@ void SearchRun::advance(const std::vector<PlanResult>& results) {
       add_moe_between(b, result_.candidates[b].active_params * options_.moe_grid_step);
     } else {
       add_between(b, b + 1);
-      if (options_.objective == Objective::kLoss) add_between(b - 1, b);
+      if (options_.objective == Objective::kLoss || options_.training.unique_tokens > 0 ||
+          options_.training.target_loss > 0) {
+        add_between(b - 1, b);  // ranked by loss or lifetime FLOPs: the optimum may lie below
+      }
     }
     if (!fine.empty()) {
       stage_ = Stage::kFine;
@@ -536,6 +551,9 @@ void SearchRun::finish() {
 }
 
 Result<SearchResult> search(const Cluster& cluster, const SearchOptions& options) {
+  if (options.training.inference_tokens > 0 && !(options.training.target_loss > 0)) {
+    return search_for_inference(cluster, options);
+  }
   LLMPLAN_ASSIGN_OR_RETURN(SearchRun run, SearchRun::start(cluster, options));
   while (!run.done()) {
     run.advance(simulate_tasks(run.step_shapes(), run.step_tasks(), cluster, options));

@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "planner/search/objective.h"
 #include "planner/search/plan_space.h"
 #include "planner/search/pricing.h"
 #include "planner/search/shapes.h"
@@ -110,6 +111,8 @@ struct SearchOptions {
   // itself prices with the cluster's usd_per_gpu_hour, which the CLI sets to
   // pricing.usd_per_gpu_hour().
   Pricing pricing;
+  // --tokens, --unique-tokens, --inference-tokens (objective.h); zero: off.
+  TrainingObjective training;
   // Called (from one thread at a time) after each batch of plans: done, total.
   std::function<void(long done, long total)> progress;
 };
@@ -152,6 +155,10 @@ struct Candidate {
   int plans_fit = 0;           // simulated plans that fit in memory
   int plans_in_time = 0;       // of those, finishing by the deadline (at the confidence)
   int plans_in_budget = 0;     // of those, also within the budget
+  // The training objective's numbers (objective.h; 0 when off):
+  double epochs = 0;           // --unique-tokens: tokens / unique tokens
+  double repeat_penalty = 0;   // --unique-tokens: loss minus the loss on as many distinct tokens
+  double lifetime_flops = 0;   // --inference-tokens: 6 N D + 2 N T (N active)
 };
 
 struct SearchResult {
@@ -167,6 +174,8 @@ struct SearchResult {
   // the answer comes from grids that do not move with G (issue 25).
   bool naive_off_grid = false;
   bool pinned = false;                 // SearchOptions::pinned: best is the pinned model if any plan fits
+  // --inference-tokens: the compute-optimal answer matched (objective.h).
+  InferenceReference inference_reference;
 };
 
 // Largest --tokens-per-param: far above any run so far (Llama 3 8B had about
@@ -291,6 +300,13 @@ void select(const simulator::Cluster& cluster, const SearchOptions& options,
 // one size, which the property tests and tests/bench/ladder.sh check up to
 // 2^20 GPUs.
 Result<SearchResult> search(const simulator::Cluster& cluster, const SearchOptions& options);
+
+// --inference-tokens (objective.h): search() without it for the
+// compute-optimal reference, then again with every candidate training to the
+// reference's loss; the answer has the least lifetime compute. search()
+// calls it when options.training.inference_tokens > 0 and no target is set.
+Result<SearchResult> search_for_inference(const simulator::Cluster& cluster,
+                                          const SearchOptions& options);
 
 }  // namespace llmplan::planner
 

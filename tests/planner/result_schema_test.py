@@ -90,6 +90,17 @@ def main():
         if "<svg" in report:
             failures.append("report.md inlines an SVG")
 
+    # Issue 29: the training objectives carry their inputs in "training_objective".
+    for args, key in ((["--tokens", "200B"], "tokens"), (["--unique-tokens", "5B"], "data_constrained"),
+                      (["--inference-tokens", "1e12", "--serving-mfu", "0.3"], "inference")):
+        name = " ".join(args)
+        doc = validate(name, json.loads(run(llmplan, "--gpus", "64", "--days", "2", *args, "--format", "json")))
+        to = doc.get("training_objective") or {}
+        if to.get(key) is None or doc.get("best") is None:
+            failures.append(f"{name}: no answer or training_objective lacks {key}")
+        if key == "inference" and "lifetime_saving_usd" not in to.get("inference", {}):
+            failures.append(f"{name}: no lifetime_saving_usd with --serving-mfu")
+
     doc = validate("llama", json.loads(run(llmplan, "--family", "llama", "--gpus", "256", "--days", "10",
                                            "--gpu", "h100-sxm", "--format", "json")))
     arch = (doc.get("best") or {}).get("architecture", {})
