@@ -97,9 +97,10 @@ std::string training_objective_markdown(const PlanReportView& v) {
     md += fmt::format(
         "- Inference demand (--inference-tokens): {} tokens served over the model's life, 2 N "
         "FLOPs each; lifetime compute 6 N D + 2 N T (Sardana et al. 2024, Beyond "
-        "Chinchilla-Optimal, arXiv:2401.00448). Every candidate trains the tokens that reach the "
-        "compute-optimal answer's loss; the answer has the least lifetime compute among those "
-        "that finish by the deadline (simulated).\n",
+        "Chinchilla-Optimal, arXiv:2401.00448). The compute-optimal answer is the planner's "
+        "answer without --inference-tokens (its tokens rule); every candidate trains the tokens "
+        "that reach that answer's loss, and the answer has the least lifetime compute among "
+        "those that finish by the deadline (simulated).\n",
         count_human(t.inference_tokens));
     if (ref.present && best != nullptr) {
       const double n = active_of(*best);
