@@ -225,6 +225,32 @@ TEST(InferenceTokens, SearchMatchesTheComputeOptimalLossWithLessLifetimeCompute)
   }
 }
 
+TEST(Search, FixedAndUniqueTokensAreMonotoneOnSimulatedShapes) {
+  const simulator::Cluster c = a100();
+  double last_params = 1e30;
+  for (double tokens : {1e9, 1e10, 3e10, 1e11}) {
+    SearchOptions o = small_search();
+    o.training.tokens = tokens;
+    auto r = search(c, o);
+    ASSERT_TRUE(r.ok()) << r.status().message();
+    const double params = r.value().best >= 0 ? r.value().candidates[r.value().best].params : 0;
+    EXPECT_LE(params, last_params) << tokens;
+    last_params = params;
+  }
+  EXPECT_GT(last_params, 0);
+  double last_loss = 1e9;
+  for (double u : {1e8, 1e9, 1e10, 1e11}) {
+    SearchOptions o = small_search();
+    o.training.unique_tokens = u;
+    auto r = search(c, o);
+    ASSERT_TRUE(r.ok()) << r.status().message();
+    ASSERT_GE(r.value().best, 0);
+    const double loss = r.value().candidates[r.value().best].loss;
+    EXPECT_LE(loss, last_loss + 1e-12) << u;
+    last_loss = loss;
+  }
+}
+
 TEST(Objective, ConflictsAndTokenCounts) {
   TrainingObjective t;
   t.inference_tokens = 1e12;
