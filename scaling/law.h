@@ -61,9 +61,9 @@ struct LossLaw {
   // beta are its reduction at one expert (joint_reduce(joint, 1)), so the
   // dense formulas (loss, the compute-optimal allocation) are the joint
   // law's dense part. At most one of moe and joint is present.
-  JointMoeTerm joint;
+  JointMoeTerm joint = {};
   // What the law's source publishes about its uncertainty.
-  LawUncertainty uncertainty;
+  LawUncertainty uncertainty = {};
   // Whether the law can rank MoE models (an MoE or a joint term).
   bool ranks_moe() const { return moe.present || joint.present; }
 

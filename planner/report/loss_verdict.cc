@@ -89,8 +89,8 @@ DenseVerdict dense_verdict(const PlanReportView& v) {
   const double far = std::max(law_extrapolation_factor(law, m), law_extrapolation_factor(law, n));
   if (far > 1) {
     d.sentence += fmt::format(
-        " Both predictions extrapolate the law up to {:.0f}x beyond its fitted range, where its "
-        "published uncertainty no longer bounds the error.",
+        " Here the law is extrapolated up to {:.0f}x beyond its fitted range, where its published "
+        "uncertainty no longer bounds the error.",
         far);
   }
   return d;
