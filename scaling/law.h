@@ -11,6 +11,8 @@
 #include <string>
 #include <string_view>
 
+#include "scaling/joint_moe.h"
+#include "scaling/law_uncertainty.h"
 #include "simulator/status.h"
 
 namespace llmplan::scaling {
@@ -36,6 +38,8 @@ struct MoeLawTerm {
   std::string source;
   // What the fit assumed (data, tokenizer, routing), one line for reports.
   std::string assumption;
+  // False: the constants were not checked against the paper (reports say so).
+  bool verified = true;
   friend bool operator==(const MoeLawTerm&, const MoeLawTerm&) = default;
 };
 
@@ -53,11 +57,21 @@ struct LossLaw {
   }
   // MoE models: see MoeLawTerm (absent: the law ranks dense models only).
   MoeLawTerm moe;
+  // Or a joint dense/MoE law (scaling/joint_moe.h); then E, A, B, alpha,
+  // beta are its reduction at one expert (joint_reduce(joint, 1)), so the
+  // dense formulas (loss, the compute-optimal allocation) are the joint
+  // law's dense part. At most one of moe and joint is present.
+  JointMoeTerm joint = {};
+  // What the law's source publishes about its uncertainty.
+  LawUncertainty uncertainty = {};
+  // Whether the law can rank MoE models (an MoE or a joint term).
+  bool ranks_moe() const { return moe.present || joint.present; }
 
   // The MoE model's loss: `n_active` parameters per token, `expansion` =
   // experts / top_k (Clark et al.'s E for top-1 routing; 1 = dense), trained
-  // on `n_tokens`: loss(effective_params(...), n_tokens). For expansion 1, or
-  // a law without an MoE term, exactly loss(n_active, n_tokens).
+  // on `n_tokens`: loss(effective_params(...), n_tokens); with a joint term,
+  // joint_loss(joint, n_active, expansion, n_tokens). For expansion 1, or a
+  // law without an MoE term, exactly loss(n_active, n_tokens).
   // REQUIRES: n_active > 0, n_tokens > 0, expansion >= 1.
   double moe_loss(double n_active, double expansion, double n_tokens) const;
   friend bool operator==(const LossLaw&, const LossLaw&) = default;

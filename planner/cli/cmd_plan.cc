@@ -17,6 +17,7 @@
 #include "planner/cli/planner_flags.h"
 #include "planner/cli/progress.h"
 #include "planner/cli/sim_inputs.h"
+#include "planner/report/loss_verdict.h"
 #include "planner/report/plan_report.h"
 #include "planner/report/plan_report_json.h"
 #include "planner/search/search.h"
@@ -109,8 +110,15 @@ Status run_plan(const PlanOptions& o, const GlobalOptions& global) {
   if (result.best >= 0) {
     const PlanResult& p = result.plans[result.candidates[result.best].best_plan];
     view.caveats = simulator::caveat_list(p.caveats, cluster.gpu, p.mfu, p.plan.precision);
-    const std::string moe = moe_law_caveat(s.law, result.candidates[result.best].model);
+    const std::string moe =
+        s.law.joint.present ? law_extrapolation_caveat(s.law, result.candidates[result.best])
+                            : moe_law_caveat(s.law, result.candidates[result.best].model);
     if (!moe.empty()) view.caveats.push_back({"moe-law-extrapolated", moe});
+    if (s.law.moe.present && !s.law.moe.verified) {
+      view.caveats.push_back({"moe-law-unverified",
+                              "Law " + s.law.name + "'s MoE constants were not verified against "
+                              "their paper (presets/laws.json says so); prefer --law joint-moe"});
+    }
   }
   const std::string md = plan_report_markdown(view);
   LLMPLAN_ASSIGN_OR_RETURN(const std::string json_text,

@@ -74,7 +74,7 @@ inline constexpr const char* kDefaultCluster = "dgx-a100-80gb";
 inline constexpr const char* kDefaultLaw = "chinchilla";
 // The default law for MoE models (the moe family, an MoE --model or --shapes
 // entry) when --law is not given: a dense law cannot rank them.
-inline constexpr const char* kDefaultMoeLaw = "clark-moe";
+inline constexpr const char* kDefaultMoeLaw = "joint-moe";
 
 // Output files (write_output_file, OutputDir): planner/cli/output_files.h.
 // Writes `text` to standard output and flushes it. IoError "cannot write to

@@ -14,8 +14,8 @@ void add_planner_flags(CLI::App* app, PlannerFlags* o, const std::string& what) 
   // Whether --law was given is recorded while parsing: the action runs after
   // the parser (and its options) may be gone.
   app->add_option("--law", o->law,
-                  p + "loss law preset (chinchilla, epoch, clark-moe) or JSON file (default: "
-                      "chinchilla; clark-moe for MoE models)")
+                  p + "loss law preset (chinchilla, epoch, joint-moe, clark-moe) or JSON file "
+                      "(default: chinchilla; joint-moe for MoE models)")
       ->each([o](const std::string&) { o->law_given = true; });
   CLI::Option* r = app->add_option("--tokens-per-param", o->tokens_per_param,
                                    p + "training tokens per parameter (default 20)")

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "planner/report/loss_verdict.h"
 #include "planner/version.h"
 
 #include "reports/format.h"
@@ -213,11 +214,13 @@ std::string dense_comparison_markdown(const PlanReportView& v) {
   t.add_row({"training compute (6 N_active D)",
              cell(m, [](const Candidate& c) { return fmt::format("{:.3g} FLOP", 6 * c.active_params * c.tokens); }),
              cell(n, [](const Candidate& c) { return fmt::format("{:.3g} FLOP", 6 * c.active_params * c.tokens); })});
-  t.add_row({"predicted loss",
-             cell(m, [&](const Candidate& c) { return fmt::format("{:.3f} ({}, MoE term)", c.loss, v.options.law.name); }),
-             cell(n, [&](const Candidate& c) {
-               return fmt::format("{:.3f} ({}, dense part)", c.loss, v.dense_options->law.name);
-             })});
+  auto loss_cell = [&](const Candidate& c) {
+    const scaling::LossInterval in = candidate_loss_interval(v.options.law, c);
+    return fmt::format("{:.3f} ({}{})", c.loss, v.options.law.name,
+                       in.known ? fmt::format(", interval {:.3f}-{:.3f}", in.low, in.high)
+                                : std::string(", uncertainty unknown"));
+  };
+  t.add_row({"predicted loss", cell(m, loss_cell), cell(n, loss_cell)});
   t.add_row({"plan", cell(m, [&](const Candidate& c) { return plan_label(plan_of(r, c).plan); }),
              cell(n, [&](const Candidate& c) { return plan_label(plan_of(d, c).plan); })});
   t.add_row({"days", cell(m, [](const Candidate& c) { return days_str(c.days); }),
@@ -235,11 +238,15 @@ std::string dense_comparison_markdown(const PlanReportView& v) {
              cell(n, [&](const Candidate& c) { return usd_str(c.cost_usd, price); })});
   md += t.markdown() + "\n";
   if (m != nullptr && n != nullptr) {
+    const DenseVerdict verdict = dense_verdict(v);
     md += fmt::format(
-        "Both losses come from law {}: the dense answer's from its dense part (L(N, D)), the MoE "
-        "answer's at its effective parameter count; the difference, {:+.3f}, is the law's "
-        "prediction of what routing buys for this budget.\n\n",
-        v.options.law.name, m->loss - n->loss);
+        "Both losses come from law {} ({}); the difference, {:+.3f}, is the law's prediction of "
+        "what routing buys for this budget. {}\n\nInterval method: {}\n\n",
+        v.options.law.name,
+        v.options.law.joint.present ? "one joint law for dense and MoE models, the dense one at one expert"
+                                    : "the dense answer's from its dense part, the MoE answer's at its "
+                                      "effective parameter count",
+        m->loss - n->loss, verdict.sentence, verdict.comparison.method);
   }
   return md;
 }
@@ -247,6 +254,15 @@ std::string dense_comparison_markdown(const PlanReportView& v) {
 }  // namespace
 
 std::string moe_law_caveat(const scaling::LossLaw& law, const simulator::Model& m) {
+  if (law.joint.present && m.is_moe()) {
+    // The joint law's range without tokens (cmd_plan passes the answer's
+    // tokens to law_extrapolation_caveat itself).
+    Candidate c;
+    c.model = m;
+    c.params = static_cast<double>(m.parameter_count());
+    c.active_params = active_params(m);
+    return law_extrapolation_caveat(law, c);
+  }
   if (!law.moe.present || !m.is_moe()) return "";
   const double active = active_params(m), expansion = moe_expansion(m);
   const bool params_out =
@@ -400,6 +416,13 @@ std::string plan_report_markdown(const PlanReportView& v) {
                     : o.tokens.use_law                           ? "law's compute-optimal D for N"
                                        : fmt::format("{} per {}parameter", o.tokens.tokens_per_param,
                                                      o.family == Family::kMoe ? "active " : ""));
+  if (o.law.joint.present) {
+    md += fmt::format(
+        "- MoE law ({}): one joint law for dense and MoE models (Ludziejewski et al. 2025, eq. 6): "
+        "loss from active parameters, tokens and experts / top-k (E = 1: dense); tokens and "
+        "compute count active parameters (C = 6 N_active D). Fitted on: {}\n",
+        o.law.name, o.law.joint.assumption.empty() ? std::string("(not stated)") : o.law.joint.assumption);
+  }
   if (o.law.moe.present) {
     md += fmt::format(
         "- MoE law ({}): an MoE model's loss is the law's dense loss at its effective parameter "
@@ -459,6 +482,22 @@ std::string plan_report_markdown(const PlanReportView& v) {
   }
   for (const std::string& n : v.notes) md += "- " + n + "\n";
   md += "\n## Answer\n\n";
+  // --family moe: the verdict first; when the dense answer has the lower
+  // predicted loss it is the headline (loss_verdict.h), the MoE follows.
+  if (const DenseVerdict dv = dense_verdict(v); dv.available) {
+    if (dv.headline == "dense") {
+      const Candidate& n = v.dense_result->candidates[v.dense_result->best];
+      const PlanResult& np = v.dense_result->plans[n.best_plan];
+      md += fmt::format(
+          "**Dense wins: {} parameters** ({}) trained on **{} tokens** in **{} days** with plan "
+          "**{}** on {} of {} GPUs, cost {}, predicted loss {:.3f}: lower than the MoE answer "
+          "below.\n\n",
+          count_human(n.params), n.model.name, count_human(n.tokens), days_str(n.days),
+          plan_label(np.plan), np.gpus_used, o.gpus, usd_str(n.cost_usd, price), n.loss);
+    }
+    md += dv.sentence + "\n\n";
+    if (dv.headline == "dense") md += "The MoE answer of the moe family:\n\n";
+  }
   if (r.best < 0) {
     if (r.pinned) {
       const Candidate& c = r.candidates.front();
@@ -489,6 +528,12 @@ std::string plan_report_markdown(const PlanReportView& v) {
                  : ""),
         c.loss);
     md += "Architecture: " + architecture_line(c.model) + ".\n\n";
+    if (const scaling::LossInterval in = candidate_loss_interval(o.law, c); in.known) {
+      md += fmt::format("Predicted loss {:.3f}, interval {:.3f}-{:.3f} ({:.0f} %; {}).\n\n", c.loss,
+                        in.low, in.high, in.level * 100, in.method);
+    } else {
+      md += fmt::format("Predicted loss {:.3f}; its uncertainty is {}.\n\n", c.loss, in.method);
+    }
     if (!r.pinned && p.gpus_used < o.gpus) md += fewer_gpus_text(v, c, p);
     if (r.pinned) {
       md += c.feasible ? fmt::format("The pinned model **meets** the {}-day deadline{}.\n\n", o.days,
@@ -594,6 +639,21 @@ std::string plan_report_markdown(const PlanReportView& v) {
     }
     if (v.dense_result != nullptr) md += dense_comparison_markdown(v);
     md += "## Top candidates\n\n" + candidate_table(v, false).markdown() + "\n";
+    {
+      // Candidates whose loss differs from the answer's by less than the
+      // law's uncertainty (paired draws): not ranked by the third decimal.
+      std::vector<std::string> close;
+      for (int i = 0; i < static_cast<int>(r.candidates.size()); ++i) {
+        if (r.candidates[i].feasible && loss_vs_answer(v, i) == "indistinguishable") {
+          close.push_back(fmt::format("{} ({:.3f})", r.candidates[i].model.name, r.candidates[i].loss));
+        }
+      }
+      if (!close.empty()) {
+        md += fmt::format("Feasible candidates indistinguishable from the answer by predicted loss "
+                          "(within law {}'s uncertainty, paired): {}.\n\n",
+                          o.law.name, fmt::join(close, ", "));
+      }
+    }
   }
   md += "## Time-cost Pareto front of plans for the chosen model\n\n";
   const std::vector<int> front = best_pareto(v);
@@ -686,7 +746,8 @@ std::string candidates_csv(const PlanReportView& v) {
                     "days_high", "cost_usd", "loss", "feasible", "best", "why", "layouts",
                     "memory_pruned", "plans_simulated", "plans_fit", "plans_in_time", "caveats",
                     "experts", "active_params", "precision", "cp", "ep", "etp",
-                    "mfu_precision_peak", "model_tflops_per_gpu"});
+                    "mfu_precision_peak", "model_tflops_per_gpu", "loss_low", "loss_high",
+                    "loss_vs_answer"});
   for (int i = static_cast<int>(r.candidates.size()) - 1; i >= 0; --i) {
     const Candidate& c = r.candidates[i];
     const simulator::Model& m = c.model;
@@ -735,6 +796,12 @@ std::string candidates_csv(const PlanReportView& v) {
     } else {
       row.insert(row.end(), 6, "");
     }
+    // The loss's interval under the law's published uncertainty (empty:
+    // unknown) and how it compares with the answer's (loss_verdict.h).
+    const scaling::LossInterval in =
+        c.best_plan >= 0 ? candidate_loss_interval(v.options.law, c) : scaling::LossInterval{};
+    row.insert(row.end(), {in.known ? num(in.low) : "", in.known ? num(in.high) : "",
+                           loss_vs_answer(v, i)});
     t.add_row(row);
   }
   return t.csv();

@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "planner/report/loss_verdict.h"
 #include "planner/version.h"
 #include "scaling/law_json.h"
 #include "simulator/caveats.h"
@@ -63,6 +64,17 @@ boost::json::value number(double x) {
   return x;
 }
 
+// {low, high, level, method}; low and high null when the law's uncertainty
+// is unknown.
+boost::json::object loss_interval_json(const scaling::LossInterval& in) {
+  boost::json::object o;
+  o["low"] = in.known ? boost::json::value(in.low) : boost::json::value(nullptr);
+  o["high"] = in.known ? boost::json::value(in.high) : boost::json::value(nullptr);
+  o["level"] = in.level;
+  o["method"] = in.method;
+  return o;
+}
+
 boost::json::object candidate_json(const PlanReportView& v, const SearchResult& r, int i) {
   const Candidate& c = r.candidates[i];
   boost::json::object o;
@@ -96,6 +108,8 @@ boost::json::object candidate_json(const PlanReportView& v, const SearchResult& 
     o["peak_memory_bytes"] = p.peak_memory_bytes;
     o["cost_usd"] = v.cluster.usd_per_gpu_hour > 0 ? number(c.cost_usd) : nullptr;
     o["loss"] = number(c.loss);
+    o["loss_interval"] = loss_interval_json(candidate_loss_interval(v.options.law, c));
+    if (&r == &v.result) o["loss_vs_answer"] = loss_vs_answer(v, i);
     boost::json::array codes;
     for (uint32_t bit = 1; bit != 0 && bit <= simulator::kAllCaveats; bit <<= 1) {
       if ((p.caveats & bit) != 0) codes.emplace_back(simulator::caveat_code(static_cast<simulator::CaveatBit>(bit)));
@@ -151,6 +165,11 @@ boost::json::object plan_report_to_json(const PlanReportView& v) {
   } else {
     o["best"] = nullptr;
   }
+  // The answer's predicted loss as an interval (loss_verdict.h).
+  o["loss_interval"] = r.best >= 0 && r.candidates[r.best].best_plan >= 0
+                           ? boost::json::value(loss_interval_json(
+                                 candidate_loss_interval(v.options.law, r.candidates[r.best])))
+                           : boost::json::value(nullptr);
   o["pinned"] = r.pinned;
   boost::json::object naive;
   naive["params"] = r.naive_params;
@@ -211,6 +230,13 @@ boost::json::object plan_report_to_json(const PlanReportView& v) {
     const boost::json::value full = scaling::law_to_json(opt.law);
     law["moe"] = full.as_object().at("moe");
   }
+  if (opt.law.joint.present) law["joint_moe"] = scaling::law_to_json(opt.law).as_object().at("joint_moe");
+  {
+    boost::json::object u;
+    u["kind"] = scaling::to_string(opt.law.uncertainty.kind);
+    u["source"] = opt.law.uncertainty.source;
+    law["uncertainty"] = u;
+  }
   as["law"] = law;
   // The answer's band (the pooled band without an answer).
   const TimeBand& ab = answer_band(v);
@@ -267,6 +293,27 @@ boost::json::object plan_report_to_json(const PlanReportView& v) {
         r.best >= 0 && d.best >= 0
             ? number(r.candidates[r.best].loss - d.candidates[d.best].loss)
             : boost::json::value(nullptr);
+    // The verdict under the chosen objective (loss_verdict.h).
+    const DenseVerdict dv = dense_verdict(v);
+    dc["objective"] = opt.objective == Objective::kLoss ? "loss" : "largest";
+    if (dv.available) {
+      boost::json::object vj;
+      vj["headline"] = dv.headline;
+      vj["moe_loss"] = dv.moe_loss;
+      vj["dense_loss"] = dv.dense_loss;
+      vj["moe_loss_interval"] = loss_interval_json(dv.moe_interval);
+      vj["dense_loss_interval"] = loss_interval_json(dv.dense_interval);
+      vj["difference"] = dv.comparison.difference;
+      vj["difference_low"] = dv.comparison.known ? boost::json::value(dv.comparison.low) : nullptr;
+      vj["difference_high"] = dv.comparison.known ? boost::json::value(dv.comparison.high) : nullptr;
+      vj["exceeds_uncertainty"] =
+          dv.comparison.known ? boost::json::value(dv.comparison.exceeds) : nullptr;
+      vj["method"] = dv.comparison.method;
+      vj["sentence"] = dv.sentence;
+      dc["verdict"] = vj;
+    } else {
+      dc["verdict"] = nullptr;
+    }
     o["dense_comparison"] = dc;
   }
   return o;

@@ -349,13 +349,13 @@ Result<SearchRun> SearchRun::first_step(const Cluster& cluster, const SearchOpti
                                     std::to_string(static_cast<int>(kMaxTokensPerParam)) + "]");
   }
   LLMPLAN_RETURN_IF_ERROR(scaling::validate(options.law));
-  if (!options.law.moe.present &&
+  if (!options.law.ranks_moe() &&
       (options.family == Family::kMoe ||
        std::any_of(options.shapes.begin(), options.shapes.end(),
                    [](const Model& m) { return m.is_moe(); }))) {
     return Status::usage("--law " + options.law.name +
                          ": a dense law (loss in N and D) cannot rank MoE models; use --law "
-                         "clark-moe or a law file with a \"moe\" term");
+                         "joint-moe or a law file with a \"joint_moe\" or \"moe\" term");
   }
   LLMPLAN_RETURN_IF_ERROR(validate(options.space).as_usage());
   if (options.band.confidence > 0 && !options.band.known) {

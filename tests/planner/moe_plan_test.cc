@@ -1,9 +1,11 @@
 // Issue 15: MoE models in the planner: the ep plan-space axis, the moe
 // family's shapes, the MoE law in the search, the dense comparison, and the
 // one-line errors of bad MoE input.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <set>
@@ -243,7 +245,7 @@ TEST(MoeSearch, DenseLawWithMoeModelsIsAUsageError) {
   o.law = law("chinchilla");
   EXPECT_EQ(error_of(search(h100(), o).status()),
             "--law chinchilla: a dense law (loss in N and D) cannot rank MoE models; use --law "
-            "clark-moe or a law file with a \"moe\" term");
+            "joint-moe or a law file with a \"joint_moe\" or \"moe\" term");
 }
 
 struct CliRun {
@@ -290,7 +292,7 @@ TEST(MoeCli, FamilyMoeReportComparesWithTheDenseAnswer) {
   ASSERT_TRUE(doc.ok()) << doc.status().message();
   const boost::json::object& o = doc->as_object();
   EXPECT_EQ(o.at("assumptions").at("family").as_string(), "moe");
-  EXPECT_EQ(o.at("assumptions").at("law").at("name").as_string(), "clark-moe");
+  EXPECT_EQ(o.at("assumptions").at("law").at("name").as_string(), "joint-moe");
   const boost::json::object& best = o.at("best").as_object();
   EXPECT_GT(best.at("architecture").at("experts").to_number<double>(), 0);
   EXPECT_LT(best.at("active_params").to_number<double>(), best.at("params").to_number<double>());
@@ -311,8 +313,50 @@ TEST(MoeCli, FamilyMoeReportComparesWithTheDenseAnswer) {
                                               "32000"}));
   ASSERT_TRUE(md.status.ok()) << md.status.message();
   EXPECT_NE(md.out.find("## MoE vs dense for the same budget"), std::string::npos);
-  EXPECT_NE(md.out.find("MoE law (clark-moe)"), std::string::npos);
-  EXPECT_NE(md.out.find("moe-law-extrapolated"), std::string::npos);
+  EXPECT_NE(md.out.find("MoE law (joint-moe)"), std::string::npos);
+
+  // The verdict (issue 29): objective, law, both losses, whether the
+  // difference exceeds the law's uncertainty; the headline is the answer
+  // with the lower predicted loss.
+  ASSERT_TRUE(dense.at("verdict").is_object());
+  const boost::json::object& v = dense.at("verdict").as_object();
+  const double moe_loss = best.at("loss").to_number<double>();
+  const double dense_loss = db.at("loss").to_number<double>();
+  EXPECT_EQ(v.at("headline").as_string(), dense_loss < moe_loss ? "dense" : "moe");
+  EXPECT_EQ(dense.at("objective").as_string(), "largest");
+  EXPECT_DOUBLE_EQ(v.at("moe_loss").to_number<double>(), moe_loss);
+  EXPECT_DOUBLE_EQ(v.at("dense_loss").to_number<double>(), dense_loss);
+  // joint-moe publishes a held-out RMSE of 0.0039: the paired difference's
+  // 90 % half-width is 1.645 x sqrt(2) x 0.0039 = 0.0091.
+  const double half = (v.at("difference_high").to_number<double>() -
+                       v.at("difference_low").to_number<double>()) / 2;
+  EXPECT_NEAR(half, 1.6448536 * std::sqrt(2.0) * 0.0039, 1e-6);
+  EXPECT_EQ(v.at("exceeds_uncertainty").as_bool(), std::abs(moe_loss - dense_loss) > half);
+  const std::string sentence(v.at("sentence").as_string());
+  EXPECT_NE(sentence.find("objective: largest model"), std::string::npos) << sentence;
+  EXPECT_NE(sentence.find("law: joint-moe"), std::string::npos) << sentence;
+  EXPECT_NE(sentence.find(fmt::format("{:.3f}", moe_loss)), std::string::npos) << sentence;
+  EXPECT_NE(sentence.find(fmt::format("{:.3f}", dense_loss)), std::string::npos) << sentence;
+  EXPECT_NE(md.out.find(sentence), std::string::npos);
+  // The answer's loss interval: the RMSE's 90 % band around the loss.
+  const boost::json::object& li = o.at("loss_interval").as_object();
+  EXPECT_NEAR(li.at("high").to_number<double>() - moe_loss, 1.6448536 * 0.0039, 1e-6);
+  EXPECT_NEAR(moe_loss - li.at("low").to_number<double>(), 1.6448536 * 0.0039, 1e-6);
+  EXPECT_EQ(li.at("level").to_number<double>(), 0.9);
+  EXPECT_EQ(best.at("loss_vs_answer").as_string(), "answer");
+}
+
+// Under clark-moe (unverified constants) the report says so, and the same
+// verdict logic picks the headline.
+TEST(MoeCli, ClarkMoeIsFlaggedUnverified) {
+  const CliRun md = run_cli(with_small_space({"--family", "moe", "--gpus", "32", "--days", "2",
+                                              "--gpu", "h100-sxm", "--seq", "2048", "--vocab",
+                                              "32000", "--law", "clark-moe"}));
+  ASSERT_TRUE(md.status.ok()) << md.status.message();
+  EXPECT_NE(md.out.find("moe-law-unverified"), std::string::npos);
+  EXPECT_NE(md.out.find("law clark-moe publishes no uncertainty, so whether this difference is "
+                        "real cannot be judged"),
+            std::string::npos);
 }
 
 TEST(MoeCli, BadMoeInputIsAOneLineError) {
@@ -320,7 +364,7 @@ TEST(MoeCli, BadMoeInputIsAOneLineError) {
                                                "32", "--days", "2", "--gpu", "h100-sxm"}));
   EXPECT_EQ(error_of(law.status),
             "--law chinchilla: a dense law (loss in N and D) cannot rank MoE models; use --law "
-            "clark-moe or a law file with a \"moe\" term");
+            "joint-moe or a law file with a \"joint_moe\" or \"moe\" term");
   const CliRun ep = run_cli({"--family", "moe", "--ep", "0", "--gpus", "32", "--days", "2"});
   EXPECT_EQ(error_of(ep.status), "--ep: must be an integer from 1 to 1048576, got 0");
   const CliRun family = run_cli({"--family", "mixture", "--gpus", "32", "--days", "2"});
@@ -342,7 +386,7 @@ TEST(MoeCli, PinnedMoePresetGetsTheMoeLawAndAnExpertParallelPlan) {
   Result<boost::json::value> doc = json::parse(r.out, "stdout");
   ASSERT_TRUE(doc.ok());
   const boost::json::object& o = doc->as_object();
-  EXPECT_EQ(o.at("assumptions").at("law").at("name").as_string(), "clark-moe");
+  EXPECT_EQ(o.at("assumptions").at("law").at("name").as_string(), "joint-moe");
   ASSERT_TRUE(o.at("best").is_object());
   EXPECT_EQ(128 % o.at("best").at("plan").at("ep").to_number<int64_t>(), 0);
   EXPECT_FALSE(o.contains("dense_comparison"));

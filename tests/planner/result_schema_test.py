@@ -16,7 +16,8 @@ import tempfile
 
 import jsonschema
 
-TEXT_COLUMNS = {"name", "activation", "positions", "plan", "recompute", "why", "caveats", "precision"}
+TEXT_COLUMNS = {"name", "activation", "positions", "plan", "recompute", "why", "caveats", "precision",
+                "loss_vs_answer"}
 failures = []
 
 

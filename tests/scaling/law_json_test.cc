@@ -114,12 +114,23 @@ TEST(LawJson, BuiltInPresetFileHasBothLawsWithSources) {
   Result<boost::json::value> doc = json::parse_file(LLMPLAN_SOURCE_DIR "/presets/laws.json");
   ASSERT_TRUE(doc.ok()) << doc.status().message();
   const boost::json::array& laws = doc->at("laws").as_array();
-  ASSERT_EQ(laws.size(), 3u);
+  ASSERT_EQ(laws.size(), 4u);
   for (size_t i = 0; i < laws.size(); ++i) {
     Result<LossLaw> law = law_from_json(laws[i], "laws.json: laws[" + std::to_string(i) + "]");
     ASSERT_TRUE(law.ok()) << law.status().message();
     EXPECT_FALSE(law->source.empty());
     EXPECT_FALSE(law->description.empty());
+    // A joint law's dense constants are derived (its own constants are
+    // sourced: tests/scaling/joint_moe_test.cc).
+    if (law->joint.present) {
+      for (const auto& [key, v] : laws[i].at("joint_moe").as_object()) {
+        if (v.is_object()) {
+          EXPECT_FALSE(v.at("source").as_string().empty()) << key;
+        }
+        EXPECT_TRUE(v.is_object() || v.is_string()) << law->name << ".joint_moe." << key << " has no source";
+      }
+      continue;
+    }
     for (const char* key : {"E", "A", "B", "alpha", "beta"}) {
       const boost::json::value& v = laws[i].at(key);
       ASSERT_TRUE(v.is_object()) << law->name << "." << key << " has no source";
