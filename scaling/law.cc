@@ -73,6 +73,10 @@ Status validate(const LossLaw& law) {
       return bad(field, "must be finite, >= 0 and <= 1e12");
     }
   }
+  if (u.kind == UncertaintyKind::kStandardErrors && law.joint.present) {
+    return bad("uncertainty.kind", "standard_errors perturbs E, A, B, alpha, beta; a joint_moe law "
+               "takes fit_rmse or unknown");
+  }
   if (u.kind == UncertaintyKind::kFitRmse && !(u.rmse > 0)) {
     return bad("uncertainty.rmse", "must be > 0 for kind fit_rmse");
   }

@@ -12,6 +12,8 @@ namespace llmplan::scaling {
 
 namespace {
 
+constexpr double kTwoPi = 6.283185307179586;
+
 // Standard normal draws from the fully specified mt19937_64 (Box-Muller), so
 // that the draws do not depend on the standard library's distributions.
 class Normals {
@@ -25,9 +27,9 @@ class Normals {
     const double u1 = 1.0 - static_cast<double>(gen_() >> 11) * 0x1.0p-53;  // (0, 1]
     const double u2 = static_cast<double>(gen_() >> 11) * 0x1.0p-53;
     const double r = std::sqrt(-2.0 * std::log(u1));
-    spare_ = r * std::sin(2 * M_PI * u2);
+    spare_ = r * std::sin(kTwoPi * u2);
     have_ = true;
-    return r * std::cos(2 * M_PI * u2);
+    return r * std::cos(kTwoPi * u2);
   }
 
  private:
@@ -42,7 +44,6 @@ std::vector<LossLaw> draws(const LossLaw& law) {
   Normals z;
   std::vector<LossLaw> out(kLossDraws, law);
   for (LossLaw& d : out) {
-    d.joint.present = false;  // a drawn law is the dense form (joint laws have no draws)
     d.E = law.E + u.se_E * z.next();
     d.A = law.A * std::exp(u.se_A / law.A * z.next());
     d.B = law.B * std::exp(u.se_B / law.B * z.next());

@@ -109,6 +109,13 @@ TEST(JointMoeLaw, JsonDerivesTheDensePartAndRoundTrips) {
   kind["uncertainty"].as_object()["kind"] = "guess";
   EXPECT_EQ(law_from_json(kind, "x").status().message(),
             "x.uncertainty.kind: must be unknown, standard_errors or fit_rmse, got \"guess\"");
+  // Standard errors perturb the dense constants only: not a joint law's.
+  boost::json::object se = v.as_object();
+  se["uncertainty"] = boost::json::object{{"kind", "standard_errors"}, {"E", 0.01}, {"A", 1},
+                                          {"B", 1}, {"alpha", 0.01}, {"beta", 0.01}};
+  EXPECT_NE(law_from_json(se, "x").status().message().find("law joint-moe: uncertainty.kind"),
+            std::string::npos)
+      << law_from_json(se, "x").status().message();
 }
 
 TEST(LossInterval, EveryPresetStatesItsUncertainty) {
