@@ -74,7 +74,7 @@ void add_planner_flags(CLI::App* app, PlannerFlags* flags, const std::string& wh
 // band, the cost model) and the grid's (gpus, days, budget): objective,
 // tokens rule, plan space, threads, family and its template (--seq/--vocab
 // checked), --shapes, a pinned --model, and the law (--law, else the
-// default; clark-moe for MoE models). Errors name the flag.
+// default; joint-moe for MoE models). Errors name the flag.
 Result<SearchOptions> planner_search_options(const PlannerFlags& flags,
                                              const presets::Catalog& catalog);
 
