@@ -1,5 +1,7 @@
 #include "planner/report/plan_report.h"
 
+#include "planner/report/failures_report.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -453,6 +455,7 @@ std::string plan_report_markdown(const PlanReportView& v) {
   } else {
     md += fmt::format("- Error band: unknown ({} has no validation data)\n", v.cluster.gpu.name);
   }
+  md += failures_assumption_line(v);
   for (const std::string& n : v.notes) md += "- " + n + "\n";
   md += "\n## Answer\n\n";
   if (r.best < 0) {
@@ -493,6 +496,7 @@ std::string plan_report_markdown(const PlanReportView& v) {
                                      why_text(c, v));
     }
   }
+  md += failures_markdown(v);
   if (!v.caveats.empty()) {
     md += "## Caveats\n\n";
     for (const simulator::Caveat& c : v.caveats) md += "- " + c.text + " (`" + c.code + "`)\n";
@@ -682,6 +686,11 @@ std::string candidates_csv(const PlanReportView& v) {
                     "memory_pruned", "plans_simulated", "plans_fit", "plans_in_time", "caveats",
                     "experts", "active_params", "precision", "cp", "ep", "etp",
                     "mfu_precision_peak", "model_tflops_per_gpu"});
+  if (v.options.reliability.enabled) {  // issue 28's columns, appended
+    std::vector<std::string> header = t.header();
+    for (const std::string& h : failure_csv_header(v)) header.push_back(h);
+    t = reports::Table(header);
+  }
   for (int i = static_cast<int>(r.candidates.size()) - 1; i >= 0; --i) {
     const Candidate& c = r.candidates[i];
     const simulator::Model& m = c.model;
@@ -730,6 +739,7 @@ std::string candidates_csv(const PlanReportView& v) {
     } else {
       row.insert(row.end(), 6, "");
     }
+    for (const std::string& f : failure_csv_cells(v, c)) row.push_back(f);
     t.add_row(row);
   }
   return t.csv();

@@ -1,5 +1,7 @@
 #include "planner/report/plan_report_json.h"
 
+#include "planner/report/failures_report.h"
+
 #include <cmath>
 
 #include "planner/version.h"
@@ -101,6 +103,8 @@ boost::json::object candidate_json(const PlanReportView& v, const SearchResult& 
       if ((p.caveats & bit) != 0) codes.emplace_back(simulator::caveat_code(static_cast<simulator::CaveatBit>(bit)));
     }
     o["caveats"] = codes;
+    // Failures (issue 28): the answer gets the full breakdown.
+    add_failures_json(v, r, c, &r == &v.result && i == r.best, &o);
   } else {
     o["plan"] = nullptr;
   }
