@@ -112,6 +112,20 @@ std::string failures_markdown(const PlanReportView& v) {
   return md;
 }
 
+std::string failures_per_day_text(const Goodput& g, const Reliability& rel) {
+  std::string t = fmt::format(
+      "Failures (per day of compute; --no-interruptions to leave out): {:.2f} interruptions "
+      "expected ({} between them), goodput {:.1f} %: 1 compute day takes {:.3f} wall-clock days{}\n",
+      g.interruptions, g.mtbi_s > 0 ? seconds_human(g.mtbi_s) : "never", 100 * g.goodput,
+      g.wall_s / kSecondsPerDay, rel.carried_over ? " (rates carried over from H100)" : "");
+  t += fmt::format(
+      "  checkpoint {} ({} per writing GPU), {} exposed, every {} of compute; restart {} on average\n",
+      bytes_human(g.checkpoint_bytes), bytes_human(g.checkpoint_bytes_per_gpu),
+      seconds_human(g.checkpoint_exposed_s), seconds_human(g.interval_s),
+      seconds_human(g.mean_restart_s));
+  return t;
+}
+
 std::vector<std::string> failure_csv_header(const PlanReportView& v) {
   if (!v.options.reliability.enabled) return {};
   return {"compute_days", "wall_days", "expected_interruptions", "goodput", "checkpoint_interval_s"};

@@ -45,6 +45,19 @@ std::vector<std::string> failure_csv_cells(const PlanReportView& v, const Candid
 void add_failures_json(const PlanReportView& v, const SearchResult& r, const Candidate& c,
                        bool detail, boost::json::object* o);
 
+// The "failures" object of result.json (and of `simulate --format json`):
+// rates, checkpoint figures, time lost by cause and the Monte Carlo (null
+// when distribution.trials is 0).
+boost::json::object failures_detail_json(const Goodput& g, const Reliability& rel, int gpus_per_node,
+                                         const WallDistribution& distribution);
+
+// `llmplan simulate`'s failure part, per day of compute (the run has no
+// tokens): one day of compute becomes wall_days; the text lines and the
+// JSON object ("failures": per_compute_day, wall_days, expected_interruptions,
+// goodput, checkpoint_interval_s and failures_detail_json's keys).
+std::string failures_per_day_text(const Goodput& g, const Reliability& rel);
+boost::json::object failures_per_day_json(const Goodput& g, const Reliability& rel, int gpus_per_node);
+
 }  // namespace llmplan::planner
 
 #endif  // LLMPLAN_PLANNER_REPORT_FAILURES_REPORT_H_

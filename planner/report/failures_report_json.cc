@@ -16,20 +16,10 @@ boost::json::value finite(double x) {
 
 }  // namespace
 
-void add_failures_json(const PlanReportView& v, const SearchResult& r, const Candidate& c,
-                       bool detail, boost::json::object* o) {
-  const Reliability& rel = v.options.reliability;
-  if (!rel.enabled || c.best_plan < 0) return;
-  const FailureSummary f = failure_summary(v, c, r.plans[c.best_plan], detail);
-  const Goodput& g = f.goodput;
-  (*o)["compute_days"] = finite(c.compute_days);
-  (*o)["wall_days"] = finite(g.wall_s / kSecondsPerDay);
-  (*o)["expected_interruptions"] = finite(g.interruptions);
-  (*o)["goodput"] = finite(g.goodput);
-  (*o)["checkpoint_interval_s"] = finite(g.interval_s);
-  if (!detail) return;
+boost::json::object failures_detail_json(const Goodput& g, const Reliability& rel, int gpus_per_node,
+                                         const WallDistribution& distribution) {
   boost::json::object d;
-  d["interruptions_per_gpu_day"] = rate_per_gpu_day(rel, v.cluster.gpus_per_node);
+  d["interruptions_per_gpu_day"] = rate_per_gpu_day(rel, gpus_per_node);
   d["job_interruptions_per_day"] = g.rate_per_s * kSecondsPerDay;
   d["carried_over_from_h100"] = rel.carried_over;
   d["source"] = rel.source;
@@ -56,7 +46,7 @@ void add_failures_json(const PlanReportView& v, const SearchResult& r, const Can
     causes.push_back(std::move(e));
   }
   d["lost_days_by_cause"] = std::move(causes);
-  const WallDistribution& w = f.distribution;
+  const WallDistribution& w = distribution;
   if (w.trials > 0) {
     boost::json::object mc;
     mc["trials"] = w.trials;
@@ -71,7 +61,34 @@ void add_failures_json(const PlanReportView& v, const SearchResult& r, const Can
   } else {
     d["monte_carlo"] = nullptr;
   }
-  (*o)["failures"] = std::move(d);
+  return d;
+}
+
+void add_failures_json(const PlanReportView& v, const SearchResult& r, const Candidate& c,
+                       bool detail, boost::json::object* o) {
+  const Reliability& rel = v.options.reliability;
+  if (!rel.enabled || c.best_plan < 0) return;
+  const FailureSummary f = failure_summary(v, c, r.plans[c.best_plan], detail);
+  const Goodput& g = f.goodput;
+  (*o)["compute_days"] = finite(c.compute_days);
+  (*o)["wall_days"] = finite(g.wall_s / kSecondsPerDay);
+  (*o)["expected_interruptions"] = finite(g.interruptions);
+  (*o)["goodput"] = finite(g.goodput);
+  (*o)["checkpoint_interval_s"] = finite(g.interval_s);
+  if (!detail) return;
+  (*o)["failures"] = failures_detail_json(g, rel, v.cluster.gpus_per_node, f.distribution);
+}
+
+boost::json::object failures_per_day_json(const Goodput& g, const Reliability& rel, int gpus_per_node) {
+  boost::json::object o;
+  o["per_compute_days"] = g.compute_s / kSecondsPerDay;
+  o["wall_days"] = finite(g.wall_s / kSecondsPerDay);
+  o["expected_interruptions"] = finite(g.interruptions);
+  o["goodput"] = finite(g.goodput);
+  o["checkpoint_interval_s"] = finite(g.interval_s);
+  boost::json::object d = failures_detail_json(g, rel, gpus_per_node, WallDistribution{});
+  for (auto& kv : d) o[kv.key()] = kv.value();
+  return o;
 }
 
 }  // namespace llmplan::planner
