@@ -246,7 +246,7 @@ boost::json::object plan_report_to_json(const PlanReportView& v) {
   for (int i : best_pareto(v)) {
     const PlanResult& p = r.plans[i];
     boost::json::object f = plan_json(p, r.candidates[r.best].model);
-    const double d = training_days(p, r.candidates[r.best].tokens);
+    const double d = plan_days(v, p, r.candidates[r.best].tokens);
     f["days"] = number(d);
     f["gpu_hours"] = number(d * 24 * p.gpus_used);
     f["cost_usd"] = v.cluster.usd_per_gpu_hour > 0 ? number(d * 24 * p.gpus_used * v.cluster.usd_per_gpu_hour) : nullptr;

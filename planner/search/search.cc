@@ -58,7 +58,9 @@ double deadline_days(const Model& model, const PlanResult& r, double compute_day
                      const Cluster& cluster, const SearchOptions& options) {
   if (!options.reliability.enabled) return compute_days;
   const FailureCosts f = failure_costs(model, r.plan, cluster, options.reliability);
-  return expected_wall_s(f, compute_days * 86400.0) / 86400.0;
+  const double wall_s = expected_wall_s(f, compute_days * 86400.0);
+  // Never finishing stays training_days' 1e300 (reports print it as "inf").
+  return wall_s >= 1e300 ? 1e300 : wall_s / 86400.0;
 }
 
 std::vector<int> pareto_front(const std::vector<double>& time, const std::vector<double>& cost) {
