@@ -144,6 +144,8 @@ Result<Catalog> Catalog::builtin() {
     // ownership.json (--cost-model owned) is not a preset file: the planner
     // reads it (planner/search/pricing.h).
     if (file.name == "ownership.json") continue;
+    // interruptions.json (failures and restarts) is read by planner/search/reliability.
+    if (file.name == "interruptions.json") continue;
     Result<std::vector<RawPreset>> raws =
         parse_preset_text(file.text, std::string("built-in ") + std::string(file.name));
     if (!raws.ok()) return Status::internal("broken built-in preset: " + raws.status().message());

@@ -38,6 +38,11 @@ std::string frontier_csv(const FrontierTable& t) {
   // --cost-model: one cost column per model, appended (no existing column
   // moves).
   for (const std::string& m : t.cost_models) header.push_back("cost_usd_" + m);
+  if (t.failures) {  // issue 28, appended
+    for (const char* h : {"compute_days", "expected_interruptions", "goodput", "checkpoint_interval_s"}) {
+      header.push_back(h);
+    }
+  }
   Table table(std::move(header));
   for (size_t i = 0; i < t.cells.size(); ++i) {
     const FrontierCell& c = t.cells[i];
@@ -57,6 +62,11 @@ std::string frontier_csv(const FrontierTable& t) {
     }
     for (size_t m = 0; m < t.cost_models.size(); ++m) {
       row.push_back(c.found && m < c.costs_usd.size() ? num(c.costs_usd[m]) : "");
+    }
+    if (t.failures) {
+      const bool f = c.found && c.failures;
+      row.insert(row.end(), {f ? num(c.compute_days) : "", f ? num(c.expected_interruptions) : "",
+                             f ? num(c.goodput) : "", f ? num(c.checkpoint_interval_s) : ""});
     }
     for (std::string& cell : row) {  // one record per line
       std::replace(cell.begin(), cell.end(), '\n', ' ');
@@ -164,6 +174,12 @@ std::string frontier_json(const FrontierTable& t) {
     j["cost_usd"] = c.cost_usd;
     j["gpu_days"] = c.gpu_days;
     j["caveats"] = strings(c.caveats);
+    if (c.failures) {  // issue 28
+      j["compute_days"] = c.compute_days;
+      j["expected_interruptions"] = c.expected_interruptions;
+      j["goodput"] = c.goodput;
+      j["checkpoint_interval_s"] = c.checkpoint_interval_s;
+    }
     const double cpl = cost_per_loss_point_in(grid, t, i);
     if (std::isfinite(cpl)) {
       j["cost_per_loss_point_usd"] = cpl;

@@ -50,6 +50,13 @@ struct FrontierCell {
   // in that order (gpus_used x train_days x 24 h x that model's price; the
   // first equals cost_usd). Empty otherwise.
   std::vector<double> costs_usd;
+  // Failures (issue 28; unless --no-interruptions): train_days are expected
+  // wall-clock days, compute_days the same without interruptions.
+  bool failures = false;
+  double compute_days = 0;
+  double expected_interruptions = 0;
+  double goodput = 1;             // compute_days / train_days
+  double checkpoint_interval_s = 0;
 };
 
 // How one hardware entry's GPU-hour is priced under one cost model
@@ -97,6 +104,9 @@ struct FrontierTable {
   std::vector<std::string> cost_models;
   // [hardware][cost model], when cost_models is not empty.
   std::vector<std::vector<FrontierPricing>> pricing;
+  // Failures modelled (issue 28): the CSV gains compute_days,
+  // expected_interruptions, goodput and checkpoint_interval_s columns.
+  bool failures = false;
 };
 
 // The metric a heatmap colours.

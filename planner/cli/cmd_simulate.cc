@@ -4,6 +4,8 @@
 #include <memory>
 
 #include "planner/cli/command.h"
+#include "planner/cli/reliability_flags.h"
+#include "planner/report/failures_report.h"
 #include "planner/cli/sim_inputs.h"
 #include "planner/search/shapes_json.h"
 #include "presets/sim_config.h"
@@ -42,6 +44,7 @@ struct SimulateOptions {
   bool task_level = false;
   bool vtrain_ignore_num_gpus = false;
   CostModelOptions cost;
+  ReliabilityFlags reliability;  // failures per day of compute (issue 28)
   CLI::App* cmd = nullptr;
 
   bool given(const char* flag) const { return cmd->count(flag) > 0; }
@@ -225,13 +228,21 @@ Status run_simulate(const SimulateOptions& o, const GlobalOptions& global) {
     config.notes.push_back("Chrome trace of this iteration written to " + o.trace);
   }
   const reports::SimulationView view{config.model, config.plan, config.cluster, report, config.notes};
+  // Failures (issue 28): the run has no tokens, so per day of compute.
+  LLMPLAN_ASSIGN_OR_RETURN(const Reliability rel, resolve_reliability(o.reliability, config.cluster));
+  Goodput failures;
+  if (rel.enabled) failures = goodput(config.model, config.plan, config.cluster, rel, 86400.0);
   std::string out;
   if (o.format == "json") {
-    LLMPLAN_ASSIGN_OR_RETURN(out, json::pretty_finite(reports::step_report_to_json(view)));
+    boost::json::object j = reports::step_report_to_json(view);
+    if (rel.enabled) j["failures"] = failures_per_day_json(failures, rel, config.cluster.gpus_per_node);
+    LLMPLAN_ASSIGN_OR_RETURN(out, json::pretty_finite(j));
   } else if (o.format == "md") {
     out = reports::step_report_markdown(view);
+    if (rel.enabled) out += "\n" + failures_per_day_text(failures, rel);
   } else {
     out = reports::step_report_text(view);
+    if (rel.enabled) out += failures_per_day_text(failures, rel);
   }
   return write_stdout(out);
 }
@@ -277,6 +288,7 @@ void add_simulate_command(CLI::App& app, const GlobalOptions& global, Action* ac
   cmd->add_option("--shared-experts", o->shared_experts,
                   "Always-on experts per MoE layer, each of the expert FFN size")
       ->check(int_in(0, Model::kMaxExperts));
+  add_reliability_flags(cmd, &o->reliability, "Failures");
   cmd->add_option("--tp", o->tp, "Tensor-parallel degree")->check(int_in(1, Plan::kMaxGpus));
   cmd->add_option("--pp", o->pp, "Pipeline-parallel degree")->check(int_in(1, Plan::kMaxGpus));
   cmd->add_option("--dp", o->dp, "Data-parallel degree (replicas; GPUs = tp * cp * pp * dp)")

@@ -12,6 +12,7 @@
 #include <memory>
 
 #include "planner/cli/command.h"
+#include "planner/cli/reliability_flags.h"
 #include "planner/cli/plan_space_flags.h"
 #include "planner/cli/planner_flags.h"
 #include "planner/cli/progress.h"
@@ -46,6 +47,7 @@ struct SweepOptions {
   std::string out_dir;
   CostModelOptions cost;
   PricingFlags pricing;  // --cost-model cloud|owned and the ownership flags
+  ReliabilityFlags reliability;  // failures (issue 28): days are expected wall-clock days
   bool progress = false;
 };
 
@@ -225,12 +227,26 @@ Status run_sweep(const SweepOptions& o, const GlobalOptions& global) {
   const double active = static_cast<double>(config.model.active_parameter_count());
   const double tokens = o.tokens > 0 ? o.tokens : 20.0 * active;
   const double price = config.cluster.usd_per_gpu_hour;
+  // Failures (issue 28): a plan's days are its expected wall-clock days
+  // (compute days with --no-interruptions), as in the planner.
+  LLMPLAN_ASSIGN_OR_RETURN(const Reliability rel, resolve_reliability(o.reliability, config.cluster));
+  std::vector<Goodput> failures(rel.enabled ? n : 0);
+  if (rel.enabled) {
+    for (long i = 0; i < n; ++i) {
+      if (!errors[i].empty()) continue;
+      failures[i] = goodput(config.model, results[i].plan, config.cluster, rel,
+                            training_days(results[i], tokens) * 86400.0);
+    }
+  }
+  const auto plan_days = [&](long i) {
+    return rel.enabled ? failures[i].wall_s / 86400.0 : training_days(results[i], tokens);
+  };
   std::vector<int> ok_idx;
   std::vector<double> days, cost;
   for (long i = 0; i < n; ++i) {
     if (!errors[i].empty() || !results[i].fits) continue;
     ok_idx.push_back(static_cast<int>(i));
-    const double d = training_days(results[i], tokens);
+    const double d = plan_days(i);
     days.push_back(d);
     cost.push_back(d * 24.0 * results[i].gpus_used);
   }
@@ -245,16 +261,23 @@ Status run_sweep(const SweepOptions& o, const GlobalOptions& global) {
                     "recompute", "sequence_parallel", "distributed_optimizer", "zero_stage",
                     "fsdp_group", "tp_comm_overlap", "overlap_grad_reduce",
                     "overlap_param_gather", "ep", "moe_a2a_overlap"});
+  if (rel.enabled) {  // issue 28's columns, appended
+    std::vector<std::string> header = t.header();
+    for (const char* h : {"compute_days", "expected_interruptions", "goodput", "checkpoint_interval_s"}) {
+      header.push_back(h);
+    }
+    t = reports::Table(header);
+  }
   // --format json: the same rows, numbers as numbers (null where the CSV is empty).
   boost::json::array rows;
   for (long i = 0; i < n; ++i) {
     const PlanResult& r = results[i];
     const bool good = errors[i].empty();
-    const double d = good ? training_days(r, tokens) : 0;
+    const double d = good ? plan_days(i) : 0;
     const auto number_or_null = [good](double x) {
       return good ? boost::json::value(x) : boost::json::value(nullptr);
     };
-    rows.push_back(boost::json::object{
+    boost::json::object row{
         {"tp", r.plan.tensor_parallel},
         {"pp", r.plan.pipeline_parallel},
         {"dp", r.plan.data_parallel},
@@ -281,8 +304,15 @@ Status run_sweep(const SweepOptions& o, const GlobalOptions& global) {
         {"overlap_grad_reduce", r.plan.overlap_grad_reduce},
         {"overlap_param_gather", r.plan.overlap_param_gather},
         {"ep", r.plan.expert_parallel},
-        {"moe_a2a_overlap", r.plan.moe_a2a_overlap}});
-    t.add_row({std::to_string(r.plan.tensor_parallel), std::to_string(r.plan.pipeline_parallel),
+        {"moe_a2a_overlap", r.plan.moe_a2a_overlap}};
+    if (rel.enabled) {
+      row["compute_days"] = number_or_null(good ? training_days(r, tokens) : 0);
+      row["expected_interruptions"] = number_or_null(good ? failures[i].interruptions : 0);
+      row["goodput"] = number_or_null(good ? failures[i].goodput : 0);
+      row["checkpoint_interval_s"] = number_or_null(good ? failures[i].interval_s : 0);
+    }
+    rows.push_back(std::move(row));
+    std::vector<std::string> cells = {std::to_string(r.plan.tensor_parallel), std::to_string(r.plan.pipeline_parallel),
                std::to_string(r.plan.data_parallel), std::to_string(r.plan.micro_batch_size),
                std::to_string(r.plan.global_batch_size),
                std::to_string(gpus_of(r.plan)),
@@ -296,7 +326,15 @@ Status run_sweep(const SweepOptions& o, const GlobalOptions& global) {
                std::to_string(r.plan.sharding_stage()), std::to_string(r.plan.shard_group_size()),
                r.plan.tp_comm_overlap ? "1" : "0", r.plan.overlap_grad_reduce ? "1" : "0",
                r.plan.overlap_param_gather ? "1" : "0", std::to_string(r.plan.expert_parallel),
-               r.plan.moe_a2a_overlap ? "1" : "0"});
+               r.plan.moe_a2a_overlap ? "1" : "0"};
+    if (rel.enabled) {
+      cells.insert(cells.end(),
+                   {good ? fmt::format("{:.2f}", training_days(r, tokens)) : "",
+                    good ? fmt::format("{:.2f}", failures[i].interruptions) : "",
+                    good ? fmt::format("{:.4f}", failures[i].goodput) : "",
+                    good ? fmt::format("{:.1f}", failures[i].interval_s) : ""});
+    }
+    t.add_row(cells);
   }
   std::string md = fmt::format("# llmplan sweep: {} ({} parameters{}, {} tokens) on {}\n\n",
                                config.model.name, reports::count_human(params),
@@ -306,11 +344,16 @@ Status run_sweep(const SweepOptions& o, const GlobalOptions& global) {
   md += fmt::format("{} plans simulated; {} fit in memory.\n\n", n, ok_idx.size());
   if (pricing.stated) md += pricing_markdown(pricing);
   for (const std::string& note : notes) md += "- " + note + "\n";
+  if (rel.enabled) {
+    md += fmt::format("- Days are expected wall-clock days with failures ({:.3g} interruptions per "
+                      "GPU-day, checkpoints and restarts; --no-interruptions: compute days)\n\n",
+                      rate_per_gpu_day(rel, config.cluster.gpus_per_node));
+  }
   md += "## Time-cost Pareto front\n\n";
   reports::Table pt({"plan", "GPUs", "iteration", "days", "MFU (16-bit peak)", "GPU-hours", "cost"});
   for (int i : front) {
     const PlanResult& r = results[i];
-    const double d = training_days(r, tokens);
+    const double d = plan_days(i);
     pt.add_row({plan_label(r.plan), std::to_string(r.gpus_used), reports::seconds_human(r.iteration_time_s),
                 fmt::format("{:.1f}", d), reports::percent(r.mfu),
                 reports::count_human(d * 24 * r.gpus_used),
@@ -380,6 +423,7 @@ void add_sweep_command(CLI::App& app, const GlobalOptions& global, Action* actio
   cmd->add_option("--out", o->out_dir, "Write sweep.md, sweep.csv, sweep.json, pareto.svg to DIR");
   add_cost_model_flags(cmd, &o->cost);
   add_pricing_flags(cmd, &o->pricing, /*list=*/false);
+  add_reliability_flags(cmd, &o->reliability, "Failures");
   cmd->callback([o, &global, action, cmd] {
     // The lists are usage errors when malformed; the grid is their product:
     // bound it before anything runs.

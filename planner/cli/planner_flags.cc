@@ -44,6 +44,7 @@ void add_planner_flags(CLI::App* app, PlannerFlags* o, const std::string& what) 
                       "validation errors) meets the deadline, e.g. 0.9")
       ->check(finite_in(0, 1, true));
   add_plan_space_flags(app, &o->space, what);
+  add_reliability_flags(app, &o->reliability, what);
   app->add_flag("--max-gpus-used", o->max_gpus_used,
                 p + "only plans that use as many of the GPUs as the layout allows");
   app->add_option("--threads", o->threads, p + "OpenMP threads (default: all cores)")
@@ -157,6 +158,7 @@ Status set_cluster_options(const PlannerFlags& flags, const simulator::Cluster& 
   LLMPLAN_RETURN_IF_ERROR(check_against_cluster(options->space, cluster, options->gpus).as_usage());
   options->band = time_band(cluster.gpu, flags.confidence);
   LLMPLAN_ASSIGN_OR_RETURN(options->cost_model, make_cost_model(cluster, flags.cost, notes));
+  LLMPLAN_ASSIGN_OR_RETURN(options->reliability, resolve_reliability(flags.reliability, cluster));
   return Status();
 }
 

@@ -12,6 +12,7 @@
 
 #include "planner/cli/command.h"
 #include "planner/cli/plan_space_flags.h"
+#include "planner/cli/reliability_flags.h"
 #include "planner/cli/sim_inputs.h"
 #include "planner/search/pricing.h"
 #include "planner/search/search.h"
@@ -46,6 +47,7 @@ struct PlannerFlags {
   bool progress = false;
   CostModelOptions cost;  // registered separately (add_cost_model_flags)
   PricingFlags pricing;   // registered separately (add_pricing_flags)
+  ReliabilityFlags reliability;  // failures and checkpoints (issue 28)
 };
 
 // Registers --cost-model (`list`: comma-separated, e.g. "cloud,owned"; else

@@ -1,5 +1,7 @@
 #include "planner/report/plan_report.h"
 
+#include "planner/report/failures_report.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -89,11 +91,11 @@ std::string fewer_gpus_text(const PlanReportView& v, const Candidate& c, const P
       why = fmt::format(
           "its layouts on more GPUs are slower: the fastest, {} on {} GPUs, needs {} days (fewer "
           "micro-batches per replica: a larger pipeline bubble; more communication)",
-          plan_label(wider->plan), wider->gpus_used, days_str(training_days(*wider, c.tokens)));
+          plan_label(wider->plan), wider->gpus_used, days_str(plan_days(v, *wider, c.tokens)));
     } else {
       why = fmt::format("its faster layouts on more GPUs (the fastest: {} on {} GPUs, {} days) cost more",
                         plan_label(wider->plan), wider->gpus_used,
-                        days_str(training_days(*wider, c.tokens)));
+                        days_str(plan_days(v, *wider, c.tokens)));
     }
   }
   return fmt::format("It uses {} of the {} GPUs: {}.\n\n", chosen.gpus_used, o.gpus, why);
@@ -294,6 +296,11 @@ const TimeBand& answer_band(const PlanReportView& v) {
   return r.best < 0 ? v.options.band : candidate_band(v, r.candidates[r.best]);
 }
 
+double plan_days(const PlanReportView& v, const PlanResult& p, double tokens) {
+  return deadline_days(v.result.candidates[p.shape].model, p, training_days(p, tokens), v.cluster,
+                       v.options);
+}
+
 double days_at_low(const PlanReportView& v, const Candidate& c) {
   const TimeBand& b = candidate_band(v, c);
   return b.known ? c.days * b.low_ratio : c.days;
@@ -352,7 +359,7 @@ std::vector<int> best_pareto(const PlanReportView& v) {
   for (int i = 0; i < static_cast<int>(r.plans.size()); ++i) {
     const PlanResult& p = r.plans[i];
     if (p.shape != r.best || !p.fits || !(p.tokens_per_s > 0)) continue;
-    const double d = training_days(p, c.tokens);
+    const double d = plan_days(v, p, c.tokens);
     idx.push_back(i);
     time.push_back(d);
     cost.push_back(d * 24.0 * p.gpus_used);  // GPU-hours (dollars when priced)
@@ -480,6 +487,7 @@ std::string plan_report_markdown(const PlanReportView& v) {
   } else {
     md += fmt::format("- Error band: unknown ({} has no validation data)\n", v.cluster.gpu.name);
   }
+  md += failures_assumption_line(v);
   for (const std::string& n : v.notes) md += "- " + n + "\n";
   md += "\n## Answer\n\n";
   // --family moe: the verdict first; when the dense answer has the lower
@@ -543,6 +551,7 @@ std::string plan_report_markdown(const PlanReportView& v) {
     }
   }
   md += training_objective_markdown(v);  // --tokens, --unique-tokens, --inference-tokens
+  md += failures_markdown(v);
   if (!v.caveats.empty()) {
     md += "## Caveats\n\n";
     for (const simulator::Caveat& c : v.caveats) md += "- " + c.text + " (`" + c.code + "`)\n";
@@ -665,7 +674,7 @@ std::string plan_report_markdown(const PlanReportView& v) {
                        "MFU (own precision's peak)", "model TFLOP/s per GPU", "GPU-hours", "cost"});
     for (int i : front) {
       const PlanResult& p = r.plans[i];
-      const double d = training_days(p, best.tokens);
+      const double d = plan_days(v, p, best.tokens);
       pt.add_row({plan_label(p.plan), std::to_string(p.gpus_used), seconds_human(p.iteration_time_s),
                   days_str(d), percent(p.mfu), percent(mfu_precision_peak(p, v.cluster.gpu)),
                   fmt::format("{:.0f}", model_tflops_per_gpu(p, v.cluster.gpu)),
@@ -748,6 +757,11 @@ std::string candidates_csv(const PlanReportView& v) {
                     "experts", "active_params", "precision", "cp", "ep", "etp",
                     "mfu_precision_peak", "model_tflops_per_gpu", "loss_low", "loss_high",
                     "loss_vs_answer"});
+  if (v.options.reliability.enabled) {  // issue 28's columns, appended
+    std::vector<std::string> header = t.header();
+    for (const std::string& h : failure_csv_header(v)) header.push_back(h);
+    t = reports::Table(header);
+  }
   for (int i = static_cast<int>(r.candidates.size()) - 1; i >= 0; --i) {
     const Candidate& c = r.candidates[i];
     const simulator::Model& m = c.model;
@@ -802,6 +816,7 @@ std::string candidates_csv(const PlanReportView& v) {
         c.best_plan >= 0 ? candidate_loss_interval(v.options.law, c) : scaling::LossInterval{};
     row.insert(row.end(), {in.known ? num(in.low) : "", in.known ? num(in.high) : "",
                            loss_vs_answer(v, i)});
+    for (const std::string& f : failure_csv_cells(v, c)) row.push_back(f);
     t.add_row(row);
   }
   return t.csv();
@@ -822,7 +837,7 @@ std::string plans_csv(const PlanReportView& v) {
         c.tokens > 0 ? c.tokens
                      : rule_tokens(v.options.tokens, v.options.law,
                                    c.active_params > 0 ? c.active_params : c.params);
-    const double d = training_days(p, tokens);
+    const double d = plan_days(v, p, tokens);
     t.add_row({c.model.name, num(c.params), std::to_string(c.model.num_layers),
                std::to_string(c.model.hidden_size), std::to_string(p.plan.tensor_parallel),
                std::to_string(p.plan.pipeline_parallel), std::to_string(p.plan.data_parallel),
@@ -898,13 +913,13 @@ std::string pareto_svg(const PlanReportView& v) {
   reports::PlotSeries all{"plans", reports::SeriesKind::kScatter, {}, {}, "#999"};
   for (const PlanResult& p : r.plans) {
     if (p.shape != r.best || !p.fits || !(p.tokens_per_s > 0)) continue;
-    const double d = training_days(p, c.tokens);
+    const double d = plan_days(v, p, c.tokens);
     all.x.push_back(d);
     all.y.push_back(d * 24 * p.gpus_used);
   }
   reports::PlotSeries front{"Pareto front", reports::SeriesKind::kLine, {}, {}, "#36c"};
   for (int i : best_pareto(v)) {
-    const double d = training_days(r.plans[i], c.tokens);
+    const double d = plan_days(v, r.plans[i], c.tokens);
     front.x.push_back(d);
     front.y.push_back(d * 24 * r.plans[i].gpus_used);
   }

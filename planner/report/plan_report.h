@@ -70,6 +70,9 @@ std::string training_objective_markdown(const PlanReportView& v);
 std::string candidates_csv(const PlanReportView& v);
 // Every simulated plan, raw numbers, units in the header.
 std::string plans_csv(const PlanReportView& v);
+// Days of `p` (a plan of v.result) to train `tokens`: expected wall-clock
+// days with failures (deadline_days), compute days with --no-interruptions.
+double plan_days(const PlanReportView& v, const PlanResult& p, double tokens);
 // Training days at the band's low and high quantiles (the point estimate
 // when the band is unknown).
 double days_at_low(const PlanReportView& v, const Candidate& c);

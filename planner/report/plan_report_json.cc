@@ -1,5 +1,7 @@
 #include "planner/report/plan_report_json.h"
 
+#include "planner/report/failures_report.h"
+
 #include <cmath>
 
 #include "planner/report/loss_verdict.h"
@@ -115,6 +117,8 @@ boost::json::object candidate_json(const PlanReportView& v, const SearchResult& 
       if ((p.caveats & bit) != 0) codes.emplace_back(simulator::caveat_code(static_cast<simulator::CaveatBit>(bit)));
     }
     o["caveats"] = codes;
+    // Failures (issue 28): the answer gets the full breakdown.
+    add_failures_json(v, r, c, &r == &v.result && i == r.best, &o);
   } else {
     o["plan"] = nullptr;
   }
@@ -270,7 +274,7 @@ boost::json::object plan_report_to_json(const PlanReportView& v) {
   for (int i : best_pareto(v)) {
     const PlanResult& p = r.plans[i];
     boost::json::object f = plan_json(p, r.candidates[r.best].model);
-    const double d = training_days(p, r.candidates[r.best].tokens);
+    const double d = plan_days(v, p, r.candidates[r.best].tokens);
     f["days"] = number(d);
     f["gpu_hours"] = number(d * 24 * p.gpus_used);
     f["cost_usd"] = v.cluster.usd_per_gpu_hour > 0 ? number(d * 24 * p.gpus_used * v.cluster.usd_per_gpu_hour) : nullptr;

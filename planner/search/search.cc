@@ -54,6 +54,15 @@ double training_cost_usd(const PlanResult& r, double days, double usd_per_gpu_ho
   return days * 24.0 * r.gpus_used * usd_per_gpu_hour;
 }
 
+double deadline_days(const Model& model, const PlanResult& r, double compute_days,
+                     const Cluster& cluster, const SearchOptions& options) {
+  if (!options.reliability.enabled) return compute_days;
+  const FailureCosts f = failure_costs(model, r.plan, cluster, options.reliability);
+  const double wall_s = expected_wall_s(f, compute_days * 86400.0);
+  // Never finishing stays training_days' 1e300 (reports print it as "inf").
+  return wall_s >= 1e300 ? 1e300 : wall_s / 86400.0;
+}
+
 std::vector<int> pareto_front(const std::vector<double>& time, const std::vector<double>& cost) {
   std::vector<int> idx(time.size());
   std::iota(idx.begin(), idx.end(), 0);
@@ -203,23 +212,44 @@ void select(const Cluster& cluster, const SearchOptions& options, SearchResult* 
     // Per active parameter (candidates built without it: all parameters).
     const double n_active = c.active_params > 0 ? c.active_params : c.params;
     const double ratio = confidence ? options.band.of(c.model, r.plan).confidence_ratio : 1.0;
-    double tokens, days, cost;
+    double tokens, days, cost, compute_days;
     bool in_time, in_budget;
+    // Interruptions (issue 28): days are wall-clock days (deadline_days),
+    // and hot spares are paid for too.
+    const bool failures = options.reliability.enabled;
+    const double spare_gpus =
+        failures ? static_cast<double>(options.reliability.checkpoint.spare_nodes) * cluster.gpus_per_node : 0;
     if (!trains_to_deadline(options)) {
       tokens = candidate_tokens(options, c.model, n_active);
-      days = training_days(r, tokens);
-      cost = training_cost_usd(r, days, price);
-      in_time = days * ratio <= options.days;
+      compute_days = training_days(r, tokens);
+      days = deadline_days(c.model, r, compute_days, cluster, options);
+      cost = training_cost_usd(r, days, price) + days * 24.0 * spare_gpus * price;
+      in_time = deadline_days(c.model, r, compute_days * ratio, cluster, options) <= options.days;
       in_budget = !budget || cost * ratio <= options.budget_usd;
-    } else {
+    } else if (!failures) {
       double seconds = options.days * 86400.0 / ratio;
       if (budget) {
         seconds = std::min(seconds, options.budget_usd / ratio / (price * r.gpus_used) * 3600.0);
       }
       tokens = seconds * r.tokens_per_s;
       days = training_days(r, tokens);
+      compute_days = days;
       cost = training_cost_usd(r, days, price);
       in_time = tokens >= n_active;  // at least one token per (active) parameter to count
+      in_budget = true;
+    } else {
+      // The most compute that fits the deadline (and budget) in wall time.
+      const FailureCosts f = failure_costs(c.model, r.plan, cluster, options.reliability);
+      double wall_s = options.days * 86400.0;
+      if (budget) {
+        wall_s = std::min(wall_s, options.budget_usd / (price * (r.gpus_used + spare_gpus)) * 3600.0);
+      }
+      const double seconds = compute_s_within(f, wall_s) / ratio;
+      tokens = seconds * r.tokens_per_s;
+      compute_days = training_days(r, tokens);
+      days = deadline_days(c.model, r, compute_days, cluster, options);
+      cost = training_cost_usd(r, days, price) + days * 24.0 * spare_gpus * price;
+      in_time = tokens >= n_active;
       in_budget = true;
     }
     const bool ok = in_time && in_budget;
@@ -234,6 +264,7 @@ void select(const Cluster& cluster, const SearchOptions& options, SearchResult* 
       c.best_plan = i;
       c.tokens = tokens;
       c.days = days;
+      c.compute_days = compute_days;
       c.cost_usd = cost;
       c.loss = objective_loss(options, c.model, n_active, std::max(tokens, 1.0));
       c.feasible = ok;

@@ -19,6 +19,7 @@
 #include "planner/search/objective.h"
 #include "planner/search/plan_space.h"
 #include "planner/search/pricing.h"
+#include "planner/search/reliability.h"
 #include "planner/search/shapes.h"
 #include "scaling/law.h"
 #include "simulator/cluster.h"
@@ -113,6 +114,10 @@ struct SearchOptions {
   Pricing pricing;
   // --tokens, --unique-tokens, --inference-tokens (objective.h); zero: off.
   TrainingObjective training;
+  // Failures, checkpoints and restarts (issue 28): when enabled, the
+  // deadline counts expected wall-clock days (deadline_days); disabled
+  // (--no-interruptions), wall days are compute days, as before.
+  Reliability reliability;
   // Called (from one thread at a time) after each batch of plans: done, total.
   std::function<void(long done, long total)> progress;
 };
@@ -140,7 +145,8 @@ struct Candidate {
   double active_params = 0;    // per token (= params for a dense model); tokens and 6 N D use it
   double tokens = 0;           // tokens it would train (rule or deadline-limited)
   int best_plan = -1;          // index into SearchResult::plans; -1: none fits
-  double days = 0;             // with the best plan
+  double days = 0;             // with the best plan: wall-clock days (deadline_days)
+  double compute_days = 0;     // the same without interruptions (tokens / tokens per s)
   double cost_usd = 0;
   double loss = 0;
   bool feasible = false;       // finishes by the deadline within the budget
@@ -194,6 +200,15 @@ double rule_tokens(const TokensRule& rule, const scaling::LossLaw& law, double p
 // Days and dollars to train `tokens` with `plan_result`.
 double training_days(const PlanResult& r, double tokens);
 double training_cost_usd(const PlanResult& r, double days, double usd_per_gpu_hour);
+
+// The days that count against the deadline for `compute_days` of training
+// with `r`: the expected wall-clock days including interruptions, restarts
+// and checkpoints when options.reliability is enabled, else compute_days.
+// The one place the deadline is tested from (select()). Provable pruning
+// relies on both: wall days >= compute days, and wall days increasing in
+// compute days (so in iteration time) -- see reliability.h.
+double deadline_days(const simulator::Model& model, const PlanResult& r, double compute_days,
+                     const simulator::Cluster& cluster, const SearchOptions& options);
 
 // Indices of the time-cost Pareto front of points (time[i], cost[i]): no other
 // point is at most as slow and as dear and strictly better in one. Sorted by

@@ -214,6 +214,14 @@ reports::FrontierCell frontier_cell(const Cluster& cluster, const SearchOptions&
   cell.experts = c.model.num_experts;
   cell.cost_usd = c.cost_usd;
   cell.gpu_days = p.gpus_used * c.days;
+  if (options.reliability.enabled) {  // issue 28: train_days are wall days
+    const Goodput g = goodput(c.model, p.plan, cluster, options.reliability, c.compute_days * 86400.0);
+    cell.failures = true;
+    cell.compute_days = c.compute_days;
+    cell.expected_interruptions = g.interruptions;
+    cell.goodput = g.goodput;
+    cell.checkpoint_interval_s = g.interval_s;
+  }
   for (const simulator::Caveat& cv :
        simulator::caveat_list(p.caveats, cluster.gpu, p.mfu, p.plan.precision)) {
     cell.caveats.push_back(cv.code);
@@ -448,6 +456,7 @@ Result<reports::FrontierTable> run_frontier(const FrontierStudy& study, const Pr
   }
   for (size_t c = 0; c < runs.size(); ++c) {
     const FrontierHardware& h = study.hardware[specs[c].hardware];
+    t.failures = t.failures || specs[c].options.reliability.enabled;
     reports::FrontierCell cell = frontier_cell(h.cluster, specs[c].options, runs[c].result());
     if (cell.found) {
       // The first model priced the search: its cost is the cell's own.

@@ -1,0 +1,187 @@
+// Failures, checkpoints and restarts (issue 28): how many times a training
+// job of a given size is interrupted, what each interruption costs (the work
+// since the last checkpoint, detection, rescheduling, process-group start-up,
+// checkpoint load, warm-up), what checkpointing costs, the checkpoint
+// interval that minimises the sum, and the wall-clock time that results.
+//
+// The model. Interruptions arrive as a Poisson process whose rate is the sum
+// of per-cause rates, each per unit of the job (a GPU, a node or a network
+// switch), so a job's rate grows with its size. The work W (compute seconds:
+// tokens / tokens per second) is cut into n equal segments of tau = W / n,
+// each followed by a checkpoint whose exposed cost is delta; an interruption
+// during a segment or its checkpoint loses the segment's progress and costs
+// a restart R (drawn by cause), after which the segment starts again. With
+// lambda the job's rate, the expected wall time of one segment is
+//   E(T) = (1/lambda + E[R]) (exp(lambda T) - 1),  T = tau + delta
+// (interruptions during a restart are not modelled: a restart is short next
+// to 1/lambda), and the expected wall time is n E(tau + delta) with n the
+// integer that minimises it: the exact optimum of E(tau + delta) / tau, near
+// Young/Daly's sqrt(2 delta M) (M = 1/lambda) when delta << M. Hence
+//   wall(W) >= W + n delta >= W, and wall(W) is increasing in W
+// (a minimum over n of increasing functions of W), which the planner's
+// pruning relies on.
+//
+// Everything here is pure and thread-safe; the Monte Carlo draws from a
+// counter-based generator indexed by trial, so it is deterministic.
+#ifndef LLMPLAN_PLANNER_SEARCH_RELIABILITY_H_
+#define LLMPLAN_PLANNER_SEARCH_RELIABILITY_H_
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "simulator/cluster.h"
+#include "simulator/model.h"
+#include "simulator/plan.h"
+#include "simulator/status.h"
+
+namespace llmplan::planner {
+
+enum class CauseScope { kGpu, kNode, kSwitch };
+
+// One cause of interruptions: its rate per unit (GPU, node or switch) per
+// day, and whether the fault takes hardware out (the restart then waits
+// for a replacement node: a hot spare or rescheduling).
+struct InterruptionCause {
+  std::string name;
+  CauseScope scope = CauseScope::kGpu;
+  double per_unit_day = 0;
+  bool hardware = false;
+  std::string source;
+};
+
+// The storage and restart figures (presets/interruptions.json's storage
+// and restart sections; flags override some).
+struct CheckpointSettings {
+  double write_bytes_per_s = 0;      // aggregate storage write bandwidth
+  double read_bytes_per_s = 0;       // aggregate storage read bandwidth
+  double node_bytes_per_s = 0;       // one node's storage traffic at most
+  double host_copy_bytes_per_s = 0;  // per GPU, device to host (async checkpoint)
+  double bytes_per_param = 14;       // checkpointed state per parameter
+  bool async = false;                // only the copy to host is exposed
+  double detection_s = 0, reschedule_s = 0, spare_swap_s = 0, node_repair_s = 0;
+  double init_base_s = 0, init_per_gpu_s = 0, warmup_s = 0;
+  int spare_nodes = 0;               // hot spare nodes (charged, not trained on)
+};
+
+// Everything the planner needs to turn compute time into wall time.
+// enabled == false: wall time is compute time (--no-interruptions).
+struct Reliability {
+  bool enabled = false;
+  std::vector<InterruptionCause> causes;
+  int gpus_per_switch = 32;
+  CheckpointSettings checkpoint;
+  // The GPU kind's rates are the H100 figures carried over (no source for it).
+  bool carried_over = false;
+  std::string source;  // where the causes come from (preset or file)
+};
+
+// A cause with the job's rate and what it cost.
+struct CauseCost {
+  std::string name;
+  double rate_per_s = 0;         // the job's rate from this cause
+  double restart_s = 0;          // the restart it costs
+  double interruptions = 0;      // expected count over the run
+  double lost_s = 0;             // expected wall time lost (rework + restart)
+};
+
+// The expected cost of failures for one plan and its compute time.
+struct Goodput {
+  bool enabled = false;
+  double compute_s = 0;          // W
+  double wall_s = 0;             // expected wall time (= W when disabled)
+  double goodput = 1;            // W / wall_s
+  double rate_per_s = 0;         // lambda, the job's interruption rate
+  double mtbi_s = 0;             // 1 / lambda (0 when lambda is 0)
+  double interruptions = 0;      // expected count
+  double checkpoint_bytes = 0;   // the whole checkpoint
+  double checkpoint_bytes_per_gpu = 0;  // the most one writer writes
+  double checkpoint_write_s = 0; // a synchronous write of it
+  double checkpoint_exposed_s = 0;  // delta: what stops training
+  double checkpoint_load_s = 0;
+  double young_daly_interval_s = 0;  // sqrt(2 delta M)
+  double interval_s = 0;         // tau, compute seconds between checkpoints
+  double checkpoints = 0;        // n
+  double checkpoint_overhead_s = 0;  // n delta
+  double mean_restart_s = 0;     // E[R]
+  double spare_shortfall = 0;    // P(no hot spare free when one is needed)
+  int spare_gpus = 0;
+  std::vector<CauseCost> causes;
+};
+
+// The job's size in units of each scope.
+struct JobSize {
+  double gpus = 0, nodes = 0, switches = 0;
+};
+JobSize job_size(int gpus_used, const simulator::Cluster& cluster, int gpus_per_switch);
+
+// Young/Daly's first-order optimum sqrt(2 delta M). REQUIRES: delta, M >= 0.
+double young_daly_interval_s(double delta_s, double mtbi_s);
+
+// The exact optimum segment length tau of E(tau + delta) / tau for rate
+// lambda > 0 and delta >= 0 (tau = x / lambda, (1 - x) exp(x + lambda delta) = 1).
+double optimal_interval_s(double rate_per_s, double delta_s);
+
+// Expected wall time of one segment of length T (E(T) above).
+double expected_segment_s(double rate_per_s, double mean_restart_s, double segment_s);
+
+// The per-plan constants of the wall-time model (rate, delta, E[R], tau*):
+// everything but the compute time, so that the search evaluates many
+// compute times (the loss objective's bisection) cheaply.
+struct FailureCosts {
+  bool enabled = false;
+  double rate_per_s = 0, delta_s = 0, mean_restart_s = 0, tau_opt_s = 0;
+};
+FailureCosts failure_costs(const simulator::Model& model, const simulator::Plan& plan,
+                           const simulator::Cluster& cluster, const Reliability& rel);
+
+// Expected wall seconds for compute seconds W (W when disabled); the number
+// of checkpoints n in *checkpoints when not null. Increasing in W, >= W.
+double expected_wall_s(const FailureCosts& f, double compute_s, double* checkpoints = nullptr);
+
+// The largest W with expected_wall_s(f, W) <= wall_s (bisection; W = wall_s
+// when disabled).
+double compute_s_within(const FailureCosts& f, double wall_s);
+
+// The full breakdown for the report (causes, checkpoint sizes and times).
+Goodput goodput(const simulator::Model& model, const simulator::Plan& plan,
+                const simulator::Cluster& cluster, const Reliability& rel, double compute_s);
+
+// The Monte Carlo's answer: wall-time quantiles over trials, each trial
+// drawing the simulator's error (a log-normal through the band's P10/P90
+// iteration-time ratios) and then the interruptions.
+struct WallDistribution {
+  int trials = 0;
+  uint64_t seed = 0;
+  double mean_s = 0, stderr_s = 0;   // of the trials' wall time
+  double p10_s = 0, p50_s = 0, p90_s = 0;
+  double mean_interruptions = 0;
+};
+struct BandRatios {
+  bool known = false;
+  double p_low = 0.1, p_high = 0.9, low_ratio = 1, high_ratio = 1;
+};
+inline constexpr uint64_t kMonteCarloSeed = 2407217830ULL;  // arbitrary, fixed
+inline constexpr int kMonteCarloTrials = 1000;
+WallDistribution monte_carlo(const Goodput& g, const BandRatios& band, int trials = kMonteCarloTrials,
+                             uint64_t seed = kMonteCarloSeed);
+
+// Parses an interruptions file (presets/interruptions.json's form; a user
+// file may give only "causes", each with "per_day" instead of "count").
+// `base` holds the defaults a file leaves out. InvalidArgument names the
+// file and the JSON path; unknown keys are errors.
+Result<Reliability> parse_interruptions(std::string_view text, const std::string& source_name,
+                                        const Reliability* base);
+
+// The built-in presets/interruptions.json for `gpu_name` (carried_over when
+// the GPU has no measured figures).
+Result<Reliability> builtin_reliability(const std::string& gpu_name);
+
+// The job's total rate per GPU-day for a job of `gpus_per_node`-GPU nodes
+// (per-node rates / gpus_per_node, per-switch / gpus_per_switch).
+double rate_per_gpu_day(const Reliability& rel, int gpus_per_node);
+
+}  // namespace llmplan::planner
+
+#endif  // LLMPLAN_PLANNER_SEARCH_RELIABILITY_H_
