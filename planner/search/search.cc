@@ -8,6 +8,7 @@
 #include <numeric>
 #include <set>
 
+#include "planner/search/prune.h"
 #include "planner/threads.h"
 #include "scaling/optimal.h"
 #include "simulator/memory.h"
@@ -170,28 +171,56 @@ SearchResult evaluate_shapes(const std::vector<Model>& models, const Cluster& cl
                        simulate_tasks(models, tasks, cluster, options));
 }
 
-void select(const Cluster& cluster, const SearchOptions& options, SearchResult* result) {
+PlanOutcome plan_outcome(const Candidate& c, const PlanResult& r, const Cluster& cluster,
+                         const SearchOptions& options) {
   const double price = cluster.usd_per_gpu_hour;
   const bool budget = options.budget_usd > 0 && price > 0;
   // Days that must meet the deadline: the point estimate times the plan's
   // band's ratio at the requested confidence (1 without --confidence).
   const bool confidence = options.band.confidence > 0;
+  // Per active parameter (candidates built without it: all parameters).
+  const double n_active = c.active_params > 0 ? c.active_params : c.params;
+  const double ratio = confidence ? options.band.of(c.model, r.plan).confidence_ratio : 1.0;
+  PlanOutcome out;
+  double tokens, days, cost;
+  bool in_time, in_budget;
+  if (options.objective == Objective::kLargest || options.pinned) {
+    tokens = rule_tokens(options.tokens, options.law, n_active);
+    days = training_days(r, tokens);
+    cost = training_cost_usd(r, days, price);
+    in_time = days * ratio <= options.days;
+    in_budget = !budget || cost * ratio <= options.budget_usd;
+  } else {
+    double seconds = options.days * 86400.0 / ratio;
+    if (budget) {
+      seconds = std::min(seconds, options.budget_usd / ratio / (price * r.gpus_used) * 3600.0);
+    }
+    tokens = seconds * r.tokens_per_s;
+    days = training_days(r, tokens);
+    cost = training_cost_usd(r, days, price);
+    in_time = tokens >= n_active;  // at least one token per (active) parameter to count
+    in_budget = true;
+  }
+  const bool ok = in_time && in_budget;
+  out.tokens = tokens;
+  out.days = days;
+  out.cost_usd = cost;
+  out.in_time = in_time;
+  // Score: feasible first, then fewest days (largest) / most tokens (loss),
+  // then cheapest; ties keep the earlier plan.
+  const double primary =
+      options.objective == Objective::kLargest || options.pinned ? -days : tokens;
+  out.score = PlanScore{ok ? 1 : 0, primary, -cost};
+  return out;
+}
+
+void select(const Cluster& cluster, const SearchOptions& options, SearchResult* result) {
   for (Candidate& c : result->candidates) {
     c.best_plan = -1;
     c.feasible = false;
     c.plans_fit = c.plans_in_time = c.plans_in_budget = 0;
   }
-  // (feasible, fewer days or more tokens, cheaper), compared lexicographically.
-  struct Score {
-    int ok = 0;
-    double primary = 0, neg_cost = 0;
-    bool operator<(const Score& o) const {
-      if (ok != o.ok) return ok < o.ok;
-      if (primary != o.primary) return primary < o.primary;
-      return neg_cost < o.neg_cost;
-    }
-  };
-  std::vector<Score> best_score(result->candidates.size());
+  std::vector<PlanScore> best_score(result->candidates.size());
   std::vector<int> simulated(result->candidates.size(), 0);
   for (int i = 0; i < static_cast<int>(result->plans.size()); ++i) {
     const PlanResult& r = result->plans[i];
@@ -199,36 +228,13 @@ void select(const Cluster& cluster, const SearchOptions& options, SearchResult* 
     if (!r.fits || !(r.tokens_per_s > 0)) continue;
     Candidate& c = result->candidates[r.shape];
     ++c.plans_fit;
-    // Per active parameter (candidates built without it: all parameters).
+    const PlanOutcome out = plan_outcome(c, r, cluster, options);
     const double n_active = c.active_params > 0 ? c.active_params : c.params;
-    const double ratio = confidence ? options.band.of(c.model, r.plan).confidence_ratio : 1.0;
-    double tokens, days, cost;
-    bool in_time, in_budget;
-    if (options.objective == Objective::kLargest || options.pinned) {
-      tokens = rule_tokens(options.tokens, options.law, n_active);
-      days = training_days(r, tokens);
-      cost = training_cost_usd(r, days, price);
-      in_time = days * ratio <= options.days;
-      in_budget = !budget || cost * ratio <= options.budget_usd;
-    } else {
-      double seconds = options.days * 86400.0 / ratio;
-      if (budget) {
-        seconds = std::min(seconds, options.budget_usd / ratio / (price * r.gpus_used) * 3600.0);
-      }
-      tokens = seconds * r.tokens_per_s;
-      days = training_days(r, tokens);
-      cost = training_cost_usd(r, days, price);
-      in_time = tokens >= n_active;  // at least one token per (active) parameter to count
-      in_budget = true;
-    }
-    const bool ok = in_time && in_budget;
-    c.plans_in_time += in_time ? 1 : 0;
+    const double tokens = out.tokens, days = out.days, cost = out.cost_usd;
+    const bool ok = out.score.ok == 1;
+    c.plans_in_time += out.in_time ? 1 : 0;
     c.plans_in_budget += ok ? 1 : 0;
-    // Score: feasible first, then fewest days (largest) / most tokens (loss),
-    // then cheapest; ties keep the earlier plan.
-    const double primary =
-        options.objective == Objective::kLargest || options.pinned ? -days : tokens;
-    const Score score{ok ? 1 : 0, primary, -cost};
+    const PlanScore& score = out.score;
     if (c.best_plan < 0 || best_score[r.shape] < score) {
       best_score[r.shape] = score;
       c.best_plan = i;
@@ -312,7 +318,9 @@ bool contains(const std::vector<Candidate>& cs, const Model& m) {
 
 Result<SearchRun> SearchRun::start(const Cluster& cluster, const SearchOptions& options) {
   LLMPLAN_ASSIGN_OR_RETURN(SearchRun run, first_step(cluster, options));
+  run.prune_ = pruning_unsafe_reason(options).empty();
   run.prepare(std::move(run.shapes_));
+  if (run.tasks_.empty()) run.end_stage();
   return run;
 }
 
@@ -439,14 +447,190 @@ Result<SearchRun> SearchRun::first_step(const Cluster& cluster, const SearchOpti
 
 void SearchRun::prepare(std::vector<Model> shapes) {
   shapes_ = std::move(shapes);
-  enumerate_step(shapes_, cluster_, options_, &step_candidates_, &tasks_);
+  StagePlans& st = stage_ == Stage::kFine ? fine_ : coarse_;
+  if (stage_ == Stage::kFine) has_fine_ = true;
+  st = StagePlans{};
+  st.shapes = shapes_;
+  enumerate_step(shapes_, cluster_, options_, &st.candidates, &st.all);
+  const int n = static_cast<int>(st.all.size());
+  st.results.assign(n, PlanResult{});
+  st.state.assign(n, 0);
+  st.order.assign(shapes_.size(), {});
+  if (prune_) {
+    // Each plan's outcome at its lower-bound time: the best it could score
+    // (plan_outcome is non-decreasing in tokens per second). No bound
+    // (0): ok = 2, above any real score, so it is never pruned.
+    st.optimistic.assign(n, PlanOutcome{});
+    for (int i = 0; i < n; ++i) {
+      const PlanTask& t = st.all[i];
+      const double bound_s = iteration_time_lower_bound_s(shapes_[t.shape], t.plan, cluster_);
+      PlanOutcome& o = st.optimistic[i];
+      if (!(bound_s > 0)) {
+        o.score.ok = 2;
+        o.in_time = true;
+        continue;
+      }
+      PlanResult r;
+      r.shape = t.shape;
+      r.plan = t.plan;
+      r.gpus_used = t.plan.world_size();
+      r.fits = true;
+      r.iteration_time_s = bound_s;
+      r.tokens_per_s = static_cast<double>(t.plan.global_batch_size) *
+                       shapes_[t.shape].seq_length / bound_s;
+      o = plan_outcome(st.candidates[t.shape], r, cluster_, options_);
+    }
+  }
+  for (int i = 0; i < n; ++i) st.order[st.all[i].shape].push_back(i);
+  if (prune_) {
+    for (std::vector<int>& order : st.order) {
+      std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
+        return st.optimistic[b].score < st.optimistic[a].score;
+      });
+    }
+  }
+  next_round();
+}
+
+void SearchRun::next_round() {
+  StagePlans& st = stage_ == Stage::kFine ? fine_ : coarse_;
+  round_.clear();
+  tasks_.clear();
+  if (!prune_) {
+    if (st.round++ == 0) {
+      for (int i = 0; i < static_cast<int>(st.all.size()); ++i) round_.push_back(i);
+    }
+  } else {
+    // Up to 2^(round+1) plans per shape, best optimistic score first. A plan
+    // is pruned when its optimistic score is below the shape's best
+    // simulated score (it cannot become the shape's best plan) and it
+    // cannot change what the report counts of the shape beyond the counts:
+    // a plan that could be in time is kept while no simulated plan is
+    // (Candidate::why), and the naive model's plans while they could be
+    // faster than its fastest fitting one (the baseline's days).
+    const size_t chunk = size_t{2} << std::min(st.round, 20);
+    ++st.round;
+    for (int s = 0; s < static_cast<int>(st.shapes.size()); ++s) {
+      const Candidate& c = st.candidates[s];
+      bool have = false, any_in_time = false;
+      PlanScore incumbent;
+      double fastest = 0;
+      for (int i : st.order[s]) {
+        if (st.state[i] != 1) continue;
+        const PlanResult& r = st.results[i];
+        if (!r.fits || !(r.tokens_per_s > 0)) continue;
+        const PlanOutcome out = plan_outcome(c, r, cluster_, options_);
+        if (!have || incumbent < out.score) incumbent = out.score;
+        have = true;
+        any_in_time = any_in_time || out.in_time;
+        fastest = std::max(fastest, r.tokens_per_s);
+      }
+      const bool naive = stage_ == Stage::kCoarse && st.shapes[s] == naive_model_;
+      size_t taken = 0;
+      for (int i : st.order[s]) {
+        if (st.state[i] != 0) continue;
+        const PlanOutcome& o = st.optimistic[i];
+        if (have && o.score < incumbent && (any_in_time || !o.in_time)) {
+          const double bound_tps =
+              static_cast<double>(st.all[i].plan.global_batch_size) * st.shapes[s].seq_length /
+              iteration_time_lower_bound_s(st.shapes[s], st.all[i].plan, cluster_);
+          if (!naive || bound_tps <= fastest) {
+            st.state[i] = o.score.ok < incumbent.ok ? 2 : 3;
+            continue;
+          }
+        }
+        if (taken < chunk) {
+          round_.push_back(i);
+          ++taken;
+        }
+      }
+    }
+    std::sort(round_.begin(), round_.end());
+  }
+  for (int i : round_) tasks_.push_back(st.all[i]);
+}
+
+SearchResult SearchRun::stage_result(const StagePlans& st) const {
+  std::vector<PlanTask> tasks;
+  std::vector<PlanResult> results;
+  for (int i = 0; i < static_cast<int>(st.all.size()); ++i) {
+    if (st.state[i] != 1) continue;
+    tasks.push_back(st.all[i]);
+    results.push_back(st.results[i]);
+  }
+  return assemble_step(st.candidates, tasks, results);
+}
+
+bool SearchRun::complete_answer() {
+  if (!prune_ || result_.best < 0) return false;
+  const Model& m = result_.candidates[result_.best].model;
+  for (StagePlans* st : {&coarse_, &fine_}) {
+    if (st == &fine_ && !has_fine_) continue;
+    for (int s = 0; s < static_cast<int>(st->shapes.size()); ++s) {
+      if (!(st->shapes[s] == m)) continue;
+      round_.clear();
+      tasks_.clear();
+      for (int i : st->order[s]) {
+        if (st->state[i] >= 2) round_.push_back(i);
+      }
+      if (round_.empty()) return false;
+      std::sort(round_.begin(), round_.end());
+      for (int i : round_) tasks_.push_back(st->all[i]);
+      complete_ = st;
+      shapes_ = st->shapes;
+      stage_ = Stage::kComplete;
+      return true;
+    }
+  }
+  return false;
+}
+
+void SearchRun::rebuild() {
+  SearchResult r = stage_result(coarse_);
+  r.naive_flops = result_.naive_flops;
+  r.naive_params = result_.naive_params;
+  r.naive_tokens = result_.naive_tokens;
+  r.naive_candidate = -1;
+  for (int i = 0; i < static_cast<int>(coarse_.shapes.size()); ++i) {
+    if (coarse_.shapes[i] == naive_model_) r.naive_candidate = i;
+  }
+  r.naive_off_grid = result_.naive_off_grid;
+  merge(SearchResult{}, &r);
+  if (has_fine_) merge(stage_result(fine_), &r);
+  select(cluster_, options_, &r);
+  result_ = std::move(r);
 }
 
 void SearchRun::advance(const std::vector<PlanResult>& results) {
-  SearchResult step = assemble_step(std::move(step_candidates_), tasks_, results);
+  StagePlans& st = stage_ == Stage::kComplete ? *complete_
+                   : stage_ == Stage::kFine   ? fine_
+                                              : coarse_;
+  for (size_t k = 0; k < round_.size(); ++k) {
+    const int i = round_[k];
+    PlanResult& r = st.results[i];
+    r = results[k];
+    r.shape = st.all[i].shape;
+    r.plan = st.all[i].plan;
+    r.gpus_used = r.plan.world_size();
+    st.state[i] = 1;
+  }
+  if (stage_ == Stage::kComplete) {
+    rebuild();
+    finish();
+    return;
+  }
+  next_round();
+  if (!tasks_.empty()) return;
+  end_stage();
+}
+
+void SearchRun::end_stage() {
+  const StagePlans& st = stage_ == Stage::kFine ? fine_ : coarse_;
+  SearchResult step = stage_result(st);
   if (stage_ == Stage::kFine) {
     merge(std::move(step), &result_);
     select(cluster_, options_, &result_);
+    if (complete_answer()) return;
     finish();
     return;
   }
@@ -514,13 +698,24 @@ void SearchRun::advance(const std::vector<PlanResult>& results) {
     if (!fine.empty()) {
       stage_ = Stage::kFine;
       prepare(std::move(fine));
+      if (!tasks_.empty()) return;
+      end_stage();
       return;
     }
   }
+  if (complete_answer()) return;
   finish();
 }
 
 void SearchRun::finish() {
+  result_.pruning_off = prune_ ? "" : pruning_unsafe_reason(options_);
+  result_.plans_pruned_deadline = result_.plans_pruned_incumbent = 0;
+  for (const StagePlans* st : {&coarse_, &fine_}) {
+    for (char state : st->state) {
+      result_.plans_pruned_deadline += state == 2 ? 1 : 0;
+      result_.plans_pruned_incumbent += state == 3 ? 1 : 0;
+    }
+  }
   // Naive simulated days: its fastest fitting plan for the naive tokens.
   result_.naive_days = 0;
   for (const PlanResult& r : result_.plans) {

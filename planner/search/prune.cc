@@ -1,0 +1,45 @@
+#include "planner/search/prune.h"
+
+#include <algorithm>
+
+#include "planner/search/search.h"
+
+namespace llmplan::planner {
+
+using simulator::Precision;
+
+double best_compute_rate_flops_per_s(const simulator::Plan& plan, const simulator::GpuSpec& gpu) {
+  const simulator::RooflineConstants& k = gpu.roofline;
+  // 16-bit kernels: GEMMs and flash attention (bf16 or fp16 peak).
+  const double peak16 = std::max(gpu.peak_bf16_flops, gpu.peak_fp16_flops);
+  double rate = peak16 * std::max(k.gemm_efficiency, k.flash_attention_efficiency);
+  if (simulator::low_precision(plan.precision)) {
+    // FP8 (and NVFP4) plans: their linear layers may run in either low
+    // precision; counting both keeps the bound a bound.
+    rate = std::max(rate, gpu.peak_fp8_flops * k.fp8_gemm_efficiency);
+    rate = std::max(rate, gpu.peak_fp4_flops * k.fp4_gemm_efficiency);
+  }
+  return rate;
+}
+
+double iteration_time_lower_bound_s(const simulator::Model& model, const simulator::Plan& plan,
+                                    const simulator::Cluster& cluster) {
+  const double rate = best_compute_rate_flops_per_s(plan, cluster.gpu);
+  const double world = static_cast<double>(plan.world_size());
+  if (!(rate > 0) || !(world > 0)) return 0.0;
+  const double flops = model.model_flops_per_step(plan.global_batch_size);
+  const double compute_s = flops / (world * rate);
+  const double overhead_s = std::max(0.0, cluster.gpu.roofline.iteration_overhead_s);
+  return std::max(0.0, compute_s) + overhead_s;
+}
+
+std::string pruning_unsafe_reason(const SearchOptions& options) {
+  if (options.exhaustive) return "--exhaustive";
+  if (options.cost_model) return "a measured cost model (--profile / --allreduce-lut) has no proven ceiling";
+  if (options.objective != Objective::kLargest && options.objective != Objective::kLoss) {
+    return "the objective's score is not proven monotone in tokens per second";
+  }
+  return "";
+}
+
+}  // namespace llmplan::planner
