@@ -160,6 +160,15 @@ boost::json::object plan_report_to_json(const PlanReportView& v) {
   o["naive"] = naive;
   o["candidates_evaluated"] = static_cast<int64_t>(r.candidates.size());
   o["plans_evaluated"] = r.plans_evaluated;
+  {
+    // Issue 30: how many plans the lower bound proved unable to matter.
+    boost::json::object pruning;
+    pruning["exhaustive"] = !r.pruning_off.empty();
+    if (!r.pruning_off.empty()) pruning["why_exhaustive"] = r.pruning_off;
+    pruning["pruned_deadline"] = r.plans_pruned_deadline;
+    pruning["pruned_incumbent"] = r.plans_pruned_incumbent;
+    o["pruning"] = pruning;
+  }
   o["gpus"] = opt.gpus;
   o["days"] = opt.days;
   o["cluster"] = v.cluster.name;
