@@ -11,6 +11,7 @@
 #include <string>
 
 #include "simulator/cluster.h"
+#include "simulator/cost_model.h"
 #include "simulator/model.h"
 #include "simulator/plan.h"
 
@@ -47,6 +48,26 @@ double best_compute_rate_flops_per_s(const simulator::Plan& plan, const simulato
 // preset model and many plans (tests/planner/prune_test.cc).
 double iteration_time_lower_bound_s(const simulator::Model& model, const simulator::Plan& plan,
                                     const simulator::Cluster& cluster);
+
+// A tighter lower bound from one lowered model chunk (simulator/lowering.h,
+// the roofline `cost`), in seconds:
+//
+//   T >= m x (forward_s + backward_s of chunk j) + iteration_overhead_s
+//
+// with m = B / (d b) micro-batches per replica, the backward as its B and W
+// passes under a split-backward schedule (ZB-H1), and j = 1 when the plan
+// has three or more chunks (a middle one), else the last. Proof: every
+// micro-batch runs through every chunk; the pass durations are the ones the
+// simulator's engine runs back to back on the compute stream of the stage
+// holding chunk j (simulate_fast.cc, simulate_graph.cc), so that stage is
+// busy at least m x (forward + backward) of chunk j, whatever the schedule,
+// and the iteration ends no earlier than its stage ends, plus the
+// iteration overhead. 0 when the plan is invalid. One chunk's lowering,
+// about a third of simulate()'s set-up; the search computes it only for
+// plans the FLOP bound did not already rule out.
+double lowered_lower_bound_s(const simulator::Model& model, const simulator::Plan& plan,
+                             const simulator::Cluster& cluster,
+                             const simulator::CostModel& roofline);
 
 // Whether the search may prune with the bound under `options`: "" when it
 // may, otherwise why not (the search then simulates every plan, as

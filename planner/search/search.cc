@@ -12,6 +12,7 @@
 #include "planner/threads.h"
 #include "scaling/optimal.h"
 #include "simulator/memory.h"
+#include "simulator/roofline.h"
 #include "simulator/simulate.h"
 
 namespace llmplan::planner {
@@ -319,6 +320,7 @@ bool contains(const std::vector<Candidate>& cs, const Model& m) {
 Result<SearchRun> SearchRun::start(const Cluster& cluster, const SearchOptions& options) {
   LLMPLAN_ASSIGN_OR_RETURN(SearchRun run, first_step(cluster, options));
   run.prune_ = pruning_unsafe_reason(options).empty();
+  if (run.prune_) run.roofline_ = std::make_shared<simulator::Roofline>(cluster);
   run.prepare(std::move(run.shapes_));
   if (run.tasks_.empty()) run.end_stage();
   return run;
@@ -457,28 +459,14 @@ void SearchRun::prepare(std::vector<Model> shapes) {
   st.state.assign(n, 0);
   st.order.assign(shapes_.size(), {});
   if (prune_) {
-    // Each plan's outcome at its lower-bound time: the best it could score
-    // (plan_outcome is non-decreasing in tokens per second). No bound
-    // (0): ok = 2, above any real score, so it is never pruned.
+    // The FLOP bound of every plan first (cheap); the lowered bound later,
+    // for plans it does not rule out (next_round).
     st.optimistic.assign(n, PlanOutcome{});
+    st.bound_s.assign(n, 0.0);
+    st.lowered.assign(n, 0);
     for (int i = 0; i < n; ++i) {
-      const PlanTask& t = st.all[i];
-      const double bound_s = iteration_time_lower_bound_s(shapes_[t.shape], t.plan, cluster_);
-      PlanOutcome& o = st.optimistic[i];
-      if (!(bound_s > 0)) {
-        o.score.ok = 2;
-        o.in_time = true;
-        continue;
-      }
-      PlanResult r;
-      r.shape = t.shape;
-      r.plan = t.plan;
-      r.gpus_used = t.plan.world_size();
-      r.fits = true;
-      r.iteration_time_s = bound_s;
-      r.tokens_per_s = static_cast<double>(t.plan.global_batch_size) *
-                       shapes_[t.shape].seq_length / bound_s;
-      o = plan_outcome(st.candidates[t.shape], r, cluster_, options_);
+      st.bound_s[i] = iteration_time_lower_bound_s(shapes_[st.all[i].shape], st.all[i].plan, cluster_);
+      set_optimistic(st, i);
     }
   }
   for (int i = 0; i < n; ++i) st.order[st.all[i].shape].push_back(i);
@@ -490,6 +478,29 @@ void SearchRun::prepare(std::vector<Model> shapes) {
     }
   }
   next_round();
+}
+
+void SearchRun::set_optimistic(StagePlans& st, int i) const {
+  // The plan's outcome at its lower-bound time: the best it could score
+  // (plan_outcome is non-decreasing in tokens per second). No bound (0):
+  // ok = 2, above any real score, so it is never pruned.
+  const PlanTask& t = st.all[i];
+  PlanOutcome& o = st.optimistic[i];
+  const double bound_s = st.bound_s[i];
+  if (!(bound_s > 0)) {
+    o = PlanOutcome{};
+    o.score.ok = 2;
+    o.in_time = true;
+    return;
+  }
+  PlanResult r;
+  r.shape = t.shape;
+  r.plan = t.plan;
+  r.gpus_used = t.plan.world_size();
+  r.fits = true;
+  r.iteration_time_s = bound_s;
+  r.tokens_per_s = static_cast<double>(t.plan.global_batch_size) * st.shapes[t.shape].seq_length / bound_s;
+  o = plan_outcome(st.candidates[t.shape], r, cluster_, options_);
 }
 
 void SearchRun::next_round() {
@@ -507,42 +518,65 @@ void SearchRun::next_round() {
     // cannot change what the report counts of the shape beyond the counts:
     // a plan that could be in time is kept while no simulated plan is
     // (Candidate::why), and the naive model's plans while they could be
-    // faster than its fastest fitting one (the baseline's days).
+    // faster than its fastest fitting one (the baseline's days). A plan the
+    // FLOP bound keeps gets the tighter lowered bound before it is taken.
     const size_t chunk = size_t{2} << std::min(st.round, 20);
     ++st.round;
-    for (int s = 0; s < static_cast<int>(st.shapes.size()); ++s) {
+    const int shapes = static_cast<int>(st.shapes.size());
+    std::vector<char> have(shapes, 0), any_in_time(shapes, 0);
+    std::vector<PlanScore> incumbent(shapes);
+    std::vector<double> fastest(shapes, 0.0);
+    for (int s = 0; s < shapes; ++s) {
       const Candidate& c = st.candidates[s];
-      bool have = false, any_in_time = false;
-      PlanScore incumbent;
-      double fastest = 0;
       for (int i : st.order[s]) {
         if (st.state[i] != 1) continue;
         const PlanResult& r = st.results[i];
         if (!r.fits || !(r.tokens_per_s > 0)) continue;
         const PlanOutcome out = plan_outcome(c, r, cluster_, options_);
-        if (!have || incumbent < out.score) incumbent = out.score;
-        have = true;
-        any_in_time = any_in_time || out.in_time;
-        fastest = std::max(fastest, r.tokens_per_s);
+        if (!have[s] || incumbent[s] < out.score) incumbent[s] = out.score;
+        have[s] = 1;
+        any_in_time[s] = any_in_time[s] || out.in_time;
+        fastest[s] = std::max(fastest[s], r.tokens_per_s);
       }
-      const bool naive = stage_ == Stage::kCoarse && st.shapes[s] == naive_model_;
-      size_t taken = 0;
-      for (int i : st.order[s]) {
-        if (st.state[i] != 0) continue;
-        const PlanOutcome& o = st.optimistic[i];
-        if (have && o.score < incumbent && (any_in_time || !o.in_time)) {
-          const double bound_tps =
-              static_cast<double>(st.all[i].plan.global_batch_size) * st.shapes[s].seq_length /
-              iteration_time_lower_bound_s(st.shapes[s], st.all[i].plan, cluster_);
-          if (!naive || bound_tps <= fastest) {
-            st.state[i] = o.score.ok < incumbent.ok ? 2 : 3;
-            continue;
+    }
+    for (;;) {
+      std::vector<int> to_lower;
+      round_.clear();
+      for (int s = 0; s < shapes; ++s) {
+        const bool naive = stage_ == Stage::kCoarse && st.shapes[s] == naive_model_;
+        size_t taken = 0;
+        for (int i : st.order[s]) {
+          if (st.state[i] != 0) continue;
+          const PlanOutcome& o = st.optimistic[i];
+          if (have[s] && o.score < incumbent[s] && (any_in_time[s] || !o.in_time)) {
+            const double bound_tps = st.bound_s[i] > 0
+                                         ? static_cast<double>(st.all[i].plan.global_batch_size) *
+                                               st.shapes[s].seq_length / st.bound_s[i]
+                                         : 1e300;
+            if (!naive || bound_tps <= fastest[s]) {
+              st.state[i] = o.score.ok < incumbent[s].ok ? 2 : 3;
+              continue;
+            }
           }
-        }
-        if (taken < chunk) {
-          round_.push_back(i);
+          if (taken >= chunk) continue;
           ++taken;
+          (st.lowered[i] ? round_ : to_lower).push_back(i);
         }
+      }
+      if (to_lower.empty()) break;
+      const long nl = static_cast<long>(to_lower.size());
+      std::vector<double> lowered(nl, 0.0);
+      const int threads = loop_threads(options_.threads, omp_get_max_threads(), nl);
+#pragma omp parallel for schedule(dynamic, 4) num_threads(threads)
+      for (long k = 0; k < nl; ++k) {
+        const PlanTask& t = st.all[to_lower[k]];
+        lowered[k] = lowered_lower_bound_s(st.shapes[t.shape], t.plan, cluster_, *roofline_);
+      }
+      for (long k = 0; k < nl; ++k) {
+        const int i = to_lower[k];
+        st.lowered[i] = 1;
+        st.bound_s[i] = std::max(st.bound_s[i], lowered[k]);
+        set_optimistic(st, i);
       }
     }
     std::sort(round_.begin(), round_.end());

@@ -294,6 +294,8 @@ class SearchRun {
     std::vector<PlanResult> results;    // by index into `all`
     std::vector<char> state;            // 0 pending, 1 simulated, 2 pruned (deadline), 3 pruned (incumbent)
     std::vector<PlanOutcome> optimistic;  // plan_outcome at the lower-bound time
+    std::vector<double> bound_s;          // the lower bound on its iteration time (0: none)
+    std::vector<char> lowered;            // bound_s includes lowered_lower_bound_s
     std::vector<std::vector<int>> order;  // per shape: indices into `all`, best optimistic first
     int round = 0;
   };
@@ -308,6 +310,8 @@ class SearchRun {
   // The next round of the current stage's plans into tasks_ (empty: the
   // stage is complete); prunes what the incumbents rule out.
   void next_round();
+  // st.optimistic[i] from st.bound_s[i].
+  void set_optimistic(StagePlans& st, int i) const;
   // The current stage's simulated plans as a step result (plan-space order).
   SearchResult stage_result(const StagePlans& st) const;
   // After the stages: the answer's shape gets every plan simulated (its
@@ -328,6 +332,7 @@ class SearchRun {
   std::vector<Candidate> step_candidates_;
   std::vector<PlanTask> tasks_;
   bool prune_ = false;
+  std::shared_ptr<const simulator::CostModel> roofline_;  // the bounds' cost model (prune_)
   StagePlans coarse_, fine_;
   bool has_fine_ = false;
   std::vector<int> round_;   // indices into the current stage's `all` of tasks_

@@ -16,8 +16,8 @@ work=${2:-$(mktemp -d)}
 mkdir -p "$work"
 questions=(
   "--gpus 1024 --days 30 --gpu a100-80gb"
-  "--family llama --gpus 512 --days 60 --gpu h100-sxm --objective loss"
-  "--family moe --gpus 512 --days 30 --gpu h100-sxm"
+  "--family llama --gpus 256 --days 60 --gpu h100-sxm --objective loss"
+  "--family moe --gpus 64 --days 5 --gpu h100-sxm"
   "--family llama --gpus 256 --days 20 --gpu b200 --budget-usd 2000000"
   "--gpus 512 --days 14 --gpu a100-80gb --objective loss --budget-usd 1500000"
   "--model llama3-70b --gpus 1024 --days 30 --gpu h100-sxm"
