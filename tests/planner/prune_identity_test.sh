@@ -83,4 +83,15 @@ if best is not None:
 sys.exit(0 if ok else 1)
 PY
 done
+# A frontier study (its searches share simulations through SearchRun): the
+# same table, only the reuse line (simulation counts) and the command differ.
+f="frontier --gpus 64,128 --days 7,30 --gpu a100-80gb,h100-sxm --threads 2"
+norm_f='/Reuse: /d; /^Command: /d'
+# shellcheck disable=SC2086
+"$bin" $f > "$work/frontier-pruned.md"
+# shellcheck disable=SC2086
+"$bin" $f --exhaustive > "$work/frontier-exhaustive.md"
+if ! diff <(sed -E "$norm_f" "$work/frontier-pruned.md") <(sed -E "$norm_f" "$work/frontier-exhaustive.md"); then
+  echo "FAIL [$f]: the frontier differs"; fail=1
+fi
 exit $fail
