@@ -49,6 +49,10 @@ void add_planner_flags(CLI::App* app, PlannerFlags* o, const std::string& what) 
                 p + "only plans that use as many of the GPUs as the layout allows");
   app->add_option("--threads", o->threads, p + "OpenMP threads (default: all cores)")
       ->check(int_in(0, kMaxThreads));
+  app->add_flag("--exhaustive", o->exhaustive,
+                p + "simulate every plan of every shape: no pruning with the iteration-time lower "
+                    "bound (the answer, its plans and every candidate's best plan are the same; "
+                    "plans.csv then lists every plan)");
   app->add_flag("--progress", o->progress,
                 "Progress lines on stderr also when it is not a terminal (a log, a pipe)");
 }
@@ -105,6 +109,7 @@ Result<SearchOptions> planner_search_options(const PlannerFlags& o,
   s.space.all_gpus_only = o.max_gpus_used;
   if (o.threads < 0) return Status::invalid_argument("--threads must be >= 0");
   s.threads = o.threads;
+  s.exhaustive = o.exhaustive;
   {
     auto family = parse_family(o.family);
     if (!family.ok()) return family.status().as_usage();

@@ -45,6 +45,7 @@ struct PlannerFlags {
   bool max_gpus_used = false;
   int threads = 0;
   bool progress = false;
+  bool exhaustive = false;  // --exhaustive (SearchOptions::exhaustive)
   CostModelOptions cost;  // registered separately (add_cost_model_flags)
   PricingFlags pricing;   // registered separately (add_pricing_flags)
   ReliabilityFlags reliability;  // failures and checkpoints (issue 28)

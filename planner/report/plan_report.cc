@@ -719,6 +719,14 @@ std::string plan_report_markdown(const PlanReportView& v) {
   }
   md += fmt::format("{} candidate shapes and {} plans simulated.\n\n", r.candidates.size(),
                     r.plans_evaluated);
+  if (r.pruning_off.empty()) {
+    md += fmt::format(
+        "Pruned without simulation (an iteration-time lower bound proved they cannot be their "
+        "model's best plan; the answer's model had every plan simulated; `--exhaustive` "
+        "simulates all): {} whose bound misses the deadline or budget, {} that cannot beat their "
+        "model's best plan.\n\n",
+        r.plans_pruned_deadline, r.plans_pruned_incumbent);
+  }
   if (!v.command_line.empty()) md += "Command: `" + command_line_text(v.command_line) + "`\n";
   md += "Version: " + version_line("llmplan") + "\n";
   return md;

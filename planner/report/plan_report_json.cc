@@ -183,6 +183,15 @@ boost::json::object plan_report_to_json(const PlanReportView& v) {
   o["naive"] = naive;
   o["candidates_evaluated"] = static_cast<int64_t>(r.candidates.size());
   o["plans_evaluated"] = r.plans_evaluated;
+  {
+    // Issue 30: how many plans the lower bound proved unable to matter.
+    boost::json::object pruning;
+    pruning["exhaustive"] = !r.pruning_off.empty();
+    if (!r.pruning_off.empty()) pruning["why_exhaustive"] = r.pruning_off;
+    pruning["pruned_deadline"] = r.plans_pruned_deadline;
+    pruning["pruned_incumbent"] = r.plans_pruned_incumbent;
+    o["pruning"] = pruning;
+  }
   o["gpus"] = opt.gpus;
   o["days"] = opt.days;
   o["cluster"] = v.cluster.name;
@@ -290,7 +299,10 @@ boost::json::object plan_report_to_json(const PlanReportView& v) {
     boost::json::object dc;
     dc["family"] = "llama";
     dc["law"] = v.dense_options->law.name;
-    dc["best"] = d.best >= 0 ? boost::json::value(candidate_json(v, d, d.best)) : nullptr;
+    // The dense search's own view: its candidates' best_plan index its
+    // plans (their band), not the MoE result's.
+    const PlanReportView dense_view{v.cluster, *v.dense_options, d, v.dense_options->law.name, {}, nullptr, {}, {}};
+    dc["best"] = d.best >= 0 ? boost::json::value(candidate_json(dense_view, d, d.best)) : nullptr;
     dc["candidates_evaluated"] = static_cast<int64_t>(d.candidates.size());
     dc["plans_evaluated"] = d.plans_evaluated;
     dc["loss_difference"] =

@@ -8,9 +8,11 @@
 #include <numeric>
 #include <set>
 
+#include "planner/search/prune.h"
 #include "planner/threads.h"
 #include "scaling/optimal.h"
 #include "simulator/memory.h"
+#include "simulator/roofline.h"
 #include "simulator/simulate.h"
 
 namespace llmplan::planner {
@@ -180,28 +182,79 @@ SearchResult evaluate_shapes(const std::vector<Model>& models, const Cluster& cl
                        simulate_tasks(models, tasks, cluster, options));
 }
 
-void select(const Cluster& cluster, const SearchOptions& options, SearchResult* result) {
+PlanOutcome plan_outcome(const Candidate& c, const PlanResult& r, const Cluster& cluster,
+                         const SearchOptions& options) {
   const double price = cluster.usd_per_gpu_hour;
   const bool budget = options.budget_usd > 0 && price > 0;
   // Days that must meet the deadline: the point estimate times the plan's
   // band's ratio at the requested confidence (1 without --confidence).
   const bool confidence = options.band.confidence > 0;
+  // Per active parameter (candidates built without it: all parameters).
+  const double n_active = c.active_params > 0 ? c.active_params : c.params;
+  const double ratio = confidence ? options.band.of(c.model, r.plan).confidence_ratio : 1.0;
+  PlanOutcome out;
+  double tokens, days, cost, compute_days;
+  bool in_time, in_budget;
+  // Interruptions (issue 28): days are wall-clock days (deadline_days),
+  // and hot spares are paid for too.
+  const bool failures = options.reliability.enabled;
+  const double spare_gpus =
+      failures ? static_cast<double>(options.reliability.checkpoint.spare_nodes) * cluster.gpus_per_node : 0;
+  if (!trains_to_deadline(options)) {
+    // A token count fixed before the plan (the rule, --tokens, the
+    // --inference-tokens target): days grow with the iteration time.
+    tokens = candidate_tokens(options, c.model, n_active);
+    compute_days = training_days(r, tokens);
+    days = deadline_days(c.model, r, compute_days, cluster, options);
+    cost = training_cost_usd(r, days, price) + days * 24.0 * spare_gpus * price;
+    in_time = deadline_days(c.model, r, compute_days * ratio, cluster, options) <= options.days;
+    in_budget = !budget || cost * ratio <= options.budget_usd;
+  } else if (!failures) {
+    double seconds = options.days * 86400.0 / ratio;
+    if (budget) {
+      seconds = std::min(seconds, options.budget_usd / ratio / (price * r.gpus_used) * 3600.0);
+    }
+    tokens = seconds * r.tokens_per_s;
+    days = training_days(r, tokens);
+    compute_days = days;
+    cost = training_cost_usd(r, days, price);
+    in_time = tokens >= n_active;  // at least one token per (active) parameter to count
+    in_budget = true;
+  } else {
+    // The most compute that fits the deadline (and budget) in wall time.
+    const FailureCosts f = failure_costs(c.model, r.plan, cluster, options.reliability);
+    double wall_s = options.days * 86400.0;
+    if (budget) {
+      wall_s = std::min(wall_s, options.budget_usd / (price * (r.gpus_used + spare_gpus)) * 3600.0);
+    }
+    const double seconds = compute_s_within(f, wall_s) / ratio;
+    tokens = seconds * r.tokens_per_s;
+    compute_days = training_days(r, tokens);
+    days = deadline_days(c.model, r, compute_days, cluster, options);
+    cost = training_cost_usd(r, days, price) + days * 24.0 * spare_gpus * price;
+    in_time = tokens >= n_active;
+    in_budget = true;
+  }
+  const bool ok = in_time && in_budget;
+  out.tokens = tokens;
+  out.days = days;
+  out.compute_days = compute_days;
+  out.cost_usd = cost;
+  out.in_time = in_time;
+  // Score: feasible first, then fewest days (fixed tokens) / most tokens
+  // (trained to the deadline), then cheapest; ties keep the earlier plan.
+  const double primary = !trains_to_deadline(options) ? -days : tokens;
+  out.score = PlanScore{ok ? 1 : 0, primary, -cost};
+  return out;
+}
+
+void select(const Cluster& cluster, const SearchOptions& options, SearchResult* result) {
   for (Candidate& c : result->candidates) {
     c.best_plan = -1;
     c.feasible = false;
     c.plans_fit = c.plans_in_time = c.plans_in_budget = 0;
   }
-  // (feasible, fewer days or more tokens, cheaper), compared lexicographically.
-  struct Score {
-    int ok = 0;
-    double primary = 0, neg_cost = 0;
-    bool operator<(const Score& o) const {
-      if (ok != o.ok) return ok < o.ok;
-      if (primary != o.primary) return primary < o.primary;
-      return neg_cost < o.neg_cost;
-    }
-  };
-  std::vector<Score> best_score(result->candidates.size());
+  std::vector<PlanScore> best_score(result->candidates.size());
   std::vector<int> simulated(result->candidates.size(), 0);
   for (int i = 0; i < static_cast<int>(result->plans.size()); ++i) {
     const PlanResult& r = result->plans[i];
@@ -209,62 +262,19 @@ void select(const Cluster& cluster, const SearchOptions& options, SearchResult* 
     if (!r.fits || !(r.tokens_per_s > 0)) continue;
     Candidate& c = result->candidates[r.shape];
     ++c.plans_fit;
-    // Per active parameter (candidates built without it: all parameters).
+    const PlanOutcome out = plan_outcome(c, r, cluster, options);
     const double n_active = c.active_params > 0 ? c.active_params : c.params;
-    const double ratio = confidence ? options.band.of(c.model, r.plan).confidence_ratio : 1.0;
-    double tokens, days, cost, compute_days;
-    bool in_time, in_budget;
-    // Interruptions (issue 28): days are wall-clock days (deadline_days),
-    // and hot spares are paid for too.
-    const bool failures = options.reliability.enabled;
-    const double spare_gpus =
-        failures ? static_cast<double>(options.reliability.checkpoint.spare_nodes) * cluster.gpus_per_node : 0;
-    if (!trains_to_deadline(options)) {
-      tokens = candidate_tokens(options, c.model, n_active);
-      compute_days = training_days(r, tokens);
-      days = deadline_days(c.model, r, compute_days, cluster, options);
-      cost = training_cost_usd(r, days, price) + days * 24.0 * spare_gpus * price;
-      in_time = deadline_days(c.model, r, compute_days * ratio, cluster, options) <= options.days;
-      in_budget = !budget || cost * ratio <= options.budget_usd;
-    } else if (!failures) {
-      double seconds = options.days * 86400.0 / ratio;
-      if (budget) {
-        seconds = std::min(seconds, options.budget_usd / ratio / (price * r.gpus_used) * 3600.0);
-      }
-      tokens = seconds * r.tokens_per_s;
-      days = training_days(r, tokens);
-      compute_days = days;
-      cost = training_cost_usd(r, days, price);
-      in_time = tokens >= n_active;  // at least one token per (active) parameter to count
-      in_budget = true;
-    } else {
-      // The most compute that fits the deadline (and budget) in wall time.
-      const FailureCosts f = failure_costs(c.model, r.plan, cluster, options.reliability);
-      double wall_s = options.days * 86400.0;
-      if (budget) {
-        wall_s = std::min(wall_s, options.budget_usd / (price * (r.gpus_used + spare_gpus)) * 3600.0);
-      }
-      const double seconds = compute_s_within(f, wall_s) / ratio;
-      tokens = seconds * r.tokens_per_s;
-      compute_days = training_days(r, tokens);
-      days = deadline_days(c.model, r, compute_days, cluster, options);
-      cost = training_cost_usd(r, days, price) + days * 24.0 * spare_gpus * price;
-      in_time = tokens >= n_active;
-      in_budget = true;
-    }
-    const bool ok = in_time && in_budget;
-    c.plans_in_time += in_time ? 1 : 0;
+    const double tokens = out.tokens, days = out.days, cost = out.cost_usd;
+    const bool ok = out.score.ok == 1;
+    c.plans_in_time += out.in_time ? 1 : 0;
     c.plans_in_budget += ok ? 1 : 0;
-    // Score: feasible first, then fewest days (largest) / most tokens (loss),
-    // then cheapest; ties keep the earlier plan.
-    const double primary = !trains_to_deadline(options) ? -days : tokens;
-    const Score score{ok ? 1 : 0, primary, -cost};
+    const PlanScore& score = out.score;
     if (c.best_plan < 0 || best_score[r.shape] < score) {
       best_score[r.shape] = score;
       c.best_plan = i;
       c.tokens = tokens;
       c.days = days;
-      c.compute_days = compute_days;
+      c.compute_days = out.compute_days;
       c.cost_usd = cost;
       c.loss = objective_loss(options, c.model, n_active, std::max(tokens, 1.0));
       c.feasible = ok;
@@ -340,7 +350,10 @@ bool contains(const std::vector<Candidate>& cs, const Model& m) {
 
 Result<SearchRun> SearchRun::start(const Cluster& cluster, const SearchOptions& options) {
   LLMPLAN_ASSIGN_OR_RETURN(SearchRun run, first_step(cluster, options));
+  run.prune_ = pruning_unsafe_reason(options).empty();
+  if (run.prune_) run.roofline_ = std::make_shared<simulator::Roofline>(cluster);
   run.prepare(std::move(run.shapes_));
+  if (run.tasks_.empty()) run.end_stage();
   return run;
 }
 
@@ -482,14 +495,222 @@ Result<SearchRun> SearchRun::first_step(const Cluster& cluster, const SearchOpti
 
 void SearchRun::prepare(std::vector<Model> shapes) {
   shapes_ = std::move(shapes);
-  enumerate_step(shapes_, cluster_, options_, &step_candidates_, &tasks_);
+  StagePlans& st = stage_ == Stage::kFine ? fine_ : coarse_;
+  if (stage_ == Stage::kFine) has_fine_ = true;
+  st = StagePlans{};
+  st.shapes = shapes_;
+  enumerate_step(shapes_, cluster_, options_, &st.candidates, &st.all);
+  const int n = static_cast<int>(st.all.size());
+  st.results.assign(n, PlanResult{});
+  st.state.assign(n, 0);
+  st.order.assign(shapes_.size(), {});
+  if (prune_) {
+    // The FLOP bound of every plan first (cheap); the lowered bound later,
+    // for plans it does not rule out (next_round).
+    st.optimistic.assign(n, PlanOutcome{});
+    st.bound_s.assign(n, 0.0);
+    st.lowered.assign(n, 0);
+    for (int i = 0; i < n; ++i) {
+      st.bound_s[i] = iteration_time_lower_bound_s(shapes_[st.all[i].shape], st.all[i].plan, cluster_);
+      set_optimistic(st, i);
+    }
+  }
+  for (int i = 0; i < n; ++i) st.order[st.all[i].shape].push_back(i);
+  if (prune_) {
+    for (std::vector<int>& order : st.order) {
+      std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
+        return st.optimistic[b].score < st.optimistic[a].score;
+      });
+    }
+  }
+  next_round();
+}
+
+void SearchRun::set_optimistic(StagePlans& st, int i) const {
+  // The plan's outcome at its lower-bound time: the best it could score
+  // (plan_outcome is non-decreasing in tokens per second). No bound (0):
+  // ok = 2, above any real score, so it is never pruned.
+  const PlanTask& t = st.all[i];
+  PlanOutcome& o = st.optimistic[i];
+  const double bound_s = st.bound_s[i];
+  if (!(bound_s > 0)) {
+    o = PlanOutcome{};
+    o.score.ok = 2;
+    o.in_time = true;
+    return;
+  }
+  PlanResult r;
+  r.shape = t.shape;
+  r.plan = t.plan;
+  r.gpus_used = t.plan.world_size();
+  r.fits = true;
+  r.iteration_time_s = bound_s;
+  r.tokens_per_s = static_cast<double>(t.plan.global_batch_size) * st.shapes[t.shape].seq_length / bound_s;
+  o = plan_outcome(st.candidates[t.shape], r, cluster_, options_);
+}
+
+void SearchRun::next_round() {
+  StagePlans& st = stage_ == Stage::kFine ? fine_ : coarse_;
+  round_.clear();
+  tasks_.clear();
+  if (!prune_) {
+    if (st.round++ == 0) {
+      for (int i = 0; i < static_cast<int>(st.all.size()); ++i) round_.push_back(i);
+    }
+  } else {
+    // Up to 2^(round+1) plans per shape, best optimistic score first. A plan
+    // is pruned when its optimistic score is below the shape's best
+    // simulated score (it cannot become the shape's best plan) and it
+    // cannot change what the report counts of the shape beyond the counts:
+    // a plan that could be in time is kept while no simulated plan is
+    // (Candidate::why), and the naive model's plans while they could be
+    // faster than its fastest fitting one (the baseline's days). A plan the
+    // FLOP bound keeps gets the tighter lowered bound before it is taken.
+    const size_t chunk = size_t{2} << std::min(st.round, 20);
+    ++st.round;
+    const int shapes = static_cast<int>(st.shapes.size());
+    std::vector<char> have(shapes, 0), any_in_time(shapes, 0);
+    std::vector<PlanScore> incumbent(shapes);
+    std::vector<double> fastest(shapes, 0.0);
+    for (int s = 0; s < shapes; ++s) {
+      const Candidate& c = st.candidates[s];
+      for (int i : st.order[s]) {
+        if (st.state[i] != 1) continue;
+        const PlanResult& r = st.results[i];
+        if (!r.fits || !(r.tokens_per_s > 0)) continue;
+        const PlanOutcome out = plan_outcome(c, r, cluster_, options_);
+        if (!have[s] || incumbent[s] < out.score) incumbent[s] = out.score;
+        have[s] = 1;
+        any_in_time[s] = any_in_time[s] || out.in_time;
+        fastest[s] = std::max(fastest[s], r.tokens_per_s);
+      }
+    }
+    for (;;) {
+      std::vector<int> to_lower;
+      round_.clear();
+      for (int s = 0; s < shapes; ++s) {
+        const bool naive = stage_ == Stage::kCoarse && st.shapes[s] == naive_model_;
+        size_t taken = 0;
+        for (int i : st.order[s]) {
+          if (st.state[i] != 0) continue;
+          const PlanOutcome& o = st.optimistic[i];
+          if (have[s] && o.score < incumbent[s] && (any_in_time[s] || !o.in_time)) {
+            const double bound_tps = st.bound_s[i] > 0
+                                         ? static_cast<double>(st.all[i].plan.global_batch_size) *
+                                               st.shapes[s].seq_length / st.bound_s[i]
+                                         : 1e300;
+            if (!naive || bound_tps <= fastest[s]) {
+              st.state[i] = o.score.ok < incumbent[s].ok ? 2 : 3;
+              continue;
+            }
+          }
+          if (taken >= chunk) continue;
+          ++taken;
+          (st.lowered[i] ? round_ : to_lower).push_back(i);
+        }
+      }
+      if (to_lower.empty()) break;
+      const long nl = static_cast<long>(to_lower.size());
+      std::vector<double> lowered(nl, 0.0);
+      const int threads = loop_threads(options_.threads, omp_get_max_threads(), nl);
+#pragma omp parallel for schedule(dynamic, 4) num_threads(threads)
+      for (long k = 0; k < nl; ++k) {
+        const PlanTask& t = st.all[to_lower[k]];
+        lowered[k] = lowered_lower_bound_s(st.shapes[t.shape], t.plan, cluster_, *roofline_);
+      }
+      for (long k = 0; k < nl; ++k) {
+        const int i = to_lower[k];
+        st.lowered[i] = 1;
+        st.bound_s[i] = std::max(st.bound_s[i], lowered[k]);
+        set_optimistic(st, i);
+      }
+    }
+    std::sort(round_.begin(), round_.end());
+  }
+  for (int i : round_) tasks_.push_back(st.all[i]);
+}
+
+SearchResult SearchRun::stage_result(const StagePlans& st) const {
+  std::vector<PlanTask> tasks;
+  std::vector<PlanResult> results;
+  for (int i = 0; i < static_cast<int>(st.all.size()); ++i) {
+    if (st.state[i] != 1) continue;
+    tasks.push_back(st.all[i]);
+    results.push_back(st.results[i]);
+  }
+  return assemble_step(st.candidates, tasks, results);
+}
+
+bool SearchRun::complete_answer() {
+  if (!prune_ || result_.best < 0) return false;
+  const Model& m = result_.candidates[result_.best].model;
+  for (StagePlans* st : {&coarse_, &fine_}) {
+    if (st == &fine_ && !has_fine_) continue;
+    for (int s = 0; s < static_cast<int>(st->shapes.size()); ++s) {
+      if (!(st->shapes[s] == m)) continue;
+      round_.clear();
+      tasks_.clear();
+      for (int i : st->order[s]) {
+        if (st->state[i] >= 2) round_.push_back(i);
+      }
+      if (round_.empty()) return false;
+      std::sort(round_.begin(), round_.end());
+      for (int i : round_) tasks_.push_back(st->all[i]);
+      complete_ = st;
+      shapes_ = st->shapes;
+      stage_ = Stage::kComplete;
+      return true;
+    }
+  }
+  return false;
+}
+
+void SearchRun::rebuild() {
+  SearchResult r = stage_result(coarse_);
+  r.naive_flops = result_.naive_flops;
+  r.naive_params = result_.naive_params;
+  r.naive_tokens = result_.naive_tokens;
+  r.naive_candidate = -1;
+  for (int i = 0; i < static_cast<int>(coarse_.shapes.size()); ++i) {
+    if (coarse_.shapes[i] == naive_model_) r.naive_candidate = i;
+  }
+  r.naive_off_grid = result_.naive_off_grid;
+  merge(SearchResult{}, &r);
+  if (has_fine_) merge(stage_result(fine_), &r);
+  select(cluster_, options_, &r);
+  result_ = std::move(r);
 }
 
 void SearchRun::advance(const std::vector<PlanResult>& results) {
-  SearchResult step = assemble_step(std::move(step_candidates_), tasks_, results);
+  StagePlans& st = stage_ == Stage::kComplete ? *complete_
+                   : stage_ == Stage::kFine   ? fine_
+                                              : coarse_;
+  for (size_t k = 0; k < round_.size(); ++k) {
+    const int i = round_[k];
+    PlanResult& r = st.results[i];
+    r = results[k];
+    r.shape = st.all[i].shape;
+    r.plan = st.all[i].plan;
+    r.gpus_used = r.plan.world_size();
+    st.state[i] = 1;
+  }
+  if (stage_ == Stage::kComplete) {
+    rebuild();
+    finish();
+    return;
+  }
+  next_round();
+  if (!tasks_.empty()) return;
+  end_stage();
+}
+
+void SearchRun::end_stage() {
+  const StagePlans& st = stage_ == Stage::kFine ? fine_ : coarse_;
+  SearchResult step = stage_result(st);
   if (stage_ == Stage::kFine) {
     merge(std::move(step), &result_);
     select(cluster_, options_, &result_);
+    if (complete_answer()) return;
     finish();
     return;
   }
@@ -560,13 +781,24 @@ void SearchRun::advance(const std::vector<PlanResult>& results) {
     if (!fine.empty()) {
       stage_ = Stage::kFine;
       prepare(std::move(fine));
+      if (!tasks_.empty()) return;
+      end_stage();
       return;
     }
   }
+  if (complete_answer()) return;
   finish();
 }
 
 void SearchRun::finish() {
+  result_.pruning_off = prune_ ? "" : pruning_unsafe_reason(options_);
+  result_.plans_pruned_deadline = result_.plans_pruned_incumbent = 0;
+  for (const StagePlans* st : {&coarse_, &fine_}) {
+    for (char state : st->state) {
+      result_.plans_pruned_deadline += state == 2 ? 1 : 0;
+      result_.plans_pruned_incumbent += state == 3 ? 1 : 0;
+    }
+  }
   // Naive simulated days: its fastest fitting plan for the naive tokens.
   result_.naive_days = 0;
   for (const PlanResult& r : result_.plans) {

@@ -120,6 +120,9 @@ struct SearchOptions {
   Reliability reliability;
   // Called (from one thread at a time) after each batch of plans: done, total.
   std::function<void(long done, long total)> progress;
+  // --exhaustive: simulate every plan of every shape (no pruning with the
+  // iteration-time lower bound, planner/search/prune.h).
+  bool exhaustive = false;
 };
 
 // One simulated plan of one model.
@@ -167,6 +170,32 @@ struct Candidate {
   double lifetime_flops = 0;   // --inference-tokens: 6 N D + 2 N T (N active)
 };
 
+// A plan's rank within its shape (select()): feasible first, then fewest
+// days (largest, pinned) / most tokens (loss), then cheapest; compared
+// lexicographically.
+struct PlanScore {
+  int ok = 0;
+  double primary = 0, neg_cost = 0;
+  bool operator<(const PlanScore& o) const {
+    if (ok != o.ok) return ok < o.ok;
+    if (primary != o.primary) return primary < o.primary;
+    return neg_cost < o.neg_cost;
+  }
+};
+
+// What select() makes of one fitting plan of candidate `c`: tokens, days,
+// cost, the deadline test and the score. Non-decreasing in r.tokens_per_s
+// (the pruning's bound relies on it: planner/search/prune.h); every
+// deadline and budget comparison of the search goes through here.
+struct PlanOutcome {
+  double tokens = 0, days = 0, cost_usd = 0;
+  double compute_days = 0;  // days without interruptions (issue 28); = days when off
+  bool in_time = false;
+  PlanScore score;
+};
+PlanOutcome plan_outcome(const Candidate& c, const PlanResult& r, const simulator::Cluster& cluster,
+                         const SearchOptions& options);
+
 struct SearchResult {
   std::vector<Candidate> candidates;   // ascending params
   std::vector<PlanResult> plans;       // every simulated plan
@@ -182,6 +211,15 @@ struct SearchResult {
   bool pinned = false;                 // SearchOptions::pinned: best is the pinned model if any plan fits
   // --inference-tokens: the compute-optimal answer matched (objective.h).
   InferenceReference inference_reference;
+  // Pruning (planner/search/prune.h): "" when the lower bound was used,
+  // otherwise why every plan was simulated (pruning_unsafe_reason).
+  std::string pruning_off;
+  // Plans enumerated but never simulated, by the bound that proved them
+  // unable to be their shape's best plan: their lower-bound time already
+  // misses the deadline or the budget while the shape has a feasible plan
+  // (deadline), or cannot beat the shape's best simulated plan (incumbent).
+  long plans_pruned_deadline = 0;
+  long plans_pruned_incumbent = 0;
 };
 
 // Largest --tokens-per-param: far above any run so far (Llama 3 8B had about
@@ -271,7 +309,21 @@ class SearchRun {
   const SearchResult& result() const { return result_; }
 
  private:
-  enum class Stage { kCoarse, kFine, kDone };
+  enum class Stage { kCoarse, kFine, kComplete, kDone };
+  // One stage's plans (the coarse grid, the refinement) while they are
+  // simulated in rounds, best lower bound first (planner/search/prune.h).
+  struct StagePlans {
+    std::vector<simulator::Model> shapes;
+    std::vector<Candidate> candidates;
+    std::vector<PlanTask> all;          // every enumerated plan, plan-space order
+    std::vector<PlanResult> results;    // by index into `all`
+    std::vector<char> state;            // 0 pending, 1 simulated, 2 pruned (deadline), 3 pruned (incumbent)
+    std::vector<PlanOutcome> optimistic;  // plan_outcome at the lower-bound time
+    std::vector<double> bound_s;          // the lower bound on its iteration time (0: none)
+    std::vector<char> lowered;            // bound_s includes lowered_lower_bound_s
+    std::vector<std::vector<int>> order;  // per shape: indices into `all`, best optimistic first
+    int round = 0;
+  };
   SearchRun(const simulator::Cluster& cluster, const SearchOptions& options)
       : cluster_(cluster), options_(options) {}
   // start() without prepare(): validated, the naive baseline and the coarse
@@ -280,6 +332,20 @@ class SearchRun {
                                       const SearchOptions& options);
   void prepare(std::vector<simulator::Model> shapes);
   void finish();
+  // The next round of the current stage's plans into tasks_ (empty: the
+  // stage is complete); prunes what the incumbents rule out.
+  void next_round();
+  // st.optimistic[i] from st.bound_s[i].
+  void set_optimistic(StagePlans& st, int i) const;
+  // The current stage's simulated plans as a step result (plan-space order).
+  SearchResult stage_result(const StagePlans& st) const;
+  // After the stages: the answer's shape gets every plan simulated (its
+  // Pareto front and plots); false when nothing is left to simulate.
+  bool complete_answer();
+  // result_ from the stages' simulated plans (the same merges and selects
+  // as the exhaustive path).
+  void rebuild();
+  void end_stage();
 
   simulator::Cluster cluster_;
   SearchOptions options_;
@@ -290,6 +356,12 @@ class SearchRun {
   std::vector<simulator::Model> shapes_;
   std::vector<Candidate> step_candidates_;
   std::vector<PlanTask> tasks_;
+  bool prune_ = false;
+  std::shared_ptr<const simulator::CostModel> roofline_;  // the bounds' cost model (prune_)
+  StagePlans coarse_, fine_;
+  bool has_fine_ = false;
+  std::vector<int> round_;   // indices into the current stage's `all` of tasks_
+  StagePlans* complete_ = nullptr;  // kComplete: the stage holding the answer's shape
 };
 
 // Fills each candidate's tokens/best plan/days/cost/loss/feasibility and

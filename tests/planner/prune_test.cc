@@ -1,0 +1,190 @@
+// The search's pruning (planner/search/prune.h): the iteration-time lower
+// bound never exceeds the simulated time, and the pruned search returns the
+// exhaustive search's answer, candidates and the answer's plans.
+#include "planner/search/prune.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <memory>
+#include <random>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "planner/search/search.h"
+#include "presets/catalog.h"
+#include "simulator/roofline.h"
+#include "simulator/simulate.h"
+
+namespace llmplan::planner {
+namespace {
+
+const presets::Catalog& catalog() {
+  static const presets::Catalog c = presets::Catalog::builtin().value();
+  return c;
+}
+
+std::vector<std::string> model_presets() {
+  std::vector<std::string> names;
+  for (const presets::PresetInfo& p : catalog().list()) {
+    if (p.kind == presets::PresetKind::kModel) names.push_back(p.name);
+  }
+  return names;
+}
+
+// Every plan of `plans` simulated: the bound is at most the simulated time
+// (the bounds carry their own rounding slack). Returns how many were checked.
+int check_plans(const simulator::Model& m, const std::vector<simulator::Plan>& plans,
+                const simulator::Cluster& cluster, double* worst_ratio) {
+  int checked = 0;
+  for (const simulator::Plan& p : plans) {
+    auto rep = simulator::simulate(m, p, cluster);
+    if (!rep.ok()) continue;
+    const double bound = iteration_time_lower_bound_s(m, p, cluster);
+    EXPECT_GT(bound, 0) << m.name;
+    EXPECT_LE(bound, rep.value().iteration_time_s)
+        << m.name << " on " << cluster.name << " t" << p.tensor_parallel << " p"
+        << p.pipeline_parallel << " d" << p.data_parallel << " v" << p.virtual_stages;
+    const simulator::Roofline roofline(cluster);
+    const double lowered = lowered_lower_bound_s(m, p, cluster, roofline);
+    EXPECT_GT(lowered, 0) << m.name;
+    EXPECT_LE(lowered, rep.value().iteration_time_s)
+        << m.name << " on " << cluster.name << " t" << p.tensor_parallel << " p"
+        << p.pipeline_parallel << " d" << p.data_parallel << " v" << p.virtual_stages
+        << " schedule " << static_cast<int>(p.schedule) << " zero " << p.zero_stage;
+    *worst_ratio = std::max(*worst_ratio, lowered / rep.value().iteration_time_s);
+    ++checked;
+  }
+  return checked;
+}
+
+// Every preset model on A100, H100, B200 and GB200 NVL72 clusters, a spread
+// of its automatic plans plus the same layouts under ZB-H1, interleaving and
+// ZeRO 2/3 where they apply.
+TEST(IterationTimeLowerBound, AtMostSimulatedOnEveryPresetModel) {
+  int checked = 0;
+  double worst = 0;
+  for (const char* cluster_name : {"dgx-a100-80gb", "dgx-h100", "dgx-b200", "gb200-nvl72"}) {
+    const simulator::Cluster cluster = catalog().cluster(cluster_name).value();
+    for (const std::string& name : model_presets()) {
+      const simulator::Model m = catalog().model(name).value();
+      PlanSpace space;
+      space.global_batch_tokens = {4194304.0};
+      space.schedule = {simulator::Schedule::kOneFOneB, simulator::Schedule::kZbH1};
+      space.zero_stage = {1, 3};
+      space.recompute = {simulator::Recompute::kNone, simulator::Recompute::kFull};
+      std::vector<simulator::Plan> all = enumerate_plans(m, cluster, 512, space);
+      std::vector<simulator::Plan> some;
+      const size_t step = std::max<size_t>(1, all.size() / 8);
+      for (size_t i = 0; i < all.size(); i += step) some.push_back(all[i]);
+      checked += check_plans(m, some, cluster, &worst);
+    }
+  }
+  EXPECT_GT(checked, 300);
+  if (std::getenv("LLMPLAN_PRINT_BOUND")) std::printf("checked %d worst bound/sim %.3f\n", checked, worst);
+}
+
+// Random dense and MoE shapes of the families' templates, random plans of
+// their automatic space on 64-1024 GPUs: both bounds at most the simulated
+// time (a fixed seed: the same cases every run).
+TEST(IterationTimeLowerBound, AtMostSimulatedOnRandomShapesAndPlans) {
+  std::mt19937 rng(30);
+  const char* clusters[] = {"dgx-a100-80gb", "dgx-h100", "dgx-b200", "gb200-nvl72"};
+  int checked = 0;
+  double worst = 0;
+  for (int k = 0; k < 40; ++k) {
+    const simulator::Cluster cluster = catalog().cluster(clusters[rng() % 4]).value();
+    const double params = std::exp(std::uniform_real_distribution<double>(std::log(2e8), std::log(4e11))(rng));
+    const bool moe = rng() % 3 == 0;
+    const simulator::Model m =
+        moe ? moe_shape_for_active(params / 8, family_template(Family::kMoe),
+                                   moe_shape_configs()[rng() % moe_shape_configs().size()])
+            : shape_for_params(params, family_template(rng() % 2 ? Family::kGpt : Family::kLlama));
+    PlanSpace space;
+    space.global_batch_tokens = {std::ldexp(1.0, 20 + static_cast<int>(rng() % 5))};
+    space.schedule = {simulator::Schedule::kOneFOneB, simulator::Schedule::kZbH1};
+    const int gpus = 64 << (rng() % 5);
+    std::vector<simulator::Plan> all = enumerate_plans(m, cluster, gpus, space);
+    if (all.empty()) continue;
+    std::vector<simulator::Plan> some;
+    for (int j = 0; j < 4; ++j) some.push_back(all[rng() % all.size()]);
+    checked += check_plans(m, some, cluster, &worst);
+  }
+  EXPECT_GT(checked, 60);
+}
+
+SearchOptions options(double days, Objective objective, Family family) {
+  SearchOptions o;
+  o.gpus = 64;
+  o.days = days;
+  o.objective = objective;
+  o.family = family;
+  o.shape_template = family_template(family);
+  o.law = catalog().law(family == Family::kMoe ? "clark-moe" : "chinchilla").value();
+  o.threads = 2;
+  return o;
+}
+
+// The pruned search against --exhaustive: the same answer, every
+// candidate's best plan and its numbers, the answer's plans; simulated plus
+// pruned plans are every enumerated plan; fewer simulations.
+TEST(PrunedSearch, SameAnswerAsExhaustive) {
+  const simulator::Cluster cluster = catalog().cluster("dgx-h100").value();
+  for (const SearchOptions& base :
+       {options(10, Objective::kLargest, Family::kGpt), options(20, Objective::kLoss, Family::kLlama)}) {
+    SearchOptions ex = base;
+    ex.exhaustive = true;
+    const SearchResult a = search(cluster, base).value();
+    const SearchResult b = search(cluster, ex).value();
+    EXPECT_TRUE(a.pruning_off.empty());
+    EXPECT_EQ(b.pruning_off, "--exhaustive");
+    EXPECT_EQ(b.plans_pruned_deadline + b.plans_pruned_incumbent, 0);
+    EXPECT_EQ(a.plans_evaluated + a.plans_pruned_deadline + a.plans_pruned_incumbent,
+              b.plans_evaluated);
+    EXPECT_LT(a.plans_evaluated, b.plans_evaluated);
+    ASSERT_EQ(a.best, b.best);
+    ASSERT_GE(a.best, 0);
+    ASSERT_EQ(a.candidates.size(), b.candidates.size());
+    for (size_t s = 0; s < a.candidates.size(); ++s) {
+      const Candidate& x = a.candidates[s];
+      const Candidate& y = b.candidates[s];
+      EXPECT_EQ(x.model, y.model);
+      EXPECT_EQ(x.feasible, y.feasible) << s;
+      EXPECT_EQ(x.why, y.why) << s;
+      EXPECT_EQ(x.days, y.days) << s;
+      EXPECT_EQ(x.cost_usd, y.cost_usd) << s;
+      EXPECT_EQ(x.loss, y.loss) << s;
+      ASSERT_EQ(x.best_plan >= 0, y.best_plan >= 0);
+      if (x.best_plan >= 0) {
+        EXPECT_EQ(a.plans[x.best_plan].plan, b.plans[y.best_plan].plan) << s;
+      }
+    }
+    // The answer's model: every plan, in the same order.
+    auto answer_plans = [](const SearchResult& r) {
+      std::vector<simulator::Plan> out;
+      for (const PlanResult& p : r.plans) {
+        if (p.shape == r.best) out.push_back(p.plan);
+      }
+      return out;
+    };
+    EXPECT_EQ(answer_plans(a), answer_plans(b));
+    EXPECT_EQ(a.naive_days, b.naive_days);
+  }
+}
+
+// A measured cost model is not covered by the proof: every plan simulated.
+TEST(PrunedSearch, ProfileCostModelFallsBackToExhaustive) {
+  SearchOptions o = options(20, Objective::kLargest, Family::kGpt);
+  o.cost_model = std::make_shared<simulator::Roofline>(catalog().cluster("dgx-h100").value());
+  EXPECT_FALSE(pruning_unsafe_reason(o).empty());
+  o.cost_model = nullptr;
+  EXPECT_TRUE(pruning_unsafe_reason(o).empty());
+  o.exhaustive = true;
+  EXPECT_EQ(pruning_unsafe_reason(o), "--exhaustive");
+}
+
+}  // namespace
+}  // namespace llmplan::planner
