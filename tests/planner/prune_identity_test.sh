@@ -23,6 +23,11 @@ questions=(
   "--model llama3-70b --gpus 1024 --days 30 --gpu h100-sxm"
   "--family llama --gpus 2048 --days 30 --gpu h100-sxm --confidence 0.9"
   "--gpus 64 --days 3 --gpu h100-sxm --tokens-per-param 200"
+  "--family llama --gpus 256 --days 30 --gpu h100-sxm --tokens 1T"
+  "--family llama --gpus 256 --days 30 --gpu h100-sxm --unique-tokens 100B"
+  "--family llama --gpus 256 --days 30 --gpu h100-sxm --inference-tokens 1e12"
+  "--family llama --gpus 2048 --days 30 --gpu h100-sxm --no-interruptions"
+  "--family llama --gpus 4096 --days 20 --gpu h100-sxm --spare-nodes 8 --checkpoint-write-gbps 200"
 )
 norm_md='s/[0-9]+ simulated, [0-9]+ fit memory, [0-9]+ in time/N simulated/; s/^[0-9]+ candidate shapes and [0-9]+ plans simulated\./PLANS/; /^Pruned without simulation/{N;d}; /^Command: /d'
 fail=0
