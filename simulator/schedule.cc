@@ -74,6 +74,29 @@ std::vector<PipelineStep> stage_schedule(const Plan& plan, int stage) {
   return steps;
 }
 
+PipelineStep zb_h1_step(int p, int m, int stage, int k) {
+  // The sections of stage_schedule's kZbH1 case: w warm-up forwards; s = m - w
+  // steady iterations, the first L of two steps (F, B), the rest of three
+  // (F, B, W); w cool-down pairs (B, W); the L pending W's.
+  const int w = std::min(p - stage - 1, m);
+  const int s = m - w;
+  const int lag = std::min(stage, s);
+  auto forward = [](int i) { return PipelineStep{true, 0, i}; };
+  auto b = [](int i) { return PipelineStep{false, 0, i, BackwardKind::kInput}; };
+  auto wg = [](int i) { return PipelineStep{false, 0, i, BackwardKind::kWeight}; };
+  if (k < w) return forward(k);
+  const int i = k - w;
+  if (i < 2 * lag) return (i & 1) == 0 ? forward(w + i / 2) : b(i / 2);
+  const int steady = 3 * s - lag;
+  if (i < steady) {
+    const int j = i - 2 * lag, kk = lag + j / 3;
+    return j % 3 == 0 ? forward(w + kk) : j % 3 == 1 ? b(kk) : wg(kk - lag);
+  }
+  const int c = i - steady;
+  if (c < 2 * w) return (c & 1) == 0 ? b(s + c / 2) : wg(s - lag + c / 2);
+  return wg(m - lag + (c - 2 * w));
+}
+
 std::vector<int> peak_in_flight(const Plan& plan, int stage) {
   const int v = plan.virtual_stages;
   // Closed forms of the loop below for the schedules without interleaving
@@ -108,7 +131,7 @@ SplitInFlight peak_in_flight_split(const Plan& plan, int stage, double forward_b
                                    double weight_grad_bytes) {
   SplitInFlight live, best;
   double best_bytes = -1;
-  for (const PipelineStep& s : stage_schedule(plan, stage)) {
+  auto visit = [&](const PipelineStep& s) {
     if (s.forward) {
       ++live.forwards;
     } else if (s.backward == BackwardKind::kWeight) {
@@ -123,6 +146,25 @@ SplitInFlight peak_in_flight_split(const Plan& plan, int stage, double forward_b
       best_bytes = bytes;
       best = live;
     }
+  };
+  if (plan.schedule == Schedule::kZbH1) {
+    // Step by step from the closed form (no list built). The steady
+    // section's (F, B, W) iterations after its first one pass through the
+    // same (forwards, deferred W's) states as it, (w + 1, L), (w, L + 1),
+    // (w, L), so they cannot raise the peak (nor change the first instant
+    // of it): skipped.
+    const int p = plan.pipeline_parallel, m = plan.num_micro_batches();
+    const int w = std::min(p - stage - 1, m), s = m - w, lag = std::min(stage, s);
+    const int repeats_from = w + 2 * lag + 3, cooldown = w + 3 * s - lag;
+    for (int k = 0; k < 3 * m; ++k) {
+      if (k == repeats_from && cooldown > k) {
+        k = cooldown;
+        if (k >= 3 * m) break;
+      }
+      visit(zb_h1_step(p, m, stage, k));
+    }
+  } else {
+    for (const PipelineStep& s : stage_schedule(plan, stage)) visit(s);
   }
   return best;
 }

@@ -51,6 +51,12 @@ struct PipelineStep {
 // REQUIRES: validate(plan).ok().
 std::vector<PipelineStep> stage_schedule(const Plan& plan, int stage);
 
+// Step k (0 .. 3m - 1) of `stage`'s zb-h1 order, exactly as stage_schedule()
+// lists it, computed from k alone (no list built; the simulator's fast path
+// and peak_in_flight_split use it).
+// REQUIRES: 0 <= stage < p, m >= 1, 0 <= k < 3m.
+PipelineStep zb_h1_step(int p, int m, int stage, int k);
+
 // The largest number of micro-batch forwards whose backward (for zb-h1: its
 // B step) has not run yet, per virtual chunk, over the stage's schedule (what
 // sets activation memory). Returns one count per virtual chunk, taken at the

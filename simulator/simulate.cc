@@ -203,18 +203,36 @@ void add_timeline(const GraphBuilder& builder, StepReport* report) {
 
 }  // namespace
 
+Result<SimSetup> SimSetup::make(const Cluster& cluster,
+                                std::shared_ptr<const CostModel> cost_model) {
+  LLMPLAN_RETURN_IF_ERROR(validate(cluster));
+  SimSetup setup;
+  setup.cluster_ = &cluster;
+  setup.roofline_ = cost_model == nullptr;
+  setup.cost_ = cost_model ? std::move(cost_model) : std::make_shared<Roofline>(cluster);
+  setup.cost_description_ = setup.cost_->describe();
+  return setup;
+}
+
 Result<StepReport> simulate(const Model& model, const Plan& plan, const Cluster& cluster,
                             const SimOptions& options) {
   LLMPLAN_RETURN_IF_ERROR(validate(model, plan));
-  LLMPLAN_RETURN_IF_ERROR(validate(cluster));
+  auto setup = SimSetup::make(cluster, options.cost_model);
+  if (!setup.ok()) return setup.status();
+  return simulate(model, plan, setup.value(), options);
+}
+
+Result<StepReport> simulate(const Model& model, const Plan& plan, const SimSetup& setup,
+                            const SimOptions& options) {
+  const Cluster& cluster = setup.cluster();
+  LLMPLAN_RETURN_IF_ERROR(validate(model, plan));
   LLMPLAN_RETURN_IF_ERROR(check_precision(plan, cluster.gpu));
   if (cluster.max_gpus() > 0 && plan.world_size() > cluster.max_gpus()) {
     return Status::invalid_argument(
         "plan needs " + std::to_string(plan.world_size()) + " GPUs (tp*cp*pp*dp) but cluster " +
         cluster.name + " has " + std::to_string(cluster.max_gpus()));
   }
-  Roofline roofline(cluster);
-  const CostModel& cost = options.cost_model ? *options.cost_model : roofline;
+  const CostModel& cost = setup.cost();
   const Placement placement = place(plan, cluster);
   const int p = plan.pipeline_parallel;
   std::vector<ChunkProgram> unique;
@@ -231,7 +249,7 @@ Result<StepReport> simulate(const Model& model, const Plan& plan, const Cluster&
   report.total_params = static_cast<double>(model.parameter_count());
   report.active_params = static_cast<double>(model.active_parameter_count());
   report.num_tasks = builder.num_tasks();
-  report.cost_model = cost.describe();
+  report.cost_model = setup.cost_description();
   std::vector<double> stage_params(p, 0.0);
   double device_flops_sum = 0;  // hardware FLOPs summed over one device per stage
   report.stages.resize(p);
@@ -277,7 +295,7 @@ Result<StepReport> simulate(const Model& model, const Plan& plan, const Cluster&
   report.hfu = report.hardware_flops / capacity;
   report.tokens_per_s =
       static_cast<double>(plan.global_batch_size) * model.seq_length / report.iteration_time_s;
-  if (!options.cost_model) {
+  if (setup.roofline()) {
     report.caveats = roofline_caveats(model, plan, cluster.gpu, report.mfu);
   }
 

@@ -194,6 +194,38 @@ struct StepReport {
 Result<StepReport> simulate(const Model& model, const Plan& plan, const Cluster& cluster,
                             const SimOptions& options = {});
 
+// What simulate() derives from the cluster and the cost model alone: the
+// cluster validated, the cost model (SimOptions::cost_model, or the Roofline
+// of the cluster's GPU, built once) and its description. A search builds one
+// and shares it, read-only, by every simulation on every thread, instead of
+// validating the cluster and building a Roofline (a copy of the GPU's
+// constants and measured collective curves) for each plan.
+class SimSetup {
+ public:
+  // InvalidArgument as simulate() gives it for an invalid cluster. Keeps a
+  // reference to `cluster`, which must outlive the setup.
+  static Result<SimSetup> make(const Cluster& cluster,
+                               std::shared_ptr<const CostModel> cost_model = nullptr);
+  const Cluster& cluster() const { return *cluster_; }
+  const CostModel& cost() const { return *cost_; }
+  const std::string& cost_description() const { return cost_description_; }
+  // The Roofline of the cluster's GPU (no cost model given): results carry caveats.
+  bool roofline() const { return roofline_; }
+
+ private:
+  SimSetup() = default;
+  const Cluster* cluster_ = nullptr;
+  std::shared_ptr<const CostModel> cost_;
+  std::string cost_description_;
+  bool roofline_ = true;
+};
+
+// simulate() with the cluster and cost model of `setup` (options.cost_model
+// is not read): the same report, bit for bit, as simulate(model, plan,
+// setup.cluster(), options with setup's cost model).
+Result<StepReport> simulate(const Model& model, const Plan& plan, const SimSetup& setup,
+                            const SimOptions& options = {});
+
 }  // namespace llmplan::simulator
 
 #endif  // LLMPLAN_SIMULATOR_SIMULATE_H_

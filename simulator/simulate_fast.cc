@@ -8,9 +8,12 @@
 namespace llmplan::simulator::simulate_internal {
 
 Status GraphBuilder::run_fast() {
-  // 1F1B with a full pipeline: a fixed order in which every step's
+  // 1F1B or zb-h1 with a full pipeline: a fixed order in which every step's
   // transfer is already emitted (see run_ordered_1f1b).
-  if (plan_.schedule == Schedule::kOneFOneB && v_ == 1 && m_ >= p_) run_ordered_1f1b();
+  if ((plan_.schedule == Schedule::kOneFOneB || plan_.schedule == Schedule::kZbH1) && v_ == 1 &&
+      m_ >= p_) {
+    run_ordered_1f1b();
+  }
   worklist_.clear();
   for (int r = p_ - 1; r >= 0; --r) {
     worklist_.push_back(r);
@@ -44,15 +47,23 @@ Status GraphBuilder::run_fast() {
 // and steady forwards, steady and cool-down backwards, and the steady to
 // cool-down change, 3r < 3p). Each stage's steps keep their order. A step
 // that would wait anyway stops the loop: run_fast's work list finishes.
+//
+// zb-h1 runs its F and B steps in 1F1B's order (schedule.h: without its W
+// steps a zb-h1 stage is a 1F1B stage), so the same priorities hold; a W
+// step needs nothing from other stages, so each runs right after the step
+// it follows on its stage: after B(q) for q >= L, and the L pending ones
+// after the last B.
 void GraphBuilder::run_ordered_1f1b() {
   // Pass and transfer times per chunk (v = 1: chunk = stage); the lean
   // loop below needs them all valid, else the general step reports the
   // bad one exactly as the reference engine does.
   auto good = [](double d) { return d >= 0 && std::isfinite(d); };
+  const bool zb = plan_.schedule == Schedule::kZbH1;
   for (int r = 0; r < p_; ++r) {
     const ChunkProgram& prog = *programs_[r];
-    if (!good(prog.forward_s) || !good(prog.backward_s) || !good(send_fwd_s_[r]) ||
-        !good(send_bwd_s_[r])) {
+    if (!good(prog.forward_s) || !good(send_fwd_s_[r]) || !good(send_bwd_s_[r])) return;
+    if (zb ? !good(prog.backward_input_s) || !good(prog.backward_weight_s)
+           : !good(prog.backward_s)) {
       return;
     }
   }
@@ -71,7 +82,9 @@ void GraphBuilder::run_ordered_1f1b() {
     const StageState& st = stages_[r];
     const ChunkProgram& prog = *programs_[r];
     lanes[r] = Lane{st.compute_end_s, st.pipe_forward_end_s, st.pipe_backward_end_s,
-                    st.busy_s, st.pp_wait_s, prog.forward_s, prog.backward_s,
+                    st.busy_s, st.pp_wait_s, prog.forward_s,
+                    zb ? prog.backward_input_s : prog.backward_s,
+                    zb ? prog.backward_weight_s : 0.0,
                     r > 0 ? send_fwd_s_[r - 1] : 0.0, r < p - 1 ? send_bwd_s_[r + 1] : 0.0,
                     send_fwd_s_[r], send_bwd_s_[r],
                     fwd_end_ + static_cast<ptrdiff_t>(r - 1) * m,
@@ -79,7 +92,8 @@ void GraphBuilder::run_ordered_1f1b() {
                     fwd_end_ + static_cast<ptrdiff_t>(r) * m,
                     bwd_end_ + static_cast<ptrdiff_t>(r) * m,
                     r < p - 1 ? 2 : 1, r > 0 ? 2 : 1, static_cast<int>(st.next), st.warmup,
-                    overlap_buckets_ ? st.last_backward[0] : -1};
+                    overlap_buckets_ ? st.last_backward[0] : -1, static_cast<int>(st.next),
+                    zb ? std::min(r, m - st.warmup) : 0};
   }
   int tasks = 0;
   auto write_back = [&] {
@@ -96,34 +110,52 @@ void GraphBuilder::run_ordered_1f1b() {
     }
     external_tasks_ += tasks;
   };
+  // The pass that releases DP buckets, emitted by emit_step_fast: it reads
+  // and writes only stage r's state (and the transfer arrays, shared), so
+  // hand it over and take it back.
+  auto hand_over = [&](int r) -> bool {
+    Lane& lane = lanes[r];
+    StageState& st = stages_[r];
+    st.compute_end_s = lane.compute_end;
+    st.pipe_forward_end_s = lane.forward_end;
+    st.pipe_backward_end_s = lane.backward_end;
+    st.busy_s = lane.busy;
+    st.pp_wait_s = lane.pp_wait;
+    st.next = static_cast<size_t>(lane.next);
+    if (!emit_step_fast(r)) return false;
+    ++st.next;
+    st.any_pass = true;
+    lane.forward_end = st.pipe_forward_end_s;
+    lane.compute_end = st.compute_end_s;
+    lane.backward_end = st.pipe_backward_end_s;
+    lane.busy = st.busy_s;
+    lane.pp_wait = st.pp_wait_s;
+    ++lane.next;
+    return true;
+  };
+  // zb-h1: stage r's next step, a W, as emit_step_fast times it (after the
+  // compute stream's previous pass; nothing sent).
+  auto weight = [&](int r) __attribute__((always_inline)) -> bool {
+    Lane& lane = lanes[r];
+    if (lane.next == lane.last_backward) return hand_over(r);
+    const double start = lane.compute_end;
+    const double end = start + lane.weight_s;
+    lane.busy += end - start;
+    lane.compute_end = end;
+    ++tasks;
+    ++lane.next;
+    return true;
+  };
   // One pass of stage r and the transfer it sends, as emit_step_fast times
   // them; false when its input transfer is not there yet (never, by the
   // order) or when it is the pass that releases DP buckets, which
-  // emit_step_fast then emits.
+  // emit_step_fast then emits. k is the step's index in 1F1B's order (in
+  // zb-h1's: without the W steps).
   auto pass = [&](int r, int k, bool forward, int mb) __attribute__((always_inline)) -> bool {
     Lane& lane = lanes[r];
-    if (k != lane.next) return false;  // (never: the order is complete)
-    if (k == lane.last_backward) {  // the pass that releases DP buckets
-      // emit_step_fast reads and writes only stage r's state (and the
-      // transfer arrays, shared): hand it over and take it back.
-      StageState& st = stages_[r];
-      st.compute_end_s = lane.compute_end;
-      st.pipe_forward_end_s = lane.forward_end;
-      st.pipe_backward_end_s = lane.backward_end;
-      st.busy_s = lane.busy;
-      st.pp_wait_s = lane.pp_wait;
-      st.next = static_cast<size_t>(k);
-      if (!emit_step_fast(r)) return false;
-      ++st.next;
-      st.any_pass = true;
-      lane.forward_end = st.pipe_forward_end_s;
-      lane.compute_end = st.compute_end_s;
-      lane.backward_end = st.pipe_backward_end_s;
-      lane.busy = st.busy_s;
-      lane.pp_wait = st.pp_wait_s;
-      lane.next = k + 1;
-      return true;
-    }
+    if (k != lane.forward_backward_next) return false;  // (never: the order is complete)
+    ++lane.forward_backward_next;
+    if (lane.next == lane.last_backward) return hand_over(r);
     // The end stages read the zero rows (see build()); their sends write
     // rows nobody reads.
     const double transfer_end = forward ? lane.in_forward[mb] : lane.in_backward[mb];
@@ -147,7 +179,16 @@ void GraphBuilder::run_ordered_1f1b() {
       lane.out_backward[mb] = lane.backward_end;
       tasks += lane.backward_tasks;
     }
-    lane.next = k + 1;
+    ++lane.next;
+    if (zb && !forward) {
+      // The W after B(mb), and after the last B the pending ones.
+      if (mb >= lane.lag && !weight(r)) return false;
+      if (mb == m - 1) {
+        while (lane.next < 3 * m) {
+          if (!weight(r)) return false;
+        }
+      }
+    }
     return true;
   };
   // Warm-up and steady steps: priorities t < 4m + p.
@@ -198,6 +239,9 @@ void GraphBuilder::wake(int stage) {
 
 PipelineStep GraphBuilder::step_at(const StageState& st, size_t k) const {
   if (!st.generated) return st.steps[k];
+  if (plan_.schedule == Schedule::kZbH1) {
+    return zb_h1_step(p_, m_, static_cast<int>(&st - stages_.data()), static_cast<int>(k));
+  }
   const int i = static_cast<int>(k), w = st.warmup;
   if (i < w) return {true, 0, i};
   const int steady = 2 * (m_ - w);

@@ -102,12 +102,15 @@ Status GraphBuilder::build() {
     st.any_pass = false;
     st.busy_s = st.pp_wait_s = 0;
     st.last_backward.assign(v_, -1);
-    st.generated = fast_ && plan_.schedule == Schedule::kOneFOneB && v_ == 1;
+    const bool zb = plan_.schedule == Schedule::kZbH1;
+    st.generated = fast_ && (plan_.schedule == Schedule::kOneFOneB || zb) && v_ == 1;
     if (st.generated) {
       st.steps.clear();
       st.warmup = std::min(p_ - r - 1, m_);
-      st.count = 2 * static_cast<size_t>(m_);
-      st.last_backward[0] = static_cast<int>(st.count) - 1;  // the last step is a backward
+      st.count = (zb ? 3 : 2) * static_cast<size_t>(m_);
+      // The last step is a full backward (1F1B) or a W step (zb-h1: the
+      // cool-down's last W, or the last of the pending ones).
+      st.last_backward[0] = static_cast<int>(st.count) - 1;
     } else {
       st.steps = stage_schedule(plan_, r);
       st.count = st.steps.size();

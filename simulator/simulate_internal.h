@@ -63,9 +63,10 @@ struct Segment {
 // The stages' pipeline state while the graph is built.
 struct StageState {
   std::vector<PipelineStep> steps;  // empty when `generated`
-  // Fast path, 1F1B: the steps are computed from their index (step_at)
-  // instead of being listed: `warmup` forwards, m - warmup (F, B) pairs,
-  // warmup backwards, as stage_schedule() lists them.
+  // Fast path, 1F1B and zb-h1: the steps are computed from their index
+  // (step_at) instead of being listed: 1F1B's `warmup` forwards, m - warmup
+  // (F, B) pairs, warmup backwards, as stage_schedule() lists them; zb-h1's
+  // from zb_h1_step (schedule.h).
   bool generated = false;
   int warmup = 0;
   size_t count = 0;                 // steps of the stage
@@ -238,13 +239,14 @@ class GraphBuilder {
   // step order), only how little work is wasted on stages that cannot
   // progress.
   Status run_fast();
-  // 1F1B with m >= p: every step in an order in which its transfer is
-  // already emitted (see the definition).
+  // 1F1B and zb-h1 with m >= p: every step in an order in which its
+  // transfer is already emitted (see the definition).
   inline void run_ordered_1f1b();
   // One stage's state in run_ordered_1f1b's loop.
   struct Lane {
     double compute_end, forward_end, backward_end, busy, pp_wait;
-    double forward_s, backward_s;         // its passes
+    double forward_s, backward_s;         // its passes (zb-h1: backward_s is B's)
+    double weight_s;                      // zb-h1: its W pass
     double in_forward_s, in_backward_s;   // the transfers it receives
     double out_forward_s, out_backward_s; // the transfers it sends
     // Its rows of the transfer end times (per micro-batch): what it reads, what it writes.
@@ -254,6 +256,9 @@ class GraphBuilder {
     double* out_backward;
     int forward_tasks, backward_tasks;    // a pass, and its send when there is one
     int next, warmup, last_backward;      // last_backward: -1 without overlapped buckets
+    // zb-h1: the F and B steps done (next counts the W's too), and the lag L
+    // of W steps (schedule.h): a W follows B(q) for q >= L, the rest end the stage.
+    int forward_backward_next, lag;
   };
   inline void wake(int stage);
   // Step k of a stage (generated for 1F1B, else listed).

@@ -86,7 +86,7 @@ void add_plan_space_flags(CLI::App* cmd, PlanSpaceFlags* f, const std::string& w
                   what + ": interleaved virtual stages per pipeline rank, e.g. 1,2,4");
   cmd->add_option("--schedule", f->schedule,
                   what + ": pipeline schedules for p > 1 without interleaving, a list of 1f1b, "
-                         "zb-h1 (default: 1f1b; 1f1b,zb-h1 also tries zero-bubble ZB-H1)");
+                         "zb-h1 (default: 1f1b,zb-h1, zero-bubble ZB-H1 beside 1F1B; 1f1b for 1F1B only)");
   cmd->add_option("--recompute", f->recompute,
                   what + ": activation recomputation, a list of none, selective, full");
   cmd->add_option("--sequence-parallel", f->sequence_parallel, what + ": on, off or both")

@@ -222,12 +222,15 @@ std::vector<simulator::Plan> enumerate_plans(const simulator::Model& model,
                                              EnumerationStats* stats = nullptr);
 
 // The schedules the automatic schedule axis tries for p > 1, v = 1: 1F1B
-// only. Trying zb-h1 as well simulates every such layout twice: the planner
-// took 1.9x the time (llmplan --gpus 1024 --days 60 --gpu h100-sxm, 64 s of
-// CPU against 34 s), past the 20 % the search may grow by, so zb-h1 is
-// searched when asked for (--schedule 1f1b,zb-h1).
+// and zb-h1. A zb-h1 plan once cost 7-10x a 1F1B plan to simulate (its
+// steps listed and replayed through the work list), so zb-h1 was searched
+// only when asked for; since issue 30 the fast path replays it in 1F1B's
+// ordered loop (simulate_fast.cc) at about 1.3x a 1F1B plan's cost (llmplan
+// --gpus 3360 --days 30, one thread: 3,367 zb-h1 plans add 0.41 s of CPU to
+// the 5,447 1F1B plans' 0.52 s), and its plans (less bubble) are part of the
+// automatic space.
 inline const std::vector<simulator::Schedule> kAutoSchedules = {
-    simulator::Schedule::kOneFOneB};
+    simulator::Schedule::kOneFOneB, simulator::Schedule::kZbH1};
 
 // The plans `base` becomes along the schedule axis: for p > 1 and v = 1 one
 // plan per schedule of space.schedule (kAutoSchedules when empty); otherwise

@@ -149,6 +149,16 @@ PlanResult simulate_task(const Model& model, const Plan& plan, const Cluster& cl
   return r;
 }
 
+PlanResult simulate_task(const Model& model, const Plan& plan, const simulator::SimSetup& setup,
+                         const simulator::SimOptions& sim) {
+  PlanResult r;
+  r.plan = plan;
+  r.gpus_used = plan.world_size();
+  auto rep = simulator::simulate(model, plan, setup, sim);
+  if (rep.ok()) record_simulation(rep.value(), &r);
+  return r;
+}
+
 std::vector<PlanResult> simulate_tasks(const std::vector<Model>& shapes,
                                        const std::vector<PlanTask>& tasks, const Cluster& cluster,
                                        const SearchOptions& options) {
@@ -156,11 +166,16 @@ std::vector<PlanResult> simulate_tasks(const std::vector<Model>& shapes,
   std::vector<PlanResult> results(n);
   simulator::SimOptions sim;
   sim.cost_model = options.cost_model;
+  // The cluster validated and its cost model built once for every task (an
+  // invalid cluster: each task fails as simulate() fails it).
+  const auto setup = simulator::SimSetup::make(cluster, options.cost_model);
   long done = 0;
   const int threads = loop_threads(options.threads, omp_get_max_threads(), n);
 #pragma omp parallel for schedule(dynamic, 4) num_threads(threads)
   for (long i = 0; i < n; ++i) {
-    results[i] = simulate_task(shapes[tasks[i].shape], tasks[i].plan, cluster, sim);
+    results[i] = setup.ok()
+                     ? simulate_task(shapes[tasks[i].shape], tasks[i].plan, setup.value(), sim)
+                     : simulate_task(shapes[tasks[i].shape], tasks[i].plan, cluster, sim);
     results[i].shape = tasks[i].shape;
     if (options.progress) {
 #pragma omp critical(llmplan_progress)

@@ -266,6 +266,10 @@ struct PlanTask {
 // give the same result, so a simulation may be shared between searches.
 PlanResult simulate_task(const simulator::Model& model, const simulator::Plan& plan,
                          const simulator::Cluster& cluster, const simulator::SimOptions& sim);
+// The same with the cluster and cost model set up once (simulator::SimSetup,
+// shared by many simulations on many threads): an identical result.
+PlanResult simulate_task(const simulator::Model& model, const simulator::Plan& plan,
+                         const simulator::SimSetup& setup, const simulator::SimOptions& sim);
 
 // Simulates every task (OpenMP, options.threads; options.progress after
 // each batch), results in task order with their shape index.

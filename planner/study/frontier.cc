@@ -307,6 +307,12 @@ Result<reports::FrontierTable> run_frontier(const FrontierStudy& study, const Pr
   std::vector<SimulationCache> caches(hw);
   std::vector<simulator::SimOptions> sims(hw);
   for (int h = 0; h < hw; ++h) sims[h].cost_model = study.hardware[h].options.cost_model;
+  // Each hardware's cluster validated and cost model built once (simulate.h,
+  // SimSetup); an invalid cluster: each task fails as simulate() fails it.
+  std::vector<Result<simulator::SimSetup>> setups;
+  for (int h = 0; h < hw; ++h) {
+    setups.push_back(simulator::SimSetup::make(study.hardware[h].cluster, sims[h].cost_model));
+  }
 
   FrontierProgress status;
   status.cells = static_cast<long>(runs.size());
@@ -354,8 +360,14 @@ Result<reports::FrontierTable> run_frontier(const FrontierStudy& study, const Pr
     for (long i = 0; i < n; ++i) {
       const Job& job = jobs[mine[i]];
       const SimulationCache& cache = caches[job.hardware];
-      results[i] = simulate_task(cache.shape(cache.entry_shape(job.entry)), cache.plan(job.entry),
-                                 study.hardware[job.hardware].cluster, sims[job.hardware]);
+      const Result<simulator::SimSetup>& setup = setups[job.hardware];
+      results[i] = setup.ok() ? simulate_task(cache.shape(cache.entry_shape(job.entry)),
+                                              cache.plan(job.entry), setup.value(),
+                                              sims[job.hardware])
+                              : simulate_task(cache.shape(cache.entry_shape(job.entry)),
+                                              cache.plan(job.entry),
+                                              study.hardware[job.hardware].cluster,
+                                              sims[job.hardware]);
       if (options.progress) {
 #pragma omp critical(llmplan_frontier_progress)
         {

@@ -101,8 +101,8 @@ TEST(PlanSpace, ZeroBubbleIsTriedWhereListedForPipelinesWithoutInterleaving) {
     }
     return n;
   };
-  // Automatic: 1F1B only (zb-h1 would double the simulations, plan_space.h).
-  EXPECT_EQ(count(simulator::Schedule::kZbH1), 0);
+  // Automatic: 1F1B and zb-h1 (plan_space.h), as `1f1b,zb-h1` lists them.
+  const long automatic_zb = count(simulator::Schedule::kZbH1);
   const long one = count(simulator::Schedule::kOneFOneB);
   EXPECT_GT(one, 0);
   s.schedule = {simulator::Schedule::kOneFOneB, simulator::Schedule::kZbH1};
@@ -110,6 +110,10 @@ TEST(PlanSpace, ZeroBubbleIsTriedWhereListedForPipelinesWithoutInterleaving) {
   // memory: the deferred W's operands, memory.h).
   const long zb = count(simulator::Schedule::kZbH1);
   EXPECT_GT(zb, 0);
+  EXPECT_EQ(automatic_zb, zb);
+  EXPECT_EQ(count(simulator::Schedule::kOneFOneB), one);
+  s.schedule = {simulator::Schedule::kOneFOneB};
+  EXPECT_EQ(count(simulator::Schedule::kZbH1), 0);
   EXPECT_EQ(count(simulator::Schedule::kOneFOneB), one);
   s.schedule = {simulator::Schedule::kZbH1};
   EXPECT_EQ(count(simulator::Schedule::kZbH1), zb);

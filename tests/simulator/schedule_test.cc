@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <set>
+#include <vector>
 
 namespace llmplan::simulator {
 namespace {
@@ -38,6 +39,71 @@ TEST(Schedule, PeakInFlightClosedFormsEqualTheWalk) {
       }
     }
   }
+}
+
+TEST(Schedule, ZbH1StepClosedFormEqualsTheList) {
+  for (int p = 1; p <= 9; ++p) {
+    for (int m = 1; m <= 20; ++m) {
+      Plan plan;
+      plan.pipeline_parallel = p;
+      plan.global_batch_size = m;
+      plan.schedule = Schedule::kZbH1;
+      for (int stage = 0; stage < p; ++stage) {
+        const std::vector<PipelineStep> steps = stage_schedule(plan, stage);
+        ASSERT_EQ(steps.size(), static_cast<size_t>(3 * m));
+        for (int k = 0; k < 3 * m; ++k) {
+          EXPECT_EQ(zb_h1_step(p, m, stage, k), steps[k])
+              << "p " << p << " m " << m << " stage " << stage << " step " << k;
+        }
+      }
+    }
+  }
+}
+
+// peak_in_flight_split walks zb-h1 from the closed form and skips the
+// repeated steady iterations: the same peak and counts as a walk of the
+// listed schedule, ties included (equal, zero and lopsided byte weights).
+TEST(Schedule, ZbH1PeakInFlightSplitEqualsTheListedWalk) {
+  auto walk = [](const Plan& plan, int stage, double f, double g) {
+    SplitInFlight live, best;
+    double best_bytes = -1;
+    for (const PipelineStep& s : stage_schedule(plan, stage)) {
+      if (s.forward) {
+        ++live.forwards;
+      } else if (s.backward == BackwardKind::kWeight) {
+        --live.deferred_weight_grads;
+      } else {
+        --live.forwards;
+        if (s.backward == BackwardKind::kInput) ++live.deferred_weight_grads;
+      }
+      const double bytes = live.forwards * f + live.deferred_weight_grads * g;
+      if (bytes > best_bytes) {
+        best_bytes = bytes;
+        best = live;
+      }
+    }
+    return best;
+  };
+  const double weights[][2] = {{1, 1}, {1, 0}, {0, 1}, {0, 0}, {3, 1}, {1, 3}, {1, 0.5}};
+  int checked = 0;
+  for (int p = 1; p <= 9; ++p) {
+    for (int m = 1; m <= 24; ++m) {
+      Plan plan;
+      plan.pipeline_parallel = p;
+      plan.global_batch_size = m;
+      plan.schedule = Schedule::kZbH1;
+      for (int stage = 0; stage < p; ++stage) {
+        for (const auto& fg : weights) {
+          EXPECT_EQ(peak_in_flight_split(plan, stage, fg[0], fg[1]),
+                    walk(plan, stage, fg[0], fg[1]))
+              << "p " << p << " m " << m << " stage " << stage << " f " << fg[0] << " g "
+              << fg[1];
+          ++checked;
+        }
+      }
+    }
+  }
+  EXPECT_EQ(checked, 45 * 24 * 7);
 }
 
 TEST(Schedule, InterleavedCoversEveryChunkAndMicroBatchOnce) {

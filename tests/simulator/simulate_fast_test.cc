@@ -191,6 +191,87 @@ TEST(SimulateFastPath, EqualsTheReferenceOnTheVtrainMtNlgLayout) {
   EXPECT_TRUE(expect_same(m, p, *cluster, "mt-nlg interleaved"));
 }
 
+// zb-h1 on the fast path: with m >= p the lean ordered loop (run_ordered_1f1b
+// runs its F and B steps in 1F1B's order, each W after the step it follows),
+// with m < p the work list over steps generated from zb_h1_step; with DP
+// buckets overlapped (the last W releases them) and not, ZeRO 0-3, a dense
+// and a MoE model. Every plan equals the reference engine.
+TEST(SimulateFastPath, ZbH1EqualsTheReferenceOnFullAndShortPipelines) {
+  Result<presets::Catalog> catalog = presets::Catalog::builtin();
+  ASSERT_TRUE(catalog.ok());
+  Result<Cluster> cluster = catalog->cluster("dgx-h100");
+  ASSERT_TRUE(cluster.ok());
+  int compared = 0;
+  for (const char* name : {"llama2-7b", "mixtral-8x7b"}) {
+    Result<Model> model = catalog->model(name);
+    ASSERT_TRUE(model.ok()) << name << ": " << model.status().message();
+    for (int p : {2, 4}) {
+      // m = B / (b d): below p, equal to p, and many more.
+      for (int m : {1, 3, 4, 5, 16, 37}) {
+        Plan base;
+        base.tensor_parallel = 4;
+        base.pipeline_parallel = p;
+        base.data_parallel = 4;
+        base.global_batch_size = m * base.data_parallel;
+        base.schedule = Schedule::kZbH1;
+        if (model->is_moe()) base.expert_parallel = 2;
+        std::vector<Plan> seen;  // variants() repeats the base as its zb-h1 variant
+        for (const Plan& plan : variants(base, cluster->gpus_per_node)) {
+          if (plan.schedule != Schedule::kZbH1 ||
+              std::find(seen.begin(), seen.end(), plan) != seen.end()) {
+            continue;
+          }
+          seen.push_back(plan);
+          if (expect_same(*model, plan, *cluster, describe(*model, plan, "dgx-h100"))) ++compared;
+        }
+      }
+    }
+  }
+  // 2 models x 2 pipeline depths x 6 micro-batch counts x 6 variants.
+  EXPECT_EQ(compared, 2 * 2 * 6 * 6);
+}
+
+// A SimSetup (cluster validated and cost model built once, shared by many
+// simulations) gives the report simulate() gives from the cluster itself,
+// and rejects an invalid cluster with simulate()'s error.
+TEST(SimulateFastPath, SharedSetUpGivesTheSameReport) {
+  Result<presets::Catalog> catalog = presets::Catalog::builtin();
+  ASSERT_TRUE(catalog.ok());
+  Result<Cluster> cluster = catalog->cluster("dgx-a100-80gb");
+  ASSERT_TRUE(cluster.ok());
+  Result<Model> model = catalog->model("mt-nlg-530b");
+  ASSERT_TRUE(model.ok());
+  Result<SimSetup> setup = SimSetup::make(*cluster);
+  ASSERT_TRUE(setup.ok());
+  EXPECT_TRUE(setup->roofline());
+  Plan p;
+  p.tensor_parallel = 8;
+  p.data_parallel = 12;
+  p.pipeline_parallel = 35;
+  p.global_batch_size = 1920;
+  p.recompute = Recompute::kFull;
+  p.precision = Precision::kFp16;
+  for (Schedule s : {Schedule::kOneFOneB, Schedule::kZbH1}) {
+    p.schedule = s;
+    const Result<StepReport> a = simulate(*model, p, *cluster);
+    const Result<StepReport> b = simulate(*model, p, *setup);
+    ASSERT_TRUE(a.ok() && b.ok());
+    EXPECT_EQ(a->iteration_time_s, b->iteration_time_s);
+    EXPECT_EQ(a->peak_memory_bytes, b->peak_memory_bytes);
+    EXPECT_EQ(a->num_tasks, b->num_tasks);
+    EXPECT_EQ(a->caveats, b->caveats);
+    EXPECT_EQ(a->cost_model, b->cost_model);
+    expect_same_breakdown(a->breakdown, b->breakdown, "setup");
+  }
+  Cluster bad = *cluster;
+  bad.gpus_per_node = 0;
+  const Result<SimSetup> rejected = SimSetup::make(bad);
+  ASSERT_FALSE(rejected.ok());
+  const Result<StepReport> direct = simulate(*model, p, bad);
+  ASSERT_FALSE(direct.ok());
+  EXPECT_EQ(rejected.status().message(), direct.status().message());
+}
+
 TEST(SimulateFastPath, ReportsABadDurationLikeTheReference) {
   // A cost model that gives NaN for pipeline transfers: both engines name it.
   class NanSends : public CostModel {
