@@ -130,8 +130,11 @@ double optimal_interval_s(double rate_per_s, double delta_s) {
   // decreasing from a > 0 at x = 0 to -inf at x = 1.
   const double a = rate_per_s * delta_s;
   double lo = 0, hi = 1;
-  for (int i = 0; i < 200; ++i) {
+  // Bisection to the last bit (stops once the midpoint is an end: at most
+  // about 1,100 halvings, typically 60-80).
+  for (;;) {
     const double mid = 0.5 * (lo + hi);
+    if (mid <= lo || mid >= hi) break;
     if (std::log1p(-mid) + mid + a > 0) lo = mid; else hi = mid;
   }
   return 0.5 * (lo + hi) / rate_per_s;
@@ -179,6 +182,7 @@ double compute_s_within(const FailureCosts& f, double wall_s) {
   double lo = 0, hi = wall_s;
   for (int i = 0; i < 100; ++i) {
     const double mid = 0.5 * (lo + hi);
+    if (mid <= lo || mid >= hi) break;  // converged to the last bit
     if (expected_wall_s(f, mid) <= wall_s) lo = mid; else hi = mid;
   }
   return lo;

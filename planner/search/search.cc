@@ -220,9 +220,19 @@ PlanOutcome plan_outcome(const Candidate& c, const PlanResult& r, const Cluster&
     // --inference-tokens target): days grow with the iteration time.
     tokens = candidate_tokens(options, c.model, n_active);
     compute_days = training_days(r, tokens);
-    days = deadline_days(c.model, r, compute_days, cluster, options);
+    if (failures) {  // deadline_days, with the plan's failure costs computed once
+      const FailureCosts f = failure_costs(c.model, r.plan, cluster, options.reliability);
+      const auto wall_days = [&f](double d) {
+        const double wall_s = expected_wall_s(f, d * 86400.0);
+        return wall_s >= 1e300 ? 1e300 : wall_s / 86400.0;
+      };
+      days = wall_days(compute_days);
+      in_time = (ratio == 1.0 ? days : wall_days(compute_days * ratio)) <= options.days;
+    } else {
+      days = compute_days;
+      in_time = compute_days * ratio <= options.days;
+    }
     cost = training_cost_usd(r, days, price) + days * 24.0 * spare_gpus * price;
-    in_time = deadline_days(c.model, r, compute_days * ratio, cluster, options) <= options.days;
     in_budget = !budget || cost * ratio <= options.budget_usd;
   } else if (!failures) {
     double seconds = options.days * 86400.0 / ratio;
