@@ -13,28 +13,14 @@
 #include <vector>
 
 #include "presets/catalog.h"
+#include "tests/planner/search_fixtures.h"
 
 namespace llmplan::planner {
 namespace {
 
-simulator::Cluster cluster(const std::string& name) {
-  auto catalog = presets::Catalog::builtin();
-  EXPECT_TRUE(catalog.ok());
-  auto c = catalog.value().cluster(name);
-  EXPECT_TRUE(c.ok()) << name;
-  return c.value();
-}
+simulator::Cluster cluster(const std::string& name) { return fixtures::builtin_cluster(name); }
 
-scaling::LossLaw law() {
-  scaling::LossLaw l;
-  l.name = "test";
-  l.E = 1.69;
-  l.A = 406.4;
-  l.B = 410.7;
-  l.alpha = 0.34;
-  l.beta = 0.28;
-  return l;
-}
+scaling::LossLaw law() { return fixtures::chinchilla_test_law(); }
 
 // The planner's automatic gpt grid (coarse, then refined) on a small plan
 // space, so that the test runs in seconds.

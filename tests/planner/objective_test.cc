@@ -10,29 +10,15 @@
 #include "planner/cli/objective_flags.h"
 #include "planner/search/search.h"
 #include "presets/catalog.h"
+#include "tests/planner/search_fixtures.h"
 #include "scaling/objectives.h"
 
 namespace llmplan::planner {
 namespace {
 
-simulator::Cluster a100() {
-  auto catalog = presets::Catalog::builtin();
-  EXPECT_TRUE(catalog.ok());
-  auto c = catalog.value().cluster("dgx-a100-80gb");
-  EXPECT_TRUE(c.ok());
-  return c.value();
-}
+simulator::Cluster a100() { return fixtures::builtin_cluster("dgx-a100-80gb"); }
 
-scaling::LossLaw law() {
-  scaling::LossLaw l;
-  l.name = "test";
-  l.E = 1.69;
-  l.A = 406.4;
-  l.B = 410.7;
-  l.alpha = 0.34;
-  l.beta = 0.28;
-  return l;
-}
+scaling::LossLaw law() { return fixtures::chinchilla_test_law(); }
 
 // Five dense candidates, 1B to 16B, each with one plan whose throughput
 // falls as the model grows (tokens/s = 4e17 / (6 N), i.e. 4e17 FLOP/s).

@@ -13,17 +13,12 @@
 #include "planner/search/search.h"
 #include "planner/study/frontier.h"
 #include "presets/catalog.h"
+#include "tests/planner/search_fixtures.h"
 
 namespace llmplan::planner {
 namespace {
 
-simulator::Cluster cluster(const std::string& name) {
-  auto catalog = presets::Catalog::builtin();
-  EXPECT_TRUE(catalog.ok());
-  auto c = catalog.value().cluster(name);
-  EXPECT_TRUE(c.ok()) << name;
-  return c.value();
-}
+simulator::Cluster cluster(const std::string& name) { return fixtures::builtin_cluster(name); }
 
 TEST(Pricing, OwnedCostFormulaWithStatedNumbers) {
   // $40,000 over 5 years of 8,766 h: 40000 / 43830 = 0.912617 $/h. Power:
@@ -163,26 +158,8 @@ TEST(Pricing, ParseErrorsNameTheField) {
   EXPECT_NE(e3.status().message().find("listed twice"), std::string::npos);
 }
 
-// A small plan space on dgx-h100 (seconds).
-SearchOptions small_options() {
-  SearchOptions o;
-  o.objective = Objective::kLargest;
-  o.law.name = "test";
-  o.law.E = 1.69;
-  o.law.A = 406.4;
-  o.law.B = 410.7;
-  o.law.alpha = 0.34;
-  o.law.beta = 0.28;
-  o.threads = 2;
-  o.shape_template = family_template(Family::kGpt, 1024, 32000);
-  o.space.global_batch_tokens = {512 * 1024};
-  o.space.tp = {1, 2};
-  o.space.pp = {1, 2};
-  o.space.micro_batch = {1, 2};
-  o.gpus = 16;
-  o.days = 1;
-  return o;
-}
+// A small plan space on dgx-h100 (seconds): search_fixtures.h.
+SearchOptions small_options() { return fixtures::small_h100_options(); }
 
 TEST(Pricing, OwnedH100PlanCostsTheOwnedPriceAndTheReportSaysSo) {
   auto f = builtin_ownership();

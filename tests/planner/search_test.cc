@@ -6,28 +6,14 @@
 #include <set>
 
 #include "presets/catalog.h"
+#include "tests/planner/search_fixtures.h"
 
 namespace llmplan::planner {
 namespace {
 
-simulator::Cluster a100() {
-  auto catalog = presets::Catalog::builtin();
-  EXPECT_TRUE(catalog.ok());
-  auto c = catalog.value().cluster("dgx-a100-80gb");
-  EXPECT_TRUE(c.ok());
-  return c.value();
-}
+simulator::Cluster a100() { return fixtures::builtin_cluster("dgx-a100-80gb"); }
 
-scaling::LossLaw law() {
-  scaling::LossLaw l;
-  l.name = "test";
-  l.E = 1.69;
-  l.A = 406.4;
-  l.B = 410.7;
-  l.alpha = 0.34;
-  l.beta = 0.28;
-  return l;
-}
+scaling::LossLaw law() { return fixtures::chinchilla_test_law(); }
 
 simulator::Model small(int layers, int hidden) {
   simulator::Model m;
