@@ -1,0 +1,60 @@
+// Shared set-up of the planner's search tests: built-in cluster presets,
+// the Chinchilla constants as a test law, and a small plan space that
+// searches in seconds.
+#ifndef LLMPLAN_TESTS_PLANNER_SEARCH_FIXTURES_H_
+#define LLMPLAN_TESTS_PLANNER_SEARCH_FIXTURES_H_
+
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "planner/search/search.h"
+#include "presets/catalog.h"
+#include "scaling/law.h"
+#include "simulator/cluster.h"
+
+namespace llmplan::planner::fixtures {
+
+// A built-in cluster preset (a test failure when `name` is unknown).
+inline simulator::Cluster builtin_cluster(const std::string& name) {
+  auto catalog = presets::Catalog::builtin();
+  EXPECT_TRUE(catalog.ok());
+  auto c = catalog.value().cluster(name);
+  EXPECT_TRUE(c.ok()) << name;
+  return c.value();
+}
+
+// Hoffmann et al. 2022's Approach 3 constants (the chinchilla preset's),
+// named "test".
+inline scaling::LossLaw chinchilla_test_law() {
+  scaling::LossLaw l;
+  l.name = "test";
+  l.E = 1.69;
+  l.A = 406.4;
+  l.B = 410.7;
+  l.alpha = 0.34;
+  l.beta = 0.28;
+  return l;
+}
+
+// A small plan space on dgx-h100 (seconds): the gpt grid at seq 1024,
+// vocab 32000, one 512K-token batch, tp, pp and micro-batch in {1, 2},
+// 16 GPUs for one day, objective largest.
+inline SearchOptions small_h100_options() {
+  SearchOptions o;
+  o.objective = Objective::kLargest;
+  o.law = chinchilla_test_law();
+  o.threads = 2;
+  o.shape_template = family_template(Family::kGpt, 1024, 32000);
+  o.space.global_batch_tokens = {512 * 1024};
+  o.space.tp = {1, 2};
+  o.space.pp = {1, 2};
+  o.space.micro_batch = {1, 2};
+  o.gpus = 16;
+  o.days = 1;
+  return o;
+}
+
+}  // namespace llmplan::planner::fixtures
+
+#endif  // LLMPLAN_TESTS_PLANNER_SEARCH_FIXTURES_H_
