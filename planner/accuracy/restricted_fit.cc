@@ -115,6 +115,16 @@ FreeSet select_free_constants(const std::vector<AccuracyCase>& cases, int min_ro
       std::max<size_t>(out.eligible.empty() ? 0 : 1, static_cast<size_t>(out.rows / min_rows));
   out.free.assign(out.eligible.begin(),
                   out.eligible.begin() + static_cast<long>(std::min(allowed, out.eligible.size())));
+  // Fewer rows than the rule asks for any candidate (a small fold): the
+  // first candidate any row exercises, flagged underdetermined by the fit.
+  if (out.free.empty()) {
+    for (const FreeConstant& c : candidates) {
+      if (c.rows > 0) {
+        out.free.push_back(c);
+        break;
+      }
+    }
+  }
   return out;
 }
 
@@ -237,6 +247,7 @@ Result<CalibrationResult> calibrate_restricted(const std::vector<AccuracyCase>& 
                                        " rows");
   }
   const AccuracyConstants prior = prior_constants(gpu, *options.prior_reference, initial);
+  const bool underdetermined = set.eligible.empty();
   std::vector<FreeBounds> bounds;
   for (const FreeConstant& f : set.free) {
     LLMPLAN_ASSIGN_OR_RETURN(const FreeBounds b, free_constant_bounds(f.name, gpu));
@@ -330,6 +341,11 @@ Result<CalibrationResult> calibrate_restricted(const std::vector<AccuracyCase>& 
     }
   }
   for (const std::string& b : best.at_bound) add_line("note: " + b + "\n");
+  if (underdetermined) {
+    add_line("warning: " + std::to_string(cases.size()) + " rows, fewer than " +
+             std::to_string(kMinRowsPerFreeConstant) +
+             " for any constant: the fit is underdetermined and its MAPE means nothing\n");
+  }
   std::vector<AccuracyCase> fitted = cases;
   apply_constants(best.constants, &fitted);
   LLMPLAN_ASSIGN_OR_RETURN(const std::vector<double> pred, predict_iteration_times(fitted, nullptr));

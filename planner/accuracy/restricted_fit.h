@@ -16,7 +16,9 @@
 //      its ceiling;
 //   3. "kernel_overhead_s" (every row), bounded to [0, 300 us] as calibrate().
 // The first floor(rows / kMinRowsPerFreeConstant) eligible candidates are
-// free; at least one (the first eligible) when any is eligible.
+// free; at least one (the first eligible) when any is eligible, else (a
+// fold of one or two rows) the first candidate any row exercises, and the
+// fit says it is underdetermined.
 //
 // Held constants (prior_constants()): each efficiency as the same fraction
 // of the target's ceiling as the reference's fitted value is of the
@@ -103,7 +105,8 @@ AccuracyConstants restricted_constants(const AccuracyConstants& prior,
 // with Ceres, Huber 0.03 on log(predicted / measured), within the bounds),
 // deterministic. The summary names the free and held constants, the prior
 // and the rows per free constant; at_bound names free constants pinned at a
-// bound. FailedPrecondition when no row exercises any candidate.
+// bound. FailedPrecondition when no row exercises any candidate (never for
+// rows that run flash attention or any GEMM).
 Result<CalibrationResult> calibrate_restricted(const std::vector<AccuracyCase>& cases,
                                                const AccuracyConstants& initial,
                                                const CalibrationOptions& options);
