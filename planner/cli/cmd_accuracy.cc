@@ -766,18 +766,29 @@ Status run_calibrate(const AccuracyOptions& o, const GlobalOptions& global) {
             const HeldOut lo,
             cross_validate(cases, by_release, static_cast<int>(names.size()), initial, copt,
                            nullptr, nullptr, /*lenient=*/true));
+        // Dense rows apart (#26: the dense target), over all releases too.
+        std::vector<double> all_dp, all_dm;
         for (size_t k = 0; k < names.size(); ++k) {
-          std::vector<double> p, m;
+          std::vector<double> p, m, dp, dm;
           for (size_t i = 0; i < cases.size(); ++i) {
             if (by_release[i] == static_cast<int>(k) && std::isfinite(lo.predicted[i])) {
               p.push_back(lo.predicted[i]);
               m.push_back(meas[i]);
+              if (!cases[i].config.model.is_moe()) {
+                dp.push_back(lo.predicted[i]);
+                dm.push_back(meas[i]);
+              }
             }
           }
+          all_dp.insert(all_dp.end(), dp.begin(), dp.end());
+          all_dm.insert(all_dm.end(), dm.begin(), dm.end());
           stream_line("leave-one-release-out: " + names[k] + ": MAPE " + group(p, m) + " (" +
                       std::to_string(p.size()) + " rows predicted by a fit on the other "
-                      "releases)\n");
+                      "releases; dense " + group(dp, dm) + " over " + std::to_string(dp.size()) +
+                      ")\n");
         }
+        stream_line("leave-one-release-out MAPE, dense rows of every release: " +
+                    group(all_dp, all_dm) + " (" + std::to_string(all_dp.size()) + " rows)\n");
       }
       // The validation block: the rows the constants represent.
       std::vector<AccuracyCase> lc;
