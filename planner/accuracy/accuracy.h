@@ -186,6 +186,13 @@ struct CalibrationOptions {
   // point and every Ceres iteration. They must not throw.
   std::function<void(const std::string& line)> on_line;
   std::function<void(const CalibrationProgress&)> on_progress;
+  // The restricted dense fit (#26, planner/accuracy/restricted_fit.h): when
+  // set, a calibrated reference GPU (h100-sxm) whose constants, scaled by
+  // datasheet ratios, hold what rows too few for the full fit cannot
+  // determine; calibrate() then fits only the free set whenever the rows
+  // are fewer than kMinRowsPerFreeConstant per full-fit constant. Null: the
+  // full fit always.
+  std::shared_ptr<const simulator::GpuSpec> prior_reference;
 };
 struct CalibrationResult {
   AccuracyConstants constants;

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "planner/accuracy/accuracy.h"
+#include "planner/accuracy/restricted_fit.h"
 #include "simulator/simulate.h"
 
 namespace llmplan::planner {
@@ -297,6 +298,8 @@ Result<CalibrationResult> calibrate(const std::vector<AccuracyCase>& cases,
     return Status::invalid_argument("calibrate: max_iterations must be from 1 to " +
                                     std::to_string(kMaxCalibrationIterations));
   }
+  // Rows too few for the full fit: the restricted fit (#26).
+  if (use_restricted_fit(cases, options)) return calibrate_restricted(cases, initial, options);
   CalibrationResult best;
   best.cost = std::numeric_limits<double>::infinity();
   const auto add_line = [&](const std::string& text) {

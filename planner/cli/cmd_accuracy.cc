@@ -317,6 +317,23 @@ CalibrationOptions calibration_options(const AccuracyOptions& o,
   return copt;
 }
 
+// The restricted dense fit (#26, planner/accuracy/restricted_fit.h): runs
+// files whose rows state their release (the Blackwell form) hold what their
+// few dense rows cannot determine at the h100-sxm preset's calibration
+// scaled by datasheet ratios; calibrate() applies it only where the rows are
+// too few for the full fit.
+Status set_prior_reference(const GlobalOptions& global, const std::vector<AccuracyCase>& cases,
+                           CalibrationOptions* copt) {
+  const bool releases = std::any_of(cases.begin(), cases.end(), [](const AccuracyCase& c) {
+    return !c.release.empty() && c.config.cluster.gpu.name != "h100-sxm";
+  });
+  if (!releases) return Status();
+  LLMPLAN_ASSIGN_OR_RETURN(presets::Catalog catalog, load_catalog(global));
+  LLMPLAN_ASSIGN_OR_RETURN(simulator::GpuSpec h100, catalog.gpu("h100-sxm"));
+  copt->prior_reference = std::make_shared<const simulator::GpuSpec>(std::move(h100));
+  return Status();
+}
+
 // The fold of each case: i mod k for vTrain's CSV (as always), by
 // configuration for runs files (assign_folds).
 std::vector<int> folds_of(const std::vector<AccuracyCase>& cases, int k, bool runs) {
@@ -355,7 +372,8 @@ Status run_validate_runs(const AccuracyOptions& o, const GlobalOptions& global) 
   if (folds > 1) {
     auto progress = std::make_shared<Progress>("validate", "", o.progress);
     auto stage = std::make_shared<std::string>();
-    const CalibrationOptions copt = calibration_options(o, v.cases, progress, stage);
+    CalibrationOptions copt = calibration_options(o, v.cases, progress, stage);
+    LLMPLAN_RETURN_IF_ERROR(set_prior_reference(global, v.cases, &copt));
     const std::vector<int> fold = folds_of(v.cases, folds, true);
     *stage = "fold 1 of " + std::to_string(folds) + ": ";
     if (!o.constants.empty()) {
@@ -639,6 +657,7 @@ Status run_calibrate(const AccuracyOptions& o, const GlobalOptions& global) {
   auto stage = std::make_shared<std::string>();
   CalibrationOptions copt = calibration_options(o, cases, progress, stage);
   if (!runs) copt.fit_flash_attention = false;  // vTrain's runs use no flash attention
+  if (runs) LLMPLAN_RETURN_IF_ERROR(set_prior_reference(global, cases, &copt));
   const AccuracyConstants initial = constants_of(cases.front());
   // Runs with releases: the constants represent the latest release of each
   // (system, model, precision); older releases are predicted, never fitted.
@@ -747,18 +766,29 @@ Status run_calibrate(const AccuracyOptions& o, const GlobalOptions& global) {
             const HeldOut lo,
             cross_validate(cases, by_release, static_cast<int>(names.size()), initial, copt,
                            nullptr, nullptr, /*lenient=*/true));
+        // Dense rows apart (#26: the dense target), over all releases too.
+        std::vector<double> all_dp, all_dm;
         for (size_t k = 0; k < names.size(); ++k) {
-          std::vector<double> p, m;
+          std::vector<double> p, m, dp, dm;
           for (size_t i = 0; i < cases.size(); ++i) {
             if (by_release[i] == static_cast<int>(k) && std::isfinite(lo.predicted[i])) {
               p.push_back(lo.predicted[i]);
               m.push_back(meas[i]);
+              if (!cases[i].config.model.is_moe()) {
+                dp.push_back(lo.predicted[i]);
+                dm.push_back(meas[i]);
+              }
             }
           }
+          all_dp.insert(all_dp.end(), dp.begin(), dp.end());
+          all_dm.insert(all_dm.end(), dm.begin(), dm.end());
           stream_line("leave-one-release-out: " + names[k] + ": MAPE " + group(p, m) + " (" +
                       std::to_string(p.size()) + " rows predicted by a fit on the other "
-                      "releases)\n");
+                      "releases; dense " + group(dp, dm) + " over " + std::to_string(dp.size()) +
+                      ")\n");
         }
+        stream_line("leave-one-release-out MAPE, dense rows of every release: " +
+                    group(all_dp, all_dm) + " (" + std::to_string(all_dp.size()) + " rows)\n");
       }
       // The validation block: the rows the constants represent.
       std::vector<AccuracyCase> lc;
@@ -842,12 +872,17 @@ Status run_calibrate(const AccuracyOptions& o, const GlobalOptions& global) {
   for (const std::string& f : o.files) data += (data.empty() ? "" : " ") + f.substr(f.find_last_of('/') + 1);
   std::string pinned;
   for (const std::string& b : fit.at_bound) pinned += "; " + b;
+  // The restricted dense fit (#26) names its free set in its first line.
+  const std::string method =
+      fit.summary.rfind("restricted dense fit", 0) == 0
+          ? fit.summary.substr(0, fit.summary.find('\n')) + ", Ceres on log iteration time (Huber 0.03)"
+          : "Ceres fit on log iteration time (Huber 0.03, best " + std::to_string(fit.starts) +
+                " of " + std::to_string(kCalibrationScreenPoints) + " screened starts polished)";
   char src[2048];
   std::snprintf(src, sizeof src,
-                "llmplan calibrate %s --gpu %s: Ceres fit on log iteration time (Huber 0.03, best "
-                "%d of %d screened starts polished), robust cost %.4g, in-sample MAPE %.2f %% over "
+                "llmplan calibrate %s --gpu %s: %s, robust cost %.4g, in-sample MAPE %.2f %% over "
                 "%zu rows (%s)%s",
-                data.c_str(), gpu_name.c_str(), fit.starts, kCalibrationScreenPoints, fit.cost, 100 * fit.in_sample_mape,
+                data.c_str(), gpu_name.c_str(), method.c_str(), fit.cost, 100 * fit.in_sample_mape,
                 cases.size(),
                 runs ? (releases ? "published runs, the expressible rows of the latest release "
                                    "of each system, model and precision (" +
