@@ -38,21 +38,29 @@ Status GraphBuilder::run_fast() {
 }
 
 // Steps of a 1F1B pipeline with m >= p in an order that respects every
-// dependency, so none waits: step k of stage r goes at priority
-//   2k + r                      warm-up and steady (F, B) steps,
-//   2k + 2 (p - 1 - r) + p      the cool-down backwards (k >= 2m - w_r),
-// with w_r = p - 1 - r warm-up forwards. A forward of micro-batch i on r
-// needs r - 1's, which is at a lower priority in every phase; a backward
-// needs r + 1's, likewise (the priorities were checked case by case: warm-up
-// and steady forwards, steady and cool-down backwards, and the steady to
-// cool-down change, 3r < 3p). Each stage's steps keep their order. A step
-// that would wait anyway stops the loop: run_fast's work list finishes.
+// dependency, so none waits. With w_r = p - 1 - r warm-up forwards, stage r
+// runs F(0 .. w_r - 1), then in round i = 0 .. m - 1 the forward F(w_r + i)
+// while there is one (i < m - w_r) and the backward B(i): its steps in its
+// own order. The warm-ups go first, stage 0 to p - 1 (F(i) on r needs r -
+// 1's, a warm-up forward since w_(r-1) > w_r); then round after round, each
+// from stage p - 1 down to 0: F(w_r + i) on r needs r - 1's, which r - 1
+// ran in round i - 1 (w_(r-1) = w_r + 1) or its warm-up (i = 0), and B(i)
+// on r needs r + 1's, run just before in this round. The loop runs rounds 0
+// .. m - 2; the last round (whose backwards release the DP buckets) is left
+// to run_fast's work list and emit_step_fast.
 //
 // zb-h1 runs its F and B steps in 1F1B's order (schedule.h: without its W
-// steps a zb-h1 stage is a 1F1B stage), so the same priorities hold; a W
-// step needs nothing from other stages, so each runs right after the step
-// it follows on its stage: after B(q) for q >= L, and the L pending ones
-// after the last B.
+// steps a zb-h1 stage is a 1F1B stage), so the same order holds; a W step
+// needs nothing from other stages, so each runs right after the step it
+// follows on its stage: after B(q) for q >= L (zb_h1_step); the L pending
+// ones after the last B are the work list's.
+//
+// Each step is timed with emit_step_fast's arithmetic, operation for
+// operation (start = max(stream end, transfer end), end = start + duration,
+// the idle-time and busy sums, the send's end), so the result is bit for
+// bit the reference engine's; only the order of independent steps differs,
+// and the bookkeeping emit_step_fast needs for any schedule (step decoding,
+// bucket checks, the work list) is left out.
 void GraphBuilder::run_ordered_1f1b() {
   // Pass and transfer times per chunk (v = 1: chunk = stage); the lean
   // loop below needs them all valid, else the general step reports the
@@ -67,14 +75,9 @@ void GraphBuilder::run_ordered_1f1b() {
       return;
     }
   }
-  // Which steps have priority t, without trying every stage: a warm-up or
-  // steady step k = (t - r) / 2 of a stage r of t's parity, valid while
-  // k < 2m - w_r, that is t < 4m - 2p + 2 + 3r; a cool-down step
-  // k = (t - 3p + 2 + 2r) / 2 for t - p even, which is a cool-down step
-  // (k >= 2m - w_r) exactly when t >= 4m + p, and exists while k < 2m.
   // The loop works on local copies (no aliasing between the stages' state
   // and the transfer arrays, so the compiler keeps them in registers) and
-  // writes them back at the end, or where it stops.
+  // writes them back at the end.
   const int m = m_, p = p_;
   lanes_.resize(p);
   Lane* __restrict lanes = lanes_.data();
@@ -92,142 +95,82 @@ void GraphBuilder::run_ordered_1f1b() {
                     fwd_end_ + static_cast<ptrdiff_t>(r) * m,
                     bwd_end_ + static_cast<ptrdiff_t>(r) * m,
                     r < p - 1 ? 2 : 1, r > 0 ? 2 : 1, static_cast<int>(st.next), st.warmup,
-                    overlap_buckets_ ? st.last_backward[0] : -1, static_cast<int>(st.next),
-                    zb ? std::min(r, m - st.warmup) : 0};
+                    zb ? std::min(r, m - st.warmup) : m};
+  }
+  // A transfer read before it was written (an order bug): the loop goes on
+  // (it cannot wait) and the build fails.
+  bool early = false;
+  // A pass on lane l after a transfer that ended at `transfer_end` (0 for
+  // the end stages' zero rows) and took `transfer_s`; the idle time as
+  // pass_times() computes it from segments, added without a branch (+0.0
+  // leaves the non-negative sum unchanged).
+  auto run_pass = [&](Lane& l, double transfer_end, double transfer_s, double duration)
+      __attribute__((always_inline)) -> double {
+    early |= transfer_end < 0;
+    const double start = std::max(l.compute_end, transfer_end);
+    const double end = start + duration;
+    const double gap = start - l.compute_end;
+    const double wait = std::min(gap, transfer_s);
+    l.pp_wait += (gap > 0 && transfer_end >= start - 1e-15) ? wait : 0.0;
+    l.busy += end - start;
+    l.compute_end = end;
+    ++l.next;
+    return end;
+  };
+  auto forward = [&](Lane& l, int mb) __attribute__((always_inline)) {
+    const double end = run_pass(l, l.in_forward[mb], l.in_forward_s, l.forward_s);
+    l.forward_end = std::max(l.forward_end, end) + l.out_forward_s;
+    l.out_forward[mb] = l.forward_end;
+  };
+  // B(mb), then (zb-h1, mb >= L) the W step after it: after the compute
+  // stream's previous pass, nothing sent.
+  auto backward = [&](Lane& l, int mb) __attribute__((always_inline)) {
+    const double end = run_pass(l, l.in_backward[mb], l.in_backward_s, l.backward_s);
+    l.backward_end = std::max(l.backward_end, end) + l.out_backward_s;
+    l.out_backward[mb] = l.backward_end;
+    if (mb >= l.lag) {
+      const double w_start = l.compute_end;
+      const double w_end = w_start + l.weight_s;
+      l.busy += w_end - w_start;
+      l.compute_end = w_end;
+      ++l.next;
+    }
+  };
+  for (int r = 0; r < p; ++r) {
+    for (int i = 0; i < lanes[r].warmup; ++i) forward(lanes[r], i);
+  }
+  for (int i = 0; i + 1 < m; ++i) {
+    // Stages r >= i - (m - p) still have a forward in round i.
+    const int split = std::max(0, i - (m - p));
+    for (int r = p - 1; r >= split; --r) {
+      Lane& l = lanes[r];
+      forward(l, l.warmup + i);
+      backward(l, i);
+    }
+    for (int r = split - 1; r >= 0; --r) backward(lanes[r], i);
   }
   int tasks = 0;
-  auto write_back = [&] {
-    for (int r = 0; r < p; ++r) {
-      StageState& st = stages_[r];
-      const Lane& lane = lanes[r];
-      st.compute_end_s = lane.compute_end;
-      st.pipe_forward_end_s = lane.forward_end;
-      st.pipe_backward_end_s = lane.backward_end;
-      st.busy_s = lane.busy;
-      st.pp_wait_s = lane.pp_wait;
-      st.any_pass = st.any_pass || lane.next > 0;
-      st.next = static_cast<size_t>(lane.next);
-    }
-    external_tasks_ += tasks;
-  };
-  // The pass that releases DP buckets, emitted by emit_step_fast: it reads
-  // and writes only stage r's state (and the transfer arrays, shared), so
-  // hand it over and take it back.
-  auto hand_over = [&](int r) -> bool {
-    Lane& lane = lanes[r];
+  for (int r = 0; r < p; ++r) {
     StageState& st = stages_[r];
+    const Lane& lane = lanes[r];
     st.compute_end_s = lane.compute_end;
     st.pipe_forward_end_s = lane.forward_end;
     st.pipe_backward_end_s = lane.backward_end;
     st.busy_s = lane.busy;
     st.pp_wait_s = lane.pp_wait;
+    st.any_pass = st.any_pass || lane.next > 0;
     st.next = static_cast<size_t>(lane.next);
-    if (!emit_step_fast(r)) return false;
-    ++st.next;
-    st.any_pass = true;
-    lane.forward_end = st.pipe_forward_end_s;
-    lane.compute_end = st.compute_end_s;
-    lane.backward_end = st.pipe_backward_end_s;
-    lane.busy = st.busy_s;
-    lane.pp_wait = st.pp_wait_s;
-    ++lane.next;
-    return true;
-  };
-  // zb-h1: stage r's next step, a W, as emit_step_fast times it (after the
-  // compute stream's previous pass; nothing sent).
-  auto weight = [&](int r) __attribute__((always_inline)) -> bool {
-    Lane& lane = lanes[r];
-    if (lane.next == lane.last_backward) return hand_over(r);
-    const double start = lane.compute_end;
-    const double end = start + lane.weight_s;
-    lane.busy += end - start;
-    lane.compute_end = end;
-    ++tasks;
-    ++lane.next;
-    return true;
-  };
-  // One pass of stage r and the transfer it sends, as emit_step_fast times
-  // them; false when its input transfer is not there yet (never, by the
-  // order) or when it is the pass that releases DP buckets, which
-  // emit_step_fast then emits. k is the step's index in 1F1B's order (in
-  // zb-h1's: without the W steps).
-  auto pass = [&](int r, int k, bool forward, int mb) __attribute__((always_inline)) -> bool {
-    Lane& lane = lanes[r];
-    if (k != lane.forward_backward_next) return false;  // (never: the order is complete)
-    ++lane.forward_backward_next;
-    if (lane.next == lane.last_backward) return hand_over(r);
-    // The end stages read the zero rows (see build()); their sends write
-    // rows nobody reads.
-    const double transfer_end = forward ? lane.in_forward[mb] : lane.in_backward[mb];
-    if (transfer_end < 0) return false;
-    const double transfer_s = forward ? lane.in_forward_s : lane.in_backward_s;
-    const double duration = forward ? lane.forward_s : lane.backward_s;
-    const double start = std::max(lane.compute_end, transfer_end);
-    const double end = start + duration;
-    const double gap = start - lane.compute_end;
-    if (gap > 0 && transfer_end >= start - 1e-15) {
-      lane.pp_wait += std::min(gap, transfer_s);
-    }
-    lane.busy += end - start;
-    lane.compute_end = end;
-    if (forward) {
-      lane.forward_end = std::max(lane.forward_end, end) + lane.out_forward_s;
-      lane.out_forward[mb] = lane.forward_end;
-      tasks += lane.forward_tasks;
-    } else {
-      lane.backward_end = std::max(lane.backward_end, end) + lane.out_backward_s;
-      lane.out_backward[mb] = lane.backward_end;
-      tasks += lane.backward_tasks;
-    }
-    ++lane.next;
-    if (zb && !forward) {
-      // The W after B(mb), and after the last B the pending ones.
-      if (mb >= lane.lag && !weight(r)) return false;
-      if (mb == m - 1) {
-        while (lane.next < 3 * m) {
-          if (!weight(r)) return false;
-        }
-      }
-    }
-    return true;
-  };
-  // Warm-up and steady steps: priorities t < 4m + p.
-  for (int t = 0; t < 4 * m + p; ++t) {
-    // r > (t - 4m + 2p - 2) / 3, r <= t, r of t's parity.
-    const int bound = t - 4 * m + 2 * p - 2;
-    int lo = bound < 0 ? 0 : bound / 3 + 1;
-    if (((t - lo) & 1) != 0) ++lo;
-    const int hi = std::min(t, p - 1);
-    for (int r = lo; r <= hi; r += 2) {
-      const int k = (t - r) >> 1;
-      const int w = lanes[r].warmup;
-      bool forward = true;
-      int mb = k;
-      if (k >= w) {
-        const int q = k - w;
-        forward = (q & 1) == 0;
-        mb = forward ? w + (q >> 1) : q >> 1;
-      }
-      if (!pass(r, k, forward, mb)) {
-        write_back();
-        return;
-      }
-    }
+    // Its passes and sends: F(0 .. w + m - 2) (w + m - 1 of them, none for
+    // a stage without a round's forward), B(0 .. m - 2), the W's.
+    const int forwards = std::min(lane.warmup + m - 1, m);
+    const int backwards = m - 1;
+    tasks += forwards * lane.forward_tasks + backwards * lane.backward_tasks +
+             (lane.next - forwards - backwards);
   }
-  // Cool-down backwards: t >= 4m + p with t - p even; step k = (t - p) / 2
-  // - p + 1 + r of micro-batch k - m, while k < 2m.
-  for (int t = 4 * m + p; t <= 4 * m + 3 * p; t += 2) {
-    const int base = (t - p) / 2 - p + 1;
-    const int hi = std::min(p - 1, 2 * m - 1 - base);
-    for (int r = 0; r <= hi; ++r) {
-      const int k = base + r;
-      if (!pass(r, k, false, k - m)) {
-        write_back();
-        return;
-      }
-    }
+  external_tasks_ += tasks;
+  if (early && duration_error_.ok()) {
+    duration_error_ = Status::internal("1F1B replay read a transfer before it ended (order bug)");
   }
-  write_back();
 }
 
 void GraphBuilder::wake(int stage) {
