@@ -5,16 +5,33 @@
 namespace llmplan::simulator {
 namespace {
 
-// Megatron-LM's interleaved order: micro-step k maps to a chunk and a
-// micro-batch; forwards go through chunks 0..v-1, backwards v-1..0.
-PipelineStep interleaved_step(const Plan& plan, int k, bool forward) {
-  const int p = plan.pipeline_parallel, v = plan.virtual_stages;
-  const int in_group = k % (p * v);
-  int chunk = in_group / p;
-  if (!forward) chunk = v - 1 - chunk;
-  const int micro_batch = (k / (p * v)) * p + k % p;
-  return {forward, chunk, micro_batch};
-}
+// Megatron-LM's interleaved order: micro-step k maps to chunk k % (p v) / p
+// (forwards go through chunks 0..v-1, backwards v-1..0) and micro-batch
+// k / (p v) * p + k % p. These are its steps for k = 0, 1, ...,
+// with the divisions done once (a stage's list is built for every simulated
+// interleaved plan, twice: the replay and the memory peak).
+class InterleavedSteps {
+ public:
+  InterleavedSteps(const Plan& plan, bool forward)
+      : p_(plan.pipeline_parallel), v_(plan.virtual_stages), forward_(forward) {}
+  // The current step; then moves to the next k.
+  PipelineStep next() {
+    const PipelineStep s{forward_, forward_ ? chunk_ : v_ - 1 - chunk_, group_ * p_ + in_p_};
+    if (++in_p_ == p_) {
+      in_p_ = 0;
+      if (++chunk_ == v_) {
+        chunk_ = 0;
+        ++group_;
+      }
+    }
+    return s;
+  }
+
+ private:
+  int p_, v_;
+  bool forward_;
+  int group_ = 0, chunk_ = 0, in_p_ = 0;  // k / (p v), k % (p v) / p, k % p
+};
 
 }  // namespace
 
@@ -43,12 +60,13 @@ std::vector<PipelineStep> stage_schedule(const Plan& plan, int stage) {
       const int v = plan.virtual_stages;
       const int total = m * v;
       int warmup = (m == p) ? total : std::min((p - stage - 1) * 2 + (v - 1) * p, total);
-      for (int k = 0; k < warmup; ++k) steps.push_back(interleaved_step(plan, k, true));
+      InterleavedSteps forwards(plan, true), backwards(plan, false);
+      for (int k = 0; k < warmup; ++k) steps.push_back(forwards.next());
       for (int k = 0; k < total - warmup; ++k) {
-        steps.push_back(interleaved_step(plan, warmup + k, true));
-        steps.push_back(interleaved_step(plan, k, false));
+        steps.push_back(forwards.next());
+        steps.push_back(backwards.next());
       }
-      for (int k = total - warmup; k < total; ++k) steps.push_back(interleaved_step(plan, k, false));
+      for (int k = total - warmup; k < total; ++k) steps.push_back(backwards.next());
       break;
     }
     case Schedule::kZbH1: {

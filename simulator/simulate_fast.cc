@@ -45,8 +45,8 @@ Status GraphBuilder::run_fast() {
 // 1's, a warm-up forward since w_(r-1) > w_r); then round after round, each
 // from stage p - 1 down to 0: F(w_r + i) on r needs r - 1's, which r - 1
 // ran in round i - 1 (w_(r-1) = w_r + 1) or its warm-up (i = 0), and B(i)
-// on r needs r + 1's, run just before in this round. The loop runs rounds 0
-// .. m - 2; the last round (whose backwards release the DP buckets) is left
+// on r needs r + 1's, run before it in this round. The loop runs rounds 0
+// .. m - 2, ordered by level (below); the last round (whose backwards release the DP buckets) is left
 // to run_fast's work list and emit_step_fast.
 //
 // zb-h1 runs its F and B steps in 1F1B's order (schedule.h: without its W
@@ -139,15 +139,22 @@ void GraphBuilder::run_ordered_1f1b() {
   for (int r = 0; r < p; ++r) {
     for (int i = 0; i < lanes[r].warmup; ++i) forward(lanes[r], i);
   }
-  for (int i = 0; i + 1 < m; ++i) {
-    // Stages r >= i - (m - p) still have a forward in round i.
-    const int split = std::max(0, i - (m - p));
-    for (int r = p - 1; r >= split; --r) {
+  // Round i of stage r at level 2i + p - 1 - r: it needs round i of r + 1
+  // and round i - 1 of r - 1 and of r, all a level lower, so the rounds of
+  // one level (every other stage) are independent and the processor
+  // overlaps them.
+  for (int level = 0; level <= 2 * (m - 2) + p - 1; ++level) {
+    const int first = p - 1 - level;  // the stage of round 0, if any
+    const int lo = first >= 0 ? first : (level - p + 1) & 1;
+    int hi = std::min(p - 1, 2 * (m - 2) + first);
+    if (((hi - lo) & 1) != 0) --hi;
+    for (int r = lo; r <= hi; r += 2) {
       Lane& l = lanes[r];
-      forward(l, l.warmup + i);
+      const int i = (r - first) >> 1;
+      // A forward while the stage has one (i < m - w_r).
+      if (i + l.warmup < m) forward(l, l.warmup + i);
       backward(l, i);
     }
-    for (int r = split - 1; r >= 0; --r) backward(lanes[r], i);
   }
   int tasks = 0;
   for (int r = 0; r < p; ++r) {
