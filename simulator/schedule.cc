@@ -33,27 +33,25 @@ class InterleavedSteps {
   int group_ = 0, chunk_ = 0, in_p_ = 0;  // k / (p v), k % (p v) / p, k % p
 };
 
-}  // namespace
-
-std::vector<PipelineStep> stage_schedule(const Plan& plan, int stage) {
+// Calls visit(step) for each step of stage_schedule(plan, stage), in order,
+// without building the list (the memory peaks only scan it).
+template <class Visit>
+void visit_schedule(const Plan& plan, int stage, Visit&& visit) {
   const int p = plan.pipeline_parallel;
   const int m = plan.num_micro_batches();
-  std::vector<PipelineStep> steps;
-  steps.reserve(static_cast<size_t>(plan.schedule == Schedule::kZbH1 ? 3 : 2) * m *
-                plan.virtual_stages);
   switch (plan.schedule) {
     case Schedule::kGpipe:
-      for (int i = 0; i < m; ++i) steps.push_back({true, 0, i});
-      for (int i = 0; i < m; ++i) steps.push_back({false, 0, i});
+      for (int i = 0; i < m; ++i) visit({true, 0, i});
+      for (int i = 0; i < m; ++i) visit({false, 0, i});
       break;
     case Schedule::kOneFOneB: {
       const int warmup = std::min(p - stage - 1, m);
-      for (int i = 0; i < warmup; ++i) steps.push_back({true, 0, i});
+      for (int i = 0; i < warmup; ++i) visit({true, 0, i});
       for (int i = 0; i < m - warmup; ++i) {
-        steps.push_back({true, 0, warmup + i});
-        steps.push_back({false, 0, i});
+        visit({true, 0, warmup + i});
+        visit({false, 0, i});
       }
-      for (int i = m - warmup; i < m; ++i) steps.push_back({false, 0, i});
+      for (int i = m - warmup; i < m; ++i) visit({false, 0, i});
       break;
     }
     case Schedule::kInterleaved: {
@@ -61,12 +59,12 @@ std::vector<PipelineStep> stage_schedule(const Plan& plan, int stage) {
       const int total = m * v;
       int warmup = (m == p) ? total : std::min((p - stage - 1) * 2 + (v - 1) * p, total);
       InterleavedSteps forwards(plan, true), backwards(plan, false);
-      for (int k = 0; k < warmup; ++k) steps.push_back(forwards.next());
+      for (int k = 0; k < warmup; ++k) visit(forwards.next());
       for (int k = 0; k < total - warmup; ++k) {
-        steps.push_back(forwards.next());
-        steps.push_back(backwards.next());
+        visit(forwards.next());
+        visit(backwards.next());
       }
-      for (int k = total - warmup; k < total; ++k) steps.push_back(backwards.next());
+      for (int k = total - warmup; k < total; ++k) visit(backwards.next());
       break;
     }
     case Schedule::kZbH1: {
@@ -75,20 +73,29 @@ std::vector<PipelineStep> stage_schedule(const Plan& plan, int stage) {
       auto b = [](int i) { return PipelineStep{false, 0, i, BackwardKind::kInput}; };
       auto w = [](int i) { return PipelineStep{false, 0, i, BackwardKind::kWeight}; };
       int next_w = 0;
-      for (int i = 0; i < warmup; ++i) steps.push_back({true, 0, i});
+      for (int i = 0; i < warmup; ++i) visit({true, 0, i});
       for (int k = 0; k < m - warmup; ++k) {
-        steps.push_back({true, 0, warmup + k});
-        steps.push_back(b(k));
-        if (k >= lag) steps.push_back(w(next_w++));
+        visit({true, 0, warmup + k});
+        visit(b(k));
+        if (k >= lag) visit(w(next_w++));
       }
       for (int k = m - warmup; k < m; ++k) {
-        steps.push_back(b(k));
-        steps.push_back(w(next_w++));
+        visit(b(k));
+        visit(w(next_w++));
       }
-      while (next_w < m) steps.push_back(w(next_w++));
+      while (next_w < m) visit(w(next_w++));
       break;
     }
   }
+}
+
+}  // namespace
+
+std::vector<PipelineStep> stage_schedule(const Plan& plan, int stage) {
+  std::vector<PipelineStep> steps;
+  steps.reserve(static_cast<size_t>(plan.schedule == Schedule::kZbH1 ? 3 : 2) *
+                plan.num_micro_batches() * plan.virtual_stages);
+  visit_schedule(plan, stage, [&](const PipelineStep& s) { steps.push_back(s); });
   return steps;
 }
 
@@ -133,15 +140,15 @@ std::vector<int> peak_in_flight_by_steps(const Plan& plan, int stage) {
   const int v = plan.virtual_stages;
   std::vector<int> live(v, 0), best(v, 0);
   int live_total = 0, best_total = -1;
-  for (const PipelineStep& s : stage_schedule(plan, stage)) {
-    if (!s.forward && s.backward == BackwardKind::kWeight) continue;
+  visit_schedule(plan, stage, [&](const PipelineStep& s) {
+    if (!s.forward && s.backward == BackwardKind::kWeight) return;
     live[s.virtual_chunk] += s.forward ? 1 : -1;
     live_total += s.forward ? 1 : -1;
     if (live_total > best_total) {
       best_total = live_total;
       best = live;
     }
-  }
+  });
   return best;
 }
 
@@ -182,7 +189,7 @@ SplitInFlight peak_in_flight_split(const Plan& plan, int stage, double forward_b
       visit(zb_h1_step(p, m, stage, k));
     }
   } else {
-    for (const PipelineStep& s : stage_schedule(plan, stage)) visit(s);
+    visit_schedule(plan, stage, visit);
   }
   return best;
 }
