@@ -13,6 +13,8 @@ Status GraphBuilder::run_fast() {
   if ((plan_.schedule == Schedule::kOneFOneB || plan_.schedule == Schedule::kZbH1) && v_ == 1 &&
       m_ >= p_) {
     run_ordered_1f1b();
+  } else if (!stages_.empty() && !stages_[0].generated) {
+    run_listed_sweeps();
   }
   worklist_.clear();
   for (int r = p_ - 1; r >= 0; --r) {
@@ -180,6 +182,94 @@ void GraphBuilder::run_ordered_1f1b() {
   }
 }
 
+// Listed steps (interleaved, GPipe): sweeps over the stages, alternately
+// up and down, each stage running its steps until one waits for a transfer
+// not yet emitted, until a sweep makes no progress; the work list finishes
+// whatever is left. Each step is timed as emit_step_fast times it, with the
+// end stages' transfers read from the zero rows (see build(): a pass starts
+// at >= 0, so they neither delay it nor count as a wait), and the pass that
+// releases DP buckets handed to emit_step_fast itself.
+void GraphBuilder::run_listed_sweeps() {
+  // Every duration valid, else the work list reports the bad one.
+  auto good = [](double d) { return d >= 0 && std::isfinite(d); };
+  const int chunks = p_ * v_;
+  for (int j = 0; j < chunks; ++j) {
+    const ChunkProgram& prog = *programs_[j];
+    if (prog.split_backward || !good(prog.forward_s) || !good(prog.backward_s) ||
+        !good(send_fwd_s_[j]) || !good(send_bwd_s_[j])) {
+      return;
+    }
+  }
+  const int p = p_, m = m_;
+  bool progress = true;
+  for (bool up = true; progress; up = !up) {
+    progress = false;
+    for (int q = 0; q < p; ++q) {
+      const int r = up ? q : p - 1 - q;
+      StageState& st = stages_[r];
+      size_t k = st.next;
+      double compute_end = st.compute_end_s, forward_end = st.pipe_forward_end_s;
+      double backward_end = st.pipe_backward_end_s, busy = st.busy_s, wait = st.pp_wait_s;
+      int tasks = 0;
+      for (; k < st.count; ++k) {
+        const PipelineStep& step = st.steps[k];
+        const int j = step.virtual_chunk * p + r, mb = step.micro_batch;
+        if (overlap_buckets_ && !step.forward &&
+            static_cast<int>(k) == st.last_backward[step.virtual_chunk]) {
+          // Hand the stage's state to emit_step_fast and take it back.
+          st.compute_end_s = compute_end;
+          st.pipe_forward_end_s = forward_end;
+          st.pipe_backward_end_s = backward_end;
+          st.busy_s = busy;
+          st.pp_wait_s = wait;
+          st.next = k;
+          if (!emit_step_fast(r)) break;
+          compute_end = st.compute_end_s;
+          forward_end = st.pipe_forward_end_s;
+          backward_end = st.pipe_backward_end_s;
+          busy = st.busy_s;
+          wait = st.pp_wait_s;
+          continue;
+        }
+        const double transfer_end = step.forward
+                                        ? fwd_end_[static_cast<ptrdiff_t>(j - 1) * m + mb]
+                                        : bwd_end_[static_cast<ptrdiff_t>(j + 1) * m + mb];
+        if (transfer_end < 0) break;
+        const double transfer_s = step.forward ? (j > 0 ? send_fwd_s_[j - 1] : 0.0)
+                                               : (j < chunks - 1 ? send_bwd_s_[j + 1] : 0.0);
+        const ChunkProgram& prog = *programs_[j];
+        const double start = std::max(compute_end, transfer_end);
+        const double end = start + (step.forward ? prog.forward_s : prog.backward_s);
+        const double gap = start - compute_end;
+        if (gap > 0 && transfer_end >= start - 1e-15) wait += std::min(gap, transfer_s);
+        busy += end - start;
+        compute_end = end;
+        ++tasks;
+        if (step.forward) {
+          if (j < chunks - 1) {
+            forward_end = std::max(forward_end, end) + send_fwd_s_[j];
+            fwd_end_[idx(j, mb)] = forward_end;
+            ++tasks;
+          }
+        } else if (j > 0) {
+          backward_end = std::max(backward_end, end) + send_bwd_s_[j];
+          bwd_end_[idx(j, mb)] = backward_end;
+          ++tasks;
+        }
+      }
+      progress = progress || k != st.next;
+      st.any_pass = st.any_pass || k > 0;
+      st.next = k;
+      st.compute_end_s = compute_end;
+      st.pipe_forward_end_s = forward_end;
+      st.pipe_backward_end_s = backward_end;
+      st.busy_s = busy;
+      st.pp_wait_s = wait;
+      external_tasks_ += tasks;
+    }
+  }
+}
+
 void GraphBuilder::wake(int stage) {
   StageState& st = stages_[stage];
   if (st.queued || st.done) return;
@@ -250,14 +340,14 @@ bool GraphBuilder::emit_step_fast(int r) {
       state.pipe_forward_end_s = s + checked_transfer(r, send_fwd_s_[j]);
       fwd_end_[idx(j, st.micro_batch)] = state.pipe_forward_end_s;
       ++external_tasks_;
-      wake((j + 1) % p_);
+      wake(r + 1 == p_ ? 0 : r + 1);  // chunk j + 1's stage, (j + 1) % p
     }
   } else if (!weight && j > 0) {
     const double s = std::max(state.pipe_backward_end_s, end);
     state.pipe_backward_end_s = s + checked_transfer(r, send_bwd_s_[j]);
     bwd_end_[idx(j, st.micro_batch)] = state.pipe_backward_end_s;
     ++external_tasks_;
-    wake((j - 1) % p_);
+    wake(r == 0 ? p_ - 1 : r - 1);  // chunk j - 1's stage, (j - 1) % p
   }
   return true;
 }

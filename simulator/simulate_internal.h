@@ -242,6 +242,9 @@ class GraphBuilder {
   // 1F1B and zb-h1 with m >= p: every step but the last round's in an
   // order in which its transfer is already emitted (see the definition).
   inline void run_ordered_1f1b();
+  // Interleaved and GPipe (steps listed): sweeps over the stages that time
+  // every step whose transfer is emitted (see the definition).
+  void run_listed_sweeps();
   // One stage's state in run_ordered_1f1b's loop.
   struct Lane {
     double compute_end, forward_end, backward_end, busy, pp_wait;
