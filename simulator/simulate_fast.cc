@@ -44,12 +44,14 @@ Status GraphBuilder::run_fast() {
 // runs F(0 .. w_r - 1), then in round i = 0 .. m - 1 the forward F(w_r + i)
 // while there is one (i < m - w_r) and the backward B(i): its steps in its
 // own order. The warm-ups go first, stage 0 to p - 1 (F(i) on r needs r -
-// 1's, a warm-up forward since w_(r-1) > w_r); then round after round, each
-// from stage p - 1 down to 0: F(w_r + i) on r needs r - 1's, which r - 1
-// ran in round i - 1 (w_(r-1) = w_r + 1) or its warm-up (i = 0), and B(i)
-// on r needs r + 1's, run before it in this round. The loop runs rounds 0
-// .. m - 2, ordered by level (below); the last round (whose backwards release the DP buckets) is left
-// to run_fast's work list and emit_step_fast.
+// 1's, a warm-up forward since w_(r-1) > w_r). Round i of stage r needs
+// round i of r + 1 (B(i) comes from r + 1), round i - 1 of r - 1 (F(w_r +
+// i) is r - 1's forward of round i - 1, as w_(r-1) = w_r + 1; at i = 0 its
+// warm-up) and its own round i - 1; so rounds run by level 2i + p - 1 - r,
+// each a level above what it needs, and the rounds of one level (every
+// other stage) are independent, which the processor overlaps. The loop runs
+// rounds 0 .. m - 2; the last round (whose backwards release the DP
+// buckets) is left to run_fast's work list and emit_step_fast.
 //
 // zb-h1 runs its F and B steps in 1F1B's order (schedule.h: without its W
 // steps a zb-h1 stage is a 1F1B stage), so the same order holds; a W step
@@ -141,10 +143,7 @@ void GraphBuilder::run_ordered_1f1b() {
   for (int r = 0; r < p; ++r) {
     for (int i = 0; i < lanes[r].warmup; ++i) forward(lanes[r], i);
   }
-  // Round i of stage r at level 2i + p - 1 - r: it needs round i of r + 1
-  // and round i - 1 of r - 1 and of r, all a level lower, so the rounds of
-  // one level (every other stage) are independent and the processor
-  // overlaps them.
+  // Round i of stage r at level 2i + p - 1 - r (see above).
   for (int level = 0; level <= 2 * (m - 2) + p - 1; ++level) {
     const int first = p - 1 - level;  // the stage of round 0, if any
     const int lo = first >= 0 ? first : (level - p + 1) & 1;
