@@ -108,40 +108,60 @@ void GraphBuilder::run_ordered_1f1b() {
   // the end stages' zero rows) and took `transfer_s`; the idle time as
   // pass_times() computes it from segments, added without a branch (+0.0
   // leaves the non-negative sum unchanged).
-  auto run_pass = [&](Lane& l, double transfer_end, double transfer_s, double duration)
+  // A stage's changing state, copied out of its lane for one round (the
+  // compiler keeps a local in registers; the lane it must reload after
+  // every store into the transfer arrays, which might alias it).
+  struct Clock {
+    double compute_end, forward_end, backward_end, busy, pp_wait;
+    int next;
+  };
+  auto load = [](const Lane& l) __attribute__((always_inline)) {
+    return Clock{l.compute_end, l.forward_end, l.backward_end, l.busy, l.pp_wait, l.next};
+  };
+  auto store = [](const Clock& c, Lane& l) __attribute__((always_inline)) {
+    l.compute_end = c.compute_end;
+    l.forward_end = c.forward_end;
+    l.backward_end = c.backward_end;
+    l.busy = c.busy;
+    l.pp_wait = c.pp_wait;
+    l.next = c.next;
+  };
+  auto run_pass = [&](Clock& c, double transfer_end, double transfer_s, double duration)
       __attribute__((always_inline)) -> double {
     early |= transfer_end < 0;
-    const double start = std::max(l.compute_end, transfer_end);
+    const double start = std::max(c.compute_end, transfer_end);
     const double end = start + duration;
-    const double gap = start - l.compute_end;
+    const double gap = start - c.compute_end;
     const double wait = std::min(gap, transfer_s);
-    l.pp_wait += (gap > 0 && transfer_end >= start - 1e-15) ? wait : 0.0;
-    l.busy += end - start;
-    l.compute_end = end;
-    ++l.next;
+    c.pp_wait += (gap > 0 && transfer_end >= start - 1e-15) ? wait : 0.0;
+    c.busy += end - start;
+    c.compute_end = end;
+    ++c.next;
     return end;
   };
-  auto forward = [&](Lane& l, int mb) __attribute__((always_inline)) {
-    const double end = run_pass(l, l.in_forward[mb], l.in_forward_s, l.forward_s);
-    l.forward_end = std::max(l.forward_end, end) + l.out_forward_s;
-    l.out_forward[mb] = l.forward_end;
+  auto forward = [&](const Lane& l, Clock& c, int mb) __attribute__((always_inline)) {
+    const double end = run_pass(c, l.in_forward[mb], l.in_forward_s, l.forward_s);
+    c.forward_end = std::max(c.forward_end, end) + l.out_forward_s;
+    l.out_forward[mb] = c.forward_end;
   };
   // B(mb), then (zb-h1, mb >= L) the W step after it: after the compute
   // stream's previous pass, nothing sent.
-  auto backward = [&](Lane& l, int mb) __attribute__((always_inline)) {
-    const double end = run_pass(l, l.in_backward[mb], l.in_backward_s, l.backward_s);
-    l.backward_end = std::max(l.backward_end, end) + l.out_backward_s;
-    l.out_backward[mb] = l.backward_end;
+  auto backward = [&](const Lane& l, Clock& c, int mb) __attribute__((always_inline)) {
+    const double end = run_pass(c, l.in_backward[mb], l.in_backward_s, l.backward_s);
+    c.backward_end = std::max(c.backward_end, end) + l.out_backward_s;
+    l.out_backward[mb] = c.backward_end;
     if (mb >= l.lag) {
-      const double w_start = l.compute_end;
+      const double w_start = c.compute_end;
       const double w_end = w_start + l.weight_s;
-      l.busy += w_end - w_start;
-      l.compute_end = w_end;
-      ++l.next;
+      c.busy += w_end - w_start;
+      c.compute_end = w_end;
+      ++c.next;
     }
   };
   for (int r = 0; r < p; ++r) {
-    for (int i = 0; i < lanes[r].warmup; ++i) forward(lanes[r], i);
+    Clock c = load(lanes[r]);
+    for (int i = 0; i < lanes[r].warmup; ++i) forward(lanes[r], c, i);
+    store(c, lanes[r]);
   }
   // Round i of stage r at level 2i + p - 1 - r (see above).
   for (int level = 0; level <= 2 * (m - 2) + p - 1; ++level) {
@@ -151,10 +171,12 @@ void GraphBuilder::run_ordered_1f1b() {
     if (((hi - lo) & 1) != 0) --hi;
     for (int r = lo; r <= hi; r += 2) {
       Lane& l = lanes[r];
+      Clock c = load(l);
       const int i = (r - first) >> 1;
       // A forward while the stage has one (i < m - w_r).
-      if (i + l.warmup < m) forward(l, l.warmup + i);
-      backward(l, i);
+      if (i + l.warmup < m) forward(l, c, l.warmup + i);
+      backward(l, c, i);
+      store(c, l);
     }
   }
   int tasks = 0;
