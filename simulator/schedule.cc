@@ -173,21 +173,32 @@ SplitInFlight peak_in_flight_split(const Plan& plan, int stage, double forward_b
     }
   };
   if (plan.schedule == Schedule::kZbH1) {
-    // Step by step from the closed form (no list built). The steady
-    // section's (F, B, W) iterations after its first one pass through the
-    // same (forwards, deferred W's) states as it, (w + 1, L), (w, L + 1),
-    // (w, L), so they cannot raise the peak (nor change the first instant
-    // of it): skipped.
+    // Step by step through zb_h1_step's sections (no list built; visit
+    // reads only a step's kind): w warm-up F's, L (F, B) pairs, the steady
+    // (F, B, W) iterations, w cool-down (B, W) pairs and L pending W's. The
+    // steady iterations after the first one pass through the same
+    // (forwards, deferred W's) states as it, (w + 1, L), (w, L + 1), (w,
+    // L), so they cannot raise the peak (nor change the first instant of
+    // it): only the first is visited.
     const int p = plan.pipeline_parallel, m = plan.num_micro_batches();
     const int w = std::min(p - stage - 1, m), s = m - w, lag = std::min(stage, s);
-    const int repeats_from = w + 2 * lag + 3, cooldown = w + 3 * s - lag;
-    for (int k = 0; k < 3 * m; ++k) {
-      if (k == repeats_from && cooldown > k) {
-        k = cooldown;
-        if (k >= 3 * m) break;
-      }
-      visit(zb_h1_step(p, m, stage, k));
+    const PipelineStep f{true, 0, 0}, b{false, 0, 0, BackwardKind::kInput},
+        wg{false, 0, 0, BackwardKind::kWeight};
+    for (int i = 0; i < w; ++i) visit(f);
+    for (int i = 0; i < lag; ++i) {
+      visit(f);
+      visit(b);
     }
+    if (s > lag) {
+      visit(f);
+      visit(b);
+      visit(wg);
+    }
+    for (int i = 0; i < w; ++i) {
+      visit(b);
+      visit(wg);
+    }
+    for (int i = 0; i < lag; ++i) visit(wg);
   } else {
     visit_schedule(plan, stage, visit);
   }
