@@ -5,50 +5,66 @@
 namespace llmplan::simulator {
 namespace {
 
-// Megatron-LM's interleaved order: micro-step k maps to a chunk and a
-// micro-batch; forwards go through chunks 0..v-1, backwards v-1..0.
-PipelineStep interleaved_step(const Plan& plan, int k, bool forward) {
-  const int p = plan.pipeline_parallel, v = plan.virtual_stages;
-  const int in_group = k % (p * v);
-  int chunk = in_group / p;
-  if (!forward) chunk = v - 1 - chunk;
-  const int micro_batch = (k / (p * v)) * p + k % p;
-  return {forward, chunk, micro_batch};
-}
+// Megatron-LM's interleaved order: micro-step k maps to chunk k % (p v) / p
+// (forwards go through chunks 0..v-1, backwards v-1..0) and micro-batch
+// k / (p v) * p + k % p. These are its steps for k = 0, 1, ...,
+// with the divisions done once (a stage's list is built for every simulated
+// interleaved plan, twice: the replay and the memory peak).
+class InterleavedSteps {
+ public:
+  InterleavedSteps(const Plan& plan, bool forward)
+      : p_(plan.pipeline_parallel), v_(plan.virtual_stages), forward_(forward) {}
+  // The current step; then moves to the next k.
+  PipelineStep next() {
+    const PipelineStep s{forward_, forward_ ? chunk_ : v_ - 1 - chunk_, group_ * p_ + in_p_};
+    if (++in_p_ == p_) {
+      in_p_ = 0;
+      if (++chunk_ == v_) {
+        chunk_ = 0;
+        ++group_;
+      }
+    }
+    return s;
+  }
 
-}  // namespace
+ private:
+  int p_, v_;
+  bool forward_;
+  int group_ = 0, chunk_ = 0, in_p_ = 0;  // k / (p v), k % (p v) / p, k % p
+};
 
-std::vector<PipelineStep> stage_schedule(const Plan& plan, int stage) {
+// Calls visit(step) for each step of stage_schedule(plan, stage), in order,
+// without building the list (the memory peaks only scan it).
+template <class Visit>
+void visit_schedule(const Plan& plan, int stage, Visit&& visit) {
   const int p = plan.pipeline_parallel;
   const int m = plan.num_micro_batches();
-  std::vector<PipelineStep> steps;
-  steps.reserve(static_cast<size_t>(plan.schedule == Schedule::kZbH1 ? 3 : 2) * m *
-                plan.virtual_stages);
   switch (plan.schedule) {
     case Schedule::kGpipe:
-      for (int i = 0; i < m; ++i) steps.push_back({true, 0, i});
-      for (int i = 0; i < m; ++i) steps.push_back({false, 0, i});
+      for (int i = 0; i < m; ++i) visit({true, 0, i});
+      for (int i = 0; i < m; ++i) visit({false, 0, i});
       break;
     case Schedule::kOneFOneB: {
       const int warmup = std::min(p - stage - 1, m);
-      for (int i = 0; i < warmup; ++i) steps.push_back({true, 0, i});
+      for (int i = 0; i < warmup; ++i) visit({true, 0, i});
       for (int i = 0; i < m - warmup; ++i) {
-        steps.push_back({true, 0, warmup + i});
-        steps.push_back({false, 0, i});
+        visit({true, 0, warmup + i});
+        visit({false, 0, i});
       }
-      for (int i = m - warmup; i < m; ++i) steps.push_back({false, 0, i});
+      for (int i = m - warmup; i < m; ++i) visit({false, 0, i});
       break;
     }
     case Schedule::kInterleaved: {
       const int v = plan.virtual_stages;
       const int total = m * v;
       int warmup = (m == p) ? total : std::min((p - stage - 1) * 2 + (v - 1) * p, total);
-      for (int k = 0; k < warmup; ++k) steps.push_back(interleaved_step(plan, k, true));
+      InterleavedSteps forwards(plan, true), backwards(plan, false);
+      for (int k = 0; k < warmup; ++k) visit(forwards.next());
       for (int k = 0; k < total - warmup; ++k) {
-        steps.push_back(interleaved_step(plan, warmup + k, true));
-        steps.push_back(interleaved_step(plan, k, false));
+        visit(forwards.next());
+        visit(backwards.next());
       }
-      for (int k = total - warmup; k < total; ++k) steps.push_back(interleaved_step(plan, k, false));
+      for (int k = total - warmup; k < total; ++k) visit(backwards.next());
       break;
     }
     case Schedule::kZbH1: {
@@ -57,20 +73,29 @@ std::vector<PipelineStep> stage_schedule(const Plan& plan, int stage) {
       auto b = [](int i) { return PipelineStep{false, 0, i, BackwardKind::kInput}; };
       auto w = [](int i) { return PipelineStep{false, 0, i, BackwardKind::kWeight}; };
       int next_w = 0;
-      for (int i = 0; i < warmup; ++i) steps.push_back({true, 0, i});
+      for (int i = 0; i < warmup; ++i) visit({true, 0, i});
       for (int k = 0; k < m - warmup; ++k) {
-        steps.push_back({true, 0, warmup + k});
-        steps.push_back(b(k));
-        if (k >= lag) steps.push_back(w(next_w++));
+        visit({true, 0, warmup + k});
+        visit(b(k));
+        if (k >= lag) visit(w(next_w++));
       }
       for (int k = m - warmup; k < m; ++k) {
-        steps.push_back(b(k));
-        steps.push_back(w(next_w++));
+        visit(b(k));
+        visit(w(next_w++));
       }
-      while (next_w < m) steps.push_back(w(next_w++));
+      while (next_w < m) visit(w(next_w++));
       break;
     }
   }
+}
+
+}  // namespace
+
+std::vector<PipelineStep> stage_schedule(const Plan& plan, int stage) {
+  std::vector<PipelineStep> steps;
+  steps.reserve(static_cast<size_t>(plan.schedule == Schedule::kZbH1 ? 3 : 2) *
+                plan.num_micro_batches() * plan.virtual_stages);
+  visit_schedule(plan, stage, [&](const PipelineStep& s) { steps.push_back(s); });
   return steps;
 }
 
@@ -115,15 +140,15 @@ std::vector<int> peak_in_flight_by_steps(const Plan& plan, int stage) {
   const int v = plan.virtual_stages;
   std::vector<int> live(v, 0), best(v, 0);
   int live_total = 0, best_total = -1;
-  for (const PipelineStep& s : stage_schedule(plan, stage)) {
-    if (!s.forward && s.backward == BackwardKind::kWeight) continue;
+  visit_schedule(plan, stage, [&](const PipelineStep& s) {
+    if (!s.forward && s.backward == BackwardKind::kWeight) return;
     live[s.virtual_chunk] += s.forward ? 1 : -1;
     live_total += s.forward ? 1 : -1;
     if (live_total > best_total) {
       best_total = live_total;
       best = live;
     }
-  }
+  });
   return best;
 }
 
@@ -148,23 +173,34 @@ SplitInFlight peak_in_flight_split(const Plan& plan, int stage, double forward_b
     }
   };
   if (plan.schedule == Schedule::kZbH1) {
-    // Step by step from the closed form (no list built). The steady
-    // section's (F, B, W) iterations after its first one pass through the
-    // same (forwards, deferred W's) states as it, (w + 1, L), (w, L + 1),
-    // (w, L), so they cannot raise the peak (nor change the first instant
-    // of it): skipped.
+    // Step by step through zb_h1_step's sections (no list built; visit
+    // reads only a step's kind): w warm-up F's, L (F, B) pairs, the steady
+    // (F, B, W) iterations, w cool-down (B, W) pairs and L pending W's. The
+    // steady iterations after the first one pass through the same
+    // (forwards, deferred W's) states as it, (w + 1, L), (w, L + 1), (w,
+    // L), so they cannot raise the peak (nor change the first instant of
+    // it): only the first is visited.
     const int p = plan.pipeline_parallel, m = plan.num_micro_batches();
     const int w = std::min(p - stage - 1, m), s = m - w, lag = std::min(stage, s);
-    const int repeats_from = w + 2 * lag + 3, cooldown = w + 3 * s - lag;
-    for (int k = 0; k < 3 * m; ++k) {
-      if (k == repeats_from && cooldown > k) {
-        k = cooldown;
-        if (k >= 3 * m) break;
-      }
-      visit(zb_h1_step(p, m, stage, k));
+    const PipelineStep f{true, 0, 0}, b{false, 0, 0, BackwardKind::kInput},
+        wg{false, 0, 0, BackwardKind::kWeight};
+    for (int i = 0; i < w; ++i) visit(f);
+    for (int i = 0; i < lag; ++i) {
+      visit(f);
+      visit(b);
     }
+    if (s > lag) {
+      visit(f);
+      visit(b);
+      visit(wg);
+    }
+    for (int i = 0; i < w; ++i) {
+      visit(b);
+      visit(wg);
+    }
+    for (int i = 0; i < lag; ++i) visit(wg);
   } else {
-    for (const PipelineStep& s : stage_schedule(plan, stage)) visit(s);
+    visit_schedule(plan, stage, visit);
   }
   return best;
 }

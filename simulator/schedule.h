@@ -53,7 +53,7 @@ std::vector<PipelineStep> stage_schedule(const Plan& plan, int stage);
 
 // Step k (0 .. 3m - 1) of `stage`'s zb-h1 order, exactly as stage_schedule()
 // lists it, computed from k alone (no list built; the simulator's fast path
-// and peak_in_flight_split use it).
+// uses it).
 // REQUIRES: 0 <= stage < p, m >= 1, 0 <= k < 3m.
 PipelineStep zb_h1_step(int p, int m, int stage, int k);
 

@@ -13,6 +13,8 @@ Status GraphBuilder::run_fast() {
   if ((plan_.schedule == Schedule::kOneFOneB || plan_.schedule == Schedule::kZbH1) && v_ == 1 &&
       m_ >= p_) {
     run_ordered_1f1b();
+  } else if (!stages_.empty() && !stages_[0].generated) {
+    run_listed_sweeps();
   }
   worklist_.clear();
   for (int r = p_ - 1; r >= 0; --r) {
@@ -38,21 +40,31 @@ Status GraphBuilder::run_fast() {
 }
 
 // Steps of a 1F1B pipeline with m >= p in an order that respects every
-// dependency, so none waits: step k of stage r goes at priority
-//   2k + r                      warm-up and steady (F, B) steps,
-//   2k + 2 (p - 1 - r) + p      the cool-down backwards (k >= 2m - w_r),
-// with w_r = p - 1 - r warm-up forwards. A forward of micro-batch i on r
-// needs r - 1's, which is at a lower priority in every phase; a backward
-// needs r + 1's, likewise (the priorities were checked case by case: warm-up
-// and steady forwards, steady and cool-down backwards, and the steady to
-// cool-down change, 3r < 3p). Each stage's steps keep their order. A step
-// that would wait anyway stops the loop: run_fast's work list finishes.
+// dependency, so none waits. With w_r = p - 1 - r warm-up forwards, stage r
+// runs F(0 .. w_r - 1), then in round i = 0 .. m - 1 the forward F(w_r + i)
+// while there is one (i < m - w_r) and the backward B(i): its steps in its
+// own order. The warm-ups go first, stage 0 to p - 1 (F(i) on r needs r -
+// 1's, a warm-up forward since w_(r-1) > w_r). Round i of stage r needs
+// round i of r + 1 (B(i) comes from r + 1), round i - 1 of r - 1 (F(w_r +
+// i) is r - 1's forward of round i - 1, as w_(r-1) = w_r + 1; at i = 0 its
+// warm-up) and its own round i - 1; so rounds run by level 2i + p - 1 - r,
+// each a level above what it needs, and the rounds of one level (every
+// other stage) are independent, which the processor overlaps. The loop runs
+// rounds 0 .. m - 2; the last round (whose backwards release the DP
+// buckets) is left to run_fast's work list and emit_step_fast.
 //
 // zb-h1 runs its F and B steps in 1F1B's order (schedule.h: without its W
-// steps a zb-h1 stage is a 1F1B stage), so the same priorities hold; a W
-// step needs nothing from other stages, so each runs right after the step
-// it follows on its stage: after B(q) for q >= L, and the L pending ones
-// after the last B.
+// steps a zb-h1 stage is a 1F1B stage), so the same order holds; a W step
+// needs nothing from other stages, so each runs right after the step it
+// follows on its stage: after B(q) for q >= L (zb_h1_step); the L pending
+// ones after the last B are the work list's.
+//
+// Each step is timed with emit_step_fast's arithmetic, operation for
+// operation (start = max(stream end, transfer end), end = start + duration,
+// the idle-time and busy sums, the send's end), so the result is bit for
+// bit the reference engine's; only the order of independent steps differs,
+// and the bookkeeping emit_step_fast needs for any schedule (step decoding,
+// bucket checks, the work list) is left out.
 void GraphBuilder::run_ordered_1f1b() {
   // Pass and transfer times per chunk (v = 1: chunk = stage); the lean
   // loop below needs them all valid, else the general step reports the
@@ -67,14 +79,9 @@ void GraphBuilder::run_ordered_1f1b() {
       return;
     }
   }
-  // Which steps have priority t, without trying every stage: a warm-up or
-  // steady step k = (t - r) / 2 of a stage r of t's parity, valid while
-  // k < 2m - w_r, that is t < 4m - 2p + 2 + 3r; a cool-down step
-  // k = (t - 3p + 2 + 2r) / 2 for t - p even, which is a cool-down step
-  // (k >= 2m - w_r) exactly when t >= 4m + p, and exists while k < 2m.
   // The loop works on local copies (no aliasing between the stages' state
   // and the transfer arrays, so the compiler keeps them in registers) and
-  // writes them back at the end, or where it stops.
+  // writes them back at the end.
   const int m = m_, p = p_;
   lanes_.resize(p);
   Lane* __restrict lanes = lanes_.data();
@@ -92,142 +99,196 @@ void GraphBuilder::run_ordered_1f1b() {
                     fwd_end_ + static_cast<ptrdiff_t>(r) * m,
                     bwd_end_ + static_cast<ptrdiff_t>(r) * m,
                     r < p - 1 ? 2 : 1, r > 0 ? 2 : 1, static_cast<int>(st.next), st.warmup,
-                    overlap_buckets_ ? st.last_backward[0] : -1, static_cast<int>(st.next),
-                    zb ? std::min(r, m - st.warmup) : 0};
+                    zb ? std::min(r, m - st.warmup) : m};
+  }
+  // A transfer read before it was written (an order bug): the loop goes on
+  // (it cannot wait) and the build fails.
+  bool early = false;
+  // A pass on lane l after a transfer that ended at `transfer_end` (0 for
+  // the end stages' zero rows) and took `transfer_s`; the idle time as
+  // pass_times() computes it from segments, added without a branch (+0.0
+  // leaves the non-negative sum unchanged).
+  // A stage's changing state, copied out of its lane for one round (the
+  // compiler keeps a local in registers; the lane it must reload after
+  // every store into the transfer arrays, which might alias it).
+  struct Clock {
+    double compute_end, forward_end, backward_end, busy, pp_wait;
+    int next;
+  };
+  auto load = [](const Lane& l) __attribute__((always_inline)) {
+    return Clock{l.compute_end, l.forward_end, l.backward_end, l.busy, l.pp_wait, l.next};
+  };
+  auto store = [](const Clock& c, Lane& l) __attribute__((always_inline)) {
+    l.compute_end = c.compute_end;
+    l.forward_end = c.forward_end;
+    l.backward_end = c.backward_end;
+    l.busy = c.busy;
+    l.pp_wait = c.pp_wait;
+    l.next = c.next;
+  };
+  auto run_pass = [&](Clock& c, double transfer_end, double transfer_s, double duration)
+      __attribute__((always_inline)) -> double {
+    early |= transfer_end < 0;
+    const double start = std::max(c.compute_end, transfer_end);
+    const double end = start + duration;
+    const double gap = start - c.compute_end;
+    const double wait = std::min(gap, transfer_s);
+    c.pp_wait += (gap > 0 && transfer_end >= start - 1e-15) ? wait : 0.0;
+    c.busy += end - start;
+    c.compute_end = end;
+    ++c.next;
+    return end;
+  };
+  auto forward = [&](const Lane& l, Clock& c, int mb) __attribute__((always_inline)) {
+    const double end = run_pass(c, l.in_forward[mb], l.in_forward_s, l.forward_s);
+    c.forward_end = std::max(c.forward_end, end) + l.out_forward_s;
+    l.out_forward[mb] = c.forward_end;
+  };
+  // B(mb), then (zb-h1, mb >= L) the W step after it: after the compute
+  // stream's previous pass, nothing sent.
+  auto backward = [&](const Lane& l, Clock& c, int mb) __attribute__((always_inline)) {
+    const double end = run_pass(c, l.in_backward[mb], l.in_backward_s, l.backward_s);
+    c.backward_end = std::max(c.backward_end, end) + l.out_backward_s;
+    l.out_backward[mb] = c.backward_end;
+    if (mb >= l.lag) {
+      const double w_start = c.compute_end;
+      const double w_end = w_start + l.weight_s;
+      c.busy += w_end - w_start;
+      c.compute_end = w_end;
+      ++c.next;
+    }
+  };
+  for (int r = 0; r < p; ++r) {
+    Clock c = load(lanes[r]);
+    for (int i = 0; i < lanes[r].warmup; ++i) forward(lanes[r], c, i);
+    store(c, lanes[r]);
+  }
+  // Round i of stage r at level 2i + p - 1 - r (see above).
+  for (int level = 0; level <= 2 * (m - 2) + p - 1; ++level) {
+    const int first = p - 1 - level;  // the stage of round 0, if any
+    const int lo = first >= 0 ? first : (level - p + 1) & 1;
+    int hi = std::min(p - 1, 2 * (m - 2) + first);
+    if (((hi - lo) & 1) != 0) --hi;
+    for (int r = lo; r <= hi; r += 2) {
+      Lane& l = lanes[r];
+      Clock c = load(l);
+      const int i = (r - first) >> 1;
+      // A forward while the stage has one (i < m - w_r).
+      if (i + l.warmup < m) forward(l, c, l.warmup + i);
+      backward(l, c, i);
+      store(c, l);
+    }
   }
   int tasks = 0;
-  auto write_back = [&] {
-    for (int r = 0; r < p; ++r) {
-      StageState& st = stages_[r];
-      const Lane& lane = lanes[r];
-      st.compute_end_s = lane.compute_end;
-      st.pipe_forward_end_s = lane.forward_end;
-      st.pipe_backward_end_s = lane.backward_end;
-      st.busy_s = lane.busy;
-      st.pp_wait_s = lane.pp_wait;
-      st.any_pass = st.any_pass || lane.next > 0;
-      st.next = static_cast<size_t>(lane.next);
-    }
-    external_tasks_ += tasks;
-  };
-  // The pass that releases DP buckets, emitted by emit_step_fast: it reads
-  // and writes only stage r's state (and the transfer arrays, shared), so
-  // hand it over and take it back.
-  auto hand_over = [&](int r) -> bool {
-    Lane& lane = lanes[r];
+  for (int r = 0; r < p; ++r) {
     StageState& st = stages_[r];
+    const Lane& lane = lanes[r];
     st.compute_end_s = lane.compute_end;
     st.pipe_forward_end_s = lane.forward_end;
     st.pipe_backward_end_s = lane.backward_end;
     st.busy_s = lane.busy;
     st.pp_wait_s = lane.pp_wait;
+    st.any_pass = st.any_pass || lane.next > 0;
     st.next = static_cast<size_t>(lane.next);
-    if (!emit_step_fast(r)) return false;
-    ++st.next;
-    st.any_pass = true;
-    lane.forward_end = st.pipe_forward_end_s;
-    lane.compute_end = st.compute_end_s;
-    lane.backward_end = st.pipe_backward_end_s;
-    lane.busy = st.busy_s;
-    lane.pp_wait = st.pp_wait_s;
-    ++lane.next;
-    return true;
-  };
-  // zb-h1: stage r's next step, a W, as emit_step_fast times it (after the
-  // compute stream's previous pass; nothing sent).
-  auto weight = [&](int r) __attribute__((always_inline)) -> bool {
-    Lane& lane = lanes[r];
-    if (lane.next == lane.last_backward) return hand_over(r);
-    const double start = lane.compute_end;
-    const double end = start + lane.weight_s;
-    lane.busy += end - start;
-    lane.compute_end = end;
-    ++tasks;
-    ++lane.next;
-    return true;
-  };
-  // One pass of stage r and the transfer it sends, as emit_step_fast times
-  // them; false when its input transfer is not there yet (never, by the
-  // order) or when it is the pass that releases DP buckets, which
-  // emit_step_fast then emits. k is the step's index in 1F1B's order (in
-  // zb-h1's: without the W steps).
-  auto pass = [&](int r, int k, bool forward, int mb) __attribute__((always_inline)) -> bool {
-    Lane& lane = lanes[r];
-    if (k != lane.forward_backward_next) return false;  // (never: the order is complete)
-    ++lane.forward_backward_next;
-    if (lane.next == lane.last_backward) return hand_over(r);
-    // The end stages read the zero rows (see build()); their sends write
-    // rows nobody reads.
-    const double transfer_end = forward ? lane.in_forward[mb] : lane.in_backward[mb];
-    if (transfer_end < 0) return false;
-    const double transfer_s = forward ? lane.in_forward_s : lane.in_backward_s;
-    const double duration = forward ? lane.forward_s : lane.backward_s;
-    const double start = std::max(lane.compute_end, transfer_end);
-    const double end = start + duration;
-    const double gap = start - lane.compute_end;
-    if (gap > 0 && transfer_end >= start - 1e-15) {
-      lane.pp_wait += std::min(gap, transfer_s);
+    // Its passes and sends: F(0 .. w + m - 2) (w + m - 1 of them, none for
+    // a stage without a round's forward), B(0 .. m - 2), the W's.
+    const int forwards = std::min(lane.warmup + m - 1, m);
+    const int backwards = m - 1;
+    tasks += forwards * lane.forward_tasks + backwards * lane.backward_tasks +
+             (lane.next - forwards - backwards);
+  }
+  external_tasks_ += tasks;
+  if (early && duration_error_.ok()) {
+    duration_error_ = Status::internal("1F1B replay read a transfer before it ended (order bug)");
+  }
+}
+
+// Listed steps (interleaved, GPipe): sweeps over the stages, alternately
+// up and down, each stage running its steps until one waits for a transfer
+// not yet emitted, until a sweep makes no progress; the work list finishes
+// whatever is left. Each step is timed as emit_step_fast times it, with the
+// end stages' transfers read from the zero rows (see build(): a pass starts
+// at >= 0, so they neither delay it nor count as a wait), and the pass that
+// releases DP buckets handed to emit_step_fast itself.
+void GraphBuilder::run_listed_sweeps() {
+  // Every duration valid, else the work list reports the bad one.
+  auto good = [](double d) { return d >= 0 && std::isfinite(d); };
+  const int chunks = p_ * v_;
+  for (int j = 0; j < chunks; ++j) {
+    const ChunkProgram& prog = *programs_[j];
+    if (prog.split_backward || !good(prog.forward_s) || !good(prog.backward_s) ||
+        !good(send_fwd_s_[j]) || !good(send_bwd_s_[j])) {
+      return;
     }
-    lane.busy += end - start;
-    lane.compute_end = end;
-    if (forward) {
-      lane.forward_end = std::max(lane.forward_end, end) + lane.out_forward_s;
-      lane.out_forward[mb] = lane.forward_end;
-      tasks += lane.forward_tasks;
-    } else {
-      lane.backward_end = std::max(lane.backward_end, end) + lane.out_backward_s;
-      lane.out_backward[mb] = lane.backward_end;
-      tasks += lane.backward_tasks;
-    }
-    ++lane.next;
-    if (zb && !forward) {
-      // The W after B(mb), and after the last B the pending ones.
-      if (mb >= lane.lag && !weight(r)) return false;
-      if (mb == m - 1) {
-        while (lane.next < 3 * m) {
-          if (!weight(r)) return false;
+  }
+  const int p = p_, m = m_;
+  bool progress = true;
+  for (bool up = true; progress; up = !up) {
+    progress = false;
+    for (int q = 0; q < p; ++q) {
+      const int r = up ? q : p - 1 - q;
+      StageState& st = stages_[r];
+      size_t k = st.next;
+      double compute_end = st.compute_end_s, forward_end = st.pipe_forward_end_s;
+      double backward_end = st.pipe_backward_end_s, busy = st.busy_s, wait = st.pp_wait_s;
+      int tasks = 0;
+      for (; k < st.count; ++k) {
+        const PipelineStep& step = st.steps[k];
+        const int j = step.virtual_chunk * p + r, mb = step.micro_batch;
+        if (overlap_buckets_ && !step.forward &&
+            static_cast<int>(k) == st.last_backward[step.virtual_chunk]) {
+          // Hand the stage's state to emit_step_fast and take it back.
+          st.compute_end_s = compute_end;
+          st.pipe_forward_end_s = forward_end;
+          st.pipe_backward_end_s = backward_end;
+          st.busy_s = busy;
+          st.pp_wait_s = wait;
+          st.next = k;
+          if (!emit_step_fast(r)) break;
+          compute_end = st.compute_end_s;
+          forward_end = st.pipe_forward_end_s;
+          backward_end = st.pipe_backward_end_s;
+          busy = st.busy_s;
+          wait = st.pp_wait_s;
+          continue;
+        }
+        const double transfer_end = step.forward
+                                        ? fwd_end_[static_cast<ptrdiff_t>(j - 1) * m + mb]
+                                        : bwd_end_[static_cast<ptrdiff_t>(j + 1) * m + mb];
+        if (transfer_end < 0) break;
+        const double transfer_s = step.forward ? (j > 0 ? send_fwd_s_[j - 1] : 0.0)
+                                               : (j < chunks - 1 ? send_bwd_s_[j + 1] : 0.0);
+        const ChunkProgram& prog = *programs_[j];
+        const double start = std::max(compute_end, transfer_end);
+        const double end = start + (step.forward ? prog.forward_s : prog.backward_s);
+        const double gap = start - compute_end;
+        if (gap > 0 && transfer_end >= start - 1e-15) wait += std::min(gap, transfer_s);
+        busy += end - start;
+        compute_end = end;
+        ++tasks;
+        if (step.forward) {
+          if (j < chunks - 1) {
+            forward_end = std::max(forward_end, end) + send_fwd_s_[j];
+            fwd_end_[idx(j, mb)] = forward_end;
+            ++tasks;
+          }
+        } else if (j > 0) {
+          backward_end = std::max(backward_end, end) + send_bwd_s_[j];
+          bwd_end_[idx(j, mb)] = backward_end;
+          ++tasks;
         }
       }
-    }
-    return true;
-  };
-  // Warm-up and steady steps: priorities t < 4m + p.
-  for (int t = 0; t < 4 * m + p; ++t) {
-    // r > (t - 4m + 2p - 2) / 3, r <= t, r of t's parity.
-    const int bound = t - 4 * m + 2 * p - 2;
-    int lo = bound < 0 ? 0 : bound / 3 + 1;
-    if (((t - lo) & 1) != 0) ++lo;
-    const int hi = std::min(t, p - 1);
-    for (int r = lo; r <= hi; r += 2) {
-      const int k = (t - r) >> 1;
-      const int w = lanes[r].warmup;
-      bool forward = true;
-      int mb = k;
-      if (k >= w) {
-        const int q = k - w;
-        forward = (q & 1) == 0;
-        mb = forward ? w + (q >> 1) : q >> 1;
-      }
-      if (!pass(r, k, forward, mb)) {
-        write_back();
-        return;
-      }
+      progress = progress || k != st.next;
+      st.any_pass = st.any_pass || k > 0;
+      st.next = k;
+      st.compute_end_s = compute_end;
+      st.pipe_forward_end_s = forward_end;
+      st.pipe_backward_end_s = backward_end;
+      st.busy_s = busy;
+      st.pp_wait_s = wait;
+      external_tasks_ += tasks;
     }
   }
-  // Cool-down backwards: t >= 4m + p with t - p even; step k = (t - p) / 2
-  // - p + 1 + r of micro-batch k - m, while k < 2m.
-  for (int t = 4 * m + p; t <= 4 * m + 3 * p; t += 2) {
-    const int base = (t - p) / 2 - p + 1;
-    const int hi = std::min(p - 1, 2 * m - 1 - base);
-    for (int r = 0; r <= hi; ++r) {
-      const int k = base + r;
-      if (!pass(r, k, false, k - m)) {
-        write_back();
-        return;
-      }
-    }
-  }
-  write_back();
 }
 
 void GraphBuilder::wake(int stage) {
@@ -300,14 +361,14 @@ bool GraphBuilder::emit_step_fast(int r) {
       state.pipe_forward_end_s = s + checked_transfer(r, send_fwd_s_[j]);
       fwd_end_[idx(j, st.micro_batch)] = state.pipe_forward_end_s;
       ++external_tasks_;
-      wake((j + 1) % p_);
+      wake(r + 1 == p_ ? 0 : r + 1);  // chunk j + 1's stage, (j + 1) % p
     }
   } else if (!weight && j > 0) {
     const double s = std::max(state.pipe_backward_end_s, end);
     state.pipe_backward_end_s = s + checked_transfer(r, send_bwd_s_[j]);
     bwd_end_[idx(j, st.micro_batch)] = state.pipe_backward_end_s;
     ++external_tasks_;
-    wake((j - 1) % p_);
+    wake(r == 0 ? p_ - 1 : r - 1);  // chunk j - 1's stage, (j - 1) % p
   }
   return true;
 }

@@ -239,9 +239,12 @@ class GraphBuilder {
   // step order), only how little work is wasted on stages that cannot
   // progress.
   Status run_fast();
-  // 1F1B and zb-h1 with m >= p: every step in an order in which its
-  // transfer is already emitted (see the definition).
+  // 1F1B and zb-h1 with m >= p: every step but the last round's in an
+  // order in which its transfer is already emitted (see the definition).
   inline void run_ordered_1f1b();
+  // Interleaved and GPipe (steps listed): sweeps over the stages that time
+  // every step whose transfer is emitted (see the definition).
+  void run_listed_sweeps();
   // One stage's state in run_ordered_1f1b's loop.
   struct Lane {
     double compute_end, forward_end, backward_end, busy, pp_wait;
@@ -255,10 +258,10 @@ class GraphBuilder {
     double* out_forward;
     double* out_backward;
     int forward_tasks, backward_tasks;    // a pass, and its send when there is one
-    int next, warmup, last_backward;      // last_backward: -1 without overlapped buckets
-    // zb-h1: the F and B steps done (next counts the W's too), and the lag L
-    // of W steps (schedule.h): a W follows B(q) for q >= L, the rest end the stage.
-    int forward_backward_next, lag;
+    int next, warmup;                     // steps done (W's included); warm-up forwards
+    // zb-h1: the lag L of W steps (schedule.h): a W follows B(q) for q >= L,
+    // the rest end the stage. 1F1B: m (no W).
+    int lag;
   };
   inline void wake(int stage);
   // Step k of a stage (generated for 1F1B, else listed).

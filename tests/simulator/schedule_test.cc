@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <set>
 #include <vector>
 
@@ -124,6 +125,49 @@ TEST(Schedule, InterleavedCoversEveryChunkAndMicroBatchOnce) {
     EXPECT_FALSE(steps.back().forward);
     EXPECT_EQ(steps.back().virtual_chunk, 0);
   }
+}
+
+// The interleaved order step by step, against Megatron-LM's mapping of
+// micro-step k (chunk k % (p v) / p, forwards through chunks 0..v-1 and
+// backwards v-1..0; micro-batch k / (p v) * p + k % p) and its warm-up of
+// (p - r - 1) * 2 + (v - 1) * p forwards (all of them when m = p).
+TEST(Schedule, InterleavedFollowsMegatronsMicroStepMapping) {
+  int checked = 0;
+  for (int p : {2, 3, 4, 8}) {
+    for (int v : {2, 3, 5}) {
+      for (int groups : {1, 2, 3, 7}) {
+        Plan plan;
+        plan.pipeline_parallel = p;
+        plan.schedule = Schedule::kInterleaved;
+        plan.virtual_stages = v;
+        plan.global_batch_size = groups * p;  // m, a multiple of p
+        const int m = plan.num_micro_batches(), total = m * v;
+        auto step = [&](int k, bool forward) {
+          const int chunk = k % (p * v) / p;
+          return PipelineStep{forward, forward ? chunk : v - 1 - chunk, k / (p * v) * p + k % p};
+        };
+        for (int r = 0; r < p; ++r) {
+          const int warmup = m == p ? total : std::min((p - r - 1) * 2 + (v - 1) * p, total);
+          std::vector<PipelineStep> expected;
+          for (int k = 0; k < warmup; ++k) expected.push_back(step(k, true));
+          for (int k = 0; k < total - warmup; ++k) {
+            expected.push_back(step(warmup + k, true));
+            expected.push_back(step(k, false));
+          }
+          for (int k = total - warmup; k < total; ++k) expected.push_back(step(k, false));
+          const std::vector<PipelineStep> steps = stage_schedule(plan, r);
+          ASSERT_EQ(steps.size(), expected.size());
+          for (size_t k = 0; k < steps.size(); ++k) {
+            EXPECT_EQ(steps[k].forward, expected[k].forward) << p << " " << v << " " << k;
+            EXPECT_EQ(steps[k].virtual_chunk, expected[k].virtual_chunk) << p << " " << v << " " << k;
+            EXPECT_EQ(steps[k].micro_batch, expected[k].micro_batch) << p << " " << v << " " << k;
+          }
+          ++checked;
+        }
+      }
+    }
+  }
+  EXPECT_EQ(checked, (2 + 3 + 4 + 8) * 3 * 4);
 }
 
 }  // namespace
