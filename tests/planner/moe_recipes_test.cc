@@ -61,7 +61,9 @@ TEST(MoeRecipes, BlackwellRowsGetTheirRecipesDispatcher) {
     (p.moe_flex_dispatcher ? flex : alltoall)[key]++;
     if (p.moe_flex_dispatcher) {
       EXPECT_DOUBLE_EQ(run.config.model.moe_capacity_factor, 0.0) << run.name;
-      if (run.model == "qwen3-30b-a3b") EXPECT_EQ(p.micro_batch_size, 4) << run.name;
+      if (run.model == "qwen3-30b-a3b") {
+        EXPECT_EQ(p.micro_batch_size, 4) << run.name;
+      }
     }
   }
   EXPECT_GT(flex["qwen3-30b-a3b gb200"], 0);
