@@ -201,6 +201,13 @@ struct Plan {
   // expert-parallel rank over the balanced share (1 = balanced, as the
   // published benchmarks force with --moe-router-force-load-balancing).
   double moe_imbalance = 1.0;
+  // Megatron-Core's flex token dispatcher (moe_token_dispatcher_type "flex"
+  // with moe_flex_dispatcher_backend "deepep" or "hybridep"): each token is
+  // sent once to every expert-parallel rank that holds one of its top-k
+  // experts, not once per expert as the alltoall dispatcher does, so the
+  // dispatch / combine bytes scale by the expected distinct destination
+  // ranks over k (lowering/moe_dispatch.h). Dropless routing only.
+  bool moe_flex_dispatcher = false;
 
   // The ZeRO stage in effect: zero_stage, at least 1 with distributed_optimizer.
   int sharding_stage() const { return zero_stage > 0 ? zero_stage : (distributed_optimizer ? 1 : 0); }

@@ -55,6 +55,7 @@ Status apply_plan_json(const boost::json::value& v, const std::string& path, Pla
   r.read_int("etp", &p.expert_tensor_parallel, false, 1);
   r.read_bool("moe_a2a_overlap", &p.moe_a2a_overlap);
   r.read_double("moe_imbalance", &p.moe_imbalance, false, 1.0);
+  r.read_bool("moe_flex_dispatcher", &p.moe_flex_dispatcher);
   r.ignore("source");
   r.ignore("note");
   r.ignore("description");
@@ -110,6 +111,8 @@ boost::json::value plan_to_json(const Plan& p) {
     o["moe_a2a_overlap"] = p.moe_a2a_overlap;
     o["moe_imbalance"] = p.moe_imbalance;
   }
+  // The flex dispatcher only when on (older plans' JSON is as before).
+  if (p.moe_flex_dispatcher) o["moe_flex_dispatcher"] = true;
   return o;
 }
 

@@ -15,6 +15,7 @@
 //   its default; grad_reduce_in_fp32 (boolean, default true; written only
 //   when false); account_for_embedding_in_pipeline_split,
 //   account_for_loss_in_pipeline_split (booleans, default false; written
+//   only when true); moe_flex_dispatcher (boolean, default false; written
 //   only when true).
 // Numbers may be bare or {"value": X, "source": "..."}. The documentation keys
 // "source", "note" and "description" are accepted and ignored; any other key

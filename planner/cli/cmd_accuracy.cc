@@ -35,6 +35,7 @@ struct AccuracyOptions {
   int max_iterations = CalibrationOptions().max_iterations;
   int starts = CalibrationOptions().starts;
   bool progress = false;
+  bool moe_only = false;  // calibrate: hold the constants in effect, fit only the MoE stage
 };
 
 // Prints a line to stdout at once (calibrate streams its results); a failed
@@ -690,6 +691,38 @@ Status run_calibrate(const AccuracyOptions& o, const GlobalOptions& global) {
     stream_line(why + "\n");
   }
 
+  if (o.moe_only) {
+    // #27: only the mixture-of-experts stage, over the dense constants in
+    // effect (the GPU preset's, or --constants), which are held, not refitted.
+    if (!runs) return Status::invalid_argument("--moe-only: needs a runs file (MoE rows)");
+    if (o.folds > 0) {
+      return Status::invalid_argument(
+          "--moe-only: --folds cross-validates the dense fit, which --moe-only skips; use "
+          "--folds 0 (the MoE stage reports its own leave-one-model-out and -release-out figures)");
+    }
+    AccuracyConstants held = initial;
+    boost::json::object moe_report;
+    LLMPLAN_RETURN_IF_ERROR(fit_moe_constants(all_cases, releases ? latest : std::vector<bool>(),
+                                               copt, &held, &moe_report));
+    if (moe_report.empty()) {
+      return Status::invalid_argument("--moe-only: no mixture-of-experts row to fit");
+    }
+    std::string data;
+    for (const std::string& f : o.files) {
+      data += (data.empty() ? "" : " ") + f.substr(f.find_last_of('/') + 1);
+    }
+    const std::string src = "llmplan calibrate " + data + " --gpu " + gpu_name +
+                            " --moe-only: the dense constants in effect held (" +
+                            (o.constants.empty() ? std::string("the preset's") : o.constants) +
+                            "); only the mixture-of-experts constants fitted";
+    LLMPLAN_ASSIGN_OR_RETURN(const std::string text,
+                             constants_to_json(gpu_name, held, src, "not fitted: " + src,
+                                               &moe_report));
+    LLMPLAN_RETURN_IF_ERROR(write_output_file(o.output, text, "--output"));
+    const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    std::printf("wrote %s (%.1f s)\n", o.output.c_str(), wall);
+    return Status();
+  }
   if (o.folds > static_cast<int>(cases.size())) {
     return Status::invalid_argument(
         "--folds: " + std::to_string(o.folds) + " folds for " + std::to_string(cases.size()) +
@@ -982,6 +1015,9 @@ void add_calibrate_command(CLI::App& app, const GlobalOptions& global, Action* a
   cmd->add_flag("--progress", o->progress,
                 "Progress lines (screen, start, iteration, cost) on stderr also when it is not a "
                 "terminal");
+  cmd->add_flag("--moe-only", o->moe_only,
+                "Runs files: hold the dense constants in effect (the preset's or --constants) and "
+                "fit only the mixture-of-experts constants, with their held-out figures");
   cmd->callback([o, &global, action] { *action = [o, &global] { return run_calibrate(*o, global); }; });
 }
 

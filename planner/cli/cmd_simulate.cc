@@ -27,6 +27,7 @@ struct SimulateOptions {
   int head_dim = 0, experts = 0, top_k = 0, expert_ffn_hidden = 0, shared_experts = 0;
   int ep = 0, etp = 0;
   bool moe_a2a_overlap = false;
+  bool moe_flex_dispatcher = false;
   double moe_imbalance = 1.0;
   int tp = 0, pp = 0, dp = 0, cp = 0, micro_batch = 0, global_batch = 0, virtual_stages = 0;
   int gpus = 0;
@@ -128,6 +129,7 @@ Status apply_plan_flags(const SimulateOptions& o, Plan* plan) {
   if (o.given("--ep")) plan->expert_parallel = o.ep;
   if (o.given("--etp")) plan->expert_tensor_parallel = o.etp;
   if (o.moe_a2a_overlap) plan->moe_a2a_overlap = true;
+  if (o.moe_flex_dispatcher) plan->moe_flex_dispatcher = true;
   if (o.given("--moe-imbalance")) plan->moe_imbalance = o.moe_imbalance;
   if (o.given("--micro-batch")) plan->micro_batch_size = o.micro_batch;
   if (o.given("--global-batch")) plan->global_batch_size = o.global_batch;
@@ -313,6 +315,9 @@ void add_simulate_command(CLI::App& app, const GlobalOptions& global, Action* ac
   cmd->add_flag("--moe-a2a-overlap", o->moe_a2a_overlap,
                 "Overlap the MoE dispatch/combine all-to-alls with another micro-batch's compute "
                 "(Megatron-Core --overlap-moe-expert-parallel-comm)");
+  cmd->add_flag("--moe-flex-dispatcher", o->moe_flex_dispatcher,
+                "MoE flex token dispatcher (Megatron-Core DeepEP / HybridEP): each token sent once "
+                "per destination expert-parallel rank, not once per expert");
   cmd->add_option("--moe-imbalance", o->moe_imbalance,
                   "Expert load imbalance: tokens on the busiest expert-parallel rank over the "
                   "balanced share (1 = balanced, the default)")

@@ -4,6 +4,8 @@
 #include <cmath>
 #include <cstdint>
 
+#include "simulator/lowering/moe_dispatch.h"
+
 namespace llmplan::simulator::lowering {
 
 Moe::Moe(const Model& model, const Plan& plan, const Placement& placement, const CostModel& cost)
@@ -29,6 +31,12 @@ Moe::Moe(const Model& model, const Plan& plan, const Placement& placement, const
   } else {
     me_ = routed * ep_ / E_ * p_.moe_imbalance;
     a2a_bytes_ = routed * h_ * kElem * p_.moe_imbalance;
+    // The flex dispatcher (DeepEP / HybridEP) sends a token once per
+    // destination rank, not once per expert (moe_dispatch.h).
+    if (p_.moe_flex_dispatcher) {
+      a2a_bytes_ *= flex_dispatch_byte_scale(E_, k_, ep_, m_.moe_router_groups,
+                                             m_.moe_router_group_limit);
+    }
   }
   // Node-limited routing (Model::moe_router_groups): with G groups of
   // experts laid out in order over the EP group's N nodes, a token whose

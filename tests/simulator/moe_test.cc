@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "simulator/lowering.h"
+#include "simulator/lowering/moe_dispatch.h"
 #include "simulator/roofline.h"
 #include "simulator/simulate.h"
 #include "tests/planner/simulate_cli.h"
@@ -204,6 +205,56 @@ TEST(MoeLowering, AllToAllBytesMatchAHandComputation) {
   const StubCost skewed(false);
   lower_chunk(model, plan, place(plan, cluster), skewed, 0);
   EXPECT_EQ(skewed.all_to_alls().front().bytes, 1.5 * 2048 * 8 * 4096 * 2);
+}
+
+// The flex dispatcher's distinct destination ranks (lowering/moe_dispatch.h)
+// against hand counts, and its all-to-all bytes.
+TEST(MoeLowering, FlexDispatcherSendsATokenOncePerDestinationRank) {
+  using lowering::flex_dispatch_byte_scale;
+  using lowering::flex_dispatch_ranks_per_token;
+  // 4 experts on 2 ranks, top-2: both on one rank with probability
+  // 2 x C(2,2) / C(4,2) = 1/3, so R = 1/3 x 1 + 2/3 x 2 = 5/3.
+  EXPECT_NEAR(flex_dispatch_ranks_per_token(4, 2, 2), 5.0 / 3, 1e-12);
+  EXPECT_DOUBLE_EQ(flex_dispatch_ranks_per_token(128, 8, 1), 1.0);
+  EXPECT_NEAR(flex_dispatch_ranks_per_token(128, 8, 128), 8.0, 1e-12);  // one expert per rank
+  EXPECT_NEAR(flex_dispatch_ranks_per_token(8, 8, 8), 8.0, 1e-12);      // every rank, always
+  // Qwen3 (128 experts, top-8) over 8 ranks: 1 - C(112,8)/C(128,8) =
+  // 1 - 0.33258 of the ranks: 5.3394 of 8 rows.
+  EXPECT_NEAR(flex_dispatch_ranks_per_token(128, 8, 8), 5.3394, 5e-5);
+  EXPECT_NEAR(flex_dispatch_byte_scale(128, 8, 8), 5.3394 / 8, 1e-5);
+  EXPECT_DOUBLE_EQ(flex_dispatch_byte_scale(128, 8, 1), 1.0);
+  // Group-limited: 8 experts in G = 2 groups over 4 ranks, a token's top-2
+  // in L = 1 group: 2 ranks of 2 experts, 5/3 as above; DeepSeek-V3 (256
+  // experts, top-8, 4 of 8 groups) over 8 ranks: 4 ranks of 32 experts,
+  // 4 x (1 - C(96,8) / C(128,8)) = 3.6290; G above ep: uniform.
+  EXPECT_NEAR(flex_dispatch_ranks_per_token(8, 2, 4, 2, 1), 5.0 / 3, 1e-12);
+  EXPECT_NEAR(flex_dispatch_ranks_per_token(256, 8, 8, 8, 4), 3.6290, 5e-5);
+  EXPECT_DOUBLE_EQ(flex_dispatch_ranks_per_token(256, 8, 4, 8, 4),
+                   flex_dispatch_ranks_per_token(256, 8, 4));
+
+  // The lowering: the hand-computed S of AllToAllBytesMatchAHandComputation
+  // scaled by R / k; a capacity-factor model keeps its padded buffers.
+  Model model = qwen_like(4);
+  Plan plan;
+  plan.tensor_parallel = 2;
+  plan.sequence_parallel = true;
+  plan.data_parallel = 4;
+  plan.expert_parallel = 8;
+  plan.global_batch_size = 4;
+  plan.moe_flex_dispatcher = true;
+  const Cluster cluster = h100_like();
+  const StubCost flex(false);
+  lower_chunk(model, plan, place(plan, cluster), flex, 0);
+  ASSERT_EQ(flex.all_to_alls().size(), 4u * 4);
+  for (const CollectiveDesc& c : flex.all_to_alls()) {
+    EXPECT_NEAR(c.bytes, 2048.0 * 8 * 4096 * 2 * 5.3394 / 8, 2048.0 * 4096 * 2 * 1e-4);
+  }
+  model.moe_capacity_factor = 1.0;
+  const StubCost padded(false), padded_flex(false);
+  lower_chunk(model, plan, place(plan, cluster), padded_flex, 0);
+  plan.moe_flex_dispatcher = false;
+  lower_chunk(model, plan, place(plan, cluster), padded, 0);
+  EXPECT_EQ(padded_flex.all_to_alls().front().bytes, padded.all_to_alls().front().bytes);
 }
 
 TEST(MoeLowering, ExpertParallelAcrossNodesIsSlower) {
