@@ -190,6 +190,7 @@ boost::json::object plan_report_to_json(const PlanReportView& v) {
     if (!r.pruning_off.empty()) pruning["why_exhaustive"] = r.pruning_off;
     pruning["pruned_deadline"] = r.plans_pruned_deadline;
     pruning["pruned_incumbent"] = r.plans_pruned_incumbent;
+    pruning["simulated"] = r.plans_evaluated;  // beside the pruned counts: their sum is every plan
     o["pruning"] = pruning;
   }
   o["gpus"] = opt.gpus;

@@ -259,11 +259,34 @@ double estimate_peak_bytes(const Model& model, const Plan& plan) {
     }
   }
   double peak = 0;
-  for (const auto& m : simulator::stage_memory(model, plan, params, 0.0)) {
+  for (const auto& m : simulator::stage_memory(model, memory_canonical_plan(plan), params, 0.0)) {
     peak = std::max(peak, m.total_bytes());
   }
   return peak;
 }
+
+}  // namespace
+
+simulator::Plan memory_canonical_plan(const Plan& plan) {
+  const int p = plan.pipeline_parallel, v = plan.virtual_stages;
+  const long m = plan.num_micro_batches();
+  long most = 0;  // M of plan_space.h
+  if (v == 1 && plan.schedule == simulator::Schedule::kOneFOneB) {
+    most = p;
+  } else if (v == 1 && plan.schedule == simulator::Schedule::kZbH1) {
+    most = static_cast<long>(p) + 1;
+  } else if (v > 1 && plan.schedule == simulator::Schedule::kInterleaved) {
+    const long warmup = 2L * (p - 1) + static_cast<long>(v - 1) * p;
+    const long pv = static_cast<long>(p) * v;
+    most = static_cast<long>(p) * std::max(2L, (warmup + pv) / pv);  // p x ceil((W + 1) / pv)
+  }
+  if (most <= 0 || m <= most) return plan;
+  Plan out = plan;
+  out.global_batch_size = static_cast<int>(most * plan.data_parallel * plan.micro_batch_size);
+  return out;
+}
+
+namespace {
 
 std::vector<int> auto_pipeline_degrees(int layers) {
   std::vector<int> out;

@@ -263,6 +263,32 @@ std::vector<simulator::Plan> expand_sharding_axes(const PlanSpace& space,
 std::vector<simulator::Precision> precisions_for(const PlanSpace& space,
                                                  const simulator::GpuSpec& gpu);
 
+// `plan` with fewer micro-batches where that cannot change its memory
+// (simulator::stage_memory): the planner's memory estimate of every
+// enumerated plan runs on it (issue 30: walking an interleaved schedule of
+// m micro-batches for each of p stages was 29 % of the MoE search's CPU).
+// stage_memory reads the global batch only through the in-flight counts of
+// simulator/schedule.h (peak_in_flight, peak_in_flight_split); with
+// m = num_micro_batches() they stop depending on m at
+//  - 1F1B (v = 1), m >= p: stage s holds its p - s - 1 warm-up forwards
+//    plus one (the closed form in peak_in_flight);
+//  - zb-h1 (v = 1), m > p: every stage walks the same kinds of steps
+//    (w = p - s - 1 forwards, L = s (F, B) pairs, one (F, B, W), w (B, W)
+//    pairs, L W's; the repeated steady (F, B, W) iterations between are
+//    skipped by peak_in_flight_split and leave the counts unchanged);
+//  - interleaved (v > 1), m != p and m v > W = 2 (p - 1) + (v - 1) p (the
+//    largest warm-up, stage 0): the first peak comes with the forward after
+//    each stage's warm-up, and which chunks those warm-up + 1 forwards
+//    belong to depends on p and v only (F, B pairs then hold the total, the
+//    cool-down lowers it);
+// so the plan returned has min(m, M) micro-batches with M = p, p + 1, and
+// the least multiple of p that is >= 2p and > W / v (a valid interleaved
+// count) for the three; any other schedule, or m <= M: `plan` unchanged.
+// tests/planner/memory_canonical_test.cc checks stage_memory(plan) ==
+// stage_memory(memory_canonical_plan(plan)) byte for byte on every
+// schedule, p, v and m up to beyond M.
+simulator::Plan memory_canonical_plan(const simulator::Plan& plan);
+
 // The automatic batch for a run of `flops` model FLOPs: the first rung of
 // the default ladder at or above compute_optimal_batch_tokens(flops) (the
 // top rung when none is). One rung: a larger batch of the same layout is

@@ -47,13 +47,19 @@ double lowered_lower_bound_s(const simulator::Model& model, const simulator::Pla
                              const simulator::Cluster& cluster,
                              const simulator::CostModel& roofline) {
   if (!simulator::validate(model, plan).ok()) return 0.0;
-  const int chunks = plan.pipeline_parallel * plan.virtual_stages;
+  const int p = plan.pipeline_parallel, v = plan.virtual_stages;
+  const int chunks = p * v;
   const int j = chunks >= 3 ? 1 : chunks - 1;
   const simulator::Placement placement = simulator::place(plan, cluster);
-  const simulator::ChunkProgram prog = simulator::lower_chunk(model, plan, placement, roofline, j);
-  const double backward_s =
-      prog.split_backward ? prog.backward_input_s + prog.backward_weight_s : prog.backward_s;
-  const double pass_s = prog.forward_s + backward_s;
+  // Every chunk the stage holding chunk j runs (interleaved: its v chunks
+  // j % p, j % p + p, ...; one otherwise), summed.
+  double pass_s = 0;
+  for (int c = j % p; c < chunks; c += p) {
+    const simulator::ChunkProgram prog = simulator::lower_chunk(model, plan, placement, roofline, c);
+    const double backward_s =
+        prog.split_backward ? prog.backward_input_s + prog.backward_weight_s : prog.backward_s;
+    pass_s += prog.forward_s + backward_s;
+  }
   if (!(pass_s > 0) || !std::isfinite(pass_s)) return 0.0;
   return (plan.num_micro_batches() * pass_s + std::max(0.0, roofline.iteration_overhead_s())) *
          kBoundRoundingSlack;

@@ -49,22 +49,27 @@ double best_compute_rate_flops_per_s(const simulator::Plan& plan, const simulato
 double iteration_time_lower_bound_s(const simulator::Model& model, const simulator::Plan& plan,
                                     const simulator::Cluster& cluster);
 
-// A tighter lower bound from one lowered model chunk (simulator/lowering.h,
-// the roofline `cost`), in seconds:
+// A tighter lower bound from the lowered model chunks of one stage
+// (simulator/lowering.h, the roofline `cost`), in seconds:
 //
-//   T >= m x (forward_s + backward_s of chunk j) + iteration_overhead_s
+//   T >= m x sum over the stage's chunks c of (forward_s + backward_s of c)
+//        + iteration_overhead_s
 //
 // with m = B / (d b) micro-batches per replica, the backward as its B and W
-// passes under a split-backward schedule (ZB-H1), and j = 1 when the plan
-// has three or more chunks (a middle one), else the last. Proof: every
-// micro-batch runs through every chunk; the pass durations are the ones the
-// simulator's engine runs back to back on the compute stream of the stage
-// holding chunk j (simulate_fast.cc, simulate_graph.cc), so that stage is
-// busy at least m x (forward + backward) of chunk j, whatever the schedule,
-// and the iteration ends no earlier than its stage ends, plus the
-// iteration overhead. 0 when the plan is invalid. One chunk's lowering,
-// about a third of simulate()'s set-up; the search computes it only for
-// plans the FLOP bound did not already rule out.
+// passes under a split-backward schedule (ZB-H1), and the stage r = j mod p
+// holding chunk j = 1 when the plan has three or more chunks (a middle one),
+// else the last; an interleaved stage holds v chunks, r, r + p, ...,
+// r + (v - 1) p (issue 30: counting only chunk j left interleaved plans'
+// bound about v times too low). Proof: every micro-batch runs through every
+// chunk; the pass durations are the ones the simulator's engine runs back
+// to back on the compute stream of the stage holding the chunks
+// (simulate_fast.cc, simulate_graph.cc; StageBreakdown's parts, which add
+// up to the stage's end, include each pass op's duration x m), so that
+// stage is busy at least m x the sum, whatever the schedule, and the
+// iteration ends no earlier than its stage ends, plus the iteration
+// overhead. 0 when the plan is invalid. v chunks' lowering, each about a
+// third of simulate()'s set-up; the search computes it only for plans the
+// FLOP bound did not already rule out.
 double lowered_lower_bound_s(const simulator::Model& model, const simulator::Plan& plan,
                              const simulator::Cluster& cluster,
                              const simulator::CostModel& roofline);

@@ -108,8 +108,14 @@ void enumerate_step(const std::vector<Model>& models, const Cluster& cluster,
       c.batch_tokens = space.global_batch_tokens.front();
     }
     EnumerationStats stats;
-    for (const Plan& p : enumerate_plans(models[s], cluster, options.gpus, space, &stats)) {
-      tasks->push_back({s, p});
+    if (options.enumeration_cache) {
+      const auto entry = options.enumeration_cache->get(models[s], cluster, options.gpus, space);
+      for (const Plan& p : entry->plans) tasks->push_back({s, p});
+      stats = entry->stats;
+    } else {
+      for (const Plan& p : enumerate_plans(models[s], cluster, options.gpus, space, &stats)) {
+        tasks->push_back({s, p});
+      }
     }
     c.layouts = stats.layouts;
     c.most_layout_gpus = stats.most_gpus;

@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "planner/search/enumeration_cache.h"
 #include "planner/search/objective.h"
 #include "planner/search/plan_space.h"
 #include "planner/search/pricing.h"
@@ -123,6 +124,10 @@ struct SearchOptions {
   // --exhaustive: simulate every plan of every shape (no pruning with the
   // iteration-time lower bound, planner/search/prune.h).
   bool exhaustive = false;
+  // Enumerations shared with other searches of the same cluster and plan
+  // space (enumeration_cache.h; the frontier's cells); null: each search
+  // enumerates its own. Results are identical either way.
+  std::shared_ptr<EnumerationCache> enumeration_cache;
 };
 
 // One simulated plan of one model.

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <memory>
 #include <optional>
 #include <unordered_map>
 #include <utility>
@@ -44,6 +45,12 @@ struct CellSpec {
 
 std::vector<CellSpec> cell_specs(const FrontierStudy& study) {
   std::vector<CellSpec> cells;
+  // One enumeration cache per hardware entry (one cluster and plan space):
+  // its cells enumerate each (shape, GPU count) once (enumeration_cache.h).
+  std::vector<std::shared_ptr<EnumerationCache>> enumerations;
+  for (size_t h = 0; h < study.hardware.size(); ++h) {
+    enumerations.push_back(std::make_shared<EnumerationCache>());
+  }
   const std::vector<double> budgets =
       study.budgets_usd.empty() ? std::vector<double>{0} : study.budgets_usd;
   for (int h = 0; h < static_cast<int>(study.hardware.size()); ++h) {
@@ -57,6 +64,7 @@ std::vector<CellSpec> cell_specs(const FrontierStudy& study) {
           c.options.days = d;
           c.options.budget_usd = b;
           c.options.progress = nullptr;
+          c.options.enumeration_cache = enumerations[h];
           cells.push_back(std::move(c));
         }
       }

@@ -117,10 +117,12 @@ void check_equals_single_runs(Objective objective) {
   EXPECT_GE(found, 8);
   EXPECT_GE(budget_changed, 1);
   // Every plan evaluation of the single runs was a lookup; far fewer were
-  // simulated (deadlines and budgets share them).
+  // simulated (deadlines and budgets share them). Reuse of at least 1.5x:
+  // the pruned searches look up few plans beyond the ones every cell needs
+  // (1.97x for the loss objective since the interleaved bound, issue 30).
   EXPECT_EQ(t.plan_lookups, searched_plans);
   EXPECT_GT(t.simulations, 0);
-  EXPECT_LT(t.simulations * 2, t.plan_lookups);
+  EXPECT_LT(t.simulations * 3, t.plan_lookups * 2);
 }
 
 TEST(Frontier, LargestEqualsSingleRuns) { check_equals_single_runs(Objective::kLargest); }
