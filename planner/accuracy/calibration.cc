@@ -98,22 +98,6 @@ struct LogTimeResidual {
   }
 };
 
-// Ceres' cost (1/2 sum of Huber(r^2)) of the constants: the screening
-// objective, equal to what the solver minimises.
-Result<double> robust_cost(const std::vector<AccuracyCase>& cases, const AccuracyConstants& k) {
-  std::vector<AccuracyCase> trial = cases;
-  apply_constants(k, &trial);
-  LLMPLAN_ASSIGN_OR_RETURN(std::vector<double> pred, predict_iteration_times(trial, nullptr));
-  const ceres::HuberLoss loss(kHuberDelta);
-  double cost = 0;
-  for (size_t i = 0; i < cases.size(); ++i) {
-    const double r = std::log(pred[i] / cases[i].run.iteration_time_s);
-    double rho[3];
-    loss.Evaluate(r * r, rho);
-    cost += 0.5 * rho[0];
-  }
-  return cost;
-}
 
 // The deterministic screen of starting points: a small grid over the
 // plausible range of the constants that matter most (in solver units).
@@ -188,6 +172,24 @@ Result<double> in_sample_mape(const std::vector<AccuracyCase>& cases,
 }
 
 }  // namespace
+
+// Ceres' cost (1/2 sum of Huber(r^2)) of the constants: the screening
+// objective, equal to what the solver minimises (declared in restricted_fit.h, which
+// screens with it too).
+Result<double> robust_cost(const std::vector<AccuracyCase>& cases, const AccuracyConstants& k) {
+  std::vector<AccuracyCase> trial = cases;
+  apply_constants(k, &trial);
+  LLMPLAN_ASSIGN_OR_RETURN(std::vector<double> pred, predict_iteration_times(trial, nullptr));
+  const ceres::HuberLoss loss(kHuberDelta);
+  double cost = 0;
+  for (size_t i = 0; i < cases.size(); ++i) {
+    const double r = std::log(pred[i] / cases[i].run.iteration_time_s);
+    double rho[3];
+    loss.Evaluate(r * r, rho);
+    cost += 0.5 * rho[0];
+  }
+  return cost;
+}
 
 Result<MoeCalibrationResult> calibrate_moe(const std::vector<AccuracyCase>& cases,
                                            const AccuracyConstants& base,

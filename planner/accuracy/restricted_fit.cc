@@ -63,21 +63,6 @@ struct RestrictedResidual {
   }
 };
 
-// Ceres' robust cost of `k` over the cases (what the solver minimises).
-Result<double> cost_of(const std::vector<AccuracyCase>& cases, const AccuracyConstants& k) {
-  std::vector<AccuracyCase> trial = cases;
-  apply_constants(k, &trial);
-  LLMPLAN_ASSIGN_OR_RETURN(std::vector<double> pred, predict_iteration_times(trial, nullptr));
-  const ceres::HuberLoss loss(kHuberDelta);
-  double cost = 0;
-  for (size_t i = 0; i < cases.size(); ++i) {
-    const double r = std::log(pred[i] / cases[i].run.iteration_time_s);
-    double rho[3];
-    loss.Evaluate(r * r, rho);
-    cost += 0.5 * rho[0];
-  }
-  return cost;
-}
 
 std::string fmt(const char* f, double v) {
   char buf[64];
@@ -283,7 +268,7 @@ Result<CalibrationResult> calibrate_restricted(const std::vector<AccuracyCase>& 
   std::vector<double> screen(grid.size());
   for (size_t g = 0; g < grid.size(); ++g) {
     LLMPLAN_ASSIGN_OR_RETURN(screen[g],
-                             cost_of(cases, restricted_constants(prior, gpu, set.free, grid[g])));
+                             robust_cost(cases, restricted_constants(prior, gpu, set.free, grid[g])));
     if (options.on_progress) {
       options.on_progress({CalibrationProgress::Stage::kScreen, static_cast<int>(g) + 1,
                            static_cast<int>(grid.size()), 0,

@@ -100,6 +100,10 @@ AccuracyConstants restricted_constants(const AccuracyConstants& prior,
                                        const std::vector<FreeConstant>& free,
                                        const std::vector<double>& values);
 
+// Ceres' robust cost (1/2 sum of Huber(r^2) over log(predicted / measured)) of constants `k` over
+// `cases`: what both fits minimise, used to screen their start points (calibration.cc).
+Result<double> robust_cost(const std::vector<AccuracyCase>& cases, const AccuracyConstants& k);
+
 // The restricted fit (called by calibrate() when use_restricted_fit()):
 // a fixed screen of 3 values per free constant (the best point polished
 // with Ceres, Huber 0.03 on log(predicted / measured), within the bounds),
