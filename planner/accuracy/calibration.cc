@@ -12,6 +12,7 @@
 
 #include "planner/accuracy/accuracy.h"
 #include "planner/accuracy/restricted_fit.h"
+#include "planner/accuracy/solver_options.h"
 #include "simulator/simulate.h"
 
 namespace llmplan::planner {
@@ -261,12 +262,8 @@ Result<MoeCalibrationResult> calibrate_moe(const std::vector<AccuracyCase>& case
       problem.SetParameterUpperBound(m, i, bounds[i].hi);
     }
     if (!fit_nic) problem.SetManifold(m, new ceres::SubsetManifold(kMoeParams, {2}));
-    ceres::Solver::Options solver;
-    solver.linear_solver_type = ceres::DENSE_QR;
-    solver.max_num_iterations = std::min(options.max_iterations, 200);
-    solver.num_threads = options.num_threads;
-    solver.function_tolerance = 1e-6;
-    solver.logging_type = ceres::SILENT;
+    ceres::Solver::Options solver =
+        polish_solver_options(options, std::min(options.max_iterations, 200));
     ceres::Solver::Summary summary;
     ceres::Solve(solver, &problem, &summary);
     // The screened point itself when the polish fails or does worse.
@@ -454,12 +451,7 @@ Result<CalibrationResult> calibrate(const std::vector<AccuracyCase>& cases,
     } else if (!fixed.empty()) {
       problem.SetManifold(f, new ceres::SubsetManifold(kFactorParams, fixed));
     }
-    ceres::Solver::Options solver;
-    solver.linear_solver_type = ceres::DENSE_QR;
-    solver.max_num_iterations = options.max_iterations;
-    solver.num_threads = options.num_threads;
-    solver.function_tolerance = 1e-6;
-    solver.logging_type = ceres::SILENT;
+    ceres::Solver::Options solver = polish_solver_options(options, options.max_iterations);
     ProgressCallback callback(options, s + 1, polish);
     if (options.on_progress) solver.callbacks.push_back(&callback);
     ceres::Solver::Summary summary;

@@ -1,5 +1,6 @@
 // The restricted dense fit; see restricted_fit.h.
 #include "planner/accuracy/restricted_fit.h"
+#include "planner/accuracy/solver_options.h"
 
 #include <ceres/ceres.h>
 
@@ -297,12 +298,8 @@ Result<CalibrationResult> calibrate_restricted(const std::vector<AccuracyCase>& 
     }
   }
   if (!unused.empty()) problem.SetManifold(x, new ceres::SubsetManifold(kMaxFree, unused));
-  ceres::Solver::Options solver;
-  solver.linear_solver_type = ceres::DENSE_QR;
-  solver.max_num_iterations = std::min(options.max_iterations, 200);
-  solver.num_threads = options.num_threads;
-  solver.function_tolerance = 1e-6;
-  solver.logging_type = ceres::SILENT;
+  ceres::Solver::Options solver =
+      polish_solver_options(options, std::min(options.max_iterations, 200));
   ceres::Solver::Summary summary;
   ceres::Solve(solver, &problem, &summary);
   const double polished =
