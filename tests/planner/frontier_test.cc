@@ -20,20 +20,14 @@ namespace {
 
 simulator::Cluster cluster(const std::string& name) { return fixtures::builtin_cluster(name); }
 
-scaling::LossLaw law() { return fixtures::chinchilla_test_law(); }
-
 // The planner's automatic gpt grid (coarse, then refined) on a small plan
-// space, so that the test runs in seconds.
+// space, so that the test runs in seconds: fixtures::small_h100_options()
+// with the GPU counts and deadlines left to the study (reset to the defaults).
 SearchOptions small_options(Objective objective) {
-  SearchOptions o;
+  SearchOptions o = fixtures::small_h100_options();
   o.objective = objective;
-  o.law = law();
-  o.threads = 2;
-  o.shape_template = family_template(Family::kGpt, 1024, 32000);
-  o.space.global_batch_tokens = {512 * 1024};
-  o.space.tp = {1, 2};
-  o.space.pp = {1, 2};
-  o.space.micro_batch = {1, 2};
+  o.gpus = SearchOptions{}.gpus;
+  o.days = SearchOptions{}.days;
   return o;
 }
 
