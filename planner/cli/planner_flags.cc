@@ -53,6 +53,10 @@ void add_planner_flags(CLI::App* app, PlannerFlags* o, const std::string& what) 
                 p + "simulate every plan of every shape: no pruning with the iteration-time lower "
                     "bound (the answer, its plans and every candidate's best plan are the same; "
                     "plans.csv then lists every plan)");
+  app->add_flag("--exact-rows", o->exact_rows,
+                p + "optimise every model's row: without it a model that ranks below a feasible "
+                    "model (it cannot change the answer) stops at its first feasible plan; the "
+                    "answer and its plans are the same either way");
   app->add_flag("--progress", o->progress,
                 "Progress lines on stderr also when it is not a terminal (a log, a pipe)");
 }
@@ -110,6 +114,7 @@ Result<SearchOptions> planner_search_options(const PlannerFlags& o,
   if (o.threads < 0) return Status::invalid_argument("--threads must be >= 0");
   s.threads = o.threads;
   s.exhaustive = o.exhaustive;
+  s.exact_rows = o.exact_rows;
   {
     auto family = parse_family(o.family);
     if (!family.ok()) return family.status().as_usage();

@@ -46,6 +46,7 @@ struct PlannerFlags {
   int threads = 0;
   bool progress = false;
   bool exhaustive = false;  // --exhaustive (SearchOptions::exhaustive)
+  bool exact_rows = false;  // --exact-rows (SearchOptions::exact_rows)
   CostModelOptions cost;  // registered separately (add_cost_model_flags)
   PricingFlags pricing;   // registered separately (add_pricing_flags)
   ReliabilityFlags reliability;  // failures and checkpoints (issue 28)

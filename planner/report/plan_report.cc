@@ -154,6 +154,9 @@ reports::Table candidate_table(const PlanReportView& v, bool all) {
       mfu = percent(p.mfu);
     }
     std::string status = c.feasible ? (i == r.best ? "BEST" : "ok") : why_text(c, v);
+    // Stopped at its first feasible plan (it cannot change the answer): the
+    // plan, days and cost are that plan's, at most its best days.
+    if (c.feasible && !c.optimised) status = "ok (first feasible plan)";
     if (r.pinned && i == r.best && !c.feasible) status = "PINNED: " + why_text(c, v);
     t.add_row({count_human(c.params), std::to_string(c.model.num_layers),
                std::to_string(c.model.hidden_size), std::to_string(c.model.num_heads),
@@ -726,6 +729,14 @@ std::string plan_report_markdown(const PlanReportView& v) {
         "simulates all): {} whose bound misses the deadline or budget, {} that cannot beat their "
         "model's best plan.\n\n",
         r.plans_pruned_deadline, r.plans_pruned_incumbent);
+    if (r.plans_pruned_answer > 0) {
+      md += fmt::format(
+          "Not simulated because their model ranks below a feasible model, so cannot change the "
+          "answer: {} plans (each such model stopped at its first feasible plan: its row, \"ok "
+          "(first feasible plan)\", shows that plan's days, at most its best; `--exact-rows` "
+          "optimises every row).\n\n",
+          r.plans_pruned_answer);
+    }
   }
   if (!v.command_line.empty()) md += "Command: `" + command_line_text(v.command_line) + "`\n";
   md += "Version: " + version_line("llmplan") + "\n";
@@ -764,7 +775,7 @@ std::string candidates_csv(const PlanReportView& v) {
                     "memory_pruned", "plans_simulated", "plans_fit", "plans_in_time", "caveats",
                     "experts", "active_params", "precision", "cp", "ep", "etp",
                     "mfu_precision_peak", "model_tflops_per_gpu", "loss_low", "loss_high",
-                    "loss_vs_answer"});
+                    "loss_vs_answer", "optimised"});
   if (v.options.reliability.enabled) {  // issue 28's columns, appended
     std::vector<std::string> header = t.header();
     for (const std::string& h : failure_csv_header(v)) header.push_back(h);
@@ -823,7 +834,7 @@ std::string candidates_csv(const PlanReportView& v) {
     const scaling::LossInterval in =
         c.best_plan >= 0 ? candidate_loss_interval(v.options.law, c) : scaling::LossInterval{};
     row.insert(row.end(), {in.known ? num(in.low) : "", in.known ? num(in.high) : "",
-                           loss_vs_answer(v, i)});
+                           loss_vs_answer(v, i), c.optimised ? "1" : "0"});
     for (const std::string& f : failure_csv_cells(v, c)) row.push_back(f);
     t.add_row(row);
   }

@@ -90,6 +90,7 @@ boost::json::object candidate_json(const PlanReportView& v, const SearchResult& 
   o["architecture"] = architecture_json(c.model);
   o["feasible"] = c.feasible;
   o["why"] = c.why;
+  o["optimised"] = c.optimised;
   boost::json::object counts;
   counts["layouts"] = c.layouts;
   counts["memory_pruned"] = c.memory_pruned;
@@ -190,6 +191,7 @@ boost::json::object plan_report_to_json(const PlanReportView& v) {
     if (!r.pruning_off.empty()) pruning["why_exhaustive"] = r.pruning_off;
     pruning["pruned_deadline"] = r.plans_pruned_deadline;
     pruning["pruned_incumbent"] = r.plans_pruned_incumbent;
+    pruning["pruned_answer"] = r.plans_pruned_answer;
     pruning["simulated"] = r.plans_evaluated;  // beside the pruned counts: their sum is every plan
     o["pruning"] = pruning;
   }

@@ -382,6 +382,9 @@ bool contains(const std::vector<Candidate>& cs, const Model& m) {
 Result<SearchRun> SearchRun::start(const Cluster& cluster, const SearchOptions& options) {
   LLMPLAN_ASSIGN_OR_RETURN(SearchRun run, first_step(cluster, options));
   run.prune_ = pruning_unsafe_reason(options).empty();
+  run.answer_prune_ = run.prune_ && answer_pruning_reason(options, run.shapes_).empty();
+  run.answer_by_loss_ = options.objective == Objective::kLoss ||
+                        (!run.shapes_.empty() && run.shapes_.front().is_moe());
   if (run.prune_) run.roofline_ = std::make_shared<simulator::Roofline>(cluster);
   run.prepare(std::move(run.shapes_));
   if (run.tasks_.empty()) run.end_stage();
@@ -557,6 +560,34 @@ void SearchRun::prepare(std::vector<Model> shapes) {
   next_round();
 }
 
+std::string answer_pruning_reason(const SearchOptions& options, const std::vector<Model>& shapes) {
+  if (!pruning_unsafe_reason(options).empty()) return pruning_unsafe_reason(options);
+  if (options.exact_rows) return "--exact-rows";
+  if (options.pinned) return "a pinned model";
+  if (trains_to_deadline(options)) return "tokens trained to the deadline depend on the plan";
+  if (options.training.target_loss > 0 || options.training.inference_tokens > 0 ||
+      options.training.unique_tokens > 0) {
+    return "the objective's rank depends on more than the model";
+  }
+  // better_candidate() compares by loss when either shape is MoE: a mix of
+  // MoE and dense shapes under `largest` is not one order.
+  const bool any_moe = std::any_of(shapes.begin(), shapes.end(), [](const Model& m) { return m.is_moe(); });
+  const bool any_dense = std::any_of(shapes.begin(), shapes.end(), [](const Model& m) { return !m.is_moe(); });
+  if (options.objective != Objective::kLoss && any_moe && any_dense) {
+    return "MoE and dense shapes are ranked by different keys";
+  }
+  return "";
+}
+
+double SearchRun::rank_key(const StagePlans& st, int s) const {
+  const Candidate& c = st.candidates[s];
+  if (!answer_by_loss_) return c.params;
+  // select()'s loss: the objective's loss at the model's fixed tokens.
+  const double n_active = c.active_params > 0 ? c.active_params : c.params;
+  const double tokens = candidate_tokens(options_, c.model, n_active);
+  return -objective_loss(options_, c.model, n_active, std::max(tokens, 1.0));
+}
+
 void SearchRun::set_optimistic(StagePlans& st, int i) const {
   // The plan's outcome at its lower-bound time: the best it could score
   // (plan_outcome is non-decreasing in tokens per second). No bound (0):
@@ -616,6 +647,29 @@ void SearchRun::next_round() {
         fastest[s] = std::max(fastest[s], r.tokens_per_s);
       }
     }
+    // The objective-aware stop: a shape ranked strictly below a feasible
+    // shape (rank_key; select() keeps the earlier of equals, so a tie stays
+    // in contention) cannot be the answer, and once it has a feasible plan
+    // its row is known feasible: its other plans are not simulated (state 4,
+    // Candidate::optimised false). The naive model keeps its fastest plan
+    // (the baseline's days); the off-grid naive model is never the answer,
+    // so it is no incumbent either.
+    std::vector<char> settled(shapes, 0);
+    if (answer_prune_) {
+      double top = stage_ == Stage::kFine ? coarse_answer_key_
+                                          : -std::numeric_limits<double>::infinity();
+      std::vector<double> key(shapes);
+      for (int s = 0; s < shapes; ++s) {
+        key[s] = rank_key(st, s);
+        const bool naive = st.shapes[s] == naive_model_;
+        const bool selectable = !(naive && stage_ == Stage::kCoarse && naive_off_grid_);
+        if (have[s] && incumbent[s].ok == 1 && selectable) top = std::max(top, key[s]);
+      }
+      for (int s = 0; s < shapes; ++s) {
+        settled[s] = have[s] && incumbent[s].ok == 1 && key[s] < top &&
+                     !(st.shapes[s] == naive_model_);
+      }
+    }
     for (;;) {
       std::vector<int> to_lower;
       round_.clear();
@@ -624,6 +678,10 @@ void SearchRun::next_round() {
         size_t taken = 0;
         for (int i : st.order[s]) {
           if (st.state[i] != 0) continue;
+          if (settled[s]) {
+            st.state[i] = 4;
+            continue;
+          }
           const PlanOutcome& o = st.optimistic[i];
           if (have[s] && o.score < incumbent[s] && (any_in_time[s] || !o.in_time)) {
             const double bound_tps = st.bound_s[i] > 0
@@ -634,6 +692,14 @@ void SearchRun::next_round() {
               st.state[i] = o.score.ok < incumbent[s].ok ? 2 : 3;
               continue;
             }
+          }
+          // answer_only: a plan that cannot be feasible changes neither the
+          // model's feasibility nor its reason once the model has a fitting
+          // plan and either a plan in time or this one cannot be in time.
+          if (options_.answer_only && !naive && have[s] && o.score.ok == 0 &&
+              (any_in_time[s] || !o.in_time)) {
+            st.state[i] = 2;
+            continue;
           }
           if (taken >= chunk) continue;
           ++taken;
@@ -673,7 +739,7 @@ SearchResult SearchRun::stage_result(const StagePlans& st) const {
 }
 
 bool SearchRun::complete_answer() {
-  if (!prune_ || result_.best < 0) return false;
+  if (!prune_ || options_.answer_only || result_.best < 0) return false;
   const Model& m = result_.candidates[result_.best].model;
   for (StagePlans* st : {&coarse_, &fine_}) {
     if (st == &fine_ && !has_fine_) continue;
@@ -756,6 +822,19 @@ void SearchRun::end_stage() {
   result_ = std::move(step);
   merge(SearchResult{}, &result_);  // sort
   select(cluster_, options_, &result_);
+  if (answer_prune_ && result_.best >= 0) {
+    // The refinement's incumbent: the coarse answer's rank (rank_key's
+    // formula on the merged candidate).
+    const Candidate& c = result_.candidates[result_.best];
+    if (!answer_by_loss_) {
+      coarse_answer_key_ = c.params;
+    } else {
+      const double n_active = c.active_params > 0 ? c.active_params : c.params;
+      coarse_answer_key_ = -objective_loss(
+          options_, c.model, n_active,
+          std::max(candidate_tokens(options_, c.model, n_active), 1.0));
+    }
+  }
   const bool moe = options_.family == Family::kMoe;
   // Refine between the best and its larger neighbour (and smaller one for loss).
   if (options_.shapes.empty() && !options_.pinned && result_.best >= 0) {
@@ -823,11 +902,22 @@ void SearchRun::end_stage() {
 
 void SearchRun::finish() {
   result_.pruning_off = prune_ ? "" : pruning_unsafe_reason(options_);
-  result_.plans_pruned_deadline = result_.plans_pruned_incumbent = 0;
+  result_.plans_pruned_deadline = result_.plans_pruned_incumbent = result_.plans_pruned_answer = 0;
   for (const StagePlans* st : {&coarse_, &fine_}) {
     for (char state : st->state) {
       result_.plans_pruned_deadline += state == 2 ? 1 : 0;
       result_.plans_pruned_incumbent += state == 3 ? 1 : 0;
+      result_.plans_pruned_answer += state == 4 ? 1 : 0;
+    }
+    // A shape with a plan stopped by the objective-aware stop: its row is a
+    // feasible plan, not necessarily its best.
+    for (size_t s = 0; s < st->order.size(); ++s) {
+      const bool stopped = std::any_of(st->order[s].begin(), st->order[s].end(),
+                                       [&](int i) { return st->state[i] == 4; });
+      if (!stopped) continue;
+      for (Candidate& c : result_.candidates) {
+        if (c.model == st->shapes[s]) c.optimised = false;
+      }
     }
   }
   // Naive simulated days: its fastest fitting plan for the naive tokens.

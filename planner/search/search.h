@@ -12,6 +12,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <memory>
 #include <string>
 #include <vector>
@@ -124,6 +125,19 @@ struct SearchOptions {
   // --exhaustive: simulate every plan of every shape (no pruning with the
   // iteration-time lower bound, planner/search/prune.h).
   bool exhaustive = false;
+  // --exact-rows: every model's row keeps its best plan. Off (the default),
+  // a model that cannot change the answer (answer_pruning_reason) stops at
+  // its first feasible plan: its row shows a feasible plan, not the best.
+  bool exact_rows = false;
+  // Only the answer (its model and best plan) and each model's feasibility
+  // and reason (Candidate::feasible, why) are wanted: the frontier's cells.
+  // The search then also skips a plan that cannot be feasible once its model
+  // has a fitting plan (and a plan in time, or the plan cannot be in time),
+  // so an infeasible model's "at best" row is not exact, and does not
+  // simulate the answer's model's other plans (no Pareto front or plots).
+  // The answer's best plan is exact either way: the bound never prunes a
+  // plan that could tie its model's best.
+  bool answer_only = false;
   // Enumerations shared with other searches of the same cluster and plan
   // space (enumeration_cache.h; the frontier's cells); null: each search
   // enumerates its own. Results are identical either way.
@@ -169,6 +183,11 @@ struct Candidate {
   int plans_fit = 0;           // simulated plans that fit in memory
   int plans_in_time = 0;       // of those, finishing by the deadline (at the confidence)
   int plans_in_budget = 0;     // of those, also within the budget
+  // false: the search stopped at the model's first feasible plan because it
+  // ranks below a feasible model (it cannot change the answer; issue 30), so
+  // best_plan, days and cost are one feasible plan's, an upper bound on its
+  // best days. --exact-rows and --exhaustive keep every row optimised.
+  bool optimised = true;
   // The training objective's numbers (objective.h; 0 when off):
   double epochs = 0;           // --unique-tokens: tokens / unique tokens
   double repeat_penalty = 0;   // --unique-tokens: loss minus the loss on as many distinct tokens
@@ -225,6 +244,10 @@ struct SearchResult {
   // (deadline), or cannot beat the shape's best simulated plan (incumbent).
   long plans_pruned_deadline = 0;
   long plans_pruned_incumbent = 0;
+  // Plans of models that rank below a feasible model under the objective
+  // (they cannot be the answer), not simulated once their model had a
+  // feasible plan (Candidate::optimised false).
+  long plans_pruned_answer = 0;
 };
 
 // Largest --tokens-per-param: far above any run so far (Llama 3 8B had about
@@ -326,7 +349,7 @@ class SearchRun {
     std::vector<Candidate> candidates;
     std::vector<PlanTask> all;          // every enumerated plan, plan-space order
     std::vector<PlanResult> results;    // by index into `all`
-    std::vector<char> state;            // 0 pending, 1 simulated, 2 pruned (deadline), 3 pruned (incumbent)
+    std::vector<char> state;            // 0 pending, 1 simulated, 2 pruned (deadline), 3 pruned (incumbent), 4 pruned (answer)
     std::vector<PlanOutcome> optimistic;  // plan_outcome at the lower-bound time
     std::vector<double> bound_s;          // the lower bound on its iteration time (0: none)
     std::vector<char> lowered;            // bound_s includes lowered_lower_bound_s
@@ -346,6 +369,10 @@ class SearchRun {
   void next_round();
   // st.optimistic[i] from st.bound_s[i].
   void set_optimistic(StagePlans& st, int i) const;
+  // A shape's rank under the objective when it does not depend on the plan
+  // (answer_prune_): parameters (largest, dense) or minus the predicted loss
+  // at its fixed tokens (loss ranking); a higher key wins (better_candidate).
+  double rank_key(const StagePlans& st, int s) const;
   // The current stage's simulated plans as a step result (plan-space order).
   SearchResult stage_result(const StagePlans& st) const;
   // After the stages: the answer's shape gets every plan simulated (its
@@ -366,6 +393,13 @@ class SearchRun {
   std::vector<Candidate> step_candidates_;
   std::vector<PlanTask> tasks_;
   bool prune_ = false;
+  // The objective-aware stop (answer_pruning_reason empty): a model ranked
+  // below a feasible one stops at its first feasible plan.
+  bool answer_prune_ = false;
+  bool answer_by_loss_ = false;  // rank_key: by predicted loss (else parameters)
+  // The coarse stage's answer's rank key (rank_key) while the fine stage
+  // runs; -inf before it or when the coarse stage has none.
+  double coarse_answer_key_ = -std::numeric_limits<double>::infinity();
   std::shared_ptr<const simulator::CostModel> roofline_;  // the bounds' cost model (prune_)
   StagePlans coarse_, fine_;
   bool has_fine_ = false;
@@ -380,6 +414,18 @@ class SearchRun {
 // and for dense models the two orders agree.
 void select(const simulator::Cluster& cluster, const SearchOptions& options,
             SearchResult* result);
+
+// Whether the search may stop a model at its first feasible plan once a
+// feasible model outranks it (issue 30's objective-aware search over
+// sizes): "" when it may, otherwise why not. It may when a model's rank
+// does not depend on its plan: tokens fixed per model (not trained to the
+// deadline), no --target-loss / --inference-tokens / --unique-tokens, not
+// pinned, and one comparison for every pair of shapes (all ranked by
+// parameters: largest, dense; or all by predicted loss: the loss objective
+// or MoE shapes; a mix of the two is not a total order). Also off under
+// --exact-rows and whenever the bound's pruning is off.
+std::string answer_pruning_reason(const SearchOptions& options,
+                                  const std::vector<simulator::Model>& shapes);
 
 // The whole search: validates the options (one-line InvalidArgument naming
 // the flag: gpus in [1, Plan::kMaxGpus], days and budget finite, a compute

@@ -65,6 +65,9 @@ std::vector<CellSpec> cell_specs(const FrontierStudy& study) {
           c.options.budget_usd = b;
           c.options.progress = nullptr;
           c.options.enumeration_cache = enumerations[h];
+          // A cell reports its answer, the answer's best plan and, without
+          // one, the models' reasons (SearchOptions::answer_only).
+          c.options.answer_only = true;
           cells.push_back(std::move(c));
         }
       }

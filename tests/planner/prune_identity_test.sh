@@ -1,5 +1,10 @@
 #!/usr/bin/env bash
-# Issue 30: the pruned search (the default) answers exactly as --exhaustive.
+# Issue 30: the pruned search answers exactly as --exhaustive.
+# With --exact-rows (every model's row optimised) the whole report is the
+# exhaustive one; by default (models that cannot change the answer stop at
+# their first feasible plan) the answer, its plans, its Pareto front and
+# every optimised row are, and each stopped row is feasible in both with
+# days at least the exhaustive row's (check_default below).
 # For each question both runs write --out DIR; compared after dropping only
 # what counts simulated plans (the per-model simulated / fit / in-time
 # counts, the total, the pruning line and key, the command line):
@@ -36,9 +41,11 @@ for q in "${questions[@]}"; do
   k=$((k + 1))
   a=$work/q$k-pruned b=$work/q$k-exhaustive
   # shellcheck disable=SC2086
-  "$bin" $q --threads 2 --out "$a" >/dev/null
+  "$bin" $q --threads 2 --exact-rows --out "$a" >/dev/null
   # shellcheck disable=SC2086
   "$bin" $q --threads 2 --exhaustive --out "$b" >/dev/null
+  # shellcheck disable=SC2086
+  "$bin" $q --threads 2 --out "$work/q$k-default" >/dev/null
   for f in report.md; do
     if ! diff <(sed -E "$norm_md" "$a/$f") <(sed -E "$norm_md" "$b/$f") >/dev/null; then
       echo "FAIL [$q]: $f differs"; diff <(sed -E "$norm_md" "$a/$f") <(sed -E "$norm_md" "$b/$f") | head -20 || true; fail=1
@@ -66,6 +73,8 @@ if not jb["pruning"]["exhaustive"] or jb["pruning"]["pruned_deadline"] + jb["pru
 p = ja["pruning"]
 if ja["plans_evaluated"] + p["pruned_deadline"] + p["pruned_incumbent"] != jb["plans_evaluated"]:
     print(f"FAIL [{q}]: simulated + pruned != exhaustive plans"); ok = False
+if p["pruned_answer"] != 0 or any(not c["optimised"] for c in ja["candidates"]):
+    print(f"FAIL [{q}]: --exact-rows stopped a model early"); ok = False
 counts = {"layouts", "memory_pruned", "plans_simulated", "plans_fit", "plans_in_time"}
 def rows(path, drop):
     r = list(csv.reader(open(path)))
@@ -85,6 +94,47 @@ if best is not None:
     sb = {tuple(sorted(r.items())) for r in pb}
     if any(tuple(sorted(r.items())) not in sb for r in pa):
         print(f"FAIL [{q}]: plans.csv has a row --exhaustive lacks"); ok = False
+sys.exit(0 if ok else 1)
+PY
+  python3 - "$work/q$k-default" "$b" "$q" <<'PY' || fail=1
+# The default search against --exhaustive: the answer, its plans and Pareto
+# front, and every optimised row identical; a stopped row feasible in both,
+# its plan simulated by both, its days at least the exhaustive row's.
+import csv, json, sys
+a, b, q = sys.argv[1:4]
+ja, jb = (json.load(open(d + "/result.json")) for d in (a, b))
+ok = True
+def drop(c):
+    return {k: v for k, v in c.items() if k not in ("plan_counts",)}
+if ja["best"] != jb["best"] or ja["pareto_front"] != jb["pareto_front"]:
+    print(f"FAIL [{q}]: default: the answer or its Pareto front differs"); ok = False
+p = ja["pruning"]
+if ja["plans_evaluated"] + p["pruned_deadline"] + p["pruned_incumbent"] + p["pruned_answer"] != jb["plans_evaluated"]:
+    print(f"FAIL [{q}]: default: simulated + pruned != exhaustive plans"); ok = False
+ca, cb = ja["candidates"], jb["candidates"]
+if [c["architecture"] for c in ca] != [c["architecture"] for c in cb]:
+    print(f"FAIL [{q}]: default: other candidate models"); ok = False
+stopped = 0
+for x, y in zip(ca, cb):
+    if x["optimised"]:
+        if drop(x) != drop(y):
+            print(f"FAIL [{q}]: default: optimised row {x['architecture']['name']} differs"); ok = False
+        continue
+    stopped += 1
+    if not (x["feasible"] and y["feasible"] and x["days"] >= y["days"] and x["loss"] == y["loss"]):
+        print(f"FAIL [{q}]: default: stopped row {x['architecture']['name']} is not a feasible upper bound"); ok = False
+    # Only a model that ranks below the answer (smaller, or a higher loss) may stop.
+    bb = jb["best"]
+    if bb is None or not (x["params"] < bb["params"] or x["loss"] > bb["loss"]):
+        print(f"FAIL [{q}]: default: stopped row {x['architecture']['name']} does not rank below the answer"); ok = False
+if (stopped > 0) != (p["pruned_answer"] > 0):
+    print(f"FAIL [{q}]: default: stopped rows and pruned_answer disagree"); ok = False
+# The default's plans are exhaustive plans (simulated alike).
+pa, pb = (list(csv.DictReader(open(d + "/plans.csv"))) for d in (a, b))
+sb = {tuple(sorted(r.items())) for r in pb}
+if any(tuple(sorted(r.items())) not in sb for r in pa):
+    print(f"FAIL [{q}]: default: plans.csv has a row --exhaustive lacks"); ok = False
+print(f"[{q}] default: {ja['plans_evaluated']} simulated, {stopped} rows stopped at a first feasible plan")
 sys.exit(0 if ok else 1)
 PY
 done
