@@ -895,13 +895,18 @@ std::string days_vs_params_svg(const PlanReportView& v) {
   late.marker = MarkerShape::kCross;
   reports::PlotSeries dear{"over budget", SeriesKind::kScatter, {}, {}, "#e80"};
   dear.marker = MarkerShape::kTriangle;
+  // Stopped at a first feasible plan (Candidate::optimised false): its days
+  // are at most that plan's, so drawn apart from the optimised rows.
+  reports::PlotSeries first{"in time (first feasible plan: at most)", SeriesKind::kScatter, {}, {},
+                            "#7b7"};
+  first.marker = MarkerShape::kDiamond;
   for (const Candidate& c : r.candidates) {
     if (c.best_plan < 0 || !(c.days > 0) || c.days > 1e9) continue;
-    auto& s = c.feasible ? ok : c.why == "budget" ? dear : late;
+    auto& s = c.feasible ? (c.optimised ? ok : first) : c.why == "budget" ? dear : late;
     s.x.push_back(c.params);
     s.y.push_back(c.days);
   }
-  for (auto* s : {&ok, &late, &dear}) {
+  for (auto* s : {&ok, &first, &late, &dear}) {
     if (!s->x.empty()) plot.series.push_back(*s);
   }
   if (plot.series.empty()) return "";
