@@ -616,27 +616,31 @@ void SearchRun::next_round() {
         fastest[s] = std::max(fastest[s], r.tokens_per_s);
       }
     }
+    // Whether plan i of shape s is ruled out now (and then marks it).
+    auto prune = [&](int s, int i) {
+      const PlanOutcome& o = st.optimistic[i];
+      if (!have[s] || !(o.score < incumbent[s]) || (!any_in_time[s] && o.in_time)) return false;
+      const bool naive = stage_ == Stage::kCoarse && st.shapes[s] == naive_model_;
+      const double bound_tps = st.bound_s[i] > 0
+                                   ? static_cast<double>(st.all[i].plan.global_batch_size) *
+                                         st.shapes[s].seq_length / st.bound_s[i]
+                                   : 1e300;
+      if (naive && bound_tps > fastest[s]) return false;
+      st.state[i] = o.score.ok < incumbent[s].ok ? 2 : 3;
+      return true;
+    };
+    // Each shape's plans are scanned once per round, best optimistic score
+    // first (pos: where the scan stands), until `chunk` are taken; a plan the
+    // lowered bound then rules out frees its place for the next one.
+    std::vector<size_t> pos(shapes, 0), taken(shapes, 0);
     for (;;) {
       std::vector<int> to_lower;
-      round_.clear();
       for (int s = 0; s < shapes; ++s) {
-        const bool naive = stage_ == Stage::kCoarse && st.shapes[s] == naive_model_;
-        size_t taken = 0;
-        for (int i : st.order[s]) {
-          if (st.state[i] != 0) continue;
-          const PlanOutcome& o = st.optimistic[i];
-          if (have[s] && o.score < incumbent[s] && (any_in_time[s] || !o.in_time)) {
-            const double bound_tps = st.bound_s[i] > 0
-                                         ? static_cast<double>(st.all[i].plan.global_batch_size) *
-                                               st.shapes[s].seq_length / st.bound_s[i]
-                                         : 1e300;
-            if (!naive || bound_tps <= fastest[s]) {
-              st.state[i] = o.score.ok < incumbent[s].ok ? 2 : 3;
-              continue;
-            }
-          }
-          if (taken >= chunk) continue;
-          ++taken;
+        const std::vector<int>& order = st.order[s];
+        for (; pos[s] < order.size() && taken[s] < chunk; ++pos[s]) {
+          const int i = order[pos[s]];
+          if (st.state[i] != 0 || prune(s, i)) continue;
+          ++taken[s];
           (st.lowered[i] ? round_ : to_lower).push_back(i);
         }
       }
@@ -651,9 +655,15 @@ void SearchRun::next_round() {
       }
       for (long k = 0; k < nl; ++k) {
         const int i = to_lower[k];
+        const int s = st.all[i].shape;
         st.lowered[i] = 1;
         st.bound_s[i] = std::max(st.bound_s[i], lowered[k]);
         set_optimistic(st, i);
+        if (prune(s, i)) {
+          --taken[s];
+        } else {
+          round_.push_back(i);
+        }
       }
     }
     std::sort(round_.begin(), round_.end());
