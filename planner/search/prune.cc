@@ -40,7 +40,17 @@ double iteration_time_lower_bound_s(const simulator::Model& model, const simulat
   const double world = static_cast<double>(plan.world_size());
   if (!(rate > 0) || !(world > 0)) return 0.0;
   const double flops = model.model_flops_per_step(plan.global_batch_size);
-  const double compute_s = flops / (world * rate);
+  double compute_s = flops / (world * rate);
+  const int p = plan.pipeline_parallel, m = plan.num_micro_batches();
+  const bool full_backward = plan.schedule == simulator::Schedule::kOneFOneB ||
+                             plan.schedule == simulator::Schedule::kGpipe;
+  if (p > 1 && m >= 1 && plan.virtual_stages == 1 && full_backward) {
+    // The pipeline factor (p / m) / (1 - (1 - 1/m)^p) >= 1 (see prune.h),
+    // with expm1 and log1p so it stays accurate for large m.
+    const double mm = static_cast<double>(m);
+    const double filled = -std::expm1(p * std::log1p(-1.0 / mm));
+    if (filled > 0) compute_s *= std::max(1.0, (p / mm) / filled);
+  }
   const double overhead_s = std::max(0.0, cluster.gpu.roofline.iteration_overhead_s);
   return (std::max(0.0, compute_s) + overhead_s) * kBoundRoundingSlack;
 }
@@ -110,6 +120,27 @@ LoweredBound lowered_bound(const simulator::Model& model, const simulator::Plan&
   out.busiest_stage_s = (busiest_s + overhead_s) * kBoundRoundingSlack;
   out.pipeline_s = (std::max(busiest_s, pipeline_s) + overhead_s) * kBoundRoundingSlack;
   return out;
+}
+
+double stage_lower_bound_s(const simulator::Model& model, const simulator::Plan& plan,
+                           const simulator::Cluster& cluster, const simulator::CostModel& cost) {
+  if (!simulator::validate(model, plan).ok()) return 0.0;
+  const int p = plan.pipeline_parallel, v = plan.virtual_stages;
+  const int chunks = p * v;
+  const int j = chunks >= 3 ? 1 : chunks - 1;
+  const simulator::Placement placement = simulator::place(plan, cluster);
+  // Every chunk the stage holding chunk j runs (interleaved: its v chunks
+  // j % p, j % p + p, ...; one otherwise), summed.
+  double pass_s = 0;
+  for (int c = j % p; c < chunks; c += p) {
+    const simulator::ChunkProgram prog = simulator::lower_chunk(model, plan, placement, cost, c);
+    const double backward_s =
+        prog.split_backward ? prog.backward_input_s + prog.backward_weight_s : prog.backward_s;
+    pass_s += prog.forward_s + backward_s;
+  }
+  if (!(pass_s > 0) || !std::isfinite(pass_s)) return 0.0;
+  return (plan.num_micro_batches() * pass_s + std::max(0.0, cost.iteration_overhead_s())) *
+         kBoundRoundingSlack;
 }
 
 double lowered_lower_bound_s(const simulator::Model& model, const simulator::Plan& plan,

@@ -32,7 +32,10 @@ double best_compute_rate_flops_per_s(const simulator::Plan& plan, const simulato
 // roofline cost model (SimOptions::cost_model null), in seconds, computed
 // without lowering or replay:
 //
-//   T >= model_flops_per_step(B) / (world_size x best_compute_rate) + iteration_overhead_s
+//   T >= g x model_flops_per_step(B) / (world_size x best_compute_rate) + iteration_overhead_s
+//
+// with g = (p / m) / (1 - (1 - 1/m)^p) >= 1 for 1F1B and GPipe plans with p >
+// 1 and v = 1 (m micro-batches per replica), g = 1 otherwise.
 //
 // Proof. simulate() returns the critical stage's end time plus the
 // iteration overhead. Every model FLOP of the step (Model::
@@ -44,8 +47,28 @@ double best_compute_rate_flops_per_s(const simulator::Plan& plan, const simulato
 // than best_compute_rate each (recomputation, communication, the pipeline
 // bubble, host overheads and SM contention only add time). The bubble is
 // left out, which keeps the bound valid for every schedule of the plan space
-// (1F1B, interleaved, ZB-H1). Tests check bound <= simulated on every
-// preset model and many plans (tests/planner/prune_test.cc).
+// (1F1B, interleaved, ZB-H1) with g = 1.
+//
+// The factor g (the pipeline's fill and drain without per-stage FLOPs). Let
+// w_r be stage r's pass time per micro-batch (forward + backward, all its
+// passes) and W = sum over r of w_r. Under 1F1B and GPipe (v = 1, full
+// backward passes) lowered_bound's argument below gives, sends and the
+// optimizer left out, T >= max over r of (m w_r + sum over j < r of w_j):
+// stage r starts after micro-batch 0's forwards through stages 0 .. r - 1,
+// runs m w_r, and after its last backward the last micro-batch's backwards
+// through stages r - 1 .. 0 still run, and F_j + B_j = w_j. For any w_r >= 0
+// with sum W that maximum is at least c = W / (1 - (1 - 1/m)^p): were every
+// term below c, P_(r+1) = P_r + w_r < P_r + (c - P_r) / m for the prefix sums
+// P_r, so c - P_p > c (1 - 1/m)^p, i.e. W < c (1 - (1 - 1/m)^p), a
+// contradiction. And W >= model_flops / (m d t cp rate) = p x
+// model_flops / (m x world_size x rate): each stage's device computes at
+// least its stage's share of each micro-batch's model FLOPs (the argument
+// above), at no more than the rate. So T >= g x model_flops / (world_size x
+// rate) with g = (p / m) / (1 - (1 - 1/m)^p) (g = 1 at p = 1; about 1.5 at m
+// = p = 8; m = 1: the stages' work one after another). Interleaved and zb-h1
+// plans keep g = 1 (their chain is not the stages' whole work).
+// Tests check bound <= simulated on every preset model and many plans
+// (tests/planner/prune_test.cc).
 double iteration_time_lower_bound_s(const simulator::Model& model, const simulator::Plan& plan,
                                     const simulator::Cluster& cluster);
 
@@ -120,6 +143,24 @@ LoweredBound lowered_bound(const simulator::Model& model, const simulator::Plan&
 double lowered_lower_bound_s(const simulator::Model& model, const simulator::Plan& plan,
                              const simulator::Cluster& cluster,
                              const simulator::CostModel& roofline);
+
+// A cheaper lowered bound, one stage's work without the pipeline's fill and
+// drain, in seconds:
+//
+//   T >= m x sum over the stage's chunks c of (forward_s + backward_s of c)
+//        + iteration_overhead_s
+//
+// (the backward as its B and W passes under zb-h1) for the stage r = j mod p
+// holding chunk j = 1 when the plan has three or more chunks (a middle one),
+// else the last; an interleaved stage's v chunks r, r + p, ... Proof: the
+// stage runs all those passes one after another on its compute stream (rule
+// (1) of lowered_bound), so it is busy at least that long, and the
+// iteration ends no earlier than its stage ends. It is at most
+// lowered_bound's busiest_stage_s, and lowers only the stage's v chunks (one
+// without interleaving), so the search computes it first and the pipeline
+// bound only for plans it does not rule out. 0 when the plan is invalid.
+double stage_lower_bound_s(const simulator::Model& model, const simulator::Plan& plan,
+                           const simulator::Cluster& cluster, const simulator::CostModel& cost);
 
 // Whether the search may prune with the bound under `options`: "" when it
 // may, otherwise why not (the search then simulates every plan, as

@@ -633,15 +633,21 @@ void SearchRun::next_round() {
     // first (pos: where the scan stands), until `chunk` are taken; a plan the
     // lowered bound then rules out frees its place for the next one.
     std::vector<size_t> pos(shapes, 0), taken(shapes, 0);
+    // The lowered bound in two steps, the cheap one first: one stage's work
+    // (stage_lower_bound_s, one lowered chunk), then, for a pipelined plan it
+    // did not rule out, the pipeline bound (lowered_lower_bound_s, every
+    // chunk kind). st.lowered: 0 neither, 1 the first, 2 both (or p = 1).
+    std::vector<int> pending;  // plans due for the second step
     for (;;) {
-      std::vector<int> to_lower;
+      std::vector<int> to_lower = std::move(pending);
+      pending.clear();
       for (int s = 0; s < shapes; ++s) {
         const std::vector<int>& order = st.order[s];
         for (; pos[s] < order.size() && taken[s] < chunk; ++pos[s]) {
           const int i = order[pos[s]];
           if (st.state[i] != 0 || prune(s, i)) continue;
           ++taken[s];
-          (st.lowered[i] ? round_ : to_lower).push_back(i);
+          (st.lowered[i] == 2 ? round_ : to_lower).push_back(i);
         }
       }
       if (to_lower.empty()) break;
@@ -650,19 +656,22 @@ void SearchRun::next_round() {
       const int threads = loop_threads(options_.threads, omp_get_max_threads(), nl);
 #pragma omp parallel for schedule(dynamic, 4) num_threads(threads)
       for (long k = 0; k < nl; ++k) {
-        const PlanTask& t = st.all[to_lower[k]];
-        lowered[k] = lowered_lower_bound_s(st.shapes[t.shape], t.plan, cluster_, *roofline_);
+        const int i = to_lower[k];
+        const PlanTask& t = st.all[i];
+        lowered[k] = st.lowered[i] == 0
+                         ? stage_lower_bound_s(st.shapes[t.shape], t.plan, cluster_, *roofline_)
+                         : lowered_lower_bound_s(st.shapes[t.shape], t.plan, cluster_, *roofline_);
       }
       for (long k = 0; k < nl; ++k) {
         const int i = to_lower[k];
         const int s = st.all[i].shape;
-        st.lowered[i] = 1;
+        st.lowered[i] = st.lowered[i] == 0 && st.all[i].plan.pipeline_parallel > 1 ? 1 : 2;
         st.bound_s[i] = std::max(st.bound_s[i], lowered[k]);
         set_optimistic(st, i);
         if (prune(s, i)) {
           --taken[s];
         } else {
-          round_.push_back(i);
+          (st.lowered[i] == 2 ? round_ : pending).push_back(i);
         }
       }
     }

@@ -57,6 +57,9 @@ int check_plans(const simulator::Model& m, const std::vector<simulator::Plan>& p
         << m.name << " on " << cluster.name << " t" << p.tensor_parallel << " p"
         << p.pipeline_parallel << " d" << p.data_parallel << " v" << p.virtual_stages
         << " schedule " << static_cast<int>(p.schedule) << " zero " << p.zero_stage;
+    const double stage = stage_lower_bound_s(m, p, cluster, roofline);
+    EXPECT_GT(stage, 0) << m.name;
+    EXPECT_LE(stage, lowered * (1 + 1e-12)) << m.name;
     *worst_ratio = std::max(*worst_ratio, lowered / rep.value().iteration_time_s);
     ++checked;
     interleaved_checked += p.virtual_stages > 1 ? 1 : 0;
@@ -173,7 +176,22 @@ TEST(IterationTimeLowerBound, PipelineFillAndDrainTightenLargeBubbles) {
                                      " m" + std::to_string(m) + " cp" +
                                      std::to_string(plan.context_parallel) + " schedule " +
                                      simulator::to_string(schedule);
+            // The FLOP bound's pipeline factor (1F1B, GPipe): at most the
+            // simulated time, and above the same plan's bound without it (zb-h1
+            // keeps g = 1; the model FLOPs are the same).
+            const double flop_bound = iteration_time_lower_bound_s(model, plan, cluster);
+            EXPECT_LE(flop_bound, sim) << what;
+            if (schedule == simulator::Schedule::kGpipe ||
+                schedule == simulator::Schedule::kOneFOneB) {
+              simulator::Plan flat = plan;
+              flat.schedule = simulator::Schedule::kZbH1;
+              EXPECT_GT(flop_bound, iteration_time_lower_bound_s(model, flat, cluster)) << what;
+            }
             EXPECT_GT(b.busiest_stage_s, 0) << what;
+            // The search's cheaper first step: one stage, at most the busiest.
+            const double stage = stage_lower_bound_s(model, plan, cluster, roofline);
+            EXPECT_GT(stage, 0) << what;
+            EXPECT_LE(stage, b.busiest_stage_s * (1 + 1e-12)) << what;
             EXPECT_LE(b.pipeline_s, sim) << what;
             EXPECT_EQ(lowered_lower_bound_s(model, plan, cluster, roofline), b.pipeline_s) << what;
             // Strictly tighter than the busiest stage alone: the fill is at
