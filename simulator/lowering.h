@@ -236,6 +236,34 @@ void apply_launch_queue(double launch_interval_s, double run_ahead_s,
 ChunkProgram lower_chunk(const Model& model, const Plan& plan, const Placement& placement,
                          const CostModel& cost, int chunk);
 
+// Lowers the p * v chunks of `plan` into `*unique` and returns each chunk's
+// program by model chunk (pointers into `*unique`, valid while it is not
+// changed). Chunks with the same role (first / middle / last), layer count
+// and, with MoE, windowed or chunked attention or bf16 layers in a
+// low-precision plan, the same layer kinds layer by layer run the same
+// kernels: each such kind is lowered once (lower_chunk), so `*unique` holds
+// a few programs (first, middle(s), last) whatever p and v are. simulate()
+// and the search's lowered bound (planner/search/prune.h) use it. Pure;
+// thread-safe when `cost` is.
+//
+// REQUIRES: validate(model, plan).ok(); unique->empty().
+std::vector<const ChunkProgram*> lower_plan_chunks(const Model& model, const Plan& plan,
+                                                   const Placement& placement,
+                                                   const CostModel& cost,
+                                                   std::vector<ChunkProgram>* unique);
+
+// The time of one pipeline transfer of `prog`'s per-micro-batch message
+// (ChunkProgram::activation_send_bytes) across stage boundary `boundary`
+// (stage r -> r + 1 forward or r + 1 -> r backward; p - 1 -> 0 for the
+// interleaved wrap-around): a send/recv between two ranks, inside one NVLink
+// domain or across domains (Placement::pipe_crosses_node). The simulator's
+// engine runs each such transfer after the pass that produces it and before
+// the pass that consumes it (simulate_internal.h).
+//
+// REQUIRES: 0 <= boundary < plan.pipeline_parallel of `placement`'s plan.
+double pipeline_transfer_s(const ChunkProgram& prog, const Placement& placement,
+                           const CostModel& cost, int boundary);
+
 }  // namespace llmplan::simulator
 
 #endif  // LLMPLAN_SIMULATOR_LOWERING_H_

@@ -26,57 +26,6 @@ Workspace& thread_workspace() {
   return workspace;
 }
 
-// Lowers the plan's p * v chunks into `unique` and returns each chunk's
-// program (pointing into `unique`). Chunks with the same role (first /
-// middle / last) and layer count run the same kernels: each kind is lowered
-// once.
-std::vector<const ChunkProgram*> lower_chunks(const Model& model, const Plan& plan,
-                                              const Placement& placement, const CostModel& cost,
-                                              std::vector<ChunkProgram>* out) {
-  const int p = plan.pipeline_parallel, v = plan.virtual_stages;
-  std::vector<ChunkProgram>& unique = *out;
-  unique.reserve(4);
-  std::vector<const ChunkProgram*> programs(p * v, nullptr);
-  std::vector<int> unique_of(p * v, -1);
-  // With MoE, windowed or chunked layers, or bf16 layers in a low-precision plan, the
-  // chunks' layers must also be of the same kinds (MoE or dense, attention
-  // span, precision), layer by layer.
-  const bool mixed_layers = model.is_moe() || model.sliding_window > 0 ||
-                            model.attention_chunk > 0 || plan.has_bf16_layers();
-  std::vector<int> first_layer(p * v + 1, 0);
-  for (int j = 0; j < p * v; ++j)
-    first_layer[j + 1] = first_layer[j] + layers_in_chunk(model, plan, j);
-  auto same_kinds = [&](int j, int k) {
-    if (!mixed_layers) return true;
-    for (int l = 0; l < first_layer[j + 1] - first_layer[j]; ++l) {
-      const int a = first_layer[j] + l, b = first_layer[k] + l;
-      if (model.is_moe_layer(a) != model.is_moe_layer(b) ||
-          model.attention_span(a) != model.attention_span(b) ||
-          plan.low_precision_layer(a, model.num_layers) !=
-              plan.low_precision_layer(b, model.num_layers)) {
-        return false;
-      }
-    }
-    return true;
-  };
-  for (int j = 0; j < p * v; ++j) {
-    const bool middle = j > 0 && j < p * v - 1;
-    const int layers = layers_in_chunk(model, plan, j);
-    for (size_t u = 0; middle && u < unique.size() && unique_of[j] < 0; ++u) {
-      const int k = unique[u].chunk;
-      if (k > 0 && k < p * v - 1 && unique[u].layers == layers && same_kinds(j, k)) {
-        unique_of[j] = static_cast<int>(u);
-      }
-    }
-    if (unique_of[j] < 0) {
-      unique_of[j] = static_cast<int>(unique.size());
-      unique.push_back(lower_chunk(model, plan, placement, cost, j));
-    }
-  }
-  for (int j = 0; j < p * v; ++j) programs[j] = &unique[unique_of[j]];
-  return programs;
-}
-
 // A cost model fed absurd numbers (a profile or constants file) can give
 // durations that are not finite: name the first such kernel.
 Status check_durations(const std::vector<ChunkProgram>& unique, const CostModel& cost) {
@@ -237,7 +186,7 @@ Result<StepReport> simulate(const Model& model, const Plan& plan, const SimSetup
   const int p = plan.pipeline_parallel;
   std::vector<ChunkProgram> unique;
   const std::vector<const ChunkProgram*> programs =
-      lower_chunks(model, plan, placement, cost, &unique);
+      lower_plan_chunks(model, plan, placement, cost, &unique);
   LLMPLAN_RETURN_IF_ERROR(check_durations(unique, cost));
 
   Workspace& workspace = thread_workspace();

@@ -346,11 +346,7 @@ double GraphBuilder::dp_time(CollectiveKind kind, double bytes, const CommGroup&
 }
 
 double GraphBuilder::transfer_s(const ChunkProgram& prog, int boundary) const {
-  CollectiveDesc c;
-  c.kind = CollectiveKind::kSendRecv;
-  c.bytes = prog.activation_send_bytes;
-  c.group = {2, placement_.pipe_crosses_node[boundary] ? 1 : 2};
-  return cost_.collective_time_s(c);
+  return pipeline_transfer_s(prog, placement_, cost_, boundary);
 }
 
 }  // namespace llmplan::simulator::simulate_internal

@@ -670,40 +670,53 @@ void SearchRun::next_round() {
                      !(st.shapes[s] == naive_model_);
       }
     }
+    // Whether plan i of shape s is ruled out now (and then marks it).
+    auto prune = [&](int s, int i) {
+      if (settled[s]) {
+        st.state[i] = 4;
+        return true;
+      }
+      const PlanOutcome& o = st.optimistic[i];
+      const bool naive = stage_ == Stage::kCoarse && st.shapes[s] == naive_model_;
+      if (have[s] && o.score < incumbent[s] && (any_in_time[s] || !o.in_time)) {
+        const double bound_tps = st.bound_s[i] > 0
+                                     ? static_cast<double>(st.all[i].plan.global_batch_size) *
+                                           st.shapes[s].seq_length / st.bound_s[i]
+                                     : 1e300;
+        if (!naive || bound_tps <= fastest[s]) {
+          st.state[i] = o.score.ok < incumbent[s].ok ? 2 : 3;
+          return true;
+        }
+      }
+      // answer_only: a plan that cannot be feasible changes neither the
+      // model's feasibility nor its reason once the model has a fitting
+      // plan and either a plan in time or this one cannot be in time.
+      if (options_.answer_only && !naive && have[s] && o.score.ok == 0 &&
+          (any_in_time[s] || !o.in_time)) {
+        st.state[i] = 2;
+        return true;
+      }
+      return false;
+    };
+    // Each shape's plans are scanned once per round, best optimistic score
+    // first (pos: where the scan stands), until `chunk` are taken; a plan the
+    // lowered bound then rules out frees its place for the next one.
+    std::vector<size_t> pos(shapes, 0), taken(shapes, 0);
+    // The lowered bound in two steps, the cheap one first: one stage's work
+    // (stage_lower_bound_s, one lowered chunk), then, for a pipelined plan it
+    // did not rule out, the pipeline bound (lowered_lower_bound_s, every
+    // chunk kind). st.lowered: 0 neither, 1 the first, 2 both (or p = 1).
+    std::vector<int> pending;  // plans due for the second step
     for (;;) {
-      std::vector<int> to_lower;
-      round_.clear();
+      std::vector<int> to_lower = std::move(pending);
+      pending.clear();
       for (int s = 0; s < shapes; ++s) {
-        const bool naive = stage_ == Stage::kCoarse && st.shapes[s] == naive_model_;
-        size_t taken = 0;
-        for (int i : st.order[s]) {
-          if (st.state[i] != 0) continue;
-          if (settled[s]) {
-            st.state[i] = 4;
-            continue;
-          }
-          const PlanOutcome& o = st.optimistic[i];
-          if (have[s] && o.score < incumbent[s] && (any_in_time[s] || !o.in_time)) {
-            const double bound_tps = st.bound_s[i] > 0
-                                         ? static_cast<double>(st.all[i].plan.global_batch_size) *
-                                               st.shapes[s].seq_length / st.bound_s[i]
-                                         : 1e300;
-            if (!naive || bound_tps <= fastest[s]) {
-              st.state[i] = o.score.ok < incumbent[s].ok ? 2 : 3;
-              continue;
-            }
-          }
-          // answer_only: a plan that cannot be feasible changes neither the
-          // model's feasibility nor its reason once the model has a fitting
-          // plan and either a plan in time or this one cannot be in time.
-          if (options_.answer_only && !naive && have[s] && o.score.ok == 0 &&
-              (any_in_time[s] || !o.in_time)) {
-            st.state[i] = 2;
-            continue;
-          }
-          if (taken >= chunk) continue;
-          ++taken;
-          (st.lowered[i] ? round_ : to_lower).push_back(i);
+        const std::vector<int>& order = st.order[s];
+        for (; pos[s] < order.size() && taken[s] < chunk; ++pos[s]) {
+          const int i = order[pos[s]];
+          if (st.state[i] != 0 || prune(s, i)) continue;
+          ++taken[s];
+          (st.lowered[i] == 2 ? round_ : to_lower).push_back(i);
         }
       }
       if (to_lower.empty()) break;
@@ -712,14 +725,23 @@ void SearchRun::next_round() {
       const int threads = loop_threads(options_.threads, omp_get_max_threads(), nl);
 #pragma omp parallel for schedule(dynamic, 4) num_threads(threads)
       for (long k = 0; k < nl; ++k) {
-        const PlanTask& t = st.all[to_lower[k]];
-        lowered[k] = lowered_lower_bound_s(st.shapes[t.shape], t.plan, cluster_, *roofline_);
+        const int i = to_lower[k];
+        const PlanTask& t = st.all[i];
+        lowered[k] = st.lowered[i] == 0
+                         ? stage_lower_bound_s(st.shapes[t.shape], t.plan, cluster_, *roofline_)
+                         : lowered_lower_bound_s(st.shapes[t.shape], t.plan, cluster_, *roofline_);
       }
       for (long k = 0; k < nl; ++k) {
         const int i = to_lower[k];
-        st.lowered[i] = 1;
+        const int s = st.all[i].shape;
+        st.lowered[i] = st.lowered[i] == 0 && st.all[i].plan.pipeline_parallel > 1 ? 1 : 2;
         st.bound_s[i] = std::max(st.bound_s[i], lowered[k]);
         set_optimistic(st, i);
+        if (prune(s, i)) {
+          --taken[s];
+        } else {
+          (st.lowered[i] == 2 ? round_ : pending).push_back(i);
+        }
       }
     }
     std::sort(round_.begin(), round_.end());

@@ -352,7 +352,7 @@ class SearchRun {
     std::vector<char> state;            // 0 pending, 1 simulated, 2 pruned (deadline), 3 pruned (incumbent), 4 pruned (answer)
     std::vector<PlanOutcome> optimistic;  // plan_outcome at the lower-bound time
     std::vector<double> bound_s;          // the lower bound on its iteration time (0: none)
-    std::vector<char> lowered;            // bound_s includes lowered_lower_bound_s
+    std::vector<char> lowered;            // bound_s includes: 1 stage_lower_bound_s, 2 also lowered_lower_bound_s
     std::vector<std::vector<int>> order;  // per shape: indices into `all`, best optimistic first
     int round = 0;
   };
