@@ -150,14 +150,14 @@ struct StepReport {
 //    across the d / S replicas (ranks S * t apart), once per step after the
 //    stage's last pass and its reduce-scatters, before the optimizer.
 //  - the optimizer updates params / S on stages >= 1. Stages 1 and 2 then
-//    all-gather the bf16 parameters over the shard group; stage 3 does not.
-//    With overlap_param_gather that gather runs under the next iteration's
-//    forward: only max(0, gather - the stage's first forward pass of each of
-//    its chunks) is exposed, plus comm_compute_slowdown() x the hidden part,
-//    both counted at the end of this iteration. An approximation: it is the
-//    steady state of consecutive iterations, and ignores that the pipeline
-//    fill may leave a stage idle (and the gather free) before its first
-//    forward.
+//    all-gather the bf16 parameters over the shard group (stage 1, dense, FP8
+//    delayed/current: layer weights at 1 byte, fp8_param_gather); stage 3 does
+//    not. With overlap_param_gather that gather runs under the next
+//    iteration's forward: only max(0, gather - the stage's first forward pass
+//    of each of its chunks) is exposed, plus comm_compute_slowdown() x the
+//    hidden part, both counted at the end of this iteration. An approximation
+//    (steady state of consecutive iterations) that ignores that the pipeline
+//    fill may leave a stage idle (and the gather free) before its first forward.
 //  - MoE models (lowering/moe.h): the routed experts' gradients are reduced
 //    over Placement::expert_data (the edp = t*cp*d / (etp*ep) ranks holding
 //    the same experts; nothing when edp = 1) in their own buckets (a

@@ -269,11 +269,24 @@ void GraphBuilder::finish_stage(int r) {
   // stage's chunks: only what does not fit is exposed (the steady state of
   // consecutive iterations, counted at the end of this one), plus the SM
   // contention of the hidden part.
+  // FP8 tensor scaling (delayed or current) at ZeRO-1: the transformer
+  // layers' weights are fp8 parameters gathered at 1 byte each, the rest
+  // (embedding, output layer, bf16 layers) at 2 -- NVIDIA's recipes set
+  // fp8_param_gather (NeMo 2 nemo/collections/llm/recipes/precision/
+  // mixed_precision.py bf16_with_fp8_mixed and
+  // bf16_with_fp8_current_scaling_mixed; False for MXFP8), which the memory
+  // model already assumes (memory.h). Dense models only: the MoE gathers
+  // keep 2 bytes (the programs do not split the fp8 weights by group).
+  double dense_gather_bytes = 2.0 * (model_.is_moe() ? dense_params : params);
+  if (stage == 1 && !model_.is_moe() && plan_.precision == Precision::kFp8 &&
+      plan_.fp8_recipe != Fp8Recipe::kMxfp8) {
+    double layer_params = 0;
+    for (int c = 0; c < v_; ++c) layer_params += programs_[c * p_ + r]->layer_parameters;
+    dense_gather_bytes -= layer_params;
+  }
   const bool gather_experts = expert_dp() && expert_params > 0;
   if ((stage == 1 || stage == 2) && ((has_dp && S > 1) || gather_experts)) {
-    double full = model_.is_moe()
-                      ? dp_time(CollectiveKind::kAllGather, dense_params * 2.0, placement_.shard)
-                      : dp_time(CollectiveKind::kAllGather, params * 2.0, placement_.shard);
+    double full = dp_time(CollectiveKind::kAllGather, dense_gather_bytes, placement_.shard);
     if (gather_experts) {
       full += dp_time(CollectiveKind::kAllGather, expert_params * 2.0, placement_.expert_data);
     }

@@ -438,10 +438,20 @@ Result<std::vector<RunRow>> read_blackwell_runs_rows_text(std::string_view text,
     // gradients (set_llama3_common_configs, set_llama31_common_configs,
     // set_qwen3_common_configs, set_gpt_oss_common_configs in
     // scripts/performance/configs/*: cfg.ddp.grad_reduce_in_fp32 = False;
-    // read at @2a0d46e2c554, @0013c9a8ed4d, @0501207b95db). The NeMo 2.0
-    // rows (25.02-25.07) keep the fp32 default: their scripts are not in the
-    // stored sources.
-    if (contains(lower(r.release), "megatron-bridge")) r.overlaps += " grad_reduce_in_fp32=False";
+    // read at @2a0d46e2c554, @0013c9a8ed4d, @0501207b95db). So do the NeMo
+    // 2.0 performance scripts the 25.02-25.07 rows ran, all of them FP8:
+    // NVIDIA/NeMo scripts/performance/helpers.py set_precision_configs sets
+    // recipe.trainer.plugins.grad_reduce_in_fp32 = False for every FP8
+    // recipe (@02a0e6a5dc42; the earlier per-model scripts, e.g.
+    // pretrain_mixtral_8x22b.py, "grad_reduce_in_fp32 = False  # bf16 grad
+    // dtype"), and the model recipes' performance mode does too
+    // (nemo/collections/llm/recipes/nemotron4_340b.py @01d03c17ac58
+    // pretrain_performance_optimizations).
+    const std::string release = lower(r.release);
+    if (contains(release, "megatron-bridge") ||
+        (starts_with(release, "nemo 25.") && starts_with(r.precision, "fp8"))) {
+      r.overlaps += " grad_reduce_in_fp32=False";
+    }
     // Megatron-Bridge's Llama 3.1 405B recipe splits the pipeline counting
     // the embedding and the loss as one layer each (126 + 2 = 128 layers;
     // src/megatron/bridge/recipes/llama/llama3.py@0d5f5558c16f

@@ -133,6 +133,30 @@ TEST(BlackwellRuns, MapsADenseRow) {
   EXPECT_EQ(p.config.model.seq_length, 8192);
 }
 
+// The NeMo 2.0 rows (25.02-25.07, all FP8) ran NeMo's performance scripts,
+// which reduce bf16 gradients for every FP8 recipe (helpers.py
+// set_precision_configs: grad_reduce_in_fp32 = False; #26: the Nemotron-4
+// 340B B200 row's DP traffic over the NICs was counted in fp32); a NeMo 2.0
+// BF16 row keeps the fp32 default.
+TEST(BlackwellRuns, NemoTwoFp8RowsReduceBf16Gradients) {
+  const std::string docs = "https://docs.nvidia.com/nemo-framework/user-guide/latest/p.html";
+  Result<std::vector<PublishedRun>> r = read(
+      row("NeMo 25.02", "DGX-B200", 8, "LLAMA3-8B", "\"FP8 (page: \"\"FP8 precision\"\")\"",
+          "1", "n/a", "", "", 8, 2, 128, "30000", "", docs) +
+      row("NeMo 25.04", "DGX-GB200", 8, "LLAMA3-8B", "FP8-CS (per-tensor current scaling)", "1",
+          "n/a", "", "", 8, 2, 128, "30000", "", docs) +
+      row("NeMo 25.02", "DGX-B200", 8, "LLAMA3-8B", "BF16", "1", "n/a", "", "", 8, 2, 128,
+          "30000", "", docs));
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  ASSERT_EQ(r->size(), 3u);
+  for (const PublishedRun& p : *r) EXPECT_TRUE(p.missing.empty()) << p.name << ": " << p.missing.front();
+  EXPECT_EQ((*r)[0].config.plan.precision, simulator::Precision::kFp8);
+  EXPECT_FALSE((*r)[0].config.plan.grad_reduce_in_fp32);
+  EXPECT_FALSE((*r)[1].config.plan.grad_reduce_in_fp32);
+  EXPECT_TRUE((*r)[2].config.plan.grad_reduce_in_fp32);
+  EXPECT_EQ((*r)[0].config.plan.grad_bucket_bytes, 40'000'000LL * 2);
+}
+
 // The models table's optional column llmplan_preset: the run simulates the
 // named model preset (with the run's sequence length), checked against the
 // table's columns; features still listed as missing keep the row out.
