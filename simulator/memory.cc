@@ -331,6 +331,16 @@ double mtp_parameters_per_device(const Model& model, const Plan& plan) {
 
 int first_layer_of_chunk(const Model& model, const Plan& plan, int chunk) {
   const int chunks = plan.pipeline_parallel * plan.virtual_stages;
+  if (plan.pipeline_first_chunk_layers >= 0) {
+    // The uneven layout (layers_in_chunk): the first chunk's layers, then
+    // the middle chunks' even split (the last of them one more each).
+    if (chunk == 0) return 0;
+    const int middle =
+        model.num_layers - plan.pipeline_first_chunk_layers - plan.pipeline_last_chunk_layers;
+    const int m = chunks - 2, i = std::min(chunk - 1, m);  // middle chunks before `chunk`
+    const int base = m > 0 ? middle / m : 0, extra = m > 0 ? middle % m : 0;
+    return plan.pipeline_first_chunk_layers + i * base + std::max(0, i - (m - extra));
+  }
   if (plan.account_for_embedding_in_pipeline_split || plan.account_for_loss_in_pipeline_split) {
     // The embedding- / loss-aware split (layers_in_chunk): equal chunks of
     // (l + e + o) / (p v), the first one e layers short.

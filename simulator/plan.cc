@@ -214,6 +214,39 @@ Status validate(const Model& model, const Plan& plan) {
     }
   }
   const int64_t chunks = static_cast<int64_t>(plan.pipeline_parallel) * plan.virtual_stages;
+  const bool first_set = plan.pipeline_first_chunk_layers >= 0;
+  const bool last_set = plan.pipeline_last_chunk_layers >= 0;
+  if (first_set || last_set || plan.pipeline_first_chunk_layers < -1 ||
+      plan.pipeline_last_chunk_layers < -1) {
+    // The uneven layout (plan.h): both ends given, the middle chunks fed.
+    const char* field = first_set ? "plan.pipeline_first_chunk_layers"
+                                  : "plan.pipeline_last_chunk_layers";
+    if (!first_set || !last_set) {
+      return Status::invalid_argument(
+          std::string(field) + ": pipeline_first_chunk_layers and pipeline_last_chunk_layers "
+          "are set together, each >= 0 (-1 for neither)");
+    }
+    if (plan.account_for_embedding_in_pipeline_split || plan.account_for_loss_in_pipeline_split) {
+      return Status::invalid_argument(
+          std::string(field) + ": the first / last chunk layers and the embedding- / "
+          "loss-aware pipeline split are alternatives; set one");
+    }
+    if (chunks < 2) {
+      return Status::invalid_argument(std::string(field) +
+                                      ": the first / last chunk layers need pp * "
+                                      "virtual_stages >= 2 pipeline chunks");
+    }
+    const int64_t middle = static_cast<int64_t>(model.num_layers) -
+                           plan.pipeline_first_chunk_layers - plan.pipeline_last_chunk_layers;
+    if (middle < chunks - 2 || (chunks == 2 && middle != 0)) {
+      return Status::invalid_argument(
+          std::string(field) + ": " + std::to_string(model.num_layers) + " layers less " +
+          std::to_string(plan.pipeline_first_chunk_layers) + " (first chunk) and " +
+          std::to_string(plan.pipeline_last_chunk_layers) + " (last chunk) leave " +
+          std::to_string(middle) + " for the " + std::to_string(chunks - 2) +
+          " middle pipeline chunks (each needs at least one; none with 2 chunks)");
+    }
+  }
   const int accounted = (plan.account_for_embedding_in_pipeline_split ? 1 : 0) +
                         (plan.account_for_loss_in_pipeline_split ? 1 : 0);
   if (accounted > 0) {
@@ -231,7 +264,7 @@ Status validate(const Model& model, const Plan& plan) {
           " do not divide evenly over pp * virtual_stages = " + std::to_string(chunks) +
           " pipeline chunks");
     }
-  } else if (model.num_layers < chunks) {
+  } else if (!first_set && model.num_layers < chunks) {
     return Status::invalid_argument("plan.pp: " + std::to_string(model.num_layers) +
                                     " layers cannot fill pp * virtual_stages = " +
                                     std::to_string(chunks) + " pipeline chunks");
@@ -268,6 +301,14 @@ Status validate(const Model& model, const Plan& plan) {
 
 int layers_in_chunk(const Model& model, const Plan& plan, int chunk) {
   const int chunks = plan.pipeline_parallel * plan.virtual_stages;
+  if (plan.pipeline_first_chunk_layers >= 0) {
+    if (chunk == 0) return plan.pipeline_first_chunk_layers;
+    if (chunk == chunks - 1) return plan.pipeline_last_chunk_layers;
+    const int middle =
+        model.num_layers - plan.pipeline_first_chunk_layers - plan.pipeline_last_chunk_layers;
+    const int m = chunks - 2;  // middle chunks 1 .. chunks - 2
+    return middle / m + (chunk - 1 >= m - middle % m ? 1 : 0);
+  }
   const int e = plan.account_for_embedding_in_pipeline_split ? 1 : 0;
   const int o = plan.account_for_loss_in_pipeline_split ? 1 : 0;
   if (e + o > 0) {

@@ -111,6 +111,18 @@ struct Plan {
   // 126 layers + 2 = 128 over PP 16 x VP 4 or 8). See layers_in_chunk.
   bool account_for_embedding_in_pipeline_split = false;
   bool account_for_loss_in_pipeline_split = false;
+  // An uneven pipeline layout with the first and the last chunk set apart
+  // (Megatron-Core's pipeline_model_parallel_layout, e.g. DeepSeek-V3's
+  // "Et*4|(t*4|)*14tmL": the embedding and 4 layers, 14 chunks of 4, one
+  // layer with the MTP block and the loss): transformer layers in the first
+  // and in the last pipeline chunk (model order), the other p x v - 2
+  // chunks splitting the rest as layers_in_chunk does (each at least one).
+  // -1: not set (both or neither set; p x v >= 2; not with the embedding- /
+  // loss-aware split). The embedding stays on the first chunk, the output
+  // layer, the loss and the MTP modules on the last, as always. Set by
+  // Megatron-Bridge's DeepSeek-V3 recipes (planner/accuracy/moe_recipes.cc).
+  int pipeline_first_chunk_layers = -1;
+  int pipeline_last_chunk_layers = -1;
   Schedule schedule = Schedule::kOneFOneB;
   Recompute recompute = Recompute::kNone;
   bool sequence_parallel = false;
@@ -268,7 +280,8 @@ Status validate(const Plan& plan);
 // every one of the p*v pipeline chunks gets at least one layer (layers are
 // split as evenly as possible, see layers_in_chunk; with the embedding- /
 // loss-aware split, layers + the flags set divide by p*v and only the first
-// / last chunk may hold none); with sequence
+// / last chunk may hold none; with the first / last chunk layers set, both
+// are >= 0, p*v >= 2 and every middle chunk keeps one); with sequence
 // parallelism t divides the sequence; with context parallelism 2*cp divides
 // the sequence (load-balanced causal chunks; with SP, t also divides s/cp) and flash
 // attention is on. InvalidArgument otherwise.
@@ -277,7 +290,9 @@ Status validate(const Model& model, const Plan& plan);
 // Layers held by pipeline chunk `chunk` (0 .. p*v-1, in model order): l/(p*v)
 // each, and the last (l mod p*v) chunks one more. With the embedding- /
 // loss-aware split: (l + e + o) / (p*v) each, e = 1 fewer in the first chunk
-// and o = 1 fewer in the last (Megatron-Core get_num_layers_to_build).
+// and o = 1 fewer in the last (Megatron-Core get_num_layers_to_build). With
+// pipeline_first_chunk_layers / pipeline_last_chunk_layers: those in the
+// first and last chunk, the rest split over the middle chunks as above.
 // REQUIRES: validate(model, plan).ok().
 int layers_in_chunk(const Model& model, const Plan& plan, int chunk);
 

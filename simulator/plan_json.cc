@@ -18,6 +18,8 @@ Status apply_plan_json(const boost::json::value& v, const std::string& path, Pla
   r.read_bool("account_for_embedding_in_pipeline_split",
               &p.account_for_embedding_in_pipeline_split);
   r.read_bool("account_for_loss_in_pipeline_split", &p.account_for_loss_in_pipeline_split);
+  r.read_int("pipeline_first_chunk_layers", &p.pipeline_first_chunk_layers, false, -1);
+  r.read_int("pipeline_last_chunk_layers", &p.pipeline_last_chunk_layers, false, -1);
   r.read_enum("schedule", &p.schedule,
               {{"gpipe", Schedule::kGpipe},
                {"1f1b", Schedule::kOneFOneB},
@@ -79,6 +81,10 @@ boost::json::value plan_to_json(const Plan& p) {
     o["account_for_embedding_in_pipeline_split"] = true;
   }
   if (p.account_for_loss_in_pipeline_split) o["account_for_loss_in_pipeline_split"] = true;
+  if (p.pipeline_first_chunk_layers >= 0 || p.pipeline_last_chunk_layers >= 0) {
+    o["pipeline_first_chunk_layers"] = p.pipeline_first_chunk_layers;
+    o["pipeline_last_chunk_layers"] = p.pipeline_last_chunk_layers;
+  }
   o["schedule"] = to_string(p.schedule);
   o["recompute"] = to_string(p.recompute);
   o["sequence_parallel"] = p.sequence_parallel;

@@ -1,10 +1,41 @@
 #include "planner/accuracy/moe_recipes.h"
 
+#include <vector>
+
+#include "planner/accuracy/runs_file.h"
+
 namespace llmplan::planner {
 
 namespace {
 
 bool gpu_is(const presets::SimConfig& c, const char* name) { return c.cluster.gpu.name == name; }
+
+// Whether `release` (a runs file's container) is `version` or later
+// (release_version order); false when it names no version.
+bool release_at_least(const std::string& release, std::vector<int> version) {
+  const std::vector<int> v = release_version(release);
+  return !v.empty() && v >= version;
+}
+
+// DeepSeek-V3 (Megatron-Bridge, Blackwell): the uneven pipeline layout and
+// the all-to-all overlap of the recipes read (see apply_moe_recipe).
+void apply_deepseek_v3(const MoeRecipeRow& row, bool gb200, bool b200,
+                       simulator::Plan* plan) {
+  const int chunks = plan->pipeline_parallel * plan->virtual_stages;
+  if (chunks == 16) {
+    plan->pipeline_first_chunk_layers = 4;
+    plan->pipeline_last_chunk_layers = 1;
+  }
+  const bool mxfp8 = plan->precision == simulator::Precision::kFp8 &&
+                     plan->fp8_recipe == simulator::Fp8Recipe::kMxfp8;
+  const bool gb200_mx = gb200 && plan->pipeline_parallel == 4 && plan->virtual_stages == 4 &&
+                        plan->expert_parallel == 64 && plan->micro_batch_size == 1;
+  const bool b200_mx = b200 && plan->pipeline_parallel == 8 && plan->virtual_stages == 2 &&
+                       plan->expert_parallel == 32;
+  if (mxfp8 && (gb200_mx || b200_mx) && release_at_least(row.release, {26, 4, 1})) {
+    plan->moe_a2a_overlap = true;
+  }
+}
 
 }  // namespace
 
@@ -25,7 +56,41 @@ bool gpu_is(const presets::SimConfig& c, const char* name) { return c.cluster.gp
 //  - @2afd2d34f7d7 src/megatron/bridge/recipes/qwen/qwen3_moe.py
 //    qwen3_235b_a22b_pretrain_config: account_for_embedding_in_pipeline_split
 //    and account_for_loss_in_pipeline_split True (94 layers + 2 = 96 units).
-// Only that one commit of the presets file is in the stored sources; the
+//  - @05d003fb8985 src/megatron/bridge/recipes/deepseek/deepseek_v3.py
+//    _deepseek_v3_common: mtp_num_layers 1 and, for PP x VP = (4, 4),
+//    (8, 2) and (16, 1), pipeline_model_parallel_layout [embedding + 4
+//    decoder], 14 x [4 decoder], [decoder + mtp + loss] -- the string
+//    "Et*4|(t*4|)*14tmL" that the B200 MXFP8 V2 preset below spells out:
+//    Plan::pipeline_first_chunk_layers 4 and pipeline_last_chunk_layers 1
+//    (61 = 4 + 14 x 4 + 1; a w/o-MTP row drops only the MTP block).
+//  - @042641823051 deepseek_workload_base_configs.py: the GB200 FP8_MX
+//    presets (PP 4 x VP 4, EP 64, micro batch 1) set moe_a2a_overlap True
+//    (Megatron-Core's overlap_moe_expert_parallel_comm: Plan::
+//    moe_a2a_overlap), cuda_graph_impl "full_iteration",
+//    cutedsl_fused_grouped_mlp and recompute_modules [mla_up_proj]; the
+//    B200 FP8_MX V2 preset runs PP 8 x VP 2, EP 32 with the "deepep"
+//    backend, moe_a2a_overlap True, the layout above and recompute_modules
+//    [mla_up_proj, mlp]. Every other DeepSeek-V3 Blackwell preset keeps
+//    moe_a2a_overlap False.
+//  - @f0e2c37e3f82 (an older version of the same file): the GB200 FP8_MX
+//    presets are the GB200 base (hybridep, moe_a2a_overlap False,
+//    recompute_modules [mla_up_proj], Transformer Engine CUDA graphs of
+//    attn, moe_router, moe_preprocess), the B200 ones PP 16 x EP 8 without
+//    the overlap.
+//    Which release ran which version is not in the stored sources. The
+//    B200 PP 8 x VP 2 x EP 32 layout exists only in @042641823051, and the
+//    runs file's B200 rows have it from 26.04.01 on (PP 16 x EP 8 up to
+//    26.04), so rows from 26.04.01 on are mapped with @042641823051's
+//    all-to-all overlap and older rows without it. The GB200 MXFP8 change
+//    may have landed in another commit than the B200 one; the GB200 rows
+//    speed up 1.16x between 26.04.01 and 26.06, which this mapping does not
+//    explain.
+//    Not modelled: recompute_modules mla_up_proj (the latent attention's
+//    up-projections run again in the backward, about 3 % of a layer's
+//    forward FLOPs) and mlp (Megatron-Core's TransformerLayer recomputes
+//    only non-MoE MLPs: DeepSeek-V3's 3 dense layers), CUDA graphs and the
+//    CuTe DSL fused grouped MLP.
+// Only one commit of the Qwen3 presets file is in the stored sources; the
 // runs file maps every release of a layout with it (as runs_file.cc does
 // for the recompute and overlap settings), so an older release that ran
 // the alltoall dispatcher would be mapped too fast. Layouts that do not
@@ -43,7 +108,10 @@ void apply_moe_recipe(const MoeRecipeRow& row, presets::SimConfig* config) {
     const bool h100_v1 = h100 && row.gpus == 16 && plan.expert_parallel == 16;
     if (blackwell_v1 || h100_v1) plan.moe_flex_dispatcher = true;
   }
-  if (row.model == "deepseek-v3" && (gb200 || b200) && dropless) plan.moe_flex_dispatcher = true;
+  if (row.model == "deepseek-v3" && (gb200 || b200)) {
+    if (dropless) plan.moe_flex_dispatcher = true;
+    apply_deepseek_v3(row, gb200, b200, &plan);
+  }
   if (row.model == "qwen3-235b-a22b") {
     if (gb200 && dropless) plan.moe_flex_dispatcher = true;
     const int chunks = plan.pipeline_parallel * plan.virtual_stages;

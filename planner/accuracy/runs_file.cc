@@ -907,7 +907,7 @@ Result<PublishedRun> map_published_run(const RunRow& row, const std::vector<Mode
   const int per_node = number_after(row.gpus_per_node, "");
   if (per_node > 0) out.config.cluster.gpus_per_node = per_node;
   // The Megatron-Bridge MoE recipes' dispatcher and pipeline split (#27).
-  apply_moe_recipe(MoeRecipeRow{row.model, out.source, row.gpus}, &out.config);
+  apply_moe_recipe(MoeRecipeRow{row.model, out.source, row.gpus, row.release}, &out.config);
   Status valid = presets::validate(out.config);
   if (!valid.ok() && blackwell) {
     // A published layout the simulator's checks refuse is a row the mapping

@@ -38,6 +38,7 @@ struct SimulateOptions {
   bool tp_comm_overlap = false, overlap_grad_reduce = true, overlap_param_gather = false;
   bool no_dropout = false, fused_cross_entropy = false, grad_reduce_in_bf16 = false;
   bool account_for_embedding = false, account_for_loss = false;
+  int pipeline_first_chunk_layers = -1, pipeline_last_chunk_layers = -1;
   std::string gpu, cluster;
   int gpus_per_node = 0;
   std::string format = "text";
@@ -183,6 +184,12 @@ Status apply_plan_flags(const SimulateOptions& o, Plan* plan) {
   if (o.grad_reduce_in_bf16) plan->grad_reduce_in_fp32 = false;
   if (o.account_for_embedding) plan->account_for_embedding_in_pipeline_split = true;
   if (o.account_for_loss) plan->account_for_loss_in_pipeline_split = true;
+  if (o.given("--pipeline-first-chunk-layers")) {
+    plan->pipeline_first_chunk_layers = o.pipeline_first_chunk_layers;
+  }
+  if (o.given("--pipeline-last-chunk-layers")) {
+    plan->pipeline_last_chunk_layers = o.pipeline_last_chunk_layers;
+  }
   return Status();
 }
 
@@ -362,6 +369,16 @@ void add_simulate_command(CLI::App& app, const GlobalOptions& global, Action* ac
   cmd->add_flag("--account-for-loss-in-pipeline-split", o->account_for_loss,
                 "Count the output layer and loss as one layer when splitting the layers over "
                 "the pipeline chunks: the last chunk holds one transformer layer fewer");
+  cmd->add_option("--pipeline-first-chunk-layers", o->pipeline_first_chunk_layers,
+                  "Uneven pipeline layout: transformer layers in the first pipeline chunk (with "
+                  "the embedding); give with --pipeline-last-chunk-layers; the middle chunks split "
+                  "the rest (Megatron-Core pipeline_model_parallel_layout, e.g. DeepSeek-V3's "
+                  "Et*4|(t*4|)*14tmL: 4 and 1)")
+      ->check(CLI::Range(0, simulator::Model::kMaxLayers));
+  cmd->add_option("--pipeline-last-chunk-layers", o->pipeline_last_chunk_layers,
+                  "Uneven pipeline layout: transformer layers in the last pipeline chunk (with "
+                  "the output layer, loss and MTP modules)")
+      ->check(CLI::Range(0, simulator::Model::kMaxLayers));
   cmd->add_flag("--grad-reduce-in-bf16", o->grad_reduce_in_bf16,
                 "Gradients accumulated and reduced in bf16 instead of fp32 (Megatron-Core "
                 "grad_reduce_in_fp32 False, as the Megatron-Bridge performance recipes run): 2 "

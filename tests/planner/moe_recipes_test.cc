@@ -79,5 +79,39 @@ TEST(MoeRecipes, BlackwellRowsGetTheirRecipesDispatcher) {
   }
 }
 
+// DeepSeek-V3 on Blackwell (Megatron-Bridge): every row over PP x VP = 16
+// chunks has the recipe's layout "Et*4|(t*4|)*14tmL" (4 layers in the
+// first chunk, 1 with the MTP block and the loss in the last); the MXFP8
+// presets with the all-to-all overlap (GB200 PP 4 x VP 4 x EP 64, B200 PP 8
+// x VP 2 x EP 32) have it from release 26.04.01 on, and no other row does.
+TEST(MoeRecipes, DeepSeekV3RowsGetTheirLayoutAndOverlap) {
+  int layout = 0, overlap = 0, older = 0;
+  for (const PublishedRun& run : runs("/blackwell/published_runs.csv")) {
+    if (!run.missing.empty() || run.model != "deepseek-v3") continue;
+    const simulator::Plan& p = run.config.plan;
+    if (p.pipeline_parallel * p.virtual_stages == 16) {
+      EXPECT_EQ(p.pipeline_first_chunk_layers, 4) << run.name;
+      EXPECT_EQ(p.pipeline_last_chunk_layers, 1) << run.name;
+      ++layout;
+    } else {
+      EXPECT_EQ(p.pipeline_first_chunk_layers, -1) << run.name;
+    }
+    const std::vector<int> v = release_version(run.release);
+    const bool recent = v >= std::vector<int>{26, 4, 1};
+    const bool mxfp8 = p.precision == simulator::Precision::kFp8 &&
+                       p.fp8_recipe == simulator::Fp8Recipe::kMxfp8;
+    const bool preset = (p.pipeline_parallel == 4 && p.virtual_stages == 4 &&
+                         p.expert_parallel == 64) ||
+                        (p.pipeline_parallel == 8 && p.virtual_stages == 2 &&
+                         p.expert_parallel == 32);
+    EXPECT_EQ(p.moe_a2a_overlap, recent && mxfp8 && preset) << run.name;
+    overlap += p.moe_a2a_overlap ? 1 : 0;
+    older += !recent && mxfp8 && preset ? 1 : 0;
+  }
+  EXPECT_GE(layout, 14);
+  EXPECT_GE(overlap, 5);  // GB200 26.04.01, 26.06, 26.06.01, 26.08; B200 26.04.01
+  EXPECT_GE(older, 3);    // GB200 26.02, 26.02.01, 26.04
+}
+
 }  // namespace
 }  // namespace llmplan::planner
