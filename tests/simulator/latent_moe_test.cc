@@ -132,7 +132,9 @@ TEST(LatentMoe, AllToAllCarriesLatentWidthRows) {
       EXPECT_EQ(k.gemm.k, 128);
       ++fc1;
     }
-    if (k.kind == KernelKind::kExpertFc2Gemm) EXPECT_EQ(k.gemm.n, 128);
+    if (k.kind == KernelKind::kExpertFc2Gemm) {
+      EXPECT_EQ(k.gemm.n, 128);
+    }
     if (k.kind == KernelKind::kFc1Gemm && k.gemm.n == 128 && k.gemm.k == 512) ++down;
     if (k.kind == KernelKind::kFc2Gemm && k.gemm.n == 512 && k.gemm.k == 128) ++up;
   }
