@@ -342,6 +342,12 @@ Status map_nemotron_h(Mapper& m) {
     m.out["router"] = "sigmoid";
     LLMPLAN_RETURN_IF_ERROR(m.set_int("moe_latent_size", "moe_latent_size", false));
   }
+  // MTP (Nemotron 3 Super): the depth and, when given, its hybrid block.
+  LLMPLAN_RETURN_IF_ERROR(m.set_int("mtp_layers", "num_nextn_predict_layers", false));
+  if (r.has("mtp_hybrid_override_pattern")) {
+    LLMPLAN_ASSIGN_OR_RETURN(std::string mtp, r.string("mtp_hybrid_override_pattern"));
+    if (!mtp.empty()) m.out["mtp_layer_pattern"] = mtp;
+  }
   return Status();
 }
 

@@ -219,7 +219,10 @@ class ChunkLowerer {
       out.parameters = per_rank(static_cast<double>(model_.layer_parameters(layer)));
     } else {
       const double experts = static_cast<double>(model_.expert_parameters_per_layer());
-      out.parameters = per_rank(static_cast<double>(model_.layer_parameters(layer)) - experts);
+      // Latent MoE's projections are duplicated on every TP rank.
+      const double latent = static_cast<double>(model_.moe_latent_parameters());
+      out.parameters =
+          per_rank(static_cast<double>(model_.layer_parameters(layer)) - experts - latent) + latent;
       out.expert_parameters =
           experts / (static_cast<double>(plan_.expert_parallel) * plan_.expert_tensor_parallel);
     }
@@ -267,14 +270,18 @@ class ChunkLowerer {
       prog_.expert_parameters = experts;
       prog_.parameters = dense + experts + embedding_params_ + head_params_;
     }
-    // The MTP modules (last chunk): their decoder layers and inputs.
+    // The MTP modules (last chunk): their decoder blocks and inputs, once
+    // per module with its own weights (Model::mtp_weight_copies()).
     if (last_ && model_.mtp_layers > 0) {
-      const Layer layer = begin_layer(model_.mtp_layer_like());
-      const double n = model_.mtp_layers;
-      prog_.parameters += n * (layer.parameters + layer.expert_parameters) + mtp_params_;
-      prog_.expert_parameters += n * layer.expert_parameters;
-      if (layer.low_precision || !plan_.has_bf16_layers()) {
-        prog_.layer_parameters += n * (layer.parameters + layer.expert_parameters);
+      const double n = model_.mtp_weight_copies();
+      prog_.parameters += mtp_params_;
+      for (const int i : model_.mtp_block_layers()) {
+        const Layer layer = begin_layer(i);
+        prog_.parameters += n * (layer.parameters + layer.expert_parameters);
+        prog_.expert_parameters += n * layer.expert_parameters;
+        if (layer.low_precision || !plan_.has_bf16_layers()) {
+          prog_.layer_parameters += n * (layer.parameters + layer.expert_parameters);
+        }
       }
     }
     prog_.grad_bytes = (prog_.parameters - prog_.expert_parameters) * grad_elem_;
@@ -342,35 +349,63 @@ class ChunkLowerer {
 
   // Layer l of the chunk into its forward or backward pass, as one unit;
   // with moe_a2a_overlap an MoE layer's all-to-alls hidden under its compute.
-  void lower_layer(int l, bool forward) { lower_model_layer(first_layer_ + l, forward, -1); }
-
-  // Model layer `layer` as above; mtp >= 0: as MTP module `mtp`'s decoder
-  // layer, with the module's input before it and its logits and loss after
-  // it (forward; reversed in the backward), one unit.
-  void lower_model_layer(int layer_index, bool forward, int mtp) {
+  void lower_layer(int l, bool forward) {
     std::vector<LoweredOp>* out = forward ? &prog_.forward : &prog_.backward;
     const size_t b = out->size();
-    const Layer layer = begin_layer(layer_index);
-    const double input_params = mtp >= 0 ? mtp_params_ / model_.mtp_layers : 0.0;
+    const Layer layer = begin_layer(first_layer_ + l);
+    lower_block_layer(layer, forward, /*owns_gradients=*/true, out);
+    add_unit(forward ? &units_.forward : &units_.backward, *out, b, layer.parameters,
+             layer.expert_parameters);
+  }
+
+  // One layer's forward or backward, its all-to-alls overlapped as above.
+  void lower_block_layer(const Layer& layer, bool forward, bool owns_gradients,
+                         std::vector<LoweredOp>* out) {
+    const size_t b = out->size();
     if (forward) {
-      if (mtp >= 0) ends_.mtp_input_forward(out);
       layer_forward(layer, out, OpCategory::kCompute);
-      if (mtp >= 0) ends_.head_forward(out);
     } else {
-      if (mtp >= 0) ends_.head_backward(out, 0.0);  // the shared head's gradient: the main head's
-      layer_backward(layer, out);
-      if (mtp >= 0) ends_.mtp_input_backward(out, input_params * grad_elem_);
+      layer_backward(layer, out, owns_gradients);
     }
     if (plan_.moe_a2a_overlap && model_.is_moe() && layer.moe) {
       prog_.moe_a2a_hidden_s += lowering::overlap_a2a(cost_.comm_compute_slowdown(), b, out);
     }
-    add_unit(forward ? &units_.forward : &units_.backward, *out, b,
-             layer.parameters + input_params, layer.expert_parameters);
   }
 
-  // MTP module k (Model::mtp_layers) on the last chunk: a decoder layer like
-  // the model's mtp_layer_like() between its input and its logits and loss.
-  void lower_mtp(int k, bool forward) { lower_model_layer(model_.mtp_layer_like(), forward, k); }
+  // MTP module k (Model::mtp_layers) on the last chunk, one unit: its input,
+  // its decoder block (Model::mtp_block_layers()), its logits and loss
+  // (forward; reversed in the backward). With shared weights
+  // (Model::mtp_shared_weights) the compute is every module's but the
+  // weights and their gradients belong to module 0's unit alone: its
+  // backward runs last, so the summed gradients are final after it.
+  void lower_mtp(int k, bool forward) {
+    std::vector<LoweredOp>* out = forward ? &prog_.forward : &prog_.backward;
+    const size_t b = out->size();
+    const bool owns = !model_.mtp_shared_weights || k == 0;
+    const double input_params = owns ? mtp_params_ / model_.mtp_weight_copies() : 0.0;
+    std::vector<int> block = model_.mtp_block_layers();
+    double params = input_params, expert_params = 0;
+    if (forward) {
+      ends_.mtp_input_forward(out);
+    } else {
+      ends_.head_backward(out, 0.0);  // the shared head's gradient: the main head's
+      std::reverse(block.begin(), block.end());
+    }
+    for (const int i : block) {
+      const Layer layer = begin_layer(i);
+      lower_block_layer(layer, forward, owns, out);
+      if (owns) {
+        params += layer.parameters;
+        expert_params += layer.expert_parameters;
+      }
+    }
+    if (forward) {
+      ends_.head_forward(out);
+    } else {
+      ends_.mtp_input_backward(out, input_params * grad_elem_);
+    }
+    add_unit(forward ? &units_.forward : &units_.backward, *out, b, params, expert_params);
+  }
 
   // A layer's forward: two pre-norm residual blocks (lowering/layer_part.h),
   // its mixer's and its feed-forward block's. With ZeRO-3 in FP8 the
@@ -395,8 +430,10 @@ class ChunkLowerer {
 
   // A layer's backward, with its recomputation: the blocks in reverse. The
   // layer's gradients (over Placement::data; routed experts' over
-  // Placement::expert_data) are final after its last op.
-  void layer_backward(const Layer& layer, std::vector<LoweredOp>* out) {
+  // Placement::expert_data) are final after its last op, unless
+  // owns_gradients is false (a shared-weight MTP module other than the
+  // last to run backward).
+  void layer_backward(const Layer& layer, std::vector<LoweredOp>* out, bool owns_gradients) {
     const Pass b = Pass::kBackward;
     const OpCategory c = OpCategory::kCompute;
     if (plan_.recompute == Recompute::kFull) layer_forward(layer, out, OpCategory::kRecompute);
@@ -413,6 +450,7 @@ class ChunkLowerer {
       layer.mixer->backward(out);
       emit_.layer_norm(out, b, c);
     }
+    if (!owns_gradients) return;
     out->back().grad_ready_bytes += layer.parameters * grad_elem_;
     out->back().expert_grad_ready_bytes += layer.expert_parameters * grad_elem_;
   }

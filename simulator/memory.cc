@@ -175,8 +175,15 @@ double moe_layer_activation_bytes(const Model& model, const Plan& plan) {
   per_token_h += mlp_unit * model.moe_shared_experts * fe / (h * t);
   const double attention_part = s * b * h * per_token_h;
   const double router = moe_tokens(model, plan) * (2.0 * h + 9.0 * experts);
-  const double routed = expert_rows(model, plan) * (gemm_in * h + mlp_unit * fe / etp + 4.0);
-  return attention_part + router + routed;
+  // Latent MoE: the routed rows are L wide; fc1_latent_proj keeps its input
+  // in the GEMM format (the norm output's own bf16 copy when that is the
+  // format) and fc2_latent_proj its L-wide input.
+  const double w = model.moe_routed_width(), latent = model.moe_latent_size;
+  const double latent_inputs =
+      latent > 0 ? moe_tokens(model, plan) * ((gemm_in < 2.0 ? gemm_in * h : 0.0) + gemm_in * latent)
+                 : 0.0;
+  const double routed = expert_rows(model, plan) * (gemm_in * w + mlp_unit * fe / etp + 4.0);
+  return attention_part + router + latent_inputs + routed;
 }
 
 double hybrid_layer_activation_bytes(const Model& model, const Plan& plan, int layer) {
@@ -223,7 +230,7 @@ double moe_buffer_bytes(const Model& model, const Plan& plan) {
   // etp = 1 FC2's output is what the all-to-all sends.
   const double etp = plan.expert_tensor_parallel;
   const double scattered = etp > 1 ? rows / etp : 0.0;
-  return 2.0 * model.hidden_size * (rows + scattered + back);
+  return 2.0 * model.moe_routed_width() * (rows + scattered + back);
 }
 
 // MLA's GEMMs for the deferred weight-gradient GEMMs (zb-h1), per token: the
@@ -269,8 +276,11 @@ double moe_layer_weight_grad_bytes(const Model& model, const Plan& plan) {
   const double q = model.moe_capacity_factor > 0 ? model.moe_capacity_factor : plan.moe_imbalance;
   const double rows = model.moe_top_k * moe_tok * plan.expert_tensor_parallel * q;
   const double fe = static_cast<double>(model.moe_ffn_hidden()) / plan.expert_tensor_parallel;
-  const double routed = rows * ((h + (swiglu ? 2.0 : 1.0) * fe) + (fe + h));
-  return (tokens * per_token + router + routed) * 2.0;
+  const double w = model.moe_routed_width(), latent = model.moe_latent_size;
+  const double routed = rows * ((w + (swiglu ? 2.0 : 1.0) * fe) + (fe + w));
+  // Latent MoE's two projections: inputs and output gradients.
+  const double projections = latent > 0 ? moe_tok * 2.0 * (h + latent) : 0.0;
+  return (tokens * per_token + router + routed + projections) * 2.0;
 }
 
 double state_bytes_per_parameter(const Plan& plan) {
@@ -309,10 +319,12 @@ double expert_parameters_per_device(const Model& model, const Plan& plan) {
 double layer_parameters_per_device(const Model& model, const Plan& plan, int layer) {
   const double t = plan.tensor_parallel;
   // MLA's down-projections and latent norms are duplicated on every TP rank.
-  const double replicated = static_cast<double>(model.mla_replicated_parameters());
+  double replicated = static_cast<double>(model.mla_replicated_parameters());
   if (!model.is_moe_layer(layer)) {
     return (static_cast<double>(model.layer_parameters(layer)) - replicated) / t + replicated;
   }
+  // Latent MoE's projections are duplicated on every TP rank too.
+  replicated += static_cast<double>(model.moe_latent_parameters());
   const double dense_part =
       static_cast<double>(model.layer_parameters(layer) - model.expert_parameters_per_layer());
   return (dense_part - replicated) / t + replicated + expert_parameters_per_device(model, plan);
@@ -322,9 +334,10 @@ double mtp_parameters_per_device(const Model& model, const Plan& plan) {
   if (model.mtp_layers == 0) return 0.0;
   const double h = model.hidden_size, t = plan.tensor_parallel;
   const int chunks = plan.pipeline_parallel * plan.virtual_stages;
-  double params = model.mtp_layers * (3.0 * h + 2.0 * h * h / t +
-                                      layer_parameters_per_device(model, plan,
-                                                                  model.mtp_layer_like()));
+  double block = 0;
+  for (const int i : model.mtp_block_layers()) block += layer_parameters_per_device(model, plan, i);
+  // Once per module with its own weights (Model::mtp_shared_weights).
+  double params = model.mtp_weight_copies() * (3.0 * h + 2.0 * h * h / t + block);
   if (chunks > 1) params += static_cast<double>(model.vocab_size) * h / t;
   return params;
 }
@@ -573,14 +586,18 @@ std::vector<MemoryBreakdown> stage_memory(const Model& model, const Plan& plan,
     // experts) plus its input's stored tensors per micro-batch of the last
     // chunk in flight: the two RMSNorms' inputs (2 h bytes each) and
     // eh_proj's input (2h in the GEMM input format), per sequence shard.
+    // Activations are per depth; with shared weights (Model::
+    // mtp_shared_weights) the layers' parameters count once. A hybrid
+    // model's "*E" block is taken as one MoE layer (attention + MoE).
     if (r == p - 1 && model.mtp_layers > 0) {
       const int n = model.mtp_layers;
       const double input = tokens * model.hidden_size * (4.0 + 2.0 * gemm_input_bytes(plan)) /
                            (sp ? t : 1.0);
       mb.activation_bytes +=
           last_chunk_in_flight * n * ((moe ? moe_per_layer : per_layer) + input);
-      stage_layers += n;
-      if (moe) stage_moe_layers += n;
+      const int copies = model.mtp_weight_copies();
+      stage_layers += copies * static_cast<int>(model.mtp_block_layers().size());
+      stage_moe_layers += copies * model.mtp_block_moe_layers();
     }
     const int stage_dense_layers = stage_layers - stage_moe_layers;
     // This stage's layers' parameters on the device, and its routed experts'.

@@ -272,11 +272,13 @@ double expert_state_bytes_per_parameter(const Plan& plan);
 // Parameters of layer `layer` (0-based, global) on one device: a dense
 // layer's layer_parameters() / t; an MoE layer's dense part (attention,
 // norms, router, shared experts) / t plus its routed experts /
-// (ep x etp).
+// (ep x etp); MLA's down-projections and latent MoE's projections are
+// whole on every TP rank.
 double layer_parameters_per_device(const Model& model, const Plan& plan, int layer);
 // The MTP modules' parameters on a last-stage device (Model::mtp_layers):
-// per module its input norms (3h, duplicated), eh_proj (2h^2 / t) and its
-// decoder layer (layer_parameters_per_device of mtp_layer_like()); with
+// per module with its own weights (Model::mtp_weight_copies()) its input
+// norms (3h, duplicated), eh_proj (2h^2 / t) and its decoder block
+// (layer_parameters_per_device of each of mtp_block_layers()); with
 // more than one chunk the stage's own copy of the word embeddings' V h / t
 // for the modules' lookups. 0 without MTP.
 double mtp_parameters_per_device(const Model& model, const Plan& plan);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <string>
+#include <string_view>
 
 namespace llmplan::simulator {
 
@@ -40,12 +41,22 @@ int64_t mlp_parameters(const Model& m, int64_t f) {
                                              : 2 * h * f + bias * (f + h);
 }
 
-// An MoE layer without its routed experts: attention, norms, router, shared experts.
+// One routed expert: an MLP of width f_e on moe_routed_width()-wide rows.
+int64_t expert_parameters(const Model& m) {
+  const int64_t w = m.moe_routed_width(), f = m.moe_ffn_hidden();
+  const int64_t bias = m.linear_bias ? 1 : 0;
+  return m.activation == Activation::kSwiglu ? 3 * w * f + bias * (2 * f + w)
+                                             : 2 * w * f + bias * (f + w);
+}
+
+// An MoE layer without its routed experts: attention, norms, router, shared
+// experts, latent projections.
 int64_t moe_layer_dense_part(const Model& m) {
   const int64_t h = m.hidden_size, e = m.num_experts;
   const int64_t router = h * e + (m.linear_bias ? e : 0);
   return attention_and_norms(m) + router +
-         static_cast<int64_t>(m.moe_shared_experts) * mlp_parameters(m, m.moe_ffn_hidden());
+         static_cast<int64_t>(m.moe_shared_experts) * mlp_parameters(m, m.moe_ffn_hidden()) +
+         m.moe_latent_parameters();
 }
 
 // One pre-norm's parameters (RMSNorm: weight; LayerNorm with bias: 2h).
@@ -84,7 +95,13 @@ int64_t Model::layer_parameters() const {
 }
 
 int64_t Model::expert_parameters_per_layer() const {
-  return static_cast<int64_t>(num_experts) * mlp_parameters(*this, moe_ffn_hidden());
+  return static_cast<int64_t>(num_experts) * expert_parameters(*this);
+}
+
+int64_t Model::moe_latent_parameters() const {
+  if (moe_latent_size <= 0) return 0;
+  const int64_t h = hidden_size, l = moe_latent_size;
+  return 2 * h * l + (linear_bias ? l + h : 0);
 }
 
 int64_t Model::moe_layer_parameters() const {
@@ -139,6 +156,22 @@ int Model::mtp_layer_like() const {
   return 0;
 }
 
+std::vector<int> Model::mtp_block_layers() const {
+  if (mtp_layer_pattern.empty() || !is_hybrid()) return {mtp_layer_like()};
+  std::vector<int> out;
+  for (const char c : mtp_layer_pattern) {
+    const size_t at = layer_pattern.rfind(c);
+    out.push_back(at == std::string::npos ? mtp_layer_like() : static_cast<int>(at));
+  }
+  return out;
+}
+
+int Model::mtp_block_moe_layers() const {
+  int n = 0;
+  for (const int i : mtp_block_layers()) n += is_moe_layer(i) ? 1 : 0;
+  return n;
+}
+
 int64_t Model::mla_replicated_parameters() const {
   if (!is_mla()) return 0;
   const int64_t h = hidden_size;
@@ -148,7 +181,9 @@ int64_t Model::mla_replicated_parameters() const {
 
 int64_t Model::mtp_parameters() const {
   const int64_t h = hidden_size;
-  return static_cast<int64_t>(mtp_layers) * (3 * h + 2 * h * h + layer_parameters(mtp_layer_like()));
+  int64_t block = 0;
+  for (const int i : mtp_block_layers()) block += layer_parameters(i);
+  return static_cast<int64_t>(mtp_weight_copies()) * (3 * h + 2 * h * h + block);
 }
 
 int64_t Model::parameter_count() const {
@@ -163,11 +198,11 @@ int64_t Model::parameter_count() const {
 }
 
 int64_t Model::active_parameter_count() const {
-  // MTP modules: their layer is an MoE layer when the model has experts.
-  const int64_t moe = num_moe_layers() + (is_moe() ? mtp_layers : 0);
-  const int64_t idle = is_moe() ? static_cast<int64_t>(num_experts - moe_top_k) *
-                                      mlp_parameters(*this, moe_ffn_hidden())
-                                : 0;
+  // MTP modules: their MoE layers, once per module with its own weights.
+  const int64_t moe =
+      num_moe_layers() + static_cast<int64_t>(mtp_weight_copies()) * mtp_block_moe_layers();
+  const int64_t idle =
+      is_moe() ? static_cast<int64_t>(num_experts - moe_top_k) * expert_parameters(*this) : 0;
   return parameter_count() - moe * idle;
 }
 
@@ -182,9 +217,14 @@ double Model::model_flops_per_step(int64_t global_batch) const {
   // top_k and shared experts (MoE).
   const double projections = 2.0 * h * (q + 2 * kv) + 2.0 * q * h;
   const double dense_mlp = 2.0 * mlp_mats * h * f;
-  const double moe_mlp = is_moe() ? 2.0 * h * num_experts + 2.0 * mlp_mats * h * moe_ffn_hidden() *
-                                                               (moe_top_k + moe_shared_experts)
-                                  : 0.0;
+  // Latent MoE: the routed experts on L-wide rows and the two [h <-> L]
+  // projections; the shared experts on h.
+  const double w = moe_routed_width();
+  const double moe_mlp =
+      is_moe() ? 2.0 * h * num_experts +
+                     2.0 * mlp_mats * moe_ffn_hidden() * (w * moe_top_k + h * moe_shared_experts) +
+                     2.0 * 2.0 * h * moe_latent_size
+               : 0.0;
   // MLA (NeMo's deepseekv3 formula, see model.h): the projections' weights
   // (latent norms excluded) x 2, the core over half the pairs, no router.
   const double mla_projections =
@@ -207,20 +247,25 @@ double Model::model_flops_per_step(int64_t global_batch) const {
   const double mamba = is_hybrid() ? 2.0 * h * mamba_in_proj_columns() +
                                          2.0 * mamba_inner() * h + ssd_flops_per_token()
                                    : 0.0;
-  double per_token = 0;
-  for (int i = 0; i < num_layers; ++i) {
+  // Layer i's forward FLOPs per token, by its kind.
+  auto any_layer_flops = [&](int i) {
     switch (layer_kind(i)) {
       case LayerKind::kStandard: break;
-      case LayerKind::kMamba: per_token += mamba; continue;
-      case LayerKind::kAttention: per_token += attention_flops(i); continue;
-      case LayerKind::kMlp: per_token += dense_mlp; continue;
-      case LayerKind::kMoe: per_token += moe_mlp_mla; continue;
+      case LayerKind::kMamba: return mamba;
+      case LayerKind::kAttention: return attention_flops(i);
+      case LayerKind::kMlp: return dense_mlp;
+      case LayerKind::kMoe: return moe_mlp_mla;
     }
-    per_token += layer_flops(i);
-  }
+    return layer_flops(i);
+  };
+  double per_token = 0;
+  for (int i = 0; i < num_layers; ++i) per_token += any_layer_flops(i);
   const double logits = 2.0 * h * V;
-  // MTP modules: the [2h -> h] projection, the decoder layer, the logits.
-  const double mtp = mtp_layers * (2.0 * 2.0 * h * h + layer_flops(mtp_layer_like()) + logits);
+  // MTP modules, every depth (shared weights or not): the [2h -> h]
+  // projection, the decoder block, the logits.
+  double block = 0;
+  for (const int i : mtp_block_layers()) block += any_layer_flops(i);
+  const double mtp = mtp_layers * (2.0 * 2.0 * h * h + block + logits);
   return 3.0 * B * s * (per_token + logits + mtp);  // forward + 2x backward
 }
 
@@ -303,6 +348,11 @@ Status validate(const Model& m) {
           in_range("router_group_limit", m.moe_router_group_limit, 1, m.moe_router_groups));
     }
   }
+  // Latent MoE.
+  LLMPLAN_RETURN_IF_ERROR(in_range("moe_latent_size", m.moe_latent_size, 0, m.hidden_size));
+  if (m.moe_latent_size > 0 && !m.is_moe()) {
+    return bad("moe_latent_size", "needs experts (the model is dense)");
+  }
   // Multi-head latent attention and MTP.
   LLMPLAN_RETURN_IF_ERROR(in_range("q_lora_rank", m.q_lora_rank, 0, Model::kMaxHidden));
   LLMPLAN_RETURN_IF_ERROR(in_range("kv_lora_rank", m.kv_lora_rank, 0, Model::kMaxHidden));
@@ -310,6 +360,28 @@ Status validate(const Model& m) {
   LLMPLAN_RETURN_IF_ERROR(in_range("qk_rope_head_dim", m.qk_rope_head_dim, 0, Model::kMaxHidden));
   LLMPLAN_RETURN_IF_ERROR(in_range("v_head_dim", m.v_head_dim, 0, Model::kMaxHidden));
   LLMPLAN_RETURN_IF_ERROR(in_range("mtp_layers", m.mtp_layers, 0, Model::kMaxLayers));
+  if (m.mtp_shared_weights && m.mtp_layers == 0) {
+    return bad("mtp_shared_weights", "needs mtp_layers > 0");
+  }
+  if (!m.mtp_layer_pattern.empty()) {
+    if (m.mtp_layers == 0) return bad("mtp_layer_pattern", "needs mtp_layers > 0");
+    if (!m.is_hybrid()) return bad("mtp_layer_pattern", "needs a layer_pattern (a hybrid model)");
+    for (size_t i = 0; i < m.mtp_layer_pattern.size(); ++i) {
+      const char c = m.mtp_layer_pattern[i];
+      if (std::string_view("M*-E").find(c) == std::string_view::npos) {
+        return bad("mtp_layer_pattern", std::string("character '") + c + "' at " +
+                                            std::to_string(i) + " is not M, *, - or E");
+      }
+      if (m.layer_pattern.find(c) == std::string::npos) {
+        return bad("mtp_layer_pattern", std::string("has '") + c +
+                                            "', which layer_pattern does not have");
+      }
+    }
+    if (m.mtp_layer_pattern.size() > 64) {
+      return bad("mtp_layer_pattern", "must be at most 64 characters, got " +
+                                          std::to_string(m.mtp_layer_pattern.size()));
+    }
+  }
   if (!m.is_mla()) {
     const char* off = "needs kv_lora_rank > 0 (MLA is off)";
     if (m.q_lora_rank != 0) return bad("q_lora_rank", off);
@@ -400,7 +472,9 @@ Status validate(const Model& m) {
     const double mamba = m.is_hybrid() ? 3.0 * h * (static_cast<double>(m.mamba_heads) * m.mamba_head_dim +
                                                     static_cast<double>(m.mamba_groups) * m.mamba_state_dim + m.mamba_heads)
                                        : 0.0;
-    const double total = static_cast<double>(m.num_layers + m.mtp_layers) *
+    const double total = (static_cast<double>(m.num_layers) +
+                          static_cast<double>(m.mtp_layers) *
+                              std::max<double>(1.0, static_cast<double>(m.mtp_layer_pattern.size()))) *
                              (attn + experts + (m.is_mla() ? mla : 0.0) + mamba) +
                          2.0 * static_cast<double>(m.vocab_size + m.seq_length) * h;
     if (total > Model::kMaxParameters) {

@@ -3,7 +3,9 @@
 #define LLMPLAN_SIMULATOR_MODEL_H_
 
 #include <cstdint>
+#include <algorithm>
 #include <string>
+#include <vector>
 
 #include "simulator/status.h"
 
@@ -100,6 +102,17 @@ struct Model {
   // dispatch/combine all-to-all's inter-node bytes (lowering/moe.h).
   int moe_router_groups = 0;
   int moe_router_group_limit = 0;
+  // Latent MoE (Nemotron 3 Super; Megatron-Core moe_layer.py, MoELayer with
+  // moe_latent_size; HF NemotronH config moe_latent_size): 0 = off. When
+  // set (1 <= L <= hidden), an MoE layer projects each token from h down to
+  // L after the router (fc1_latent_proj [h -> L]), dispatches, runs the
+  // routed experts on L-wide rows (fc1 [L -> f_e], fc2 [f_e -> L]), combines
+  // in L and projects back (fc2_latent_proj [L -> h]) before the shared
+  // experts' output is added. The router and the shared experts keep the
+  // hidden width. Both projections are TELinear with parallel_mode
+  // "duplicated": every TP rank holds them whole and runs them on its
+  // sequence-parallel token slice. The all-to-alls carry L-wide rows.
+  int moe_latent_size = 0;
 
   // Sliding-window attention (Mistral, GPT-OSS): windowed layers attend to
   // the last sliding_window tokens only; 0 = no window. full_attention_every
@@ -144,6 +157,18 @@ struct Model {
   // attention, its FFN: MoE when the model has experts), and the shared
   // output head and loss. 0: none.
   int mtp_layers = 0;
+  // MTP with one module repeated over the mtp_layers depths (Megatron-Core
+  // mtp_use_repeated_layer; Nemotron 3.5 Lightning): the module's weights
+  // (norms, projection, decoder block) exist once and are used at every
+  // depth, so parameters, gradients and optimizer state count once while
+  // the compute, activations and logits count per depth. false: each depth
+  // has its own module (DeepSeek-V3, Nemotron 3 Super).
+  bool mtp_shared_weights = false;
+  // A hybrid model's MTP decoder block (Megatron-Core
+  // mtp_hybrid_override_pattern; "*E" for Nemotron 3 Super / Lightning):
+  // one character per block layer as in layer_pattern, each costed like the
+  // model's last layer of that kind. Empty: one layer like mtp_layer_like().
+  std::string mtp_layer_pattern;
   // Hybrid state-space models (Nemotron-H, Nemotron 3; Megatron-Core's
   // MambaStack and its hybrid_override_pattern). layer_pattern empty: every
   // layer is attention + FFN as above. Otherwise one character per layer,
@@ -191,6 +216,12 @@ struct Model {
   }
   bool is_moe() const { return num_experts > 0; }
   int moe_ffn_hidden() const { return moe_ffn_hidden_size > 0 ? moe_ffn_hidden_size : ffn_hidden(); }
+  // Width of the rows the routed experts take and the all-to-alls carry:
+  // moe_latent_size with latent MoE, hidden otherwise.
+  int moe_routed_width() const { return moe_latent_size > 0 ? moe_latent_size : hidden_size; }
+  // The two latent projections of one MoE layer (2 h L, + L + h biases with
+  // linear_bias), duplicated on every TP rank; 0 without latent MoE.
+  int64_t moe_latent_parameters() const;
   // Whether layer `layer` (0-based) is an MoE layer (never for a dense model).
   bool is_moe_layer(int layer) const {
     if (is_hybrid()) return is_moe() && layer_pattern[static_cast<size_t>(layer)] == 'E';
@@ -205,6 +236,15 @@ struct Model {
   // layer of the kind the model's FFN has (its last MoE layer when it has
   // experts, its last layer otherwise).
   int mtp_layer_like() const;
+  // The model layers an MTP module's decoder block is costed like, in
+  // order: for each character of mtp_layer_pattern the model's last layer
+  // of that kind; {mtp_layer_like()} without a pattern.
+  std::vector<int> mtp_block_layers() const;
+  // MoE layers in one MTP module's block.
+  int mtp_block_moe_layers() const;
+  // How many MTP modules hold their own weights: 1 with
+  // mtp_shared_weights, mtp_layers otherwise.
+  int mtp_weight_copies() const { return mtp_shared_weights ? std::min(mtp_layers, 1) : mtp_layers; }
   // Whether layer `layer` attends through a sliding window.
   bool is_windowed_layer(int layer) const {
     return sliding_window > 0 && (full_attention_every <= 0 ||
@@ -251,10 +291,11 @@ struct Model {
   // projections, TELayerNormColumnParallelLinear, whose norm weights are
   // replicated too). 0 without MLA.
   int64_t mla_replicated_parameters() const;
-  // Parameters of the mtp_layers MTP modules: per module two RMSNorms (h
-  // each), the [2h -> h] projection, the decoder layer (mtp_layer_like())
-  // and the output head's norm (h); the embedding and output head are the
-  // main model's, shared (not counted again).
+  // Parameters of the MTP modules: per module with its own weights
+  // (mtp_weight_copies()) two RMSNorms (h each), the [2h -> h] projection,
+  // the decoder block (mtp_block_layers()) and the output head's norm (h);
+  // the embedding and output head are the main model's, shared (not
+  // counted again).
   int64_t mtp_parameters() const;
   // All trainable parameters (every expert, the MTP modules). For a GPT with learned
   // positions and tied embeddings this equals 12 l h^2 (1 + 13/(12h) +

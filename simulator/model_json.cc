@@ -35,6 +35,8 @@ Status apply_model_json(const boost::json::value& v, const std::string& path, Mo
   r.read_double("capacity_factor", &m.moe_capacity_factor, false, 0);
   r.read_int("router_groups", &m.moe_router_groups, false, 0);
   r.read_int("router_group_limit", &m.moe_router_group_limit, false, 0);
+  // Latent MoE (Model::moe_latent_size).
+  r.read_int("moe_latent_size", &m.moe_latent_size, false, 0);
   r.read_int("sliding_window", &m.sliding_window, false, 0);
   r.read_int("full_attention_every", &m.full_attention_every, false, 0);
   // Chunked attention (Llama 4).
@@ -47,6 +49,8 @@ Status apply_model_json(const boost::json::value& v, const std::string& path, Mo
   r.read_int("qk_rope_head_dim", &m.qk_rope_head_dim, false, 0);
   r.read_int("v_head_dim", &m.v_head_dim, false, 0);
   r.read_int("mtp_layers", &m.mtp_layers, false, 0);
+  r.read_bool("mtp_shared_weights", &m.mtp_shared_weights);
+  r.read_string("mtp_layer_pattern", &m.mtp_layer_pattern);
   // Hybrid Mamba models (Model::layer_pattern).
   r.read_string("layer_pattern", &m.layer_pattern);
   r.read_int("mamba_heads", &m.mamba_heads, false, 0);
@@ -95,6 +99,7 @@ boost::json::value model_to_json(const Model& m) {
       o["router_groups"] = m.moe_router_groups;
       o["router_group_limit"] = m.moe_router_group_limit;
     }
+    if (m.moe_latent_size > 0) o["moe_latent_size"] = m.moe_latent_size;
   }
   if (m.sliding_window > 0) {
     o["sliding_window"] = m.sliding_window;
@@ -113,6 +118,8 @@ boost::json::value model_to_json(const Model& m) {
     o["v_head_dim"] = m.v_head_dim;
   }
   if (m.mtp_layers > 0) o["mtp_layers"] = m.mtp_layers;
+  if (m.mtp_shared_weights) o["mtp_shared_weights"] = true;
+  if (!m.mtp_layer_pattern.empty()) o["mtp_layer_pattern"] = m.mtp_layer_pattern;
   if (m.is_hybrid()) {
     o["layer_pattern"] = m.layer_pattern;
     if (m.layer_pattern.find('M') != std::string::npos) {

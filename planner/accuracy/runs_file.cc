@@ -738,7 +738,14 @@ Result<PublishedRun> map_published_run(const RunRow& row, const std::vector<Mode
     if (!out.missing.empty()) return out;
     out.config.model = std::move(preset);
     out.config.model.seq_length = row.seq;
-    if (row.mtp_layers >= 0) out.config.model.mtp_layers = row.mtp_layers;
+    if (row.mtp_layers >= 0) {
+      out.config.model.mtp_layers = row.mtp_layers;
+      // "(w/o MTP)": no module, so no shared weights or block pattern either.
+      if (row.mtp_layers == 0) {
+        out.config.model.mtp_shared_weights = false;
+        out.config.model.mtp_layer_pattern.clear();
+      }
+    }
     if (moe) {
       out.config.model.moe_capacity_factor = row.capacity_factor;
     } else if (row.capacity_factor > 0) {

@@ -64,7 +64,8 @@ double mtp_input_parameters(const Model& model, const Plan& plan) {
   if (model.mtp_layers == 0) return 0.0;
   const double h = model.hidden_size, t = plan.tensor_parallel;
   const int chunks = plan.pipeline_parallel * plan.virtual_stages;
-  double params = model.mtp_layers * (3.0 * h + 2.0 * h * h / t);
+  // Once per module with its own weights (Model::mtp_shared_weights).
+  double params = model.mtp_weight_copies() * (3.0 * h + 2.0 * h * h / t);
   if (chunks > 1) params += static_cast<double>(model.vocab_size) * h / t;
   return params;
 }

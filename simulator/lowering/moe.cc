@@ -15,6 +15,8 @@ Moe::Moe(const Model& model, const Plan& plan, const Placement& placement, const
   k_ = m_.moe_top_k;
   fe_ = m_.moe_ffn_hidden();
   fs_ = m_.moe_shared_experts * fe_;
+  w_ = m_.moe_routed_width();
+  latent_ = m_.moe_latent_size;
   ep_ = p_.expert_parallel;
   etp_ = p_.expert_tensor_parallel;
   local_experts_ = static_cast<double>(E_) / ep_;
@@ -27,10 +29,10 @@ Moe::Moe(const Model& model, const Plan& plan, const Placement& placement, const
     // Padded to capacity: every rank sends each expert ceil(c x its share) rows.
     const double capacity = std::ceil(c * routed / E_);
     me_ = ep_ * capacity;
-    a2a_bytes_ = E_ * capacity * h_ * kElem;
+    a2a_bytes_ = E_ * capacity * w_ * kElem;
   } else {
     me_ = routed * ep_ / E_ * p_.moe_imbalance;
-    a2a_bytes_ = routed * h_ * kElem * p_.moe_imbalance;
+    a2a_bytes_ = routed * w_ * kElem * p_.moe_imbalance;
     // The flex dispatcher (DeepEP / HybridEP) sends a token once per
     // destination rank, not once per expert (moe_dispatch.h).
     if (p_.moe_flex_dispatcher) {
@@ -63,19 +65,30 @@ void Moe::forward(std::vector<LoweredOp>* out, OpCategory cat) {
   // auxiliary loss over the fp32 scores.
   gemm(out, KernelKind::kRouterGemm, f, Tmoe_, E_, h_, 1, cat);
   mem(out, KernelKind::kMoeRouting, f, routing_bytes(f), cat);
-  mem(out, KernelKind::kMoePermute, f, 2.0 * Tmoe_ * k_ * h_ * kElem, cat);
+  // Latent MoE: fc1_latent_proj [h -> L] on the rank's tokens before the
+  // permute (duplicated weights, no TP collective).
+  if (latent_ > 0) {
+    cast(out, f, Tmoe_ * h_, cat);
+    gemm(out, KernelKind::kFc1Gemm, f, Tmoe_, latent_, h_, 1, cat);
+  }
+  mem(out, KernelKind::kMoePermute, f, 2.0 * Tmoe_ * k_ * w_ * kElem, cat);
   a2a(out, "moe dispatch all_to_all");
   etp(out, CollectiveKind::kAllGather);
-  cast(out, f, local_experts_ * rows_ * h_, cat);
-  grouped_gemm(out, KernelKind::kExpertFc1Gemm, f, rows_, fc1_cols_, h_, cat);
+  cast(out, f, local_experts_ * rows_ * w_, cat);
+  grouped_gemm(out, KernelKind::kExpertFc1Gemm, f, rows_, fc1_cols_, w_, cat);
   mem(out, KernelKind::kActivation, f,
       local_experts_ * rows_ * fe_local_ * kElem * (swiglu_ ? 3 : 2), cat);
   cast(out, f, local_experts_ * rows_ * fe_local_, cat);
-  grouped_gemm(out, KernelKind::kExpertFc2Gemm, f, rows_, h_, fe_local_, cat);
+  grouped_gemm(out, KernelKind::kExpertFc2Gemm, f, rows_, w_, fe_local_, cat);
   etp(out, CollectiveKind::kReduceScatter);
   a2a(out, "moe combine all_to_all");
   // Unpermute: the k expert outputs of each token read, weighted, summed.
-  mem(out, KernelKind::kMoePermute, f, Tmoe_ * k_ * h_ * kElem + Tmoe_ * h_ * kElem, cat);
+  mem(out, KernelKind::kMoePermute, f, Tmoe_ * k_ * w_ * kElem + Tmoe_ * w_ * kElem, cat);
+  // Latent MoE: fc2_latent_proj [L -> h] after the combine.
+  if (latent_ > 0) {
+    cast(out, f, Tmoe_ * latent_, cat);
+    gemm(out, KernelKind::kFc2Gemm, f, Tmoe_, h_, latent_, 1, cat);
+  }
 }
 
 void Moe::backward(std::vector<LoweredOp>* out) {
@@ -83,19 +96,27 @@ void Moe::backward(std::vector<LoweredOp>* out) {
   const Pass b = Pass::kBackward;
   // Unpermute: dy scattered to the k rows of each token; the k expert
   // outputs read again for the routing weights' gradient.
-  mem(out, KernelKind::kMoePermute, b, Tmoe_ * h_ * kElem + 2.0 * Tmoe_ * k_ * h_ * kElem, c);
+  if (latent_ > 0) {
+    cast(out, b, Tmoe_ * h_, c);
+    gemm_backward(out, KernelKind::kFc2Gemm, Tmoe_, h_, latent_, 1);
+  }
+  mem(out, KernelKind::kMoePermute, b, Tmoe_ * w_ * kElem + 2.0 * Tmoe_ * k_ * w_ * kElem, c);
   a2a(out, "moe combine all_to_all (backward)");
   etp(out, CollectiveKind::kAllGather);
-  cast(out, b, local_experts_ * rows_ * h_, c);
-  grouped_gemm_backward(out, KernelKind::kExpertFc2Gemm, rows_, h_, fe_local_);
+  cast(out, b, local_experts_ * rows_ * w_, c);
+  grouped_gemm_backward(out, KernelKind::kExpertFc2Gemm, rows_, w_, fe_local_);
   mem(out, KernelKind::kActivation, b,
       local_experts_ * rows_ * fe_local_ * kElem * (swiglu_ ? 5 : 3), c);
   cast(out, b, local_experts_ * rows_ * fc1_cols_, c);
-  grouped_gemm_backward(out, KernelKind::kExpertFc1Gemm, rows_, fc1_cols_, h_);
+  grouped_gemm_backward(out, KernelKind::kExpertFc1Gemm, rows_, fc1_cols_, w_);
   etp(out, CollectiveKind::kReduceScatter);
   a2a(out, "moe dispatch all_to_all (backward)");
   // Permute: the k gradient rows of each token summed back into it.
-  mem(out, KernelKind::kMoePermute, b, Tmoe_ * k_ * h_ * kElem + Tmoe_ * h_ * kElem, c);
+  mem(out, KernelKind::kMoePermute, b, Tmoe_ * k_ * w_ * kElem + Tmoe_ * w_ * kElem, c);
+  if (latent_ > 0) {
+    cast(out, b, Tmoe_ * latent_, c);
+    gemm_backward(out, KernelKind::kFc1Gemm, Tmoe_, latent_, h_, 1);
+  }
   mem(out, KernelKind::kMoeRouting, b, routing_bytes(b), c);
   gemm_backward(out, KernelKind::kRouterGemm, Tmoe_, E_, h_, 1);
   if (fs_ > 0) shared_.core_backward(out, fs_);
@@ -156,7 +177,7 @@ void Moe::a2a(std::vector<LoweredOp>* out, const char* name) const {
 void Moe::etp(std::vector<LoweredOp>* out, CollectiveKind kind) const {
   if (etp_ <= 1) return;
   out->push_back(collective_op(
-      kind, local_experts_ * me_ * etp_ * h_ * kElem, pl_.expert_tensor, StreamKind::kTensorComm,
+      kind, local_experts_ * me_ * etp_ * w_ * kElem, pl_.expert_tensor, StreamKind::kTensorComm,
       OpCategory::kTensorComm,
       kind == CollectiveKind::kAllGather ? "etp all_gather" : "etp reduce_scatter"));
 }

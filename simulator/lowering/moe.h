@@ -33,6 +33,14 @@
 // t > 1 and no sequence parallelism is lowered as if each TP rank routed
 // its 1/t slice (Megatron-Core requires SP there).
 //
+// Latent MoE (Model::moe_latent_size L > 0; Megatron-Core MoELayer's
+// fc1_latent_proj / fc2_latent_proj): after the routing, a [T_moe, h] x
+// [h, L] GEMM projects the rank's tokens down (duplicated weights, so no TP
+// collective); the permute, both all-to-alls, the etp collectives and the
+// expert GEMMs then work on L-wide rows in place of h (fc1 [m_e etp, L] x
+// [L, f_e/etp], fc2 back to L); after the unpermute a [T_moe, L] x [L, h]
+// GEMM projects back. The router and the shared experts stay on h.
+//
 // moe_a2a_overlap (Megatron-Core's EP communication overlap, which runs one
 // micro-batch's dispatch/combine under another micro-batch's compute): see
 // overlap_a2a() below, applied by the driver to each MoE layer of a pass.
@@ -87,6 +95,9 @@ class Moe : public LayerPart {
   // tokens routed per rank (T_moe), token rows per local expert on this rank
   // before the etp gather, dispatch bytes.
   int E_ = 0, k_ = 0, fe_ = 0, fs_ = 0, ep_ = 1, etp_ = 1;
+  // Width of the routed rows (Model::moe_routed_width()) and the latent
+  // size (0: no latent projections).
+  int w_ = 0, latent_ = 0;
   double local_experts_ = 0, Tmoe_ = 0, me_ = 0, a2a_bytes_ = 0;
   // The expert GEMMs' shapes: token rows per local expert after the etp
   // gather, FC1's output columns and the expert width on this etp rank.

@@ -546,9 +546,16 @@ TEST(ShippedRunsMemory, BlackwellRunsParseAndFit) {
                 n.rfind("llama4-scout_dgx-gb200_", 0) == 0 ||
                 n.rfind("deepseek-v3_dgx-gb200_", 0) == 0 ||
                 n.rfind("deepseek-v3_dgx-b200_nemo-26.04.01_", 0) == 0 ||
-                n.rfind("deepseek-v3-tokendrop_dgx-gb200_", 0) == 0)
+                n.rfind("deepseek-v3-tokendrop_dgx-gb200_", 0) == 0 ||
+                n.rfind("nemotron3-super_dgx-b200_", 0) == 0)
         << n;
   }
+  // The Nemotron 3 Super rows (expressible since the latent MoE): the two
+  // B200 rows at TP 1, EP 64 are predicted about 18 GB over; the recipe's
+  // recompute_modules (moe_act, layernorm, core_attn) are not mapped.
+  int super_over = 0;
+  for (const std::string& n : not_fitting) super_over += n.rfind("nemotron3-super_", 0) == 0;
+  EXPECT_LE(super_over, 2);
   // The DeepSeek-V3 rows (expressible since #27): its 9 rows on 256 GB200
   // at PP 4-8, EP 32-64 (one token-drop) are predicted about 5 GB over;
   // Megatron-Bridge's recipe keeps the Adam moments in bf16 (precision-aware
@@ -556,8 +563,8 @@ TEST(ShippedRunsMemory, BlackwellRunsParseAndFit) {
   // runs file maps. The B200 26.04.01 row (PP 8 x VP 2, EP 32) is about 7 GB
   // over since its recipe's layout puts 4 layers in the first chunk
   // (moe_recipes.cc): its recompute_modules [mla_up_proj, mlp] would save
-  // that.
-  EXPECT_LE(not_fitting.size(), 14u);
+  // that. The two B200 Nemotron 3 Super rows at TP 1 are about 18 GB over.
+  EXPECT_LE(not_fitting.size(), 16u);
   // The 405B rows at PP 16 x VP 8 (126 + 2 layers over 128 chunks) are
   // expressible: 2 per release of 26.02-26.06 on GB200.
   int vp8_405b = 0;
