@@ -45,7 +45,8 @@ double iteration_time_lower_bound_s(const simulator::Model& model, const simulat
 
 double lowered_lower_bound_s(const simulator::Model& model, const simulator::Plan& plan,
                              const simulator::Cluster& cluster,
-                             const simulator::CostModel& roofline) {
+                             const simulator::CostModel& roofline,
+                             simulator::LoweringCache* cache) {
   if (!simulator::validate(model, plan).ok()) return 0.0;
   const int p = plan.pipeline_parallel, v = plan.virtual_stages;
   const int chunks = p * v;
@@ -55,7 +56,8 @@ double lowered_lower_bound_s(const simulator::Model& model, const simulator::Pla
   // j % p, j % p + p, ...; one otherwise), summed.
   double pass_s = 0;
   for (int c = j % p; c < chunks; c += p) {
-    const simulator::ChunkProgram prog = simulator::lower_chunk(model, plan, placement, roofline, c);
+    const simulator::ChunkPassTimes prog =
+        simulator::chunk_pass_times(cache, model, plan, placement, roofline, c);
     const double backward_s =
         prog.split_backward ? prog.backward_input_s + prog.backward_weight_s : prog.backward_s;
     pass_s += prog.forward_s + backward_s;

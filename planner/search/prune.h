@@ -12,6 +12,7 @@
 
 #include "simulator/cluster.h"
 #include "simulator/cost_model.h"
+#include "simulator/lowering_cache.h"
 #include "simulator/model.h"
 #include "simulator/plan.h"
 
@@ -70,9 +71,15 @@ double iteration_time_lower_bound_s(const simulator::Model& model, const simulat
 // overhead. 0 when the plan is invalid. v chunks' lowering, each about a
 // third of simulate()'s set-up; the search computes it only for plans the
 // FLOP bound did not already rule out.
+//
+// `cache` (may be null; simulator/lowering_cache.h) lowers the chunks
+// through a cache of `cluster` and `roofline`, shared with the search's
+// simulations: the bound is the same, and a plan simulated later finds the
+// chunk already lowered.
 double lowered_lower_bound_s(const simulator::Model& model, const simulator::Plan& plan,
                              const simulator::Cluster& cluster,
-                             const simulator::CostModel& roofline);
+                             const simulator::CostModel& roofline,
+                             simulator::LoweringCache* cache = nullptr);
 
 // Whether the search may prune with the bound under `options`: "" when it
 // may, otherwise why not (the search then simulates every plan, as

@@ -382,7 +382,14 @@ bool contains(const std::vector<Candidate>& cs, const Model& m) {
 Result<SearchRun> SearchRun::start(const Cluster& cluster, const SearchOptions& options) {
   LLMPLAN_ASSIGN_OR_RETURN(SearchRun run, first_step(cluster, options));
   run.prune_ = pruning_unsafe_reason(options).empty();
-  if (run.prune_) run.roofline_ = std::make_shared<simulator::Roofline>(cluster);
+  if (run.prune_) {
+    run.roofline_ = std::make_shared<simulator::Roofline>(cluster);
+    // The lowered bounds' pass times, shared by every step of the run
+    // (simulator/lowering_cache.h) unless the caller shares one wider.
+    if (!run.options_.lowering_cache) {
+      run.options_.lowering_cache = std::make_shared<simulator::LoweringCache>();
+    }
+  }
   run.prepare(std::move(run.shapes_));
   if (run.tasks_.empty()) run.end_stage();
   return run;
@@ -647,7 +654,8 @@ void SearchRun::next_round() {
 #pragma omp parallel for schedule(dynamic, 4) num_threads(threads)
       for (long k = 0; k < nl; ++k) {
         const PlanTask& t = st.all[to_lower[k]];
-        lowered[k] = lowered_lower_bound_s(st.shapes[t.shape], t.plan, cluster_, *roofline_);
+        lowered[k] = lowered_lower_bound_s(st.shapes[t.shape], t.plan, cluster_, *roofline_,
+                                           options_.lowering_cache.get());
       }
       for (long k = 0; k < nl; ++k) {
         const int i = to_lower[k];
