@@ -72,10 +72,9 @@ double iteration_time_lower_bound_s(const simulator::Model& model, const simulat
 // third of simulate()'s set-up; the search computes it only for plans the
 // FLOP bound did not already rule out.
 //
-// `cache` (may be null; simulator/lowering_cache.h) lowers the chunks
-// through a cache of `cluster` and `roofline`, shared with the search's
-// simulations: the bound is the same, and a plan simulated later finds the
-// chunk already lowered.
+// `cache` (may be null; simulator/lowering_cache.h), a cache of `cluster`
+// and `roofline`, supplies the chunks' pass times, each key lowered once:
+// the bound is the same, bit for bit, with or without it.
 double lowered_lower_bound_s(const simulator::Model& model, const simulator::Plan& plan,
                              const simulator::Cluster& cluster,
                              const simulator::CostModel& roofline,
