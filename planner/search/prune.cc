@@ -123,7 +123,8 @@ LoweredBound lowered_bound(const simulator::Model& model, const simulator::Plan&
 }
 
 double stage_lower_bound_s(const simulator::Model& model, const simulator::Plan& plan,
-                           const simulator::Cluster& cluster, const simulator::CostModel& cost) {
+                           const simulator::Cluster& cluster, const simulator::CostModel& cost,
+                           simulator::LoweringCache* cache) {
   if (!simulator::validate(model, plan).ok()) return 0.0;
   const int p = plan.pipeline_parallel, v = plan.virtual_stages;
   const int chunks = p * v;
@@ -133,7 +134,8 @@ double stage_lower_bound_s(const simulator::Model& model, const simulator::Plan&
   // j % p, j % p + p, ...; one otherwise), summed.
   double pass_s = 0;
   for (int c = j % p; c < chunks; c += p) {
-    const simulator::ChunkProgram prog = simulator::lower_chunk(model, plan, placement, cost, c);
+    const simulator::ChunkPassTimes prog =
+        simulator::chunk_pass_times(cache, model, plan, placement, cost, c);
     const double backward_s =
         prog.split_backward ? prog.backward_input_s + prog.backward_weight_s : prog.backward_s;
     pass_s += prog.forward_s + backward_s;

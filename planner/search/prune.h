@@ -12,6 +12,7 @@
 
 #include "simulator/cluster.h"
 #include "simulator/cost_model.h"
+#include "simulator/lowering_cache.h"
 #include "simulator/model.h"
 #include "simulator/plan.h"
 
@@ -159,8 +160,13 @@ double lowered_lower_bound_s(const simulator::Model& model, const simulator::Pla
 // lowered_bound's busiest_stage_s, and lowers only the stage's v chunks (one
 // without interleaving), so the search computes it first and the pipeline
 // bound only for plans it does not rule out. 0 when the plan is invalid.
+//
+// `cache` (may be null; simulator/lowering_cache.h), a cache of `cluster`
+// and `cost`, supplies the chunks' pass times, each key lowered once: the
+// bound is the same, bit for bit, with or without it.
 double stage_lower_bound_s(const simulator::Model& model, const simulator::Plan& plan,
-                           const simulator::Cluster& cluster, const simulator::CostModel& cost);
+                           const simulator::Cluster& cluster, const simulator::CostModel& cost,
+                           simulator::LoweringCache* cache = nullptr);
 
 // Whether the search may prune with the bound under `options`: "" when it
 // may, otherwise why not (the search then simulates every plan, as

@@ -385,7 +385,14 @@ Result<SearchRun> SearchRun::start(const Cluster& cluster, const SearchOptions& 
   run.answer_prune_ = run.prune_ && answer_pruning_reason(options, run.shapes_).empty();
   run.answer_by_loss_ = options.objective == Objective::kLoss ||
                         (!run.shapes_.empty() && run.shapes_.front().is_moe());
-  if (run.prune_) run.roofline_ = std::make_shared<simulator::Roofline>(cluster);
+  if (run.prune_) {
+    run.roofline_ = std::make_shared<simulator::Roofline>(cluster);
+    // The lowered bounds' pass times, shared by every step of the run
+    // (simulator/lowering_cache.h) unless the caller shares one wider.
+    if (!run.options_.lowering_cache) {
+      run.options_.lowering_cache = std::make_shared<simulator::LoweringCache>();
+    }
+  }
   run.prepare(std::move(run.shapes_));
   if (run.tasks_.empty()) run.end_stage();
   return run;
@@ -728,7 +735,8 @@ void SearchRun::next_round() {
         const int i = to_lower[k];
         const PlanTask& t = st.all[i];
         lowered[k] = st.lowered[i] == 0
-                         ? stage_lower_bound_s(st.shapes[t.shape], t.plan, cluster_, *roofline_)
+                         ? stage_lower_bound_s(st.shapes[t.shape], t.plan, cluster_, *roofline_,
+                                               options_.lowering_cache.get())
                          : lowered_lower_bound_s(st.shapes[t.shape], t.plan, cluster_, *roofline_);
       }
       for (long k = 0; k < nl; ++k) {

@@ -27,6 +27,7 @@
 #include "simulator/cluster.h"
 #include "simulator/cost_model.h"
 #include "simulator/error_band.h"
+#include "simulator/lowering_cache.h"
 #include "simulator/model.h"
 #include "simulator/plan.h"
 #include "simulator/simulate.h"
@@ -142,6 +143,12 @@ struct SearchOptions {
   // space (enumeration_cache.h; the frontier's cells); null: each search
   // enumerates its own. Results are identical either way.
   std::shared_ptr<EnumerationCache> enumeration_cache;
+  // Pass times of lowered chunks shared by the search's lowered bounds
+  // (prune.h, simulator/lowering_cache.h), across its steps and with other
+  // searches of the same cluster and cost model (the frontier's cells of
+  // one hardware entry). Null: a pruning SearchRun keeps its own. Results
+  // are identical either way.
+  std::shared_ptr<simulator::LoweringCache> lowering_cache;
 };
 
 // One simulated plan of one model.

@@ -48,8 +48,12 @@ std::vector<CellSpec> cell_specs(const FrontierStudy& study) {
   // One enumeration cache per hardware entry (one cluster and plan space):
   // its cells enumerate each (shape, GPU count) once (enumeration_cache.h).
   std::vector<std::shared_ptr<EnumerationCache>> enumerations;
+  // And one lowering cache (one cluster and cost model): the cells' bounds
+  // lower each chunk once (lowering_cache.h).
+  std::vector<std::shared_ptr<simulator::LoweringCache>> lowerings;
   for (size_t h = 0; h < study.hardware.size(); ++h) {
     enumerations.push_back(std::make_shared<EnumerationCache>());
+    lowerings.push_back(std::make_shared<simulator::LoweringCache>());
   }
   const std::vector<double> budgets =
       study.budgets_usd.empty() ? std::vector<double>{0} : study.budgets_usd;
@@ -68,6 +72,7 @@ std::vector<CellSpec> cell_specs(const FrontierStudy& study) {
           // A cell reports its answer, the answer's best plan and, without
           // one, the models' reasons (SearchOptions::answer_only).
           c.options.answer_only = true;
+          c.options.lowering_cache = lowerings[h];
           cells.push_back(std::move(c));
         }
       }
