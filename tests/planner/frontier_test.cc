@@ -91,11 +91,18 @@ void check_equals_single_runs(Objective objective) {
           o.budget_usd = b;
           auto single = search(h.cluster, o);
           ASSERT_TRUE(single.ok()) << single.status().message();
-          searched_plans += single.value().plans_evaluated;
           const reports::FrontierCell expected = frontier_cell(h.cluster, o, single.value());
           const std::string where = h.cluster.name + " " + std::to_string(g) + " GPUs " +
                                     std::to_string(d) + " days $" + std::to_string(b);
           expect_same_cell(t.cells[k], expected, where);
+          // A cell searches for its answer only (SearchOptions::answer_only):
+          // the same cell as the whole search, from fewer plans.
+          o.answer_only = true;
+          auto answer_only = search(h.cluster, o);
+          ASSERT_TRUE(answer_only.ok()) << answer_only.status().message();
+          expect_same_cell(frontier_cell(h.cluster, o, answer_only.value()), expected, where);
+          EXPECT_LE(answer_only.value().plans_evaluated, single.value().plans_evaluated) << where;
+          searched_plans += answer_only.value().plans_evaluated;
           found += expected.found ? 1 : 0;
           if (b > 0 && t.cells[k - 1].found &&
               (!t.cells[k].found || t.cells[k].model != t.cells[k - 1].model ||
@@ -110,7 +117,7 @@ void check_equals_single_runs(Objective objective) {
   // The grid is not trivial: answers exist, and the budget changes some.
   EXPECT_GE(found, 8);
   EXPECT_GE(budget_changed, 1);
-  // Every plan evaluation of the single runs was a lookup; far fewer were
+  // Every plan evaluation of the single (answer-only) runs was a lookup; fewer were
   // simulated (deadlines and budgets share them). Reuse of at least 1.5x:
   // the pruned searches look up few plans beyond the ones every cell needs
   // (1.97x for the loss objective since the interleaved bound, issue 30).
