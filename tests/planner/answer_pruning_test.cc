@@ -12,6 +12,7 @@
 #include "planner/search/search.h"
 #include "planner/search/shapes.h"
 #include "presets/catalog.h"
+#include "tests/planner/search_fixtures.h"
 
 namespace llmplan::planner {
 namespace {
@@ -22,15 +23,7 @@ const presets::Catalog& catalog() {
 }
 
 SearchOptions question(double days, Objective objective, Family family, int gpus = 64) {
-  SearchOptions o;
-  o.gpus = gpus;
-  o.days = days;
-  o.objective = objective;
-  o.family = family;
-  o.shape_template = family_template(family);
-  o.law = catalog().law(family == Family::kMoe ? "clark-moe" : "chinchilla").value();
-  o.threads = 2;
-  return o;
+  return fixtures::pruning_question(days, objective, family, gpus);
 }
 
 struct Runs {
@@ -88,14 +81,7 @@ TEST(AnswerPruning, StoppedRowsAreFeasibleUpperBoundsAndTheAnswerIsExact) {
     }
     EXPECT_EQ(stopped > 0, a.plans_pruned_answer > 0);
     stopped_total += stopped;
-    auto answer_plans = [](const SearchResult& res) {
-      std::vector<simulator::Plan> out;
-      for (const PlanResult& p : res.plans) {
-        if (p.shape == res.best) out.push_back(p.plan);
-      }
-      return out;
-    };
-    EXPECT_EQ(answer_plans(a), answer_plans(b));
+    EXPECT_EQ(fixtures::answer_plans(a), fixtures::answer_plans(b));
     EXPECT_EQ(a.naive_days, b.naive_days);
   }
   // The questions have models below their answers: the stop must act.

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "planner/search/search.h"
+#include "tests/planner/search_fixtures.h"
 #include "presets/catalog.h"
 #include "simulator/roofline.h"
 #include "simulator/simulate.h"
@@ -221,15 +222,7 @@ TEST(IterationTimeLowerBound, PipelineFillAndDrainTightenLargeBubbles) {
 }
 
 SearchOptions options(double days, Objective objective, Family family) {
-  SearchOptions o;
-  o.gpus = 64;
-  o.days = days;
-  o.objective = objective;
-  o.family = family;
-  o.shape_template = family_template(family);
-  o.law = catalog().law(family == Family::kMoe ? "clark-moe" : "chinchilla").value();
-  o.threads = 2;
-  return o;
+  return fixtures::pruning_question(days, objective, family);
 }
 
 // The pruned search against --exhaustive: the same answer, every
@@ -269,14 +262,7 @@ TEST(PrunedSearch, SameAnswerAsExhaustive) {
       }
     }
     // The answer's model: every plan, in the same order.
-    auto answer_plans = [](const SearchResult& r) {
-      std::vector<simulator::Plan> out;
-      for (const PlanResult& p : r.plans) {
-        if (p.shape == r.best) out.push_back(p.plan);
-      }
-      return out;
-    };
-    EXPECT_EQ(answer_plans(a), answer_plans(b));
+    EXPECT_EQ(fixtures::answer_plans(a), fixtures::answer_plans(b));
     EXPECT_EQ(a.naive_days, b.naive_days);
   }
 }

@@ -5,6 +5,7 @@
 #define LLMPLAN_TESTS_PLANNER_SEARCH_FIXTURES_H_
 
 #include <string>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -53,6 +54,33 @@ inline SearchOptions small_h100_options() {
   o.gpus = 16;
   o.days = 1;
   return o;
+}
+
+// A question for the pruning tests: `gpus` GPUs (the cluster is the
+// caller's) for `days`, the family's template and its preset law
+// (clark-moe for MoE, chinchilla otherwise), 2 threads.
+inline SearchOptions pruning_question(double days, Objective objective, Family family,
+                                      int gpus = 64) {
+  SearchOptions o;
+  o.gpus = gpus;
+  o.days = days;
+  o.objective = objective;
+  o.family = family;
+  o.shape_template = family_template(family);
+  auto catalog = presets::Catalog::builtin();
+  EXPECT_TRUE(catalog.ok());
+  o.law = catalog.value().law(family == Family::kMoe ? "clark-moe" : "chinchilla").value();
+  o.threads = 2;
+  return o;
+}
+
+// The answer's model's simulated plans, in the result's order.
+inline std::vector<simulator::Plan> answer_plans(const SearchResult& r) {
+  std::vector<simulator::Plan> out;
+  for (const PlanResult& p : r.plans) {
+    if (p.shape == r.best) out.push_back(p.plan);
+  }
+  return out;
 }
 
 }  // namespace llmplan::planner::fixtures
