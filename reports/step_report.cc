@@ -43,6 +43,9 @@ std::vector<std::pair<const char*, double>> parts(const StageBreakdown& b,
   if (b.moe_a2a_s > 0) {
     out.push_back({"MoE dispatch + combine all-to-all (exposed)", b.moe_a2a_s});
   }
+  if (b.cpu_offload_s > 0) {
+    out.push_back({"activation CPU offload / reload (exposed)", b.cpu_offload_s});
+  }
   if (b.overlap_slowdown_s > 0) {
     out.push_back({"SM contention of overlapped comm", b.overlap_slowdown_s});
   }

@@ -25,6 +25,8 @@ boost::json::object breakdown_to_json(const simulator::StageBreakdown& b) {
   o["fsdp_reduce_scatter_exposed_s"] = b.fsdp_reduce_scatter_exposed_s;
   o["cp_comm_s"] = b.cp_comm_s;
   o["moe_a2a_s"] = b.moe_a2a_s;
+  // Only with activation CPU offloading (other reports' JSON is as before).
+  if (b.cpu_offload_s > 0) o["cpu_offload_s"] = b.cpu_offload_s;
   o["overlap_slowdown_s"] = b.overlap_slowdown_s;
   o["end_s"] = b.end_s;
   o["tp_comm_hidden_s"] = b.tp_comm_hidden_s;

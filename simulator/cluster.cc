@@ -30,6 +30,14 @@ double model_flops_per_gpu(double mfu, const GpuSpec& gpu, Precision precision) 
   return mfu * mfu_reference_peak_flops(gpu, precision);
 }
 
+Status check_host_link(const Plan& plan, const Cluster& cluster) {
+  if (plan.cpu_offload_layers <= 0 || cluster.host_link_bytes_per_s > 0) return Status();
+  return Status::invalid_argument(
+      "plan.cpu_offloading_num_layers: cluster " + cluster.name +
+      " has no host link bandwidth (host_link_bytes_per_s); activation CPU offloading is "
+      "modelled only where it is given (gb200-nvl72, gb300-nvl72: NVLink-C2C)");
+}
+
 Status check_precision(const Plan& plan, const GpuSpec& gpu) {
   const std::string name = gpu.name.empty() ? std::string("this GPU") : "GPU " + gpu.name;
   if (plan.precision == Precision::kNvfp4 && !(gpu.peak_fp4_flops > 0)) {
@@ -82,6 +90,9 @@ Status validate(const Cluster& c) {
   if (!positive(c.gpu.nvlink_bytes_per_s)) return bad("gpu.nvlink_bytes_per_s", "must be positive");
   if (c.gpu.num_sms <= 0) return bad("gpu.num_sms", "must be positive");
   if (!positive(c.nic_bytes_per_s)) return bad("nic_bytes_per_s", "must be positive");
+  if (!(c.host_link_bytes_per_s >= 0 && std::isfinite(c.host_link_bytes_per_s))) {
+    return bad("host_link_bytes_per_s", "must be a finite number >= 0");
+  }
   const RooflineConstants& r = c.gpu.roofline;
   if (!fraction(r.gemm_efficiency)) return bad("gpu.roofline.gemm_efficiency", "must be in (0, 1]");
   if (!fraction(r.memory_efficiency)) {

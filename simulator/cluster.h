@@ -219,6 +219,13 @@ double model_flops_per_gpu(double mfu, const GpuSpec& gpu, Precision precision);
 // InvalidArgument naming the GPU and the field otherwise.
 Status check_precision(const Plan& plan, const GpuSpec& gpu);
 
+struct Cluster;
+// OK unless `plan` offloads activations to the CPU (Plan::cpu_offload_layers
+// > 0) on a cluster without a host link figure (Cluster::
+// host_link_bytes_per_s 0): InvalidArgument naming plan.cpu_offloading_num_layers
+// and the cluster.
+Status check_host_link(const Plan& plan, const Cluster& cluster);
+
 // Constants of the alpha-beta collective model: per-hop latency and the
 // fraction of link bandwidth NCCL reaches. Calibrated like the Roofline.
 struct NetworkConstants {
@@ -263,6 +270,13 @@ struct Cluster {
   int nvlink_domain_gpus = 0;
   int num_nodes = 0;
   double nic_bytes_per_s = 0;    // per GPU, one direction (e.g. 200 Gb/s HDR = 25e9)
+  // Bandwidth from one GPU to its host CPU's memory, one direction, when all
+  // GPUs of the node copy at once: what activation CPU offloading
+  // (Plan::cpu_offload_layers) moves over. GB200 / GB300 NVL72: NVLink-C2C
+  // to the Grace CPU (presets/clusters.json cites it). 0: not known, and
+  // plans with CPU offloading are refused on this cluster (the PCIe hosts of
+  // the DGX presets are left without a figure rather than guessed).
+  double host_link_bytes_per_s = 0;
   NetworkConstants network;
   MeasuredCollectives collectives;  // empty: alpha-beta formula only
   double usd_per_gpu_hour = 0;   // 0: unknown

@@ -334,6 +334,7 @@ Status apply_cluster_json(const boost::json::value& v, const std::string& path,
   r.read_int("nvlink_domain_gpus", &c.nvlink_domain_gpus, false, 0);
   r.read_int("nodes", &c.num_nodes, false, 0);
   read_positive(&r, "nic_bytes_per_s", &c.nic_bytes_per_s);
+  read_positive(&r, "host_link_bytes_per_s", &c.host_link_bytes_per_s);
   const boost::json::value* network = r.child("network");
   const boost::json::value* collectives = r.child("collectives");
   std::string price;
@@ -516,6 +517,7 @@ boost::json::value cluster_to_json(const Cluster& c) {
   if (c.nvlink_domain_gpus > 0) o["nvlink_domain_gpus"] = c.nvlink_domain_gpus;
   o["nodes"] = c.num_nodes;
   o["nic_bytes_per_s"] = c.nic_bytes_per_s;
+  if (c.host_link_bytes_per_s > 0) o["host_link_bytes_per_s"] = c.host_link_bytes_per_s;
   o["network"] = network_to_json(c.network);
   if (!c.collectives.empty() || !c.collectives.name.empty()) {
     o["collectives"] = collectives_to_json(c.collectives);

@@ -14,6 +14,7 @@
 #include "simulator/lowering/moe.h"
 #include "simulator/lowering/passes.h"
 #include "simulator/lowering/sharding.h"
+#include "simulator/memory.h"
 
 namespace llmplan::simulator {
 
@@ -42,6 +43,7 @@ Placement place(const Plan& plan, const Cluster& cluster) {
   // Ranks t apart, `n` consecutive of them in one group: how many share a domain.
   auto stride_t = [&](int n) { return t >= G ? 1 : std::max(1, std::min(n, G / t)); };
   Placement pl;
+  pl.host_link_bytes_per_s = cluster.host_link_bytes_per_s;
   pl.tensor = {t, std::min(t, G)};
   // CP peers of a rank are t apart, inside the node first.
   pl.context = {cp, stride_t(cp)};
@@ -354,6 +356,7 @@ class ChunkLowerer {
     const size_t b = out->size();
     const Layer layer = begin_layer(first_layer_ + l);
     lower_block_layer(layer, forward, /*owns_gradients=*/true, out);
+    if (first_layer_ + l < plan_.cpu_offload_layers) offload_wait(first_layer_ + l, b, out);
     add_unit(forward ? &units_.forward : &units_.backward, *out, b, layer.parameters,
              layer.expert_parameters);
   }
@@ -407,6 +410,38 @@ class ChunkLowerer {
     add_unit(forward ? &units_.forward : &units_.backward, *out, b, params, expert_params);
   }
 
+  // Activation CPU offloading (Plan::cpu_offload_layers) of model layer
+  // `layer`, whose pass ops start at out[begin]: Transformer Engine's offload
+  // handler copies the layer's stored activations to the host on a stream
+  // of its own after the layer's forward and makes the next layer's end wait
+  // for the copy; in the backward it prefetches the layer back during the
+  // backward of the layer after it and waits before its own. Each copy thus
+  // overlaps about one layer's pass (the layers are alike): the copy's
+  // time beyond this layer's pass time is exposed on the compute stream.
+  // The copy runs over Cluster::host_link_bytes_per_s (Placement) and uses
+  // no SMs (a copy engine).
+  void offload_wait(int layer, size_t begin, std::vector<LoweredOp>* out) {
+    const bool moe = model_.is_moe_layer(layer);
+    const Plan& layer_plan =
+        plan_.has_bf16_layers() && !plan_.low_precision_layer(layer, model_.num_layers) ? plan16_
+                                                                                       : plan_;
+    const double bytes = model_.is_hybrid() ? hybrid_layer_activation_bytes(model_, layer_plan, layer)
+                         : moe              ? moe_layer_activation_bytes(model_, layer_plan)
+                                            : layer_activation_bytes(model_, layer_plan);
+    double pass_s = 0;
+    for (size_t i = begin; i < out->size(); ++i) {
+      if ((*out)[i].stream == StreamKind::kCompute) pass_s += (*out)[i].duration_s;
+    }
+    const double copy_s = bytes / placement_.host_link_bytes_per_s;
+    if (copy_s <= pass_s) return;
+    LoweredOp op;
+    op.stream = StreamKind::kCompute;
+    op.category = OpCategory::kCpuOffload;
+    op.duration_s = copy_s - pass_s;
+    op.name = "cpu offload wait";
+    out->push_back(op);
+  }
+
   // A layer's forward: two pre-norm residual blocks (lowering/layer_part.h),
   // its mixer's and its feed-forward block's. With ZeRO-3 in FP8 the
   // gathered weights of the layer are cast once after the first norm.
@@ -442,6 +477,11 @@ class ChunkLowerer {
     }
     if (layer.feed_forward) {
       emit_.dropout_residual(out, b, c);
+      // Plan::recompute_modules layernorm: the MoE block's norm runs again
+      // to rebuild the router's input before the block's backward.
+      if (layer.moe && plan_.recomputes(kRecomputeLayernorm)) {
+        emit_.layer_norm(out, Pass::kForward, OpCategory::kRecompute);
+      }
       layer.feed_forward->backward(out);
       emit_.layer_norm(out, b, c);
     }

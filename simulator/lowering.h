@@ -79,6 +79,7 @@ enum class OpCategory : uint8_t {
   kFp8Cast,            // FP8 training: casts of GEMM operands to fp8 (not recomputed ones)
   kContextComm,        // exposed part of the context-parallel KV exchange
   kMoeA2a,             // exposed part of the MoE dispatch / combine all-to-alls
+  kCpuOffload,         // exposed part of activation CPU offload / reload copies
 };
 
 // One kernel or TP collective of a micro-batch pass.
@@ -143,6 +144,8 @@ struct Placement {
   CommGroup expert_tensor;       // etp ranks (consecutive)
   CommGroup expert;              // ep ranks, stride etp: the all-to-all group
   CommGroup expert_data;         // edp ranks, stride etp * ep: expert gradients
+  // Cluster::host_link_bytes_per_s: activation CPU offloading's copies.
+  double host_link_bytes_per_s = 0;
 };
 
 // FP8 training (Plan::precision kFp8, Transformer Engine's recipes): HBM

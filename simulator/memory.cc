@@ -113,7 +113,13 @@ AttentionActivations mla_activations(const Model& model, const Plan& plan, bool 
   act.replicated = 4.0 + down_inputs + (mlp_input ? gemm_in : 0.0) + (plan.dropout ? 2.0 : 0.0) +
                    (2.0 + gemm_in) * (ql + kl) / h;
   const double out = (gemm_in < 2.0 ? 2.0 + gemm_in : 2.0) * a * v;
-  act.split = (2.0 * 2.0 * a * qk + 2.0 * a * v + out) / h;
+  // Plan::recompute_modules mla_up_proj (Megatron-Core MLASelfAttention's
+  // qkv_up_checkpoint, a CheckpointWithoutOutput around the up-projections
+  // and RoPE): the q, k, v they produce are freed once core attention has
+  // run and rebuilt before its backward, so fused attention's saved q, k, v
+  // are not held; the up-projections' inputs (the checkpoint's inputs) are.
+  const double qkv = plan.recomputes(kRecomputeMlaUpProj) ? 0.0 : 2.0 * 2.0 * a * qk + 2.0 * a * v;
+  act.split = (qkv + out) / h;
   if (plan.flash_attention) act.split += 4.0 * a / h;
   return act;
 }
@@ -174,7 +180,11 @@ double moe_layer_activation_bytes(const Model& model, const Plan& plan) {
   // Shared experts: a dense MLP of width n_s f_e, split by t.
   per_token_h += mlp_unit * model.moe_shared_experts * fe / (h * t);
   const double attention_part = s * b * h * per_token_h;
-  const double router = moe_tokens(model, plan) * (2.0 * h + 9.0 * experts);
+  // Plan::recompute_modules layernorm: the MoE block's norm (Megatron-Core's
+  // pre_mlp_layernorm, a TENorm of its own) is checkpointed without its
+  // output, so the router's bf16 input (the norm output) is not held.
+  const double router_input = plan.recomputes(kRecomputeLayernorm) ? 0.0 : 2.0 * h;
+  const double router = moe_tokens(model, plan) * (router_input + 9.0 * experts);
   // Latent MoE: the routed rows are L wide; fc1_latent_proj keeps its input
   // in the GEMM format (the norm output's own bf16 copy when that is the
   // format) and fc2_latent_proj its L-wide input.
@@ -182,7 +192,15 @@ double moe_layer_activation_bytes(const Model& model, const Plan& plan) {
   const double latent_inputs =
       latent > 0 ? moe_tokens(model, plan) * ((gemm_in < 2.0 ? gemm_in * h : 0.0) + gemm_in * latent)
                  : 0.0;
-  const double routed = expert_rows(model, plan) * (gemm_in * w + mlp_unit * fe / etp + 4.0);
+  // Plan::recompute_modules moe_act: the routed experts' activation is
+  // checkpointed without its output, so FC2's input is not held (rebuilt
+  // from FC1's output before FC2's backward). Assumption for FP8 / NVFP4:
+  // FC2 keeps no quantized copy of its own either (Megatron-Core's grouped
+  // MLP asks Transformer Engine to save the original input when moe_act is
+  // recomputed), so the whole g f_e / etp per row goes.
+  const double fc2_input = plan.recomputes(kRecomputeMoeAct) ? 0.0 : gemm_in;
+  const double routed =
+      expert_rows(model, plan) * (gemm_in * w + (fc1_output_bytes(model) + fc2_input) * fe / etp + 4.0);
   return attention_part + router + latent_inputs + routed;
 }
 
@@ -580,6 +598,28 @@ std::vector<MemoryBreakdown> stage_memory(const Model& model, const Plan& plan,
       }
       first_chunk_in_flight = live[0];
       last_chunk_in_flight = live[v - 1];
+      // Activation CPU offloading (Plan::cpu_offload_layers; validate()
+      // holds p = 1, so this is the only stage and layers 0 .. N-1 are its
+      // first ones): their stored activations live in host memory, but for
+      // the layer in transit -- Transformer Engine's offload handler waits
+      // for a layer's copy to finish only at the next layer's end and
+      // prefetches one layer ahead in the backward -- which stays on the
+      // GPU: the largest offloaded layer, per micro-batch in flight.
+      if (plan.cpu_offload_layers > 0) {
+        double offloaded = 0, largest = 0;
+        const int n = std::min(plan.cpu_offload_layers, model.num_layers);
+        for (int i = 0; i < n; ++i) {
+          double bytes = model.is_hybrid() ? hybrid_layer_activation_bytes(model, plan, i)
+                         : model.is_moe_layer(i) ? moe_per_layer
+                                                 : per_layer;
+          if (plan.has_bf16_layers() && !plan.low_precision_layer(i, model.num_layers)) {
+            bytes += model.is_moe_layer(i) ? moe_bf16_extra : bf16_extra;
+          }
+          offloaded += bytes;
+          largest = std::max(largest, bytes);
+        }
+        mb.activation_bytes -= live[0] * (offloaded - largest);
+      }
     }
     // The MTP modules (Model::mtp_layers) on the last stage: each a decoder
     // layer like the model's mtp_layer_like() (MoE when the model has
@@ -678,6 +718,13 @@ std::vector<MemoryBreakdown> stage_memory(const Model& model, const Plan& plan,
       mb.recompute_bytes = stage_moe_layers == 0     ? full_layer
                            : stage_dense_layers == 0 ? moe_full_layer
                                                      : std::max(full_layer, moe_full_layer);
+    }
+    // mla_up_proj recompute: one layer's q, k, v rebuilt for its backward.
+    if (plan.recomputes(kRecomputeMlaUpProj) && model.is_mla()) {
+      const double a = model.num_heads;
+      mb.recompute_bytes = std::max(
+          mb.recompute_bytes,
+          tokens * 2.0 * (2.0 * a * model.mla_qk_head_dim() + a * model.v_head_dim) / t);
     }
     mb.context_parallel_bytes = context_parallel_buffer_bytes(model, plan);
     if (stage_moe_layers > 0) mb.moe_buffer_bytes = moe_buffer_bytes(model, plan);

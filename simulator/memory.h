@@ -41,7 +41,14 @@
 //                      (layer_activation_bytes x layers x peak_in_flight;
 //                      zb-h1 also layer_weight_grad_bytes x layers per
 //                      micro-batch whose W is deferred, at the joint peak)
-//   recompute          full recompute: one layer's activations rebuilt
+//   recompute          full recompute: one layer's activations rebuilt;
+//                      recompute_modules mla_up_proj: one layer's q, k, v
+//   CPU offloading     Plan::cpu_offload_layers: the first N layers'
+//                      activations are in host memory, but for the largest
+//                      of them (the layer in transit); see stage_memory
+//   recompute modules  Plan::recompute_modules layernorm, moe_act and
+//                      mla_up_proj drop the MoE norm's output, the experts'
+//                      FC2 input and MLA's q, k, v (the functions below)
 //   context parallel   cp > 1: the KV exchange buffers of one layer
 //                      (context_parallel_buffer_bytes)
 //   MoE buffers        MoE stage: the dispatch / combine buffers of one MoE

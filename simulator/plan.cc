@@ -69,6 +69,36 @@ Status validate(const Plan& p) {
     return bad("bf16_layers_at_end", "must be between 0 and " + std::to_string(Model::kMaxLayers));
   }
   if (p.grad_bucket_bytes < 0) return bad("grad_bucket_bytes", "must not be negative");
+  if (p.recompute_modules >= (kRecomputeMlaUpProj << 1)) {
+    return bad("recompute_modules", "unknown module bit set");
+  }
+  if (p.recompute_modules != 0 && p.recompute == Recompute::kFull) {
+    return bad("recompute_modules", "selective recompute modules cannot be combined with full "
+                                    "recompute");
+  }
+  if (p.cpu_offload_layers < 0 || p.cpu_offload_layers > Model::kMaxLayers) {
+    return bad("cpu_offloading_num_layers",
+               "must be between 0 and " + std::to_string(Model::kMaxLayers) + ", got " +
+                   std::to_string(p.cpu_offload_layers));
+  }
+  if (p.cpu_offload_layers > 0) {
+    // Megatron-Core's TransformerConfig.__post_init__ refuses CPU offloading
+    // with pipeline parallelism and with activation recomputation.
+    if (p.pipeline_parallel > 1) {
+      return bad("cpu_offloading_num_layers",
+                 "activation CPU offloading needs pp = 1 (Megatron-Core has no CPU offloading "
+                 "with pipeline parallelism)");
+    }
+    if (p.schedule == Schedule::kZbH1) {
+      return bad("cpu_offloading_num_layers",
+                 "activation CPU offloading is not modelled with the zb-h1 schedule");
+    }
+    if (p.recompute != Recompute::kNone || p.recompute_modules != 0) {
+      return bad("cpu_offloading_num_layers",
+                 "activation CPU offloading does not work with activation recomputation "
+                 "(Megatron-Core)");
+    }
+  }
   if (p.zero_stage < 0 || p.zero_stage > 3) {
     return bad("zero_stage", "must be 0, 1, 2 or 3, got " + std::to_string(p.zero_stage));
   }
@@ -249,6 +279,16 @@ Status validate(const Model& model, const Plan& plan) {
   }
   const int accounted = (plan.account_for_embedding_in_pipeline_split ? 1 : 0) +
                         (plan.account_for_loss_in_pipeline_split ? 1 : 0);
+  if (plan.cpu_offload_layers >= model.num_layers) {
+    return Status::invalid_argument(
+        "plan.cpu_offloading_num_layers: " + std::to_string(plan.cpu_offload_layers) +
+        " layers offloaded must be fewer than the model's " + std::to_string(model.num_layers) +
+        " (Megatron-Core)");
+  }
+  if (plan.recomputes(kRecomputeMlaUpProj) && !model.is_mla()) {
+    return Status::invalid_argument(
+        "plan.recompute_modules: mla_up_proj needs a latent-attention model (kv_lora_rank)");
+  }
   if (accounted > 0) {
     // Megatron-Core's embedding- / loss-aware split (plan.h): the layers
     // plus the accounted embedding / loss divide evenly over the chunks, and

@@ -50,6 +50,18 @@ inline bool low_precision(Precision p) { return p == Precision::kFp8 || p == Pre
 // layout the FP4 GEMM reads.
 inline constexpr double kNvfp4BytesPerElement = 0.5 + 1.0 / 16.0;
 
+// Modules of Plan::recompute_modules (bit values). kLayernorm: the norm in
+// front of an MoE block (Megatron-Core's pre_mlp_layernorm, a TENorm of its
+// own; the norms fused into TELayerNormColumnParallelLinear are not
+// separate modules and are not recomputed). kMoeAct: the routed experts'
+// activation function. kMlaUpProj: latent attention's up-projections and
+// RoPE, whose outputs (the q, k, v fused attention saves) are dropped.
+enum RecomputeModule : uint32_t {
+  kRecomputeLayernorm = 1u << 0,
+  kRecomputeMoeAct = 1u << 1,
+  kRecomputeMlaUpProj = 1u << 2,
+};
+
 const char* to_string(Schedule s);
 const char* to_string(Recompute r);
 const char* to_string(Precision p);
@@ -125,6 +137,27 @@ struct Plan {
   int pipeline_last_chunk_layers = -1;
   Schedule schedule = Schedule::kOneFOneB;
   Recompute recompute = Recompute::kNone;
+  // Megatron-Core's selective recompute modules beyond core attention
+  // (TransformerConfig recompute_modules; "core_attn" is Recompute::
+  // kSelective): a bit set of RecomputeModule. Each module's output is
+  // dropped after the forward (CheckpointWithoutOutput) and rebuilt just
+  // before its consumer's backward: memory.h says what each saves, the
+  // lowering adds its forward again as recompute. Not with full recompute.
+  // JSON "recompute_modules": ["layernorm", "moe_act", "mla_up_proj"]
+  // (and "core_attn", which sets recompute "selective").
+  uint32_t recompute_modules = 0;
+  // Megatron-Core's activation CPU offloading (TransformerConfig
+  // cpu_offloading with cpu_offloading_activations and
+  // cpu_offloading_num_layers; Transformer Engine's
+  // get_cpu_offload_context): the stored activations of the model's first
+  // cpu_offload_layers transformer layers are copied to host memory after
+  // each layer's forward and copied back before its backward, on a stream
+  // of their own, overlapped with the next layer's work (memory.h, the
+  // lowering's offload wait). 0: off. Needs p = 1, no recompute and fewer
+  // layers than the model's (Megatron-Core's TransformerConfig checks), and
+  // a cluster with a host link (Cluster::host_link_bytes_per_s). JSON
+  // "cpu_offloading_num_layers".
+  int cpu_offload_layers = 0;
   bool sequence_parallel = false;
   bool distributed_optimizer = false;  // ZeRO-1: optimizer state sharded over d
   // Sharding of the training state over the data-parallel group (ZeRO,
@@ -220,6 +253,9 @@ struct Plan {
   // dispatch / combine bytes scale by the expected distinct destination
   // ranks over k (lowering/moe_dispatch.h). Dropless routing only.
   bool moe_flex_dispatcher = false;
+
+  // Whether Plan::recompute_modules holds `m`.
+  bool recomputes(RecomputeModule m) const { return (recompute_modules & m) != 0; }
 
   // The ZeRO stage in effect: zero_stage, at least 1 with distributed_optimizer.
   int sharding_stage() const { return zero_stage > 0 ? zero_stage : (distributed_optimizer ? 1 : 0); }

@@ -29,6 +29,33 @@ Status apply_plan_json(const boost::json::value& v, const std::string& path, Pla
               {{"none", Recompute::kNone},
                {"selective", Recompute::kSelective},
                {"full", Recompute::kFull}});
+  // Megatron-Core's recompute_modules as a list of names; "core_attn" is
+  // the selective recompute of the attention core.
+  if (const boost::json::value* modules = r.child("recompute_modules")) {
+    p.recompute_modules = 0;
+    if (!modules->is_array()) {
+      r.fail("recompute_modules", "must be a list of module names");
+    } else {
+      for (const boost::json::value& m : modules->as_array()) {
+        const std::string name = m.is_string() ? std::string(m.as_string()) : std::string();
+        if (name == "core_attn") {
+          if (p.recompute == Recompute::kNone) p.recompute = Recompute::kSelective;
+        } else if (name == "layernorm") {
+          p.recompute_modules |= kRecomputeLayernorm;
+        } else if (name == "moe_act") {
+          p.recompute_modules |= kRecomputeMoeAct;
+        } else if (name == "mla_up_proj") {
+          p.recompute_modules |= kRecomputeMlaUpProj;
+        } else {
+          const std::string what = m.is_string() ? "\"" + name + "\"" : "(not a string)";
+          r.fail("recompute_modules",
+                 "unknown module " + what + "; known: core_attn, layernorm, moe_act, mla_up_proj");
+          break;
+        }
+      }
+    }
+  }
+  r.read_int("cpu_offloading_num_layers", &p.cpu_offload_layers, false, 0);
   r.read_bool("sequence_parallel", &p.sequence_parallel);
   r.read_bool("distributed_optimizer", &p.distributed_optimizer);
   r.read_bool("flash_attention", &p.flash_attention);
@@ -87,6 +114,15 @@ boost::json::value plan_to_json(const Plan& p) {
   }
   o["schedule"] = to_string(p.schedule);
   o["recompute"] = to_string(p.recompute);
+  // Only when set (other plans' JSON is as before).
+  if (p.recompute_modules != 0) {
+    boost::json::array modules;
+    if (p.recomputes(kRecomputeLayernorm)) modules.emplace_back("layernorm");
+    if (p.recomputes(kRecomputeMoeAct)) modules.emplace_back("moe_act");
+    if (p.recomputes(kRecomputeMlaUpProj)) modules.emplace_back("mla_up_proj");
+    o["recompute_modules"] = std::move(modules);
+  }
+  if (p.cpu_offload_layers > 0) o["cpu_offloading_num_layers"] = p.cpu_offload_layers;
   o["sequence_parallel"] = p.sequence_parallel;
   o["distributed_optimizer"] = p.distributed_optimizer;
   o["flash_attention"] = p.flash_attention;

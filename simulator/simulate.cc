@@ -101,6 +101,7 @@ void sum_stage_ops(const std::vector<const ChunkProgram*>& programs, const Plan&
             break;
           case OpCategory::kContextComm: b.cp_comm_s += total; break;
           case OpCategory::kMoeA2a: b.moe_a2a_s += total; break;
+          case OpCategory::kCpuOffload: b.cpu_offload_s += total; break;
         }
         b.overlap_slowdown_s += op.slowdown_s * m;
         if (op.expert) b.expert_compute_s += total;
@@ -176,6 +177,7 @@ Result<StepReport> simulate(const Model& model, const Plan& plan, const SimSetup
   const Cluster& cluster = setup.cluster();
   LLMPLAN_RETURN_IF_ERROR(validate(model, plan));
   LLMPLAN_RETURN_IF_ERROR(check_precision(plan, cluster.gpu));
+  LLMPLAN_RETURN_IF_ERROR(check_host_link(plan, cluster));
   if (cluster.max_gpus() > 0 && plan.world_size() > cluster.max_gpus()) {
     return Status::invalid_argument(
         "plan needs " + std::to_string(plan.world_size()) + " GPUs (tp*cp*pp*dp) but cluster " +

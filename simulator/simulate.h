@@ -69,6 +69,9 @@ struct StageBreakdown {
   // MoE dispatch and combine all-to-alls over the expert-parallel group,
   // exposed part (lowering/moe.h).
   double moe_a2a_s = 0;
+  // Activation CPU offloading (Plan::cpu_offload_layers): the offload and
+  // reload copies' time beyond the layer compute they overlap, exposed.
+  double cpu_offload_s = 0;
   // SM contention: compute slowed by collectives overlapped with it
   // (CostModel::comm_compute_slowdown() x the hidden time of the new overlaps).
   double overlap_slowdown_s = 0;

@@ -35,6 +35,12 @@ void apply_deepseek_v3(const MoeRecipeRow& row, bool gb200, bool b200,
   if (mxfp8 && (gb200_mx || b200_mx) && release_at_least(row.release, {26, 4, 1})) {
     plan->moe_a2a_overlap = true;
   }
+  // recompute_modules mla_up_proj: every Blackwell preset of both stored
+  // versions of the presets file but the newer file's GB200 FP8-CS base
+  // (["mlp"]); the one GB200 FP8-CS row (25.09, token drop) is read with the
+  // older file. "mlp" (the 3 dense layers' MLPs) and the B200 NVFP4 V2
+  // preset's layernorm / moe_act are not mapped (no such rows).
+  plan->recompute_modules |= simulator::kRecomputeMlaUpProj;
 }
 
 }  // namespace
@@ -85,11 +91,11 @@ void apply_deepseek_v3(const MoeRecipeRow& row, bool gb200, bool b200,
 //    may have landed in another commit than the B200 one; the GB200 rows
 //    speed up 1.16x between 26.04.01 and 26.06, which this mapping does not
 //    explain.
-//    Not modelled: recompute_modules mla_up_proj (the latent attention's
-//    up-projections run again in the backward, about 3 % of a layer's
-//    forward FLOPs) and mlp (Megatron-Core's TransformerLayer recomputes
-//    only non-MoE MLPs: DeepSeek-V3's 3 dense layers), CUDA graphs and the
-//    CuTe DSL fused grouped MLP.
+//    recompute_modules mla_up_proj is mapped (Plan::recompute_modules: the
+//    up-projections and RoPE run again in the backward; fused attention's
+//    q, k, v are not held). Not modelled: mlp (Megatron-Core's
+//    TransformerLayer recomputes only non-MoE MLPs: DeepSeek-V3's 3 dense
+//    layers), CUDA graphs and the CuTe DSL fused grouped MLP.
 // Only one commit of the Qwen3 presets file is in the stored sources; the
 // runs file maps every release of a layout with it (as runs_file.cc does
 // for the recompute and overlap settings), so an older release that ran

@@ -405,22 +405,29 @@ Result<std::vector<RunRow>> read_blackwell_runs_rows_text(std::string_view text,
     // the same repository's Llama recipes (data/h100/README.md); MoE recipes
     // turn TP-comm overlap off (map_published_run).
     const int fsdp = number_after(notes, "fsdp=");
+    std::string offload_flag;  // " cpu_offloading_num_layers=N" for the overlaps column
     if (fsdp > 0) {
       r.fsdp = "zero3 Megatron-FSDP";
       // The Megatron-FSDP recipes of these models offload activations of
       // some layers to host memory (cpu_offloading_num_layers: Llama 3 70B
       // GB200 BF16 20, FP8-CS 40, B200 FP8-CS 5; Llama 3.1 405B GB200 FP8-CS
       // 92; @00919dcf1fe1 llama3_workload_base_configs.py, @0013c9a8ed4d
-      // llama31_workload_base_configs.py): not modelled, the row would not
-      // fit. The NeMo 25.04 / 25.07 FSDP rows are read likewise (their
-      // recipes are not in the stored sources).
-      if (r.model == "llama3-70b" || r.model == "llama3.1-405b") {
+      // llama31_workload_base_configs.py): Plan::cpu_offload_layers. Every
+      // such row of the file is GB200 FP8 (current scaling): 40 and 92. The
+      // NeMo 25.04 / 25.07 FSDP rows (micro-batch 1) are read likewise, an
+      // assumption: their recipes are not in the stored sources.
+      if (r.cluster == "gb200-nvl72" && starts_with(r.precision, "fp8")) {
+        if (r.model == "llama3-70b") offload_flag = " cpu_offloading_num_layers=40";
+        if (r.model == "llama3.1-405b") offload_flag = " cpu_offloading_num_layers=92";
+      }
+      if ((r.model == "llama3-70b" || r.model == "llama3.1-405b") && offload_flag.empty()) {
         r.missing.push_back("activation CPU offloading");
       }
     } else {
       r.fsdp = "zero1";
     }
     r.overlaps = "overlap_grad_reduce overlap_param_gather";
+    r.overlaps += offload_flag;
     // The Llama performance scripts turn TP-comm overlap off for NVFP4
     // (@0013c9a8ed4d scripts/performance/configs/llama/llama31_llm_pretrain.py
     // and @2a0d46e2c554 llama3_llm_pretrain.py: "tp_comm_overlap = False if
@@ -465,8 +472,26 @@ Result<std::vector<RunRow>> read_blackwell_runs_rows_text(std::string_view text,
     const bool gb200 = r.cluster == "gb200-nvl72";
     if (r.model == "gpt-oss-120b") {
       const bool gbs1280 = r.global_batch == 1280;
-      r.recompute = gb200 && gbs1280 && r.precision == "fp8-mx" ? "none" : "selective";
+      // recompute_modules [layernorm, moe_act] (not core_attn): the MoE
+      // norm's output and the experts' FC2 input are rebuilt in the
+      // backward (Plan::recompute_modules).
+      r.recompute = gb200 && gbs1280 && r.precision == "fp8-mx"
+                        ? "none"
+                        : "none (recompute_modules layernorm moe_act)";
       if (gb200 && gbs1280) r.overlaps += " moe_a2a_overlap=True";
+    }
+    // Nemotron 3 Super on B200 at TP 1 (BF16, MXFP8): recompute_modules
+    // [moe_act, layernorm, core_attn] (Megatron-Bridge @06e8da4ede24
+    // scripts/performance/configs/nemotronh/nemotron_3_workload_base_configs.py
+    // BASE_NEMOTRON_3_SUPER_CONFIG_B200; its NVFP4 presets recompute
+    // nothing). That file's B200 preset runs EP 8 where the rows ran EP 64,
+    // so the rows come from another version of it: that the recompute
+    // modules are the same there is an assumption. The GB200 presets
+    // (recompute also "moe", the whole MoE block, not modelled) run TP 1
+    // where the GB200 rows ran TP 2: not mapped.
+    if (r.model == "nemotron3-super" && r.cluster == "dgx-b200" && r.tp == 1 &&
+        (r.precision == "bf16" || r.precision == "fp8-mx")) {
+      r.recompute = "none (recompute_modules core_attn layernorm moe_act)";
     }
     // The row's name: model, system, release, precision, GPUs, line.
     std::string rel = r.release.substr(0, r.release.find(" ("));
@@ -821,6 +846,18 @@ Result<PublishedRun> map_published_run(const RunRow& row, const std::vector<Mode
   } else {
     plan.recompute = simulator::Recompute::kNone;  // "none ..." or "unstated"
   }
+  // Megatron-Core recompute_modules named in the column ("... (recompute_
+  // modules layernorm moe_act)"); core_attn is the selective recompute.
+  const size_t modules_at = row.recompute.find("recompute_modules");
+  if (modules_at != std::string::npos) {
+    const std::string modules = row.recompute.substr(modules_at);
+    if (contains(modules, "core_attn") && plan.recompute == simulator::Recompute::kNone) {
+      plan.recompute = simulator::Recompute::kSelective;
+    }
+    if (contains(modules, "layernorm")) plan.recompute_modules |= simulator::kRecomputeLayernorm;
+    if (contains(modules, "moe_act")) plan.recompute_modules |= simulator::kRecomputeMoeAct;
+    if (contains(modules, "mla_up_proj")) plan.recompute_modules |= simulator::kRecomputeMlaUpProj;
+  }
   plan.sequence_parallel = row.tp > 1;
   plan.flash_attention = true;
   if (moe) {
@@ -840,6 +877,10 @@ Result<PublishedRun> map_published_run(const RunRow& row, const std::vector<Mode
     if (group > 0 && group < row.dp) plan.fsdp_group = group;
   }
   const std::string ov = lower(row.overlaps);
+  // Activation CPU offloading ("cpu_offloading_num_layers=N").
+  if (const int offload = number_after(ov, "cpu_offloading_num_layers="); offload > 0) {
+    plan.cpu_offload_layers = offload;
+  }
   const bool torch_fsdp = plan.zero_stage >= 2 && contains(fsdp, "pytorch fsdp");
   // Megatron-FSDP, like PyTorch FSDP, prefetches its gathers and overlaps its
   // reduce-scatters by default (its overlap_grad_reduce / overlap_param_gather).

@@ -183,9 +183,14 @@ std::string blackwell_model_name(std::string_view cell);
 //    recipes (runs_file.cc names the files and commits): the distributed
 //    optimizer with gradient-reduce and parameter-gather overlap; TP
 //    communication overlap where tp > 1; Megatron-FSDP (zero3) where the
-//    notes say "FSDP=N" with N > 0 (Llama 3 70B / 3.1 405B: missing
-//    "activation CPU offloading", which those recipes use); GPT-OSS 120B: selective recompute
-//    (layernorm, moe_act) except the GB200 MXFP8 recipe at GBS 1280 (none);
+//    notes say "FSDP=N" with N > 0 (Llama 3 70B / 3.1 405B on GB200 in FP8:
+//    the recipes' activation CPU offloading of 40 / 92 layers, overlaps
+//    "cpu_offloading_num_layers=N" -> Plan::cpu_offload_layers; other
+//    precisions or systems: missing "activation CPU offloading");
+//    GPT-OSS 120B: recompute_modules layernorm, moe_act (Plan::
+//    recompute_modules) except the GB200 MXFP8 recipe at GBS 1280 (none);
+//    Nemotron 3 Super on B200 at TP 1 (BF16, MXFP8): core_attn, layernorm,
+//    moe_act; DeepSeek-V3 (moe_recipes.h): mla_up_proj;
 //    MoE all-to-all overlap for GPT-OSS 120B on GB200 at GBS 1280; every
 //    other recipe: no recompute, no MoE all-to-all overlap (WorkloadBaseConfig
 //    defaults).

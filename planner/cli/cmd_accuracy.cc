@@ -155,8 +155,10 @@ Result<std::vector<AccuracyCase>> load_runs_cases(const AccuracyOptions& o,
         "Blackwell form (data/blackwell/README.md): each row on its own cluster (DGX-B200 -> "
         "dgx-b200, DGX-GB200 / GB200 NVL72 -> gb200-nvl72); step time = global_batch x seq / "
         "(tokens/s/GPU x GPUs); distributed optimizer with gradient-reduce and parameter-gather "
-        "overlap, TP-comm overlap where tp > 1, Megatron-FSDP where the notes say FSDP, no "
-        "recompute except GPT-OSS 120B (selective), MoE all-to-all overlap only where the "
+        "overlap, TP-comm overlap where tp > 1, Megatron-FSDP where the notes say FSDP (with "
+        "the recipes' activation CPU offloading on GB200 FP8), recompute only where the recipe "
+        "names recompute_modules (GPT-OSS 120B, DeepSeek-V3, Nemotron 3 Super on B200), MoE "
+        "all-to-all overlap only where the "
         "Megatron-Bridge performance recipe sets it (planner/accuracy/runs_file.h); "
         "(tokendrop) rows with capacity factor 1; the dgxc-benchmarking row is reserved "
         "(a blind test) and never fitted nor counted");

@@ -32,6 +32,8 @@ struct SimulateOptions {
   int tp = 0, pp = 0, dp = 0, cp = 0, micro_batch = 0, global_batch = 0, virtual_stages = 0;
   int gpus = 0;
   std::string schedule, recompute, precision, fp8_recipe, cp_comm;
+  std::string recompute_modules;
+  int cpu_offload_layers = 0;
   bool sequence_parallel = false, distributed_optimizer = false, no_flash_attention = false;
   int zero = 0, fsdp_group = 0;
   int bf16_layers_at_start = 0, bf16_layers_at_end = 0;
@@ -146,6 +148,34 @@ Status apply_plan_flags(const SimulateOptions& o, Plan* plan) {
                       : o.recompute == "selective" ? simulator::Recompute::kSelective
                                                    : simulator::Recompute::kFull;
   }
+  if (o.given("--recompute-modules")) {
+    // A comma-separated list of Megatron-Core recompute_modules names.
+    plan->recompute_modules = 0;
+    std::string list = o.recompute_modules;
+    size_t start = 0;
+    while (start <= list.size()) {
+      const size_t comma = list.find(',', start);
+      const std::string name =
+          list.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+      if (name == "core_attn") {
+        if (plan->recompute == simulator::Recompute::kNone) {
+          plan->recompute = simulator::Recompute::kSelective;
+        }
+      } else if (name == "layernorm") {
+        plan->recompute_modules |= simulator::kRecomputeLayernorm;
+      } else if (name == "moe_act") {
+        plan->recompute_modules |= simulator::kRecomputeMoeAct;
+      } else if (name == "mla_up_proj") {
+        plan->recompute_modules |= simulator::kRecomputeMlaUpProj;
+      } else {
+        return Status::invalid_argument("simulate: --recompute-modules: unknown module '" + name +
+                                        "' (known: core_attn, layernorm, moe_act, mla_up_proj)");
+      }
+      if (comma == std::string::npos) break;
+      start = comma + 1;
+    }
+  }
+  if (o.given("--cpu-offload-layers")) plan->cpu_offload_layers = o.cpu_offload_layers;
   if (o.given("--precision")) {
     plan->precision = o.precision == "bf16"    ? simulator::Precision::kBf16
                       : o.precision == "fp16"  ? simulator::Precision::kFp16
@@ -224,6 +254,7 @@ Status run_simulate(const SimulateOptions& o, const GlobalOptions& global) {
   // A precision the GPU cannot run (fp8 or nvfp4 without those tensor
   // cores) contradicts the command line's own GPU: a usage error, exit 2.
   LLMPLAN_RETURN_IF_ERROR(simulator::check_precision(config.plan, config.cluster.gpu).as_usage());
+  LLMPLAN_RETURN_IF_ERROR(simulator::check_host_link(config.plan, config.cluster).as_usage());
   LLMPLAN_ASSIGN_OR_RETURN(auto cost, make_cost_model(config.cluster, o.cost, &config.notes));
   simulator::SimOptions sim;
   sim.cost_model = cost;
@@ -341,6 +372,14 @@ void add_simulate_command(CLI::App& app, const GlobalOptions& global, Action* ac
       ->check(int_in(1, Model::kMaxLayers));
   cmd->add_option("--recompute", o->recompute, "Activation recomputation")
       ->check(CLI::IsMember({"none", "selective", "full"}));
+  cmd->add_option("--recompute-modules", o->recompute_modules,
+                  "Megatron-Core selective recompute modules, comma-separated: core_attn, "
+                  "layernorm (the MoE block's norm), moe_act, mla_up_proj");
+  cmd->add_option("--cpu-offload-layers", o->cpu_offload_layers,
+                  "Activation CPU offloading: the first N layers' activations to host memory "
+                  "(Megatron-Core cpu_offloading_num_layers; pp 1, no recompute, a cluster with "
+                  "a host link)")
+      ->check(int_in(0, Model::kMaxLayers));
   cmd->add_flag("--sequence-parallel", o->sequence_parallel, "Megatron sequence parallelism");
   cmd->add_flag("--distributed-optimizer", o->distributed_optimizer,
                 "Shard optimizer state over data parallelism (ZeRO-1; same as --zero 1)");

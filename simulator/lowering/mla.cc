@@ -55,6 +55,18 @@ void Mla::backward(std::vector<LoweredOp>* out) {
   sp_gather(out);
   cast(out, b, T_ * h_, c);
   gemm_backward(out, KernelKind::kOutProjGemm, T_, h_, o_cols, 1);
+  // Plan::recompute_modules mla_up_proj: the up-projections and RoPE run
+  // again (on the latents the checkpoint kept; with SP the gathered
+  // latents are kept as its input) to rebuild q, k, v for attention's
+  // backward.
+  if (p_.recomputes(kRecomputeMlaUpProj)) {
+    const OpCategory r = OpCategory::kRecompute;
+    const Pass f = Pass::kForward;
+    cast(out, f, T_ * (ql_ > 0 ? ql_ + kl_ : h_ + kl_), r);
+    gemm(out, KernelKind::kQkvGemm, f, T_, q_cols_, ql_ > 0 ? ql_ : h_, 1, r);
+    gemm(out, KernelKind::kQkvGemm, f, T_, kv_cols_, kl_, 1, r);
+    mem(out, KernelKind::kActivation, f, rope_bytes(), r);
+  }
   if (p_.flash_attention) {
     flash(out, Pass::kBackward, c);
   } else {

@@ -103,6 +103,15 @@ void Moe::backward(std::vector<LoweredOp>* out) {
   mem(out, KernelKind::kMoePermute, b, Tmoe_ * w_ * kElem + 2.0 * Tmoe_ * k_ * w_ * kElem, c);
   a2a(out, "moe combine all_to_all (backward)");
   etp(out, CollectiveKind::kAllGather);
+  // Plan::recompute_modules moe_act: FC2's input rebuilt from FC1's output
+  // (the activation's forward again, and its cast in fp8 / nvfp4) before
+  // FC2's backward reads it.
+  if (p_.recomputes(kRecomputeMoeAct)) {
+    const OpCategory r = OpCategory::kRecompute;
+    mem(out, KernelKind::kActivation, Pass::kForward,
+        local_experts_ * rows_ * fe_local_ * kElem * (swiglu_ ? 3 : 2), r);
+    cast(out, Pass::kForward, local_experts_ * rows_ * fe_local_, r);
+  }
   cast(out, b, local_experts_ * rows_ * w_, c);
   grouped_gemm_backward(out, KernelKind::kExpertFc2Gemm, rows_, w_, fe_local_);
   mem(out, KernelKind::kActivation, b,

@@ -147,6 +147,16 @@ std::vector<Case> cases(const Cluster& cluster) {
         add("moe_a2a_overlap", [](Plan& v) { v.moe_a2a_overlap = !v.moe_a2a_overlap; });
         add("moe_imbalance", [](Plan& v) { v.moe_imbalance = 1.25; });
         add("moe_flex_dispatcher", [](Plan& v) { v.moe_flex_dispatcher = !v.moe_flex_dispatcher; });
+        add("recompute_modules", [](Plan& v) {
+          if (v.recompute != Recompute::kFull) {
+            v.recompute_modules = kRecomputeMoeAct | kRecomputeLayernorm;
+          }
+        });
+      }
+      if (model->is_mla()) {
+        add("mla_up_proj", [](Plan& v) {
+          if (v.recompute != Recompute::kFull) v.recompute_modules = kRecomputeMlaUpProj;
+        });
       }
       add("cp", [](Plan& v) {
         v.context_parallel = 2;
