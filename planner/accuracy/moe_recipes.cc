@@ -103,8 +103,8 @@ void apply_deepseek_v3(const MoeRecipeRow& row, bool gb200, bool b200,
 //    HybridEP's inter-node path sends a token once per destination node and
 //    forwards it over NVLink there (Plan::moe_flex_node_dedup; only the B200
 //    Super rows, EP 64 over 8 DGX nodes, span nodes). Other models' flex rows
-//    would run the same kernels; they are left as they were fitted (#27
-//    helpers' lanes), see README "The MoE cost model".
+//    would run the same kernels, but their MoE constants were fitted without
+//    it, so they are left as they were (README "Hybrid Mamba models").
 //    Not modelled: the B200 MXFP8 preset's recompute_modules [moe_act,
 //    layernorm] and the CUDA graphs.
 // Only one commit of the Qwen3 presets file is in the stored sources; the
