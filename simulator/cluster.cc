@@ -113,6 +113,9 @@ Status validate(const Cluster& c) {
   if (!fraction(r.flash_attention_efficiency)) {
     return bad("gpu.roofline.flash_attention_efficiency", "must be in (0, 1]");
   }
+  if (!(r.ssd_scan_efficiency >= 0 && r.ssd_scan_efficiency <= 1)) {
+    return bad("gpu.roofline.ssd_scan_efficiency", "must be in [0, 1] (0: flash attention's)");
+  }
   if (!(r.gemm_dim_half >= 0) || !std::isfinite(r.gemm_dim_half) || !(r.gemm_tile >= 1) ||
       !std::isfinite(r.gemm_tile) || !(r.host_run_ahead_s >= 0)) {
     return bad("gpu.roofline", "constants must not be negative or NaN");

@@ -90,6 +90,16 @@ struct RooflineConstants {
   // internode dispatch/combine reach 43-58 GB/s of a ~50 GB/s CX7 NIC,
   // counting NVLink-forwarded traffic: docs/legacy.md of deepseek-ai/DeepEP).
   double moe_a2a_nic_efficiency = 0.0;
+  // Hybrid Mamba-2 models (#27): fraction of the dense 16-bit peak that the
+  // SSD chunked scan (KernelKind::kSsdScan: mamba_ssm's Triton kernels chunk
+  // cumsum, chunk state, state passing, bmm and chunk scan, run one after
+  // the other through HBM) reaches on this GPU's training stack; when > 0 it
+  // replaces flash_attention_efficiency for that kernel. 0: the flash
+  // attention efficiency (the scan's small chunk-local matmuls tiled like
+  // flash attention's). Fitted on hybrid rows only, bounded above by the
+  // flash attention ceiling (presets/gpus.json cites the bounds); models
+  // without Mamba layers never see it.
+  double ssd_scan_efficiency = 0.0;
 
   friend bool operator==(const RooflineConstants&, const RooflineConstants&) = default;
 };

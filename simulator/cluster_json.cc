@@ -155,8 +155,10 @@ Status apply_roofline_json(const boost::json::value& v, const std::string& path,
   r.read_double("grouped_gemm_expert_overhead_s", &c.grouped_gemm_expert_overhead_s, false, 0.0);
   r.read_double("moe_a2a_efficiency", &c.moe_a2a_efficiency, false, 0.0);
   r.read_double("moe_a2a_nic_efficiency", &c.moe_a2a_nic_efficiency, false, 0.0);
+  r.read_double("ssd_scan_efficiency", &c.ssd_scan_efficiency, false, 0.0);
   for (const auto& [key, v] : {std::pair<const char*, double>{"moe_a2a_efficiency", c.moe_a2a_efficiency},
-                               {"moe_a2a_nic_efficiency", c.moe_a2a_nic_efficiency}}) {
+                               {"moe_a2a_nic_efficiency", c.moe_a2a_nic_efficiency},
+                               {"ssd_scan_efficiency", c.ssd_scan_efficiency}}) {
     if (v > 1.0) {
       return Status::invalid_argument(path + "." + key + ": must be in [0, 1] (0: the cluster's), got " +
                                       std::to_string(v));
@@ -411,6 +413,8 @@ boost::json::value roofline_to_json(const RooflineConstants& c) {
   }
   if (c.moe_a2a_efficiency != 0) o["moe_a2a_efficiency"] = c.moe_a2a_efficiency;
   if (c.moe_a2a_nic_efficiency != 0) o["moe_a2a_nic_efficiency"] = c.moe_a2a_nic_efficiency;
+  // Hybrid constant: written only when set, like the MoE ones.
+  if (c.ssd_scan_efficiency != 0) o["ssd_scan_efficiency"] = c.ssd_scan_efficiency;
   return o;
 }
 

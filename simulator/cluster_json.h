@@ -8,7 +8,8 @@
 // Roofline fields: gemm_efficiency, fp8_gemm_efficiency, flash_attention_efficiency,
 //   memory_efficiency (in (0, 1]), gemm_dim_half (>= 0), gemm_tile (>= 1),
 //   kernel_overhead_s, microbatch_overhead_s, iteration_overhead_s (>= 0),
-//   host_run_ahead_s (>= 0; absent: no limit).
+//   host_run_ahead_s (>= 0; absent: no limit), ssd_scan_efficiency (in [0, 1];
+//   absent or 0: flash_attention_efficiency).
 // GPU fields also: ceilings (object: gemm_efficiency, fp8_gemm_efficiency, memory_efficiency,
 //   flash_attention_efficiency in (0, 1]; source string) and validation
 //   (object, replaced whole: calibrated (bool, required), min_mfu, max_mfu

@@ -76,10 +76,13 @@ double Roofline::kernel_time_s(const KernelDesc& k) const {
   } else if (k.kind == KernelKind::kFlashAttention) {
     t = k.flops / (peak * constants_.flash_attention_efficiency * windowed_attention_factor(k.gemm));
   } else if (k.kind == KernelKind::kSsdScan) {
-    // The fused SSD scan (mamba_ssm's Triton kernels): small chunk-local
-    // matmuls tiled like flash attention's (same efficiency assumed), or its
-    // HBM traffic, whichever is longer.
-    t = std::max(k.flops / (peak * constants_.flash_attention_efficiency),
+    // The SSD scan (mamba_ssm's Triton kernels): its FLOPs at the GPU's
+    // fitted scan efficiency (where none is fitted, flash attention's: small
+    // chunk-local matmuls tiled alike), or its HBM traffic, whichever is
+    // longer.
+    const double eff = constants_.ssd_scan_efficiency > 0 ? constants_.ssd_scan_efficiency
+                                                          : constants_.flash_attention_efficiency;
+    t = std::max(k.flops / (peak * eff),
                  k.bytes / (gpu_.hbm_bytes_per_s * constants_.memory_efficiency));
   } else {
     t = k.bytes / (gpu_.hbm_bytes_per_s * constants_.memory_efficiency);

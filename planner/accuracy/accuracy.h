@@ -250,6 +250,35 @@ Result<MoeCalibrationResult> calibrate_moe(const std::vector<AccuracyCase>& case
                                            const AccuracyConstants& base,
                                            const CalibrationOptions& options);
 
+// Hybrid Mamba-2 constant (#27): RooflineConstants::ssd_scan_efficiency,
+// the fraction of the dense 16-bit peak the SSD chunked scan reaches, fitted
+// on rows of models with Mamba layers only, every other constant held at
+// `base`. Bounds: [kSsdScanEfficiencyFloor, the GPU's flash attention
+// ceiling] (GpuSpec::ceilings; the sources beside the floor). One
+// parameter: golden-section search on its logarithm over the Huber cost of
+// calibrate() (robust_cost), 60 steps from the bounds, so the same cases
+// give the same constant. InvalidArgument when `cases` is empty or holds a
+// row of a model without Mamba layers.
+//
+// The floor: mamba_ssm's mamba_chunk_scan_combined (the Triton SSD kernels)
+// forward at batch 16, 16,384 tokens, 8 heads of 128, state 128, chunk 64
+// ran 12.45 ms (fla-org/flash-linear-attention pull request 50, 2024-08,
+// GPU not named): 2.06e11 FLOPs by Model::ssd_flops_per_token's count =
+// 16.6 TFLOP/s, 0.0066 of a GB200's 2,500 TFLOP/s peak. Newer kernels and
+// longer runs can only be faster, so no fit may go below 0.005.
+inline constexpr double kSsdScanEfficiencyFloor = 0.005;
+struct SsdCalibrationResult {
+  AccuracyConstants constants;  // base with ssd_scan_efficiency fitted
+  double cost = 0;
+  double in_sample_mape = 0;
+  std::vector<std::string> at_bound;  // "ssd_scan_efficiency at its upper bound"
+};
+Result<SsdCalibrationResult> calibrate_ssd(const std::vector<AccuracyCase>& cases,
+                                           const AccuracyConstants& base);
+
+// Whether the case's model has Mamba-2 layers (calibrate_ssd's rows).
+bool has_mamba_layers(const AccuracyCase& c);
+
 }  // namespace llmplan::planner
 
 #endif  // LLMPLAN_PLANNER_ACCURACY_ACCURACY_H_

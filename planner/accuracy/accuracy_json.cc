@@ -74,7 +74,8 @@ Result<std::string> validation_to_json(const std::string& source,
 Result<std::string> constants_to_json(const std::string& gpu, const AccuracyConstants& constants,
                                       const std::string& roofline_source,
                                       const std::string& network_source,
-                                      const boost::json::object* moe) {
+                                      const boost::json::object* moe,
+                                      const boost::json::object* hybrid) {
   boost::json::object o;
   o["gpu"] = gpu;
   boost::json::object r;
@@ -88,6 +89,7 @@ Result<std::string> constants_to_json(const std::string& gpu, const AccuracyCons
   o["roofline"] = std::move(r);
   o["network"] = std::move(n);
   if (moe != nullptr) o["moe"] = *moe;
+  if (hybrid != nullptr) o["hybrid"] = *hybrid;
   return json::pretty_finite(o, "constants JSON");
 }
 
@@ -103,10 +105,11 @@ Status read_constants_text(std::string_view text, const std::string& source_name
     } else if (key == "network") {
       LLMPLAN_RETURN_IF_ERROR(
           simulator::apply_network_json(value, source_name + ": network", &out.network));
-    } else if (key == "moe") {
-      // calibrate's mixture-of-experts figures: documentation.
+    } else if (key == "moe" || key == "hybrid") {
+      // calibrate's mixture-of-experts / hybrid figures: documentation.
       if (!value.is_object()) {
-        return Status::invalid_argument(source_name + ": moe: expected an object");
+        return Status::invalid_argument(source_name + ": " + std::string(key) +
+                                        ": expected an object");
       }
     } else if (key == "gpu" || key == "source" || key == "note" || key == "description") {
       if (!value.is_string()) {
@@ -115,7 +118,7 @@ Status read_constants_text(std::string_view text, const std::string& source_name
       }
     } else {
       return Status::invalid_argument(source_name + ": unknown key \"" + std::string(key) +
-                                      "\" (expected roofline, network, gpu, moe)");
+                                      "\" (expected roofline, network, gpu, moe, hybrid)");
     }
   }
   *constants = out;

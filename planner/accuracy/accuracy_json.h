@@ -30,10 +30,13 @@ Result<std::string> validation_to_json(const std::string& source,
 // the "moe" object ({"rows", "in_sample_mape", "held_out_by_model": {model:
 // {"rows", "mape"}}, "leave_one_model_out_mape", "held_out_by_release",
 // "leave_one_release_out_mape"}; fractions, not percent).
+// `hybrid` (may be null): calibrate --hybrid-only's figures, written as the
+// "hybrid" object (fit_ssd_constant in planner/cli/cmd_accuracy.cc).
 Result<std::string> constants_to_json(const std::string& gpu, const AccuracyConstants& constants,
                                       const std::string& roofline_source,
                                       const std::string& network_source,
-                                      const boost::json::object* moe = nullptr);
+                                      const boost::json::object* moe = nullptr,
+                                      const boost::json::object* hybrid = nullptr);
 
 // Reads a constants file as written above (or any object with optional
 // "roofline" and "network" objects of preset fields, and optional "gpu",

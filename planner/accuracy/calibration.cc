@@ -5,6 +5,7 @@
 #include <array>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <limits>
 #include <numeric>
 #include <string>
@@ -281,6 +282,62 @@ Result<MoeCalibrationResult> calibrate_moe(const std::vector<AccuracyCase>& case
       }
     }
   }
+  LLMPLAN_ASSIGN_OR_RETURN(best.in_sample_mape, in_sample_mape(cases, best.constants));
+  return best;
+}
+
+bool has_mamba_layers(const AccuracyCase& c) {
+  return c.config.model.layer_pattern.find('M') != std::string::npos;
+}
+
+Result<SsdCalibrationResult> calibrate_ssd(const std::vector<AccuracyCase>& cases,
+                                           const AccuracyConstants& base) {
+  if (cases.empty()) return Status::invalid_argument("calibrate: no hybrid (Mamba) row to fit");
+  for (const AccuracyCase& c : cases) {
+    if (!has_mamba_layers(c)) {
+      return Status::invalid_argument("calibrate_ssd: " + c.name + " has no Mamba layers");
+    }
+  }
+  const double lo = std::log(kSsdScanEfficiencyFloor);
+  const double hi =
+      std::log(std::min(1.0, cases.front().config.cluster.gpu.ceilings.flash_attention_efficiency));
+  const auto at = [&](double log_e) {
+    AccuracyConstants k = base;
+    k.roofline.ssd_scan_efficiency = std::exp(log_e);
+    return k;
+  };
+  // Golden-section search on log(efficiency): the cost is smooth and, for
+  // the scan's one kernel, unimodal in it.
+  const double g = (std::sqrt(5.0) - 1.0) / 2.0;
+  double a = lo, b = hi;
+  double x1 = b - g * (b - a), x2 = a + g * (b - a);
+  LLMPLAN_ASSIGN_OR_RETURN(double f1, robust_cost(cases, at(x1)));
+  LLMPLAN_ASSIGN_OR_RETURN(double f2, robust_cost(cases, at(x2)));
+  for (int i = 0; i < 60; ++i) {
+    if (f1 <= f2) {
+      b = x2;
+      x2 = x1;
+      f2 = f1;
+      x1 = b - g * (b - a);
+      LLMPLAN_ASSIGN_OR_RETURN(f1, robust_cost(cases, at(x1)));
+    } else {
+      a = x1;
+      x1 = x2;
+      f1 = f2;
+      x2 = a + g * (b - a);
+      LLMPLAN_ASSIGN_OR_RETURN(f2, robust_cost(cases, at(x2)));
+    }
+  }
+  SsdCalibrationResult best;
+  const double x = f1 <= f2 ? x1 : x2;
+  best.cost = std::min(f1, f2);
+  // Round to 4 significant digits, as the presets store it.
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.4g", std::exp(x));
+  best.constants = base;
+  best.constants.roofline.ssd_scan_efficiency = std::strtod(buf, nullptr);
+  if (x <= lo + 1e-3) best.at_bound.push_back("ssd_scan_efficiency at its lower bound");
+  if (x >= hi - 1e-3) best.at_bound.push_back("ssd_scan_efficiency at its upper bound");
   LLMPLAN_ASSIGN_OR_RETURN(best.in_sample_mape, in_sample_mape(cases, best.constants));
   return best;
 }

@@ -96,6 +96,23 @@ void apply_deepseek_v3(const MoeRecipeRow& row, bool gb200, bool b200,
 //    q, k, v are not held). Not modelled: mlp (Megatron-Core's
 //    TransformerLayer recomputes only non-MoE MLPs: DeepSeek-V3's 3 dense
 //    layers), CUDA graphs and the CuTe DSL fused grouped MLP.
+//  - scripts/performance/configs/nemotronh/nemotron_3_workload_base_configs.py,
+//    the stored version with the VR200 and Nemotron 3 Ultra presets (its
+//    commit is not recorded with the stored copy): the Nemotron 3 Nano base
+//    preset (8 GPUs, EP 8) and the Nemotron 3 Super base preset (64 GPUs,
+//    EP 64) set moe_flex_dispatcher_backend "hybridep", and every GB200 and
+//    B200 preset of both keeps it; its Super layouts are the runs file's
+//    (GB200 TP 2 x EP 64; B200 MXFP8 TP 1 x EP 64, NVFP4 TP 2 x EP 64). Also
+//    @06e8da4 and nemotron_3_nano_workload_base_configs.py @00115737719b:
+//    hybridep for Nano on every GPU. Nemotron 3.5 Lightning (Nano's shape)
+//    has no preset in the stored sources: mapped as Nano, an assumption.
+//    HybridEP's inter-node path sends a token once per destination node and
+//    forwards it over NVLink there (Plan::moe_flex_node_dedup; only the B200
+//    Super rows, EP 64 over 8 DGX nodes, span nodes). Other models' flex rows
+//    would run the same kernels, but their MoE constants were fitted without
+//    it, so they are left as they were (README "Hybrid Mamba models").
+//    The B200 TP 1 rows' recompute_modules are mapped in runs_file.cc
+//    (from @06e8da4ede24); not modelled: the CUDA graphs.
 // Only one commit of the Qwen3 presets file is in the stored sources; the
 // runs file maps every release of a layout with it (as runs_file.cc does
 // for the recompute and overlap settings), so an older release that ran
@@ -117,6 +134,12 @@ void apply_moe_recipe(const MoeRecipeRow& row, presets::SimConfig* config) {
   if (row.model == "deepseek-v3" && (gb200 || b200)) {
     if (dropless) plan.moe_flex_dispatcher = true;
     apply_deepseek_v3(row, gb200, b200, &plan);
+  }
+  const bool nemotron3 = row.model == "nemotron3-nano" || row.model == "nemotron3-super" ||
+                         row.model == "nemotron3.5-lightning";
+  if (nemotron3 && (gb200 || b200) && dropless) {
+    plan.moe_flex_dispatcher = true;
+    plan.moe_flex_node_dedup = true;
   }
   if (row.model == "qwen3-235b-a22b") {
     if (gb200 && dropless) plan.moe_flex_dispatcher = true;

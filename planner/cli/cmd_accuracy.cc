@@ -36,6 +36,7 @@ struct AccuracyOptions {
   int starts = CalibrationOptions().starts;
   bool progress = false;
   bool moe_only = false;  // calibrate: hold the constants in effect, fit only the MoE stage
+  bool hybrid_only = false;  // calibrate: hold the constants in effect, fit only ssd_scan_efficiency
 };
 
 // Prints a line to stdout at once (calibrate streams its results); a failed
@@ -491,6 +492,89 @@ Result<std::string> moe_mape(const std::vector<AccuracyCase>& cases, const std::
   return pct(summarise(p, measured_of(trial)).mape);
 }
 
+// The hybrid stage of calibrate (#27): ssd_scan_efficiency (calibrate_ssd)
+// fitted on the rows of models with Mamba layers of the latest release of
+// each system, model and precision (every such row when `latest` is empty),
+// every other constant held; then held out by model (each model's latest
+// rows predicted by a fit on the other models' latest rows). Sets
+// ssd_scan_efficiency of `*constants`; `report` gets {"rows",
+// "ssd_scan_efficiency", "in_sample_mape", "all_rows_mape",
+// "held_out_by_model": {model: {"rows", "mape", "ssd_scan_efficiency"}},
+// "leave_one_model_out_mape"} (fractions). Nothing when no row has Mamba
+// layers.
+Status fit_ssd_constant(const std::vector<AccuracyCase>& cases, const std::vector<bool>& latest,
+                        AccuracyConstants* constants, boost::json::object* report) {
+  std::vector<size_t> hybrid, fit_rows;
+  for (size_t i = 0; i < cases.size(); ++i) {
+    if (!has_mamba_layers(cases[i])) continue;
+    hybrid.push_back(i);
+    if (latest.empty() || latest[i]) fit_rows.push_back(i);
+  }
+  if (fit_rows.empty()) return Status();
+  const auto pick = [&](const std::vector<size_t>& rows) {
+    std::vector<AccuracyCase> out;
+    for (size_t i : rows) out.push_back(cases[i]);
+    return out;
+  };
+  LLMPLAN_ASSIGN_OR_RETURN(const SsdCalibrationResult all, calibrate_ssd(pick(fit_rows), *constants));
+  char buf[512];
+  std::snprintf(buf, sizeof buf,
+                "hybrid constant fitted on %zu rows with Mamba layers%s (other constants held): "
+                "ssd_scan_efficiency %.4g; in-sample MAPE %s\n",
+                fit_rows.size(), latest.empty() ? "" : " of the latest release",
+                all.constants.roofline.ssd_scan_efficiency, pct(all.in_sample_mape).c_str());
+  stream_line(buf);
+  for (const std::string& b : all.at_bound) stream_line("note: " + b + "\n");
+  (*report)["rows"] = fit_rows.size();
+  (*report)["ssd_scan_efficiency"] = all.constants.roofline.ssd_scan_efficiency;
+  (*report)["in_sample_mape"] = all.in_sample_mape;
+  LLMPLAN_ASSIGN_OR_RETURN(const std::string all_rows, moe_mape(cases, hybrid, all.constants));
+  {
+    std::vector<AccuracyCase> t = pick(hybrid);
+    apply_constants(all.constants, &t);
+    LLMPLAN_ASSIGN_OR_RETURN(const std::vector<double> p, predict_iteration_times(t, nullptr));
+    (*report)["all_rows_mape"] = summarise(p, measured_of(t)).mape;
+  }
+  stream_line("hybrid MAPE with this constant over all " + std::to_string(hybrid.size()) +
+              " rows with Mamba layers (older releases included): " + all_rows + "\n");
+  std::vector<std::string> models;
+  for (size_t i : fit_rows) {
+    const std::string& m = cases[i].config.model.name;
+    if (std::find(models.begin(), models.end(), m) == models.end()) models.push_back(m);
+  }
+  boost::json::object by_model;
+  std::vector<double> held_p, held_m;
+  for (const std::string& m : models) {
+    std::vector<size_t> train, test;
+    for (size_t i : fit_rows) (cases[i].config.model.name == m ? test : train).push_back(i);
+    if (train.empty()) continue;
+    LLMPLAN_ASSIGN_OR_RETURN(const SsdCalibrationResult f, calibrate_ssd(pick(train), *constants));
+    std::vector<AccuracyCase> t = pick(test);
+    apply_constants(f.constants, &t);
+    LLMPLAN_ASSIGN_OR_RETURN(const std::vector<double> p, predict_iteration_times(t, nullptr));
+    const std::vector<double> meas = measured_of(t);
+    held_p.insert(held_p.end(), p.begin(), p.end());
+    held_m.insert(held_m.end(), meas.begin(), meas.end());
+    by_model[m] = {{"rows", test.size()},
+                   {"mape", summarise(p, meas).mape},
+                   {"ssd_scan_efficiency", f.constants.roofline.ssd_scan_efficiency}};
+    std::snprintf(buf, sizeof buf,
+                  "hybrid leave-one-model-out: %s: MAPE %s (%zu rows predicted by "
+                  "ssd_scan_efficiency %.4g fitted on the other models)\n",
+                  m.c_str(), pct(summarise(p, meas).mape).c_str(), test.size(),
+                  f.constants.roofline.ssd_scan_efficiency);
+    stream_line(buf);
+  }
+  (*report)["held_out_by_model"] = std::move(by_model);
+  if (!held_p.empty()) {
+    (*report)["leave_one_model_out_mape"] = summarise(held_p, held_m).mape;
+    stream_line("hybrid leave-one-model-out MAPE: " + pct(summarise(held_p, held_m).mape) + " (" +
+                std::to_string(held_p.size()) + " rows)\n");
+  }
+  constants->roofline.ssd_scan_efficiency = all.constants.roofline.ssd_scan_efficiency;
+  return Status();
+}
+
 // The mixture-of-experts stage of calibrate (#27): the MoE constants
 // (calibrate_moe) fitted on the MoE rows of the latest release of each
 // system, model and precision (every MoE row when `latest` is empty), with
@@ -693,6 +777,38 @@ Status run_calibrate(const AccuracyOptions& o, const GlobalOptions& global) {
     stream_line(why + "\n");
   }
 
+  if (o.hybrid_only) {
+    // #27: only ssd_scan_efficiency, on the rows with Mamba layers, over the
+    // dense and MoE constants in effect (held).
+    if (!runs) return Status::invalid_argument("--hybrid-only: needs a runs file (hybrid rows)");
+    if (o.folds > 0 || o.moe_only) {
+      return Status::invalid_argument(
+          "--hybrid-only: fits one constant with its own leave-one-model-out figures; give "
+          "--folds 0 and no --moe-only");
+    }
+    AccuracyConstants held = initial;
+    boost::json::object hybrid_report;
+    LLMPLAN_RETURN_IF_ERROR(fit_ssd_constant(all_cases, releases ? latest : std::vector<bool>(),
+                                              &held, &hybrid_report));
+    if (hybrid_report.empty()) {
+      return Status::invalid_argument("--hybrid-only: no row of a model with Mamba layers to fit");
+    }
+    std::string data;
+    for (const std::string& f : o.files) {
+      data += (data.empty() ? "" : " ") + f.substr(f.find_last_of('/') + 1);
+    }
+    const std::string src = "llmplan calibrate " + data + " --gpu " + gpu_name +
+                            " --hybrid-only --folds 0: the constants in effect held (" +
+                            (o.constants.empty() ? std::string("the preset's") : o.constants) +
+                            "); only ssd_scan_efficiency fitted";
+    LLMPLAN_ASSIGN_OR_RETURN(const std::string text,
+                             constants_to_json(gpu_name, held, src, "not fitted: " + src, nullptr,
+                                               &hybrid_report));
+    LLMPLAN_RETURN_IF_ERROR(write_output_file(o.output, text, "--output"));
+    const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    std::printf("wrote %s (%.1f s)\n", o.output.c_str(), wall);
+    return Status();
+  }
   if (o.moe_only) {
     // #27: only the mixture-of-experts stage, over the dense constants in
     // effect (the GPU preset's, or --constants), which are held, not refitted.
@@ -1020,6 +1136,10 @@ void add_calibrate_command(CLI::App& app, const GlobalOptions& global, Action* a
   cmd->add_flag("--moe-only", o->moe_only,
                 "Runs files: hold the dense constants in effect (the preset's or --constants) and "
                 "fit only the mixture-of-experts constants, with their held-out figures");
+  cmd->add_flag("--hybrid-only", o->hybrid_only,
+                "Runs files: hold the constants in effect (the preset's or --constants) and fit "
+                "only ssd_scan_efficiency (the Mamba-2 SSD scan) on the rows of models with Mamba "
+                "layers, with its leave-one-model-out figures");
   cmd->callback([o, &global, action] { *action = [o, &global] { return run_calibrate(*o, global); }; });
 }
 

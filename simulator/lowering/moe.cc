@@ -52,6 +52,11 @@ Moe::Moe(const Model& model, const Plan& plan, const Placement& placement, const
     const double n = nodes, g = m_.moe_router_groups, l = m_.moe_router_group_limit;
     const double reached = std::min(n, l * std::max(1.0, n / g));
     off_node_scale_ = std::min(1.0, reached / k_);
+  } else if (p_.moe_flex_dispatcher && p_.moe_flex_node_dedup && nodes > 1 && !(c > 0)) {
+    // The flex bytes count one row per destination rank; across nodes the
+    // dispatcher sends one per destination node (Plan::moe_flex_node_dedup).
+    const double ranks = flex_dispatch_ranks_per_token(E_, k_, ep_);
+    off_node_scale_ = std::min(1.0, flex_dispatch_nodes_per_token(E_, k_, nodes) / ranks);
   }
   rows_ = me_ * etp_;
   fc1_cols_ = (swiglu_ ? 2.0 : 1.0) * fe_ / etp_;

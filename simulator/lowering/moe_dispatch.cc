@@ -37,6 +37,11 @@ double flex_dispatch_ranks_per_token(int experts, int top_k, int ep, int groups,
   return distinct_ranks(ep, local, top_k);
 }
 
+double flex_dispatch_nodes_per_token(int experts, int top_k, int nodes) {
+  if (nodes <= 1) return 1.0;
+  return distinct_ranks(nodes, static_cast<double>(experts) / nodes, top_k);
+}
+
 double flex_dispatch_byte_scale(int experts, int top_k, int ep, int groups, int group_limit) {
   if (ep <= 1 || top_k <= 0) return 1.0;
   return std::min(

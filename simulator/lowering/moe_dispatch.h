@@ -35,6 +35,11 @@ namespace llmplan::simulator::lowering {
 double flex_dispatch_ranks_per_token(int experts, int top_k, int ep, int groups = 0,
                                      int group_limit = 0);
 
+// Expected distinct nodes a token's top-k experts lie on when the ep ranks
+// (experts / ep experts each, in order) fill `nodes` nodes equally: the
+// formula above with nodes in place of ep. REQUIRES: nodes >= 1 dividing ep.
+double flex_dispatch_nodes_per_token(int experts, int top_k, int nodes);
+
 // R / k: the factor on the alltoall dispatcher's bytes (1 when ep == 1).
 double flex_dispatch_byte_scale(int experts, int top_k, int ep, int groups = 0,
                                 int group_limit = 0);

@@ -403,6 +403,10 @@ TEST(Families, LlamaShapesFollowTheRecipe) {
   }
   EXPECT_EQ(family_template(Family::kGpt, 4096, 32000).seq_length, 4096);
   EXPECT_EQ(error_of(parse_family("mamba").status()), "--family: expected gpt, llama or moe, got 'mamba'");
+  // #27: the hybrid family is refused with the calibration's held-out error.
+  const std::string hybrid = error_of(parse_family("hybrid").status());
+  EXPECT_EQ(hybrid.rfind("--family hybrid: not offered: ", 0), 0u) << hybrid;
+  EXPECT_NE(hybrid.find("16.7 % on gb200"), std::string::npos) << hybrid;
 }
 
 TEST(Shapes, PresetEntriesWithOverridesAndUnknownKeys) {
