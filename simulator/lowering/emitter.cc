@@ -34,7 +34,7 @@ void Emitter::push_kernel(std::vector<LoweredOp>* out, const KernelDesc& desc,
   op.gemm = is_gemm(desc.kind);
   op.expert = desc.kind == KernelKind::kRouterGemm || desc.kind == KernelKind::kMoeRouting ||
               desc.kind == KernelKind::kMoePermute || desc.kind == KernelKind::kExpertFc1Gemm ||
-              desc.kind == KernelKind::kExpertFc2Gemm;
+              desc.kind == KernelKind::kExpertFc2Gemm || desc.kind == KernelKind::kMoeExpertBias;
   out->push_back(op);
 }
 

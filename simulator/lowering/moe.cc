@@ -85,6 +85,7 @@ void Moe::forward(std::vector<LoweredOp>* out, OpCategory cat) {
       local_experts_ * rows_ * fe_local_ * kElem * (swiglu_ ? 3 : 2), cat);
   cast(out, f, local_experts_ * rows_ * fe_local_, cat);
   grouped_gemm(out, KernelKind::kExpertFc2Gemm, f, rows_, w_, fe_local_, cat);
+  expert_bias(out, f, cat);
   etp(out, CollectiveKind::kReduceScatter);
   a2a(out, "moe combine all_to_all");
   // Unpermute: the k expert outputs of each token read, weighted, summed.
@@ -108,6 +109,7 @@ void Moe::backward(std::vector<LoweredOp>* out) {
   mem(out, KernelKind::kMoePermute, b, Tmoe_ * w_ * kElem + 2.0 * Tmoe_ * k_ * w_ * kElem, c);
   a2a(out, "moe combine all_to_all (backward)");
   etp(out, CollectiveKind::kAllGather);
+  expert_bias(out, b, c);
   // Plan::recompute_modules moe_act: FC2's input rebuilt from FC1's output
   // (the activation's forward again, and its cast in fp8 / nvfp4) before
   // FC2's backward reads it.
@@ -153,6 +155,33 @@ void Moe::grouped_gemm_backward(std::vector<LoweredOp>* out, KernelKind kind, do
   grouped_gemm(out, kind, Pass::kBackwardData, rows, n, k, OpCategory::kCompute);
   grouped_gemm(out, kind, Pass::kBackwardWeight, rows, n, k, OpCategory::kCompute);
   out->back().weight_grad = true;
+}
+
+// Experts with biases (Model::linear_bias; GPT-OSS): Megatron-Core's
+// TEGroupedMLP adds FC1's bias in the grouped GEMM, but returns FC2's and
+// adds it after the GEMM scaled by each row's routing weight, in eager
+// PyTorch (TEGroupedMLP._apply_bias: per local expert t + b * p over
+// torch.split of the rows, then torch.cat; read in NVIDIA/Megatron-LM
+// megatron/core/transformer/moe/experts.py). Over the E_local x m_e x w
+// bf16 elements of FC2's output: b * p writes 2 B, t + (b * p) reads 4 and
+// writes 2, the concatenation reads and writes 2 each (12 B). Backward: the
+// bias's and the routing weights' gradients each read the output gradient
+// and write a product that a sum reads again (12 B), and the split's
+// backward concatenates the slices' gradients (4 B). Two kernels each way
+// stand for the 2 E_local + 1 forward and about 4 E_local + 1 backward
+// eager kernels; the host time of that per-expert loop is not modelled.
+// The routing weights are assumed bf16 (moe_router_dtype unset, as in the
+// GPT-OSS recipes read); fp32 weights would promote the sums to fp32.
+void Moe::expert_bias(std::vector<LoweredOp>* out, Pass pass, OpCategory cat) const {
+  if (!m_.linear_bias) return;
+  const double elements = local_experts_ * rows_ * w_;
+  if (pass == Pass::kForward) {
+    mem(out, KernelKind::kMoeExpertBias, pass, 8.0 * elements, cat);
+    mem(out, KernelKind::kMoeExpertBias, pass, 4.0 * elements, cat);
+  } else {
+    mem(out, KernelKind::kMoeExpertBias, pass, 12.0 * elements, cat);
+    mem(out, KernelKind::kMoeExpertBias, pass, 4.0 * elements, cat);
+  }
 }
 
 // Forward: softmax/sigmoid reads the logits and writes the probabilities

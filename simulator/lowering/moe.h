@@ -85,6 +85,9 @@ class Moe : public LayerPart {
                              double k) const;
   // HBM bytes of the routing kernels over the rank's T_moe x E fp32 scores.
   double routing_bytes(Pass pass) const;
+  // FC2's per-expert bias scaled by the routing weights (experts with
+  // biases only; see moe.cc).
+  void expert_bias(std::vector<LoweredOp>* out, Pass pass, OpCategory cat) const;
   // A dispatch or combine all-to-all over the expert-parallel group.
   void a2a(std::vector<LoweredOp>* out, const char* name) const;
   // Expert tensor parallelism: the gather before / reduce-scatter after the experts.

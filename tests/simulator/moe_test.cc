@@ -548,6 +548,46 @@ TEST(MoeLowering, SlidingWindowShortensTheAttentionKernel) {
   EXPECT_DOUBLE_EQ(flash[1], 4 * heads * s * s * d);    // layer 1: full
 }
 
+TEST(MoeLowering, ExpertBiasesAddTheWeightedFc2BiasPerExpert) {
+  // GPT-OSS: experts with biases. Megatron-Core adds FC2's bias x routing
+  // weight after the grouped GEMM in eager PyTorch: 12 B per element of
+  // FC2's output forward, 16 B backward (moe.cc), over E_local x m_e x h =
+  // T k h elements (b 1, s 4096, k 8, h 4096; ep 8). Without biases no such
+  // kernel runs.
+  Plan plan;
+  plan.data_parallel = 8;
+  plan.expert_parallel = 8;
+  plan.global_batch_size = 8;
+  const Cluster cluster = h100_like();
+  const StubCost cost(false);
+  const auto bias_s = [](const std::vector<LoweredOp>& ops, int* kernels) {
+    double s = 0;
+    *kernels = 0;
+    for (const LoweredOp& op : ops) {
+      if (std::string(op.name) == "moe_expert_bias") {
+        s += op.duration_s;
+        ++*kernels;
+        EXPECT_TRUE(op.expert);
+      }
+    }
+    return s;
+  };
+  Model model = qwen_like(2);
+  int kernels = 0;
+  const ChunkProgram plain = lower_chunk(model, plan, place(plan, cluster), cost, 0);
+  EXPECT_EQ(bias_s(plain.forward, &kernels), 0.0);
+  EXPECT_EQ(kernels, 0);
+  EXPECT_EQ(bias_s(plain.backward, &kernels), 0.0);
+  EXPECT_EQ(kernels, 0);
+  model.linear_bias = true;
+  const ChunkProgram biased = lower_chunk(model, plan, place(plan, cluster), cost, 0);
+  const double elements = 4096.0 * 8 * 4096;
+  EXPECT_NEAR(bias_s(biased.forward, &kernels), 2 * 12 * elements / 1e12, 1e-12);
+  EXPECT_EQ(kernels, 2 * 2);
+  EXPECT_NEAR(bias_s(biased.backward, &kernels), 2 * 16 * elements / 1e12, 1e-12);
+  EXPECT_EQ(kernels, 2 * 2);
+}
+
 TEST(MoeLowering, Qwen3LayoutRunsFromTheCli) {
   // The published Qwen3-235B-A22B layout of the H100 runs file.
   const auto run = planner::testing_cli::run_simulate(
