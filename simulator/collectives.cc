@@ -46,7 +46,7 @@ double CollectiveModel::formula_time_s(const CollectiveDesc& c) const {
     // at the same time, (n-k)/n to other nodes through the rank's own NIC
     // (rail-aligned peers, NCCL's PXN); one latency per in-node peer, one
     // NIC latency when the group spans nodes.
-    const double in_node_s = (k - 1.0) / n * c.bytes / nvlink_a2a_bytes_per_s_;
+    const double in_node_s = (k - 1.0) / n * c.bytes * c.in_node_scale / nvlink_a2a_bytes_per_s_;
     if (nodes <= 1) return in_node_s + (n - 1.0) * nvlink_latency_s_;
     const double off_node_s =
         (n - static_cast<double>(k)) / n * c.bytes * c.off_node_scale / nic_a2a_bytes_per_s_;

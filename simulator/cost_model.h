@@ -100,8 +100,14 @@ struct CollectiveDesc {
   CommGroup group;
   // kAllToAll only: the share of the uniform inter-node bytes ((n - k)/n of
   // S) that actually leaves the node, in (0, 1]; below 1 for node-limited
-  // MoE routing (Model::moe_router_groups, lowering/moe.h).
+  // MoE routing (Model::moe_router_groups, lowering/moe.h) and for the flex
+  // dispatcher's one copy per destination node (lowering/moe_dispatch.h).
   double off_node_scale = 1.0;
+  // kAllToAll only: the factor on the uniform in-node NVLink bytes ((k - 1)/n
+  // of S), >= 1: above 1 when the copies that cross the NIC are forwarded
+  // over NVLink inside the receiving node (the flex dispatcher,
+  // lowering/moe_dispatch.h); 1 for NCCL's all-to-all.
+  double in_node_scale = 1.0;
 };
 
 // Source of durations. Implementations are immutable after construction and

@@ -251,16 +251,10 @@ struct Plan {
   // sent once to every expert-parallel rank that holds one of its top-k
   // experts, not once per expert as the alltoall dispatcher does, so the
   // dispatch / combine bytes scale by the expected distinct destination
-  // ranks over k (lowering/moe_dispatch.h). Dropless routing only.
+  // ranks over k (lowering/moe_dispatch.h). Across nodes a token crosses the
+  // network once per destination node and is forwarded over NVLink there
+  // (DeepEP internode / HybridEP; lowering/moe.cc). Dropless routing only.
   bool moe_flex_dispatcher = false;
-  // With moe_flex_dispatcher, when the expert-parallel group spans nodes:
-  // the inter-node part sends each token once per destination node, and the
-  // receiving node forwards it over NVLink to its ranks (the DeepEP internode
-  // and HybridEP kernels: one RDMA copy per node, NVLink forwarding). The
-  // NIC bytes scale by the expected distinct destination nodes over the
-  // distinct destination ranks (lowering/moe_dispatch.h). Without router
-  // groups only (node-limited routing keeps its own off-node limit).
-  bool moe_flex_node_dedup = false;
 
   // Whether Plan::recompute_modules holds `m`.
   bool recomputes(RecomputeModule m) const { return (recompute_modules & m) != 0; }

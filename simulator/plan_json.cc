@@ -85,7 +85,6 @@ Status apply_plan_json(const boost::json::value& v, const std::string& path, Pla
   r.read_bool("moe_a2a_overlap", &p.moe_a2a_overlap);
   r.read_double("moe_imbalance", &p.moe_imbalance, false, 1.0);
   r.read_bool("moe_flex_dispatcher", &p.moe_flex_dispatcher);
-  r.read_bool("moe_flex_node_dedup", &p.moe_flex_node_dedup);
   r.ignore("source");
   r.ignore("note");
   r.ignore("description");
@@ -156,7 +155,6 @@ boost::json::value plan_to_json(const Plan& p) {
   }
   // The flex dispatcher only when on (older plans' JSON is as before).
   if (p.moe_flex_dispatcher) o["moe_flex_dispatcher"] = true;
-  if (p.moe_flex_node_dedup) o["moe_flex_node_dedup"] = true;
   return o;
 }
 

@@ -139,7 +139,6 @@ void apply_moe_recipe(const MoeRecipeRow& row, presets::SimConfig* config) {
                          row.model == "nemotron3.5-lightning";
   if (nemotron3 && (gb200 || b200) && dropless) {
     plan.moe_flex_dispatcher = true;
-    plan.moe_flex_node_dedup = true;
   }
   if (row.model == "qwen3-235b-a22b") {
     if (gb200 && dropless) plan.moe_flex_dispatcher = true;

@@ -28,7 +28,6 @@ struct SimulateOptions {
   int ep = 0, etp = 0;
   bool moe_a2a_overlap = false;
   bool moe_flex_dispatcher = false;
-  bool moe_flex_node_dedup = false;
   double moe_imbalance = 1.0;
   int tp = 0, pp = 0, dp = 0, cp = 0, micro_batch = 0, global_batch = 0, virtual_stages = 0;
   int gpus = 0;
@@ -134,7 +133,6 @@ Status apply_plan_flags(const SimulateOptions& o, Plan* plan) {
   if (o.given("--etp")) plan->expert_tensor_parallel = o.etp;
   if (o.moe_a2a_overlap) plan->moe_a2a_overlap = true;
   if (o.moe_flex_dispatcher) plan->moe_flex_dispatcher = true;
-  if (o.moe_flex_node_dedup) plan->moe_flex_node_dedup = true;
   if (o.given("--moe-imbalance")) plan->moe_imbalance = o.moe_imbalance;
   if (o.given("--micro-batch")) plan->micro_batch_size = o.micro_batch;
   if (o.given("--global-batch")) plan->global_batch_size = o.global_batch;
@@ -358,9 +356,6 @@ void add_simulate_command(CLI::App& app, const GlobalOptions& global, Action* ac
   cmd->add_flag("--moe-flex-dispatcher", o->moe_flex_dispatcher,
                 "MoE flex token dispatcher (Megatron-Core DeepEP / HybridEP): each token sent once "
                 "per destination expert-parallel rank, not once per expert");
-  cmd->add_flag("--moe-flex-node-dedup", o->moe_flex_node_dedup,
-                "With --moe-flex-dispatcher across nodes: each token crosses the network once per "
-                "destination node and is forwarded over NVLink (DeepEP internode / HybridEP)");
   cmd->add_option("--moe-imbalance", o->moe_imbalance,
                   "Expert load imbalance: tokens on the busiest expert-parallel rank over the "
                   "balanced share (1 = balanced, the default)")

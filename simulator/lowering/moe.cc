@@ -47,16 +47,29 @@ Moe::Moe(const Model& model, const Plan& plan, const Placement& placement, const
   // (DeepEP's NVLink forwarding, which DeepSeek-V3 trains with) moves
   // min(k, R) of its k rows between nodes: the off-node bytes scale by
   // min(1, R / k). Without a limit (or inside one node) the scale is 1.
+  // That estimate is kept for the alltoall dispatcher; the flex dispatcher's
+  // own per-node count (moe_dispatch.h) replaces it below.
   const int nodes = pl_.expert.nodes();
-  if (m_.moe_router_groups > 0 && nodes > 1) {
+  const bool flex_across_nodes = p_.moe_flex_dispatcher && !(c > 0) && nodes > 1;
+  if (flex_across_nodes) {
+    // The flex dispatcher sends a token once per destination node over the
+    // NIC and forwards it over NVLink inside that node (moe_dispatch.h):
+    // D (nodes - 1) / nodes rows per token leave the node instead of the
+    // uniform (n - k_n) / n of its R rank copies, and NVLink carries
+    // `nodes` times the direct all-to-all's in-node bytes.
+    const double n = pl_.expert.size;
+    const double kn = std::min(pl_.expert.ranks_per_node, pl_.expert.size);
+    const double ranks = flex_dispatch_ranks_per_token(E_, k_, ep_, m_.moe_router_groups,
+                                                       m_.moe_router_group_limit);
+    const double node_count = flex_dispatch_nodes_per_token(E_, k_, nodes, m_.moe_router_groups,
+                                                           m_.moe_router_group_limit);
+    const double remote = node_count * (nodes - 1.0) / nodes;
+    off_node_scale_ = std::min(1.0, remote / (ranks * (n - kn) / n));
+    in_node_scale_ = static_cast<double>(nodes);
+  } else if (m_.moe_router_groups > 0 && nodes > 1) {
     const double n = nodes, g = m_.moe_router_groups, l = m_.moe_router_group_limit;
     const double reached = std::min(n, l * std::max(1.0, n / g));
     off_node_scale_ = std::min(1.0, reached / k_);
-  } else if (p_.moe_flex_dispatcher && p_.moe_flex_node_dedup && nodes > 1 && !(c > 0)) {
-    // The flex bytes count one row per destination rank; across nodes the
-    // dispatcher sends one per destination node (Plan::moe_flex_node_dedup).
-    const double ranks = flex_dispatch_ranks_per_token(E_, k_, ep_);
-    off_node_scale_ = std::min(1.0, flex_dispatch_nodes_per_token(E_, k_, nodes) / ranks);
   }
   rows_ = me_ * etp_;
   fc1_cols_ = (swiglu_ ? 2.0 : 1.0) * fe_ / etp_;
@@ -206,6 +219,7 @@ void Moe::a2a(std::vector<LoweredOp>* out, const char* name) const {
   c.bytes = a2a_bytes_;
   c.group = pl_.expert;
   c.off_node_scale = off_node_scale_;
+  c.in_node_scale = in_node_scale_;
   LoweredOp op;
   op.stream = StreamKind::kExpertComm;
   op.category = OpCategory::kMoeA2a;

@@ -106,8 +106,12 @@ class Moe : public LayerPart {
   // gather, FC1's output columns and the expert width on this etp rank.
   double rows_ = 0, fc1_cols_ = 0, fe_local_ = 0;
   // Share of the all-to-all's uniform inter-node bytes that node-limited
-  // routing leaves (CollectiveDesc::off_node_scale; 1: no limit).
+  // routing or the flex dispatcher's one copy per node leaves
+  // (CollectiveDesc::off_node_scale; 1: no limit).
   double off_node_scale_ = 1.0;
+  // Factor on the all-to-all's in-node bytes: the flex dispatcher's NVLink
+  // forwarding across nodes (CollectiveDesc::in_node_scale; 1 otherwise).
+  double in_node_scale_ = 1.0;
 };
 
 // moe_a2a_overlap: per MoE layer and pass, the layer's all-to-alls (sum A,

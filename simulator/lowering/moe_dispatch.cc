@@ -25,6 +25,23 @@ double distinct_ranks(double ranks, double local, int top_k) {
   return ranks * (1.0 - none);
 }
 
+// Of `groups` expert groups, `limit` chosen uniformly: expected number of
+// the `nodes` nodes (each holding groups / nodes whole groups) that hold at
+// least one chosen group. REQUIRES: nodes divides groups.
+double nodes_with_chosen_group(int nodes, int groups, int limit) {
+  const double per_node = static_cast<double>(groups) / nodes;
+  double none = 1.0;  // C(groups - per_node, limit) / C(groups, limit)
+  for (int i = 0; i < limit; ++i) {
+    const double num = groups - per_node - i;
+    if (num <= 0) {
+      none = 0.0;
+      break;
+    }
+    none *= num / (groups - i);
+  }
+  return nodes * (1.0 - none);
+}
+
 }  // namespace
 
 double flex_dispatch_ranks_per_token(int experts, int top_k, int ep, int groups,
@@ -46,6 +63,20 @@ double flex_dispatch_byte_scale(int experts, int top_k, int ep, int groups, int 
   if (ep <= 1 || top_k <= 0) return 1.0;
   return std::min(
       1.0, flex_dispatch_ranks_per_token(experts, top_k, ep, groups, group_limit) / top_k);
+}
+
+double flex_dispatch_nodes_per_token(int experts, int top_k, int nodes, int groups,
+                                     int group_limit) {
+  if (nodes <= 1) return 1.0;
+  // A node is a block of experts / nodes consecutive experts, as a rank is.
+  const double uniform = flex_dispatch_ranks_per_token(experts, top_k, nodes, groups, group_limit);
+  const bool limited = groups > 0 && group_limit > 0 && group_limit < groups;
+  if (limited && groups % nodes == 0) {
+    // Whole groups per node: a token reaches at most the nodes of its
+    // group_limit groups.
+    return std::min(uniform, nodes_with_chosen_group(nodes, groups, group_limit));
+  }
+  return uniform;
 }
 
 }  // namespace llmplan::simulator::lowering

@@ -20,8 +20,29 @@
 // are drawn from the L E / G experts of L ep / G ranks:
 //   R = (L ep / G) x (1 - C(L E / G - E / ep, k) / C(L E / G, k)).
 // (Which L groups a token picks is taken as uniform, as the balanced
-// benchmarks force; otherwise, e.g. ep below G, the uniform R above.) The
-// inter-node bytes keep their own limit (CollectiveDesc::off_node_scale).
+// benchmarks force; otherwise, e.g. ep below G, the uniform R above.)
+//
+// Across nodes (NVLink domains) both backends send a token once to each
+// destination *node* over RDMA and forward it inside that node over NVLink
+// to the ranks holding its experts: DeepEP's normal kernels ("forwarding
+// data from NVLink domain to RDMA domain", DeepEP README) and HybridEP,
+// whose per-rank RDMA token buffer holds max_tokens_per_rank x (nodes - 1)
+// rows, one per token and remote node (deepseek-ai/DeepEP hybrid-ep branch,
+// Hybrid-EP_Implementation.md, "Buffer Allocation"). A node is a block of
+// E / nodes consecutive experts, so the expected distinct nodes D per token
+// is R above with `nodes` in place of ep, at most the nodes that the
+// token's group_limit groups lie on when whole groups sit on each node, and
+// D (nodes - 1) / nodes of them are remote: a token crosses the NIC that
+// many times instead of once per remote rank. The NVLink side carries the
+// in-node copies and the forwarded ones: with k_n ranks per node and n in
+// the group, of S = R rows per token (k_n - 1) / n go to node peers
+// directly and (n - k_n) / n arrive through the proxy rank of their node
+// (the sender's rail peer), which forwards all but its own 1 / k_n share:
+// (k_n - 1) / k_n of S in all, nodes times the (k_n - 1) / n of a direct
+// all-to-all (CollectiveDesc::in_node_scale). The payload stays bf16 in
+// both directions: Megatron-Core's fused_a2a sizes the DeepEP buffers for
+// max(element size, 2) bytes per element and passes its bf16 activations
+// (an FP8 dispatch is not modelled).
 #ifndef LLMPLAN_SIMULATOR_LOWERING_MOE_DISPATCH_H_
 #define LLMPLAN_SIMULATOR_LOWERING_MOE_DISPATCH_H_
 
@@ -35,10 +56,11 @@ namespace llmplan::simulator::lowering {
 double flex_dispatch_ranks_per_token(int experts, int top_k, int ep, int groups = 0,
                                      int group_limit = 0);
 
-// Expected distinct nodes a token's top-k experts lie on when the ep ranks
-// (experts / ep experts each, in order) fill `nodes` nodes equally: the
-// formula above with nodes in place of ep. REQUIRES: nodes >= 1 dividing ep.
-double flex_dispatch_nodes_per_token(int experts, int top_k, int nodes);
+// Expected distinct nodes a token's top-k experts lie on (D above), the
+// experts split in equal consecutive blocks over `nodes` nodes; 1 when
+// nodes <= 1. REQUIRES: nodes divides experts.
+double flex_dispatch_nodes_per_token(int experts, int top_k, int nodes, int groups = 0,
+                                     int group_limit = 0);
 
 // R / k: the factor on the alltoall dispatcher's bytes (1 when ep == 1).
 double flex_dispatch_byte_scale(int experts, int top_k, int ep, int groups = 0,

@@ -79,6 +79,14 @@ TEST(MoeCost, AllToAllEfficienciesReplaceTheClustersFigures) {
   EXPECT_DOUBLE_EQ(after.time_s(limited),
                    std::max(7.0 / 16 * S / (450e9 * 0.75), 8.0 / 16 * S * 0.5 / (50e9 * 0.9)) +
                        7 * lat + c.network.nic_latency_s);
+  // in_node_scale (the flex dispatcher's NVLink forwarding) scales only the
+  // NVLink part.
+  CollectiveDesc forwarded{CollectiveKind::kAllToAll, S, {16, 8}};
+  forwarded.off_node_scale = 0.25;
+  forwarded.in_node_scale = 2.0;
+  EXPECT_DOUBLE_EQ(after.time_s(forwarded),
+                   std::max(7.0 / 16 * S * 2.0 / (450e9 * 0.75), 8.0 / 16 * S * 0.25 / (50e9 * 0.9)) +
+                       7 * lat + c.network.nic_latency_s);
 }
 
 // A 128-token window runs at 0.5 x 128 / (128 + 428) = 0.1151 of the full

@@ -257,6 +257,67 @@ TEST(MoeLowering, FlexDispatcherSendsATokenOncePerDestinationRank) {
   EXPECT_EQ(padded_flex.all_to_alls().front().bytes, padded.all_to_alls().front().bytes);
 }
 
+// Across nodes the flex dispatcher sends a token once per destination node
+// over the NIC and forwards it over NVLink inside that node
+// (lowering/moe_dispatch.h): hand counts of the distinct nodes, and the
+// all-to-all's off-node and in-node factors in the lowering.
+TEST(MoeLowering, FlexDispatcherAcrossNodesSendsOneCopyPerNode) {
+  using lowering::flex_dispatch_nodes_per_token;
+  using lowering::flex_dispatch_ranks_per_token;
+  // 128 experts, top-8, on 2 nodes: 2 x (1 - C(64,8) / C(128,8)) = 1.99381.
+  EXPECT_NEAR(flex_dispatch_nodes_per_token(128, 8, 2), 1.99381, 5e-6);
+  EXPECT_DOUBLE_EQ(flex_dispatch_nodes_per_token(128, 8, 1), 1.0);
+  // A node is a block of experts like a rank: the same count as ranks.
+  EXPECT_DOUBLE_EQ(flex_dispatch_nodes_per_token(128, 8, 8), flex_dispatch_ranks_per_token(128, 8, 8));
+  // DeepSeek-V3's 4 of 8 groups on 4 nodes (2 groups each): at most the
+  // nodes of the 4 chosen groups, 4 x (1 - C(6,4) / C(8,4)) = 22/7, below
+  // the uniform 4 x (1 - C(192,8) / C(256,8)) = 3.6142.
+  EXPECT_NEAR(flex_dispatch_nodes_per_token(256, 8, 4, 8, 4), 22.0 / 7, 1e-12);
+  EXPECT_NEAR(flex_dispatch_nodes_per_token(256, 8, 4), 3.6142, 5e-5);
+
+  // ep 8 on two 4-GPU nodes: R = 5.3394 rank copies per token, of which
+  // the uniform model sends (8 - 4) / 8 off the node; one copy per remote
+  // node is D / 2 = 0.99690 of them: off_node_scale 0.99690 / (5.3394 / 2);
+  // NVLink carries the forwarded copies too: in_node_scale = 2 nodes.
+  const Model model = qwen_like(2);
+  Plan plan;
+  plan.data_parallel = 8;
+  plan.expert_parallel = 8;
+  plan.global_batch_size = 8;
+  plan.moe_flex_dispatcher = true;
+  const Cluster across = h100_like(4);
+  const StubCost flex(false);
+  lower_chunk(model, plan, place(plan, across), flex, 0);
+  ASSERT_FALSE(flex.all_to_alls().empty());
+  for (const CollectiveDesc& c : flex.all_to_alls()) {
+    EXPECT_NEAR(c.off_node_scale, 0.99690 / (5.3394 / 2), 1e-4);
+    EXPECT_DOUBLE_EQ(c.in_node_scale, 2.0);
+  }
+  // The alltoall dispatcher, or the flex one inside a node: both 1.
+  plan.moe_flex_dispatcher = false;
+  const StubCost nccl(false);
+  lower_chunk(model, plan, place(plan, across), nccl, 0);
+  plan.moe_flex_dispatcher = true;
+  const StubCost in_node(false);
+  lower_chunk(model, plan, place(plan, h100_like(8)), in_node, 0);
+  for (const StubCost* s : {&nccl, &in_node}) {
+    ASSERT_FALSE(s->all_to_alls().empty());
+    EXPECT_DOUBLE_EQ(s->all_to_alls().front().off_node_scale, 1.0);
+    EXPECT_DOUBLE_EQ(s->all_to_alls().front().in_node_scale, 1.0);
+  }
+  // With a 50 GB/s NIC the per-node copies make the flex all-to-all faster
+  // than the same bytes sent once per rank.
+  const Roofline r(across);
+  plan.moe_flex_dispatcher = true;
+  const ChunkProgram with_nodes = lower_chunk(model, plan, place(plan, across), r, 0);
+  CollectiveDesc per_rank = flex.all_to_alls().front();
+  per_rank.off_node_scale = 1.0;
+  per_rank.in_node_scale = 1.0;
+  const double per_node_s = r.collective_time_s(flex.all_to_alls().front());
+  EXPECT_LT(per_node_s, 0.5 * r.collective_time_s(per_rank));
+  EXPECT_GT(sum_if(with_nodes.forward, is_a2a), 0.0);
+}
+
 TEST(MoeLowering, ExpertParallelAcrossNodesIsSlower) {
   // ep 8 in one 8-GPU node vs the same plan on 4-GPU nodes (two nodes, the
   // off-node part over the NIC).
