@@ -36,6 +36,7 @@ struct AccuracyOptions {
   int starts = CalibrationOptions().starts;
   bool progress = false;
   bool moe_only = false;  // calibrate: hold the constants in effect, fit only the MoE stage
+  std::string pool_gpu;   // calibrate: the pooled restricted fit's other GPU (#26)
 };
 
 // Prints a line to stdout at once (calibrate streams its results); a failed
@@ -691,6 +692,41 @@ Status run_calibrate(const AccuracyOptions& o, const GlobalOptions& global) {
     stream_line(why + "\n");
   }
 
+  if (!o.pool_gpu.empty()) {
+    // The pooled restricted fit (#26): the other GPU's dense rows of the
+    // latest release, fitted alongside every fit below (folds included),
+    // never scored.
+    if (!runs || !releases || copt.prior_reference == nullptr) {
+      return Status::invalid_argument(
+          "--pool-gpu: needs a runs file with releases (the restricted fit), such as "
+          "data/blackwell/published_runs.csv");
+    }
+    if (o.pool_gpu == o.gpu) return Status::invalid_argument("--pool-gpu: the same GPU as --gpu");
+    AccuracyOptions po = o;
+    po.gpu = o.pool_gpu;
+    std::vector<PublishedRun> pool_runs;
+    std::vector<std::string> pool_notes;
+    std::string pool_name;
+    LLMPLAN_ASSIGN_OR_RETURN(std::vector<AccuracyCase> pool,
+                             load_runs_cases(po, global, &pool_runs, &pool_notes, &pool_name));
+    const std::vector<bool> pool_latest = latest_release_mask(pool);
+    std::vector<AccuracyCase> kept;
+    for (size_t i = 0; i < pool.size(); ++i) {
+      if (pool_latest[i] && !pool[i].config.model.is_moe()) kept.push_back(std::move(pool[i]));
+    }
+    if (kept.empty()) {
+      return Status::invalid_argument("--pool-gpu: no dense row of the latest release ran on " +
+                                      o.pool_gpu);
+    }
+    const std::string why = "pooled restricted fit: " + std::to_string(kept.size()) +
+                            " dense latest-release rows of " + o.pool_gpu +
+                            " fitted alongside (own GEMM scales, shared attention and host "
+                            "costs), never scored";
+    notes.push_back(why);
+    stream_line(why + "\n");
+    copt.pool = std::make_shared<const std::vector<AccuracyCase>>(std::move(kept));
+  }
+
   if (o.moe_only) {
     // #27: only the mixture-of-experts stage, over the dense constants in
     // effect (the GPU preset's, or --constants), which are held, not refitted.
@@ -1015,6 +1051,10 @@ void add_calibrate_command(CLI::App& app, const GlobalOptions& global, Action* a
   cmd->add_flag("--progress", o->progress,
                 "Progress lines (screen, start, iteration, cost) on stderr also when it is not a "
                 "terminal");
+  cmd->add_option("--pool-gpu", o->pool_gpu,
+                  "Runs files with releases: fit the restricted dense constants on this GPU's "
+                  "dense latest-release rows too (same generation, e.g. gb200 with --gpu b200): "
+                  "own GEMM scales, shared attention and host costs; only --gpu's rows are scored");
   cmd->add_flag("--moe-only", o->moe_only,
                 "Runs files: hold the dense constants in effect (the preset's or --constants) and "
                 "fit only the mixture-of-experts constants, with their held-out figures");
