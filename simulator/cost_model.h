@@ -126,6 +126,13 @@ class CostModel {
   // How far the host may run ahead of the GPU's finished work, seconds
   // (lowering.h); infinity: no limit.
   virtual double host_run_ahead_s() const { return std::numeric_limits<double>::infinity(); }
+  // Whether FP8 tensor-scaling casts (delayed or current) write a transposed
+  // fp8 copy beside the data: Hopper's FP8 GEMMs take only the TN layout, so
+  // Transformer Engine writes both; Blackwell's read either layout from one
+  // copy (memory.h stage_memory's fp8_weight_transpose, the same rule), so
+  // its casts write one byte per element less (lowering.h
+  // fp8_cast_bytes_per_element).
+  virtual bool fp8_transpose_copy() const { return true; }
   // Host overhead added once per micro-batch per pipeline chunk per pass.
   virtual double microbatch_overhead_s() const = 0;
   // Host overhead added once per iteration.

@@ -153,8 +153,10 @@ struct Placement {
 // 4 with delayed scaling (read bf16, write the fp8 copy and its fp8
 // transpose, amax fused), 6 with current scaling (one more read of the
 // tensor for its amax before the cast), 4 + 2/32 with MXFP8 (a 1-byte scale
-// per 32 elements of each copy).
-double fp8_cast_bytes_per_element(Fp8Recipe recipe);
+// per 32 elements of each copy). Without `fp8_transpose` (Blackwell:
+// CostModel::fp8_transpose_copy()) tensor scaling writes no transposed copy,
+// one byte less: 3 delayed, 5 current; MXFP8 keeps both copies either way.
+double fp8_cast_bytes_per_element(Fp8Recipe recipe, bool fp8_transpose = true);
 
 // NVFP4 training (Plan::precision kNvfp4, lowering/precision.h): HBM bytes
 // per element of one cast: the tensor read for its amax (2), read again (2),
@@ -163,8 +165,8 @@ double fp8_cast_bytes_per_element(Fp8Recipe recipe);
 inline constexpr double kNvfp4CastBytesPerElement = 4.0 + 2.0 * kNvfp4BytesPerElement;
 
 // Bytes per element of one cast of `plan`'s low precision: nvfp4's above, or
-// fp8_cast_bytes_per_element(plan.fp8_recipe).
-double cast_bytes_per_element(const Plan& plan);
+// fp8_cast_bytes_per_element(plan.fp8_recipe, fp8_transpose).
+double cast_bytes_per_element(const Plan& plan, bool fp8_transpose = true);
 
 // REQUIRES: validate(model, plan).ok() and cluster.gpus_per_node >= 1.
 Placement place(const Plan& plan, const Cluster& cluster);

@@ -223,6 +223,24 @@ struct Plan {
   // cfg.ddp.grad_reduce_in_fp32 = False). Memory: 2 bytes of gradient per
   // parameter instead of 4 (memory.h state_bytes_per_parameter).
   bool grad_reduce_in_fp32 = true;
+  // FP8 tensor scaling (delayed or current) with the distributed optimizer
+  // (ZeRO-1): the transformer layers' weights are fp8 parameters, gathered
+  // over the data-parallel group at 1 byte each and held without a bf16
+  // copy (Transformer Engine's fp8_model_init; NeMo 2's and
+  // Megatron-Bridge's FP8 tensor-scaling recipes set fp8_param_gather True,
+  // nemo/collections/llm/recipes/precision/mixed_precision.py
+  // bf16_with_fp8_mixed and bf16_with_fp8_current_scaling_mixed). False:
+  // bf16 parameters, gathered at 2 bytes, with Transformer Engine's cached
+  // fp8 copy beside them (the NeMo-Framework-Launcher 24.07 FP8 runs, whose
+  // configs set fp8 and fp8_hybrid but no fp8_params: examples/training/
+  // llama/h100/llama3_70b_fp8.sh). JSON "fp8_param_gather". Ignored for
+  // other precisions, MXFP8 (never gathered in fp8) and ZeRO 0 / 2 / 3.
+  // Only the gather reads it: the memory model keeps counting fp8 weights
+  // at ZeRO-1 either way (with bf16 parameters Transformer Engine would
+  // cache the fp8 copy beside them, 2 bytes more per layer parameter on
+  // Hopper, which predicts 3 of the 12 NeMo 24.07 H100 runs, which ran, not
+  // to fit: that memory term is left open).
+  bool fp8_param_gather = true;
   // Megatron's pipeline scatter/gather: with t > 1 a stage sends 1/t of the
   // activation and the receiver all-gathers it over NVLink.
   bool pipeline_scatter_gather = false;

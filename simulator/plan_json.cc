@@ -73,6 +73,7 @@ Status apply_plan_json(const boost::json::value& v, const std::string& path, Pla
   r.read_int64("grad_bucket_bytes", &p.grad_bucket_bytes, false, 0);
   r.read_bool("overlap_grad_reduce", &p.overlap_grad_reduce);
   r.read_bool("grad_reduce_in_fp32", &p.grad_reduce_in_fp32);
+  r.read_bool("fp8_param_gather", &p.fp8_param_gather);
   r.read_bool("pipeline_scatter_gather", &p.pipeline_scatter_gather);
   r.read_int("zero_stage", &p.zero_stage, false, 0);
   r.read_int("fsdp_group", &p.fsdp_group, false, 0);
@@ -137,6 +138,7 @@ boost::json::value plan_to_json(const Plan& p) {
   o["overlap_grad_reduce"] = p.overlap_grad_reduce;
   // Only when off (other plans' JSON is as before).
   if (!p.grad_reduce_in_fp32) o["grad_reduce_in_fp32"] = false;
+  if (!p.fp8_param_gather) o["fp8_param_gather"] = false;
   o["pipeline_scatter_gather"] = p.pipeline_scatter_gather;
   o["zero_stage"] = p.zero_stage;
   o["fsdp_group"] = p.fsdp_group;

@@ -235,6 +235,7 @@ class ProfileTable final : public CostModel {
   // The fallback's: the profile times kernels on the GPU only.
   double launch_interval_s() const override { return fallback_->launch_interval_s(); }
   double host_run_ahead_s() const override { return fallback_->host_run_ahead_s(); }
+  bool fp8_transpose_copy() const override { return fallback_->fp8_transpose_copy(); }
   // From the profile's overheads when present, else the fallback's.
   double microbatch_overhead_s() const override;
   double iteration_overhead_s() const override;

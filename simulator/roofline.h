@@ -43,6 +43,9 @@ class Roofline final : public CostModel {
   double microbatch_overhead_s() const override { return constants_.microbatch_overhead_s; }
   double iteration_overhead_s() const override { return constants_.iteration_overhead_s; }
   double comm_compute_slowdown() const override { return constants_.comm_compute_slowdown; }
+  // The GPUs with FP4 tensor cores (the presets' Blackwell data-center
+  // parts, as simulate() decides stage_memory's fp8_weight_transpose).
+  bool fp8_transpose_copy() const override { return !(gpu_.peak_fp4_flops > 0); }
   std::string describe() const override;
 
   // The GEMM efficiency factor (0, 1] the model applies to `shape`

@@ -255,7 +255,7 @@ void GraphBuilder::finish_stage(int r) {
     cast.kind = KernelKind::kFp8CastTranspose;
     cast.pass = Pass::kForward;
     cast.precision = plan_.precision;
-    cast.bytes = layer_params * cast_bytes_per_element(plan_);
+    cast.bytes = layer_params * cast_bytes_per_element(plan_, cost_.fp8_transpose_copy());
     opt_s += std::max(cost_.kernel_time_s(cast), cost_.launch_interval_s());
   }
   const TaskId o = add(r, StreamKind::kCompute, opt_s, Label{"optimizer step"});
@@ -278,8 +278,10 @@ void GraphBuilder::finish_stage(int r) {
   // model already assumes (memory.h). Dense models only: the MoE gathers
   // keep 2 bytes (the programs do not split the fp8 weights by group).
   double dense_gather_bytes = 2.0 * (model_.is_moe() ? dense_params : params);
+  // A plan without fp8_param_gather (Plan::fp8_param_gather) gathers its
+  // bf16 parameters at 2 bytes.
   if (stage == 1 && !model_.is_moe() && plan_.precision == Precision::kFp8 &&
-      plan_.fp8_recipe != Fp8Recipe::kMxfp8) {
+      plan_.fp8_recipe != Fp8Recipe::kMxfp8 && plan_.fp8_param_gather) {
     double layer_params = 0;
     for (int c = 0; c < v_; ++c) layer_params += programs_[c * p_ + r]->layer_parameters;
     dense_gather_bytes -= layer_params;

@@ -193,6 +193,15 @@ struct CalibrationOptions {
   // are fewer than kMinRowsPerFreeConstant per full-fit constant. Null: the
   // full fit always.
   std::shared_ptr<const simulator::GpuSpec> prior_reference;
+  // The pooled restricted fit (#26, restricted_fit.h): dense rows of another
+  // GPU of the same generation (B200 and GB200: one Blackwell die, GB200 at
+  // higher clocks and power), fitted alongside the cases: each GPU keeps its
+  // own GEMM-efficiency scale(s), the other free constants (attention, host
+  // launch cost) take one value for both, and every held constant is each
+  // GPU's own prior. Only the cases are scored and returned; the pool is
+  // never a test row. Null or empty: the cases alone. Used only with
+  // prior_reference (the restricted fit).
+  std::shared_ptr<const std::vector<AccuracyCase>> pool;
 };
 struct CalibrationResult {
   AccuracyConstants constants;

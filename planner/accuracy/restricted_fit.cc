@@ -20,6 +20,9 @@ namespace {
 constexpr double kHuberDelta = 0.03;  // on log(predicted / measured), as calibrate()
 // The most constants a restricted fit frees (the candidate list's length).
 constexpr int kMaxFree = 5;
+// The most solver parameters: the free constants plus, in a pooled fit, the
+// pool GPU's own GEMM scales (at most 3).
+constexpr int kMaxParams = kMaxFree + 3;
 // calibrate()'s bound of kernel_overhead_s (300 us).
 constexpr double kKernelOverheadMaxS = 300e-6;
 
@@ -46,16 +49,31 @@ double fraction_of(double value, double ceiling) {
   return ceiling > 0 && ceiling < 1 ? std::min(1.0, value / ceiling) : value;
 }
 
+// One GPU's rows of a restricted fit (the cases, or a pooled fit's pool):
+// its GPU, its held constants and, for each free constant, the solver
+// parameter that sets it (GEMM scales per GPU, the rest shared).
+struct FitGroup {
+  const std::vector<AccuracyCase>* cases = nullptr;
+  const simulator::GpuSpec* gpu = nullptr;
+  AccuracyConstants prior;
+  std::vector<int> index;
+
+  std::vector<double> values(const double* x) const {
+    std::vector<double> v;
+    for (int i : index) v.push_back(x[i]);
+    return v;
+  }
+};
+
 struct RestrictedResidual {
   const AccuracyCase* c;
-  const AccuracyConstants* prior;
-  const simulator::GpuSpec* gpu;
+  const FitGroup* group;
   const std::vector<FreeConstant>* free;
 
   bool operator()(const double* x, double* residual) const {
-    const std::vector<double> values(x, x + free->size());
     AccuracyCase trial = *c;
-    trial.config.cluster.gpu.roofline = restricted_constants(*prior, *gpu, *free, values).roofline;
+    trial.config.cluster.gpu.roofline =
+        restricted_constants(group->prior, *group->gpu, *free, group->values(x)).roofline;
     Result<simulator::StepReport> rep =
         simulator::simulate(c->config.model, c->config.plan, case_cluster(trial));
     if (!rep.ok() || !(rep->iteration_time_s > 0)) return false;
@@ -225,19 +243,56 @@ Result<CalibrationResult> calibrate_restricted(const std::vector<AccuracyCase>& 
     return Status::invalid_argument("calibrate: the restricted fit needs a reference GPU");
   }
   const simulator::GpuSpec& gpu = cases.front().config.cluster.gpu;
-  const FreeSet set = select_free_constants(cases);
+  const std::vector<AccuracyCase> no_pool;
+  const std::vector<AccuracyCase>& pool = options.pool ? *options.pool : no_pool;
+  for (const AccuracyCase& c : pool) {
+    if (c.config.cluster.gpu.name != pool.front().config.cluster.gpu.name ||
+        c.config.cluster.gpu.name == gpu.name) {
+      return Status::invalid_argument("calibrate: the pooled rows must be of one other GPU (" +
+                                      c.name + ")");
+    }
+  }
+  // The free set of a pooled fit counts both GPUs' rows.
+  std::vector<AccuracyCase> counted = cases;
+  counted.insert(counted.end(), pool.begin(), pool.end());
+  const FreeSet set = select_free_constants(counted);
   if (set.free.empty()) {
     return Status::failed_precondition("calibrate: no constant of the restricted fit is "
                                        "exercised by " + std::to_string(kMinRowsPerFreeConstant) +
-                                       " or more of the " + std::to_string(cases.size()) +
+                                       " or more of the " + std::to_string(counted.size()) +
                                        " rows");
   }
   const AccuracyConstants prior = prior_constants(gpu, *options.prior_reference, initial);
   const bool underdetermined = set.eligible.empty();
+  // Parameters: one per free constant (the cases' GPU), then the pool GPU's
+  // own GEMM scales; the pool shares the others.
   std::vector<FreeBounds> bounds;
+  std::vector<FitGroup> groups(pool.empty() ? 1 : 2);
+  groups[0].cases = &cases;
+  groups[0].gpu = &gpu;
+  groups[0].prior = prior;
   for (const FreeConstant& f : set.free) {
     LLMPLAN_ASSIGN_OR_RETURN(const FreeBounds b, free_constant_bounds(f.name, gpu));
+    groups[0].index.push_back(static_cast<int>(bounds.size()));
     bounds.push_back(b);
+  }
+  if (!pool.empty()) {
+    const simulator::GpuSpec& pool_gpu = pool.front().config.cluster.gpu;
+    groups[1].cases = &pool;
+    groups[1].gpu = &pool_gpu;
+    groups[1].prior = prior_constants(pool_gpu, *options.prior_reference, constants_of(pool.front()));
+    for (size_t i = 0; i < set.free.size(); ++i) {
+      LLMPLAN_ASSIGN_OR_RETURN(const FreeBounds b, free_constant_bounds(set.free[i].name, pool_gpu));
+      if (is_gemm_scale(set.free[i].name)) {
+        groups[1].index.push_back(static_cast<int>(bounds.size()));
+        bounds.push_back(b);
+      } else {
+        // Shared: inside both GPUs' bounds.
+        groups[1].index.push_back(static_cast<int>(i));
+        bounds[i].lo = std::max(bounds[i].lo, b.lo);
+        bounds[i].hi = std::min(bounds[i].hi, b.hi);
+      }
+    }
   }
   CalibrationResult best;
   const auto add_line = [&](const std::string& text) {
@@ -248,12 +303,26 @@ Result<CalibrationResult> calibrate_restricted(const std::vector<AccuracyCase>& 
   for (const FreeConstant& f : set.free) {
     names += (names.empty() ? "" : ", ") + f.name + " (" + std::to_string(f.rows) + " rows)";
   }
-  add_line("restricted dense fit: " + std::to_string(cases.size()) + " rows, at least " +
-           std::to_string(kMinRowsPerFreeConstant) + " per free constant: free " + names +
-           "; held at " + options.prior_reference->name +
+  add_line("restricted dense fit: " + std::to_string(cases.size()) + " rows" +
+           (pool.empty() ? std::string()
+                         : " pooled with " + std::to_string(pool.size()) + " rows of " +
+                               pool.front().config.cluster.gpu.name +
+                               " (own GEMM scales, shared attention and host costs)") +
+           ", at least " + std::to_string(kMinRowsPerFreeConstant) + " per free constant: free " +
+           names + "; held at " + options.prior_reference->name +
            "'s calibration scaled by datasheet ratios (planner/accuracy/restricted_fit.h)\n");
-  // Screen: 3 points per free constant, inside its bounds (at 1/6, 1/2, 5/6).
-  const size_t n = set.free.size();
+  const auto total_cost = [&](const double* x) -> Result<double> {
+    double cost = 0;
+    for (const FitGroup& g : groups) {
+      LLMPLAN_ASSIGN_OR_RETURN(
+          const double c,
+          robust_cost(*g.cases, restricted_constants(g.prior, *g.gpu, set.free, g.values(x))));
+      cost += c;
+    }
+    return cost;
+  };
+  // Screen: 3 points per parameter, inside its bounds (at 1/6, 1/2, 5/6).
+  const size_t n = bounds.size();
   std::vector<std::vector<double>> grid(1);
   for (size_t i = 0; i < n; ++i) {
     std::vector<std::vector<double>> next;
@@ -268,8 +337,7 @@ Result<CalibrationResult> calibrate_restricted(const std::vector<AccuracyCase>& 
   }
   std::vector<double> screen(grid.size());
   for (size_t g = 0; g < grid.size(); ++g) {
-    LLMPLAN_ASSIGN_OR_RETURN(screen[g],
-                             robust_cost(cases, restricted_constants(prior, gpu, set.free, grid[g])));
+    LLMPLAN_ASSIGN_OR_RETURN(screen[g], total_cost(grid[g].data()));
     if (options.on_progress) {
       options.on_progress({CalibrationProgress::Stage::kScreen, static_cast<int>(g) + 1,
                            static_cast<int>(grid.size()), 0,
@@ -278,18 +346,21 @@ Result<CalibrationResult> calibrate_restricted(const std::vector<AccuracyCase>& 
   }
   const size_t start = static_cast<size_t>(
       std::min_element(screen.begin(), screen.end()) - screen.begin());
-  double x[kMaxFree] = {0, 0, 0, 0, 0};
+  double x[kMaxParams] = {0, 0, 0, 0, 0, 0, 0, 0};
   for (size_t i = 0; i < n; ++i) x[i] = grid[start][i];
   ceres::Problem problem;
   ceres::NumericDiffOptions diff;
   diff.relative_step_size = 1e-3;
-  for (const AccuracyCase& c : cases) {
-    auto* cost = new ceres::NumericDiffCostFunction<RestrictedResidual, ceres::CENTRAL, 1, kMaxFree>(
-        new RestrictedResidual{&c, &prior, &gpu, &set.free}, ceres::TAKE_OWNERSHIP, 1, diff);
-    problem.AddResidualBlock(cost, new ceres::HuberLoss(kHuberDelta), x);
+  for (const FitGroup& g : groups) {
+    for (const AccuracyCase& c : *g.cases) {
+      auto* cost =
+          new ceres::NumericDiffCostFunction<RestrictedResidual, ceres::CENTRAL, 1, kMaxParams>(
+              new RestrictedResidual{&c, &g, &set.free}, ceres::TAKE_OWNERSHIP, 1, diff);
+      problem.AddResidualBlock(cost, new ceres::HuberLoss(kHuberDelta), x);
+    }
   }
   std::vector<int> unused;
-  for (int i = 0; i < kMaxFree; ++i) {
+  for (int i = 0; i < kMaxParams; ++i) {
     if (static_cast<size_t>(i) < n) {
       problem.SetParameterLowerBound(x, i, bounds[i].lo);
       problem.SetParameterUpperBound(x, i, bounds[i].hi);
@@ -297,16 +368,17 @@ Result<CalibrationResult> calibrate_restricted(const std::vector<AccuracyCase>& 
       unused.push_back(i);
     }
   }
-  if (!unused.empty()) problem.SetManifold(x, new ceres::SubsetManifold(kMaxFree, unused));
+  if (!unused.empty()) problem.SetManifold(x, new ceres::SubsetManifold(kMaxParams, unused));
   ceres::Solver::Options solver =
       polish_solver_options(options, std::min(options.max_iterations, 200));
   ceres::Solver::Summary summary;
   ceres::Solve(solver, &problem, &summary);
   const double polished =
       summary.IsSolutionUsable() ? summary.final_cost : std::numeric_limits<double>::infinity();
-  const std::vector<double> values = polished <= screen[start]
+  const std::vector<double> params = polished <= screen[start]
                                          ? std::vector<double>(x, x + n)
                                          : grid[start];
+  const std::vector<double> values = groups[0].values(params.data());
   best.cost = std::min(polished, screen[start]);
   best.starts = 1;
   best.constants = restricted_constants(prior, gpu, set.free, values);
@@ -314,7 +386,18 @@ Result<CalibrationResult> calibrate_restricted(const std::vector<AccuracyCase>& 
            fmt("%.6g", screen[start]) + "; polished: cost " + fmt("%.6g", best.cost) + " after " +
            std::to_string(summary.iterations.size()) + " iterations (" +
            (summary.IsSolutionUsable() ? "usable" : "failed") + ")\n");
-  for (size_t i = 0; i < n; ++i) {
+  if (!pool.empty()) {
+    std::string pooled;
+    for (size_t i = 0; i < set.free.size(); ++i) {
+      if (!is_gemm_scale(set.free[i].name)) continue;
+      pooled += (pooled.empty() ? "" : ", ") + set.free[i].name + " scale " +
+                fmt("%.4g", values[i]) + " (" + gpu.name + "), " +
+                fmt("%.4g", params[static_cast<size_t>(groups[1].index[i])]) + " (" +
+                groups[1].gpu->name + ")";
+    }
+    add_line("pooled fit, per-GPU GEMM scales: " + pooled + "\n");
+  }
+  for (size_t i = 0; i < set.free.size(); ++i) {
     const double span = bounds[i].hi - bounds[i].lo;
     if (values[i] <= bounds[i].lo + 1e-6 * span) {
       best.at_bound.push_back(set.free[i].name + " at its lower bound");

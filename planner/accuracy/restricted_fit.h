@@ -20,6 +20,16 @@
 // fold of one or two rows) the first candidate any row exercises, and the
 // fit says it is underdetermined.
 //
+// Pooled (CalibrationOptions::pool: dense rows of another GPU of the same
+// generation, B200 with GB200): the free set is chosen over both GPUs'
+// rows; each GPU gets its own GEMM scale(s) (one die, but the datasheet
+// peaks differ by clock and power limit), while flash attention and the host
+// launch cost take one value for both (the same SM, kernels and software
+// stack; the bounds are both GPUs'), and each GPU's held constants are its
+// own prior. The screen covers every solver parameter (3 points each). The
+// result is the cases' GPU's constants; its in-sample MAPE counts the cases
+// only.
+//
 // Held constants (prior_constants()): each efficiency as the same fraction
 // of the target's ceiling as the reference's fitted value is of the
 // reference's ceiling; a GEMM precision that is not free follows the first

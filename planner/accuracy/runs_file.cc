@@ -913,6 +913,12 @@ Result<PublishedRun> map_published_run(const RunRow& row, const std::vector<Mode
       plan.overlap_param_gather = true;
     }
     plan.tp_comm_overlap = row.tp > 1;
+    // Those configs turn FP8 on with fp8 and fp8_hybrid and set no
+    // fp8_params (NeMo-Framework-Launcher examples/training/llama/h100/
+    // llama2_13b_fp8.sh and llama3_70b_fp8.sh; the GPT-3 and Nemotron rows
+    // are assumed to run alike): bf16 parameters,
+    // gathered at 2 bytes (Plan::fp8_param_gather).
+    plan.fp8_param_gather = false;
   }
   // Megatron-Bridge rows whose release preset did not match the table
   // (overlaps unstated) but which ran the distributed optimizer: every

@@ -37,6 +37,7 @@ struct AccuracyOptions {
   bool progress = false;
   bool moe_only = false;  // calibrate: hold the constants in effect, fit only the MoE stage
   bool hybrid_only = false;  // calibrate: hold the constants in effect, fit only ssd_scan_efficiency
+  std::string pool_gpu;   // calibrate: the pooled restricted fit's other GPU (#26)
 };
 
 // Prints a line to stdout at once (calibrate streams its results); a failed
@@ -781,10 +782,10 @@ Status run_calibrate(const AccuracyOptions& o, const GlobalOptions& global) {
     // #27: only ssd_scan_efficiency, on the rows with Mamba layers, over the
     // dense and MoE constants in effect (held).
     if (!runs) return Status::invalid_argument("--hybrid-only: needs a runs file (hybrid rows)");
-    if (o.folds > 0 || o.moe_only) {
+    if (o.folds > 0 || o.moe_only || !o.pool_gpu.empty()) {
       return Status::invalid_argument(
           "--hybrid-only: fits one constant with its own leave-one-model-out figures; give "
-          "--folds 0 and no --moe-only");
+          "--folds 0 and no --moe-only or --pool-gpu");
     }
     AccuracyConstants held = initial;
     boost::json::object hybrid_report;
@@ -809,6 +810,41 @@ Status run_calibrate(const AccuracyOptions& o, const GlobalOptions& global) {
     std::printf("wrote %s (%.1f s)\n", o.output.c_str(), wall);
     return Status();
   }
+  if (!o.pool_gpu.empty()) {
+    // The pooled restricted fit (#26): the other GPU's dense rows of the
+    // latest release, fitted alongside every fit below (folds included),
+    // never scored.
+    if (!runs || !releases || copt.prior_reference == nullptr) {
+      return Status::invalid_argument(
+          "--pool-gpu: needs a runs file with releases (the restricted fit), such as "
+          "data/blackwell/published_runs.csv");
+    }
+    if (o.pool_gpu == o.gpu) return Status::invalid_argument("--pool-gpu: the same GPU as --gpu");
+    AccuracyOptions po = o;
+    po.gpu = o.pool_gpu;
+    std::vector<PublishedRun> pool_runs;
+    std::vector<std::string> pool_notes;
+    std::string pool_name;
+    LLMPLAN_ASSIGN_OR_RETURN(std::vector<AccuracyCase> pool,
+                             load_runs_cases(po, global, &pool_runs, &pool_notes, &pool_name));
+    const std::vector<bool> pool_latest = latest_release_mask(pool);
+    std::vector<AccuracyCase> kept;
+    for (size_t i = 0; i < pool.size(); ++i) {
+      if (pool_latest[i] && !pool[i].config.model.is_moe()) kept.push_back(std::move(pool[i]));
+    }
+    if (kept.empty()) {
+      return Status::invalid_argument("--pool-gpu: no dense row of the latest release ran on " +
+                                      o.pool_gpu);
+    }
+    const std::string why = "pooled restricted fit: " + std::to_string(kept.size()) +
+                            " dense latest-release rows of " + o.pool_gpu +
+                            " fitted alongside (own GEMM scales, shared attention and host "
+                            "costs), never scored";
+    notes.push_back(why);
+    stream_line(why + "\n");
+    copt.pool = std::make_shared<const std::vector<AccuracyCase>>(std::move(kept));
+  }
+
   if (o.moe_only) {
     // #27: only the mixture-of-experts stage, over the dense constants in
     // effect (the GPU preset's, or --constants), which are held, not refitted.
@@ -1133,6 +1169,10 @@ void add_calibrate_command(CLI::App& app, const GlobalOptions& global, Action* a
   cmd->add_flag("--progress", o->progress,
                 "Progress lines (screen, start, iteration, cost) on stderr also when it is not a "
                 "terminal");
+  cmd->add_option("--pool-gpu", o->pool_gpu,
+                  "Runs files with releases: fit the restricted dense constants on this GPU's "
+                  "dense latest-release rows too (same generation, e.g. gb200 with --gpu b200): "
+                  "own GEMM scales, shared attention and host costs; only --gpu's rows are scored");
   cmd->add_flag("--moe-only", o->moe_only,
                 "Runs files: hold the dense constants in effect (the preset's or --constants) and "
                 "fit only the mixture-of-experts constants, with their held-out figures");

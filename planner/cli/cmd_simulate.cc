@@ -39,6 +39,7 @@ struct SimulateOptions {
   int bf16_layers_at_start = 0, bf16_layers_at_end = 0;
   bool tp_comm_overlap = false, overlap_grad_reduce = true, overlap_param_gather = false;
   bool no_dropout = false, fused_cross_entropy = false, grad_reduce_in_bf16 = false;
+  bool no_fp8_param_gather = false;
   bool account_for_embedding = false, account_for_loss = false;
   int pipeline_first_chunk_layers = -1, pipeline_last_chunk_layers = -1;
   std::string gpu, cluster;
@@ -212,6 +213,7 @@ Status apply_plan_flags(const SimulateOptions& o, Plan* plan) {
   if (o.no_dropout) plan->dropout = false;
   if (o.fused_cross_entropy) plan->fused_cross_entropy = true;
   if (o.grad_reduce_in_bf16) plan->grad_reduce_in_fp32 = false;
+  if (o.no_fp8_param_gather) plan->fp8_param_gather = false;
   if (o.account_for_embedding) plan->account_for_embedding_in_pipeline_split = true;
   if (o.account_for_loss) plan->account_for_loss_in_pipeline_split = true;
   if (o.given("--pipeline-first-chunk-layers")) {
@@ -422,6 +424,10 @@ void add_simulate_command(CLI::App& app, const GlobalOptions& global, Action* ac
                 "Gradients accumulated and reduced in bf16 instead of fp32 (Megatron-Core "
                 "grad_reduce_in_fp32 False, as the Megatron-Bridge performance recipes run): 2 "
                 "bytes of gradient per parameter");
+  cmd->add_flag("--no-fp8-param-gather", o->no_fp8_param_gather,
+                "With --precision fp8 (delayed or current scaling) and the distributed optimizer: "
+                "bf16 parameters gathered at 2 bytes, with Transformer Engine's fp8 copy cached "
+                "beside them (no fp8_param_gather, as NeMo-Framework-Launcher 24.07 ran)");
   cmd->add_flag("--no-flash-attention", o->no_flash_attention, "Unfused attention kernels");
   cmd->add_option("--precision", o->precision,
                   "Training precision: bf16, fp16, fp8 (linear-layer GEMMs in FP8 with "

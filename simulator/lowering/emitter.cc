@@ -20,7 +20,7 @@ Emitter::Emitter(const Model& model, const Plan& plan, const Placement& placemen
   sp_ = plan.sequence_parallel && t_ > 1;
   Tsp_ = sp_ ? T_ / t_ : T_;
   swiglu_ = model.activation == Activation::kSwiglu;
-  formats_ = number_formats(plan);
+  formats_ = number_formats(plan, cost.fp8_transpose_copy());
 }
 
 void Emitter::push_kernel(std::vector<LoweredOp>* out, const KernelDesc& desc,

@@ -4,27 +4,30 @@
 
 namespace llmplan::simulator {
 
-double fp8_cast_bytes_per_element(Fp8Recipe recipe) {
+double fp8_cast_bytes_per_element(Fp8Recipe recipe, bool fp8_transpose) {
+  // Tensor scaling without a transposed copy writes 1 byte, not 2.
+  const double transpose = fp8_transpose ? 0.0 : 1.0;
   switch (recipe) {
-    case Fp8Recipe::kDelayed: return 4.0;
-    case Fp8Recipe::kCurrent: return 6.0;
+    case Fp8Recipe::kDelayed: return 4.0 - transpose;
+    case Fp8Recipe::kCurrent: return 6.0 - transpose;
     case Fp8Recipe::kMxfp8: return 4.0 + 2.0 / 32.0;
   }
   return 4.0;
 }
 
-double cast_bytes_per_element(const Plan& plan) {
-  return plan.precision == Precision::kNvfp4 ? kNvfp4CastBytesPerElement
-                                             : fp8_cast_bytes_per_element(plan.fp8_recipe);
+double cast_bytes_per_element(const Plan& plan, bool fp8_transpose) {
+  return plan.precision == Precision::kNvfp4
+             ? kNvfp4CastBytesPerElement
+             : fp8_cast_bytes_per_element(plan.fp8_recipe, fp8_transpose);
 }
 
 namespace lowering {
 
-NumberFormats number_formats(const Plan& plan) {
+NumberFormats number_formats(const Plan& plan, bool fp8_transpose) {
   NumberFormats f;
   f.low = plan.precision;
   f.p16 = low_precision(plan.precision) ? Precision::kBf16 : plan.precision;
-  f.cast_bytes = cast_bytes_per_element(plan);
+  f.cast_bytes = cast_bytes_per_element(plan, fp8_transpose);
   return f;
 }
 

@@ -50,7 +50,8 @@ struct NumberFormats {
   Precision p16 = Precision::kBf16;  // precision of everything else
   double cast_bytes = 4.0;           // cast bytes per element (fp8 or nvfp4)
 };
-NumberFormats number_formats(const Plan& plan);
+// `fp8_transpose`: CostModel::fp8_transpose_copy() (cast_bytes_per_element).
+NumberFormats number_formats(const Plan& plan, bool fp8_transpose = true);
 
 // The GEMMs that run in FP8 in FP8 training (in NVFP4 in NVFP4 training):
 // the linear layers' (QKV, output projection, FC1, FC2) and the routed

@@ -28,9 +28,10 @@ constexpr const char* kHeader =
     "global_batch,tokens_per_s_per_gpu,model_tflops_per_gpu,notes\n";
 
 // A DGX-B200 Llama 3 8B row (seq 8192) of the Blackwell form.
-std::string row(const std::string& precision, int tp, int dp, int mbs, int gbs) {
-  return "\"https://github.com/NVIDIA-NeMo/Megatron-Bridge/blob/x/docs/p.md\",NeMo 26.02,"
-         "DGX-B200," + std::to_string(tp * dp) + ",LLAMA3_8B,8192," + precision + "," +
+std::string row(const std::string& precision, int tp, int dp, int mbs, int gbs,
+                const std::string& system = "DGX-B200") {
+  return "\"https://github.com/NVIDIA-NeMo/Megatron-Bridge/blob/x/docs/p.md\",NeMo 26.02," +
+         system + "," + std::to_string(tp * dp) + ",LLAMA3_8B,8192," + precision + "," +
          std::to_string(tp) + ",1,1,n/a,n/a,," + std::to_string(dp) + "," +
          std::to_string(mbs) + "," + std::to_string(gbs) + ",30000,1000,\n";
 }
@@ -45,9 +46,10 @@ std::vector<AccuracyCase> cases_of(const std::string& rows) {
 }
 
 // Six FP8 rows of distinct layouts and batches.
-std::string six_fp8_rows() {
-  return row("FP8-CS", 1, 8, 1, 128) + row("FP8-CS", 1, 8, 2, 128) + row("FP8-CS", 2, 4, 1, 64) +
-         row("FP8-CS", 1, 16, 1, 256) + row("FP8-CS", 2, 8, 2, 256) + row("FP8-CS", 1, 4, 2, 64);
+std::string six_fp8_rows(const std::string& system = "DGX-B200") {
+  return row("FP8-CS", 1, 8, 1, 128, system) + row("FP8-CS", 1, 8, 2, 128, system) +
+         row("FP8-CS", 2, 4, 1, 64, system) + row("FP8-CS", 1, 16, 1, 256, system) +
+         row("FP8-CS", 2, 8, 2, 256, system) + row("FP8-CS", 1, 4, 2, 64, system);
 }
 
 std::vector<std::string> names(const std::vector<FreeConstant>& v) {
@@ -201,6 +203,51 @@ TEST(RestrictedFit, RecoversKnownConstantsAndPinsAtTheCeiling) {
   EXPECT_NE(std::find(fast->at_bound.begin(), fast->at_bound.end(),
                       "fp8_gemm_efficiency at its upper bound"),
             fast->at_bound.end());
+}
+
+// The pooled fit (CalibrationOptions::pool): B200 rows fitted alongside
+// GB200 rows, each GPU with its own FP8 scale and one attention efficiency
+// and launch cost for both, recovers the B200 constants the rows were
+// simulated with; only the B200 rows are scored. A pool of the same GPU is
+// an error.
+TEST(RestrictedFit, PooledFitKeepsPerGpuGemmScalesAndSharesAttention) {
+  std::vector<AccuracyCase> cases = cases_of(six_fp8_rows());
+  std::vector<AccuracyCase> pool = cases_of(six_fp8_rows("DGX-GB200"));
+  const simulator::GpuSpec b200 = gpu("b200"), gb200 = gpu("gb200");
+  ASSERT_EQ(pool.front().config.cluster.gpu.name, "gb200");
+  CalibrationOptions o;
+  o.fit_flash_attention = true;
+  o.prior_reference = std::make_shared<const simulator::GpuSpec>(gpu("h100-sxm"));
+  std::vector<AccuracyCase> both = cases;
+  both.insert(both.end(), pool.begin(), pool.end());
+  const std::vector<FreeConstant> free = select_free_constants(both).free;
+  ASSERT_EQ(names(free), (std::vector<std::string>{"fp8_gemm_efficiency",
+                                                   "flash_attention_efficiency",
+                                                   "kernel_overhead_s"}));
+  const auto simulate_with = [&](std::vector<AccuracyCase>* rows, const simulator::GpuSpec& g,
+                                 double fp8_scale) {
+    const AccuracyConstants prior =
+        prior_constants(g, *o.prior_reference, constants_of(rows->front()));
+    const AccuracyConstants truth = restricted_constants(prior, g, free, {fp8_scale, 0.45, 2e-5});
+    std::vector<AccuracyCase> sim = *rows;
+    apply_constants(truth, &sim);
+    Result<std::vector<double>> t = predict_iteration_times(sim, nullptr);
+    ASSERT_TRUE(t.ok());
+    for (size_t i = 0; i < rows->size(); ++i) (*rows)[i].run.iteration_time_s = (*t)[i];
+  };
+  simulate_with(&cases, b200, 0.8);
+  simulate_with(&pool, gb200, 0.7);
+  o.pool = std::make_shared<const std::vector<AccuracyCase>>(pool);
+  Result<CalibrationResult> fit = calibrate(cases, constants_of(cases.front()), o);
+  ASSERT_TRUE(fit.ok()) << fit.status().message();
+  EXPECT_NEAR(fit->constants.roofline.fp8_gemm_efficiency,
+              0.8 * b200.ceilings.fp8_gemm_efficiency, 0.01);
+  EXPECT_NEAR(fit->constants.roofline.flash_attention_efficiency, 0.45, 0.01);
+  EXPECT_LT(fit->in_sample_mape, 0.005);
+  EXPECT_NE(fit->summary.find("pooled with 6 rows of gb200"), std::string::npos) << fit->summary;
+  // The same GPU as a pool is refused.
+  o.pool = std::make_shared<const std::vector<AccuracyCase>>(cases);
+  EXPECT_FALSE(calibrate(cases, constants_of(cases.front()), o).ok());
 }
 
 }  // namespace

@@ -89,6 +89,33 @@ TEST(Fp8, FourCastsEachWayPerLayerWithTheirBytes) {
   EXPECT_DOUBLE_EQ(fp8_cast_bytes_per_element(Fp8Recipe::kMxfp8), 4.0 + 2.0 / 32.0);
 }
 
+// Blackwell (a GPU with FP4 tensor cores) reads either FP8 layout from one
+// copy: its tensor-scaling casts write no transpose, one byte per element
+// less (3 delayed, 5 current); MXFP8 keeps its two copies.
+TEST(Fp8, BlackwellCastsWriteNoTransposedCopy) {
+  Cluster blackwell = fp8_cluster();
+  EXPECT_TRUE(Roofline(blackwell).fp8_transpose_copy());
+  blackwell.gpu.peak_fp4_flops = 2 * blackwell.gpu.peak_fp8_flops;
+  EXPECT_FALSE(Roofline(blackwell).fp8_transpose_copy());
+  EXPECT_DOUBLE_EQ(fp8_cast_bytes_per_element(Fp8Recipe::kDelayed, false), 3.0);
+  EXPECT_DOUBLE_EQ(fp8_cast_bytes_per_element(Fp8Recipe::kCurrent, false), 5.0);
+  EXPECT_DOUBLE_EQ(fp8_cast_bytes_per_element(Fp8Recipe::kMxfp8, false), 4.0 + 2.0 / 32.0);
+  // The lowering asks the cost model: the same chunk's casts, 5 / 6 of the bytes.
+  const Model model = gpt(1, 1024, 16, 2048);
+  const Plan plan = fp8_plan(Fp8Recipe::kCurrent);
+  auto cast_bytes = [&](bool fp8_transpose) {
+    RecordingCost cost(fp8_transpose);
+    lower_chunk(model, plan, place(plan, fp8_cluster()), cost, 0);
+    double bytes = 0;
+    for (const KernelDesc& k : cost.kernels()) {
+      if (k.kind == KernelKind::kFp8CastTranspose) bytes += k.bytes;
+    }
+    return bytes;
+  };
+  ASSERT_GT(cast_bytes(true), 0);
+  EXPECT_DOUBLE_EQ(cast_bytes(false) / cast_bytes(true), 5.0 / 6.0);
+}
+
 TEST(Fp8, RooflineRunsFp8GemmsAtTheFp8PeakAndEfficiency) {
   Cluster c = fp8_cluster();
   c.gpu.roofline.gemm_efficiency = 0.8;
@@ -231,8 +258,9 @@ TEST(Fp8, DistributedOptimizerGathersFp8LayerWeightsAtOneByte) {
   const Model model = gpt(4, 1024, 16, 2048);
   const double all = static_cast<double>(model.parameter_count());
   const double layers = 4.0 * static_cast<double>(model.layer_parameters());
-  auto gathered = [&](Precision precision, Fp8Recipe recipe) {
+  auto gathered = [&](Precision precision, Fp8Recipe recipe, bool fp8_param_gather = true) {
     Plan plan;
+    plan.fp8_param_gather = fp8_param_gather;
     plan.data_parallel = 2;
     plan.global_batch_size = 2;
     plan.zero_stage = 1;
@@ -252,6 +280,21 @@ TEST(Fp8, DistributedOptimizerGathersFp8LayerWeightsAtOneByte) {
   EXPECT_DOUBLE_EQ(gathered(Precision::kFp8, Fp8Recipe::kMxfp8), 2.0 * all);
   EXPECT_DOUBLE_EQ(gathered(Precision::kFp8, Fp8Recipe::kCurrent), 2.0 * all - layers);
   EXPECT_DOUBLE_EQ(gathered(Precision::kFp8, Fp8Recipe::kDelayed), 2.0 * all - layers);
+  // Without fp8_param_gather (NeMo-Framework-Launcher 24.07) the bf16
+  // parameters travel at 2 bytes.
+  EXPECT_DOUBLE_EQ(gathered(Precision::kFp8, Fp8Recipe::kCurrent, false), 2.0 * all);
+  EXPECT_DOUBLE_EQ(gathered(Precision::kFp8, Fp8Recipe::kDelayed, false), 2.0 * all);
+}
+
+TEST(Fp8, PlanJsonRoundTripsFp8ParamGather) {
+  Plan p = fp8_plan(Fp8Recipe::kCurrent);
+  EXPECT_FALSE(plan_to_json(p).as_object().contains("fp8_param_gather"));
+  p.fp8_param_gather = false;
+  const boost::json::value v = plan_to_json(p);
+  EXPECT_FALSE(v.at("fp8_param_gather").as_bool());
+  Plan q;
+  ASSERT_TRUE(apply_plan_json(v, "plan", &q).ok());
+  EXPECT_EQ(q, p);
 }
 
 TEST(Fp8, PlanJsonRoundTripsPrecisionAndRecipe) {

@@ -141,9 +141,10 @@ TEST(Nvfp4, StepFasterThanFp8FasterThanBf16OnALargeGemmBoundModel) {
   EXPECT_LT(fp8->iteration_time_s, 0.9 * bf16->iteration_time_s);
   EXPECT_LT(fp4->iteration_time_s, 0.9 * fp8->iteration_time_s);
   EXPECT_GT(fp4->breakdown.fp8_cast_s, 0.0);
-  // NVFP4 casts move more bytes than delayed-scaling FP8's (5.125 vs 4 per
-  // element) at the same places.
-  EXPECT_NEAR(fp4->breakdown.fp8_cast_s / fp8->breakdown.fp8_cast_s, 5.125 / 4.0, 0.05);
+  // NVFP4 casts move more bytes than delayed-scaling FP8's (5.125 vs 3 per
+  // element: a GPU with FP4 tensor cores writes no transposed FP8 copy,
+  // CostModel::fp8_transpose_copy) at the same places.
+  EXPECT_NEAR(fp4->breakdown.fp8_cast_s / fp8->breakdown.fp8_cast_s, 5.125 / 3.0, 0.05);
   EXPECT_DOUBLE_EQ(fp4->model_flops, bf16->model_flops);
   EXPECT_NEAR(fp4->mfu / bf16->mfu, bf16->iteration_time_s / fp4->iteration_time_s, 1e-9);
 }

@@ -25,6 +25,10 @@ inline boost::json::value parse_json(const std::string& text) {
 // Records every kernel the lowering looks up; each costs 1 us.
 class RecordingCost final : public CostModel {
  public:
+  RecordingCost() = default;
+  // `fp8_transpose`: what fp8_transpose_copy() answers (false: Blackwell).
+  explicit RecordingCost(bool fp8_transpose) : fp8_transpose_(fp8_transpose) {}
+  bool fp8_transpose_copy() const override { return fp8_transpose_; }
   double kernel_time_s(const KernelDesc& k) const override {
     std::lock_guard<std::mutex> lock(mu_);
     kernels_.push_back(k);
@@ -40,6 +44,7 @@ class RecordingCost final : public CostModel {
   }
 
  private:
+  bool fp8_transpose_ = true;
   mutable std::mutex mu_;
   mutable std::vector<KernelDesc> kernels_;
 };
