@@ -705,6 +705,31 @@ Status fit_moe_constants(const std::vector<AccuracyCase>& cases, const std::vect
   return Status();
 }
 
+// Writes the constants of a stage-only fit (--moe-only, --hybrid-only): the
+// held dense constants plus the fitted stage, with a provenance line naming
+// the command (`flags`) and what it fitted, and prints the "wrote" line.
+Status write_stage_constants(const AccuracyOptions& o, const std::string& gpu_name,
+                             const AccuracyConstants& held, const std::string& flags,
+                             const std::string& fitted, const boost::json::object* moe,
+                             const boost::json::object* hybrid,
+                             std::chrono::steady_clock::time_point t0) {
+  std::string data;
+  for (const std::string& f : o.files) {
+    data += (data.empty() ? "" : " ") + f.substr(f.find_last_of('/') + 1);
+  }
+  const std::string src = "llmplan calibrate " + data + " --gpu " + gpu_name + " " + flags +
+                          ": the " + (moe != nullptr ? "dense " : "") +
+                          "constants in effect held (" +
+                          (o.constants.empty() ? std::string("the preset's") : o.constants) +
+                          "); only " + fitted + " fitted";
+  LLMPLAN_ASSIGN_OR_RETURN(const std::string text,
+                           constants_to_json(gpu_name, held, src, "not fitted: " + src, moe, hybrid));
+  LLMPLAN_RETURN_IF_ERROR(write_output_file(o.output, text, "--output"));
+  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  std::printf("wrote %s (%.1f s)\n", o.output.c_str(), wall);
+  return Status();
+}
+
 Status run_calibrate(const AccuracyOptions& o, const GlobalOptions& global) {
   const auto t0 = std::chrono::steady_clock::now();
   std::vector<std::string> notes;
@@ -794,21 +819,8 @@ Status run_calibrate(const AccuracyOptions& o, const GlobalOptions& global) {
     if (hybrid_report.empty()) {
       return Status::invalid_argument("--hybrid-only: no row of a model with Mamba layers to fit");
     }
-    std::string data;
-    for (const std::string& f : o.files) {
-      data += (data.empty() ? "" : " ") + f.substr(f.find_last_of('/') + 1);
-    }
-    const std::string src = "llmplan calibrate " + data + " --gpu " + gpu_name +
-                            " --hybrid-only --folds 0: the constants in effect held (" +
-                            (o.constants.empty() ? std::string("the preset's") : o.constants) +
-                            "); only ssd_scan_efficiency fitted";
-    LLMPLAN_ASSIGN_OR_RETURN(const std::string text,
-                             constants_to_json(gpu_name, held, src, "not fitted: " + src, nullptr,
-                                               &hybrid_report));
-    LLMPLAN_RETURN_IF_ERROR(write_output_file(o.output, text, "--output"));
-    const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    std::printf("wrote %s (%.1f s)\n", o.output.c_str(), wall);
-    return Status();
+    return write_stage_constants(o, gpu_name, held, "--hybrid-only --folds 0",
+                                 "ssd_scan_efficiency", nullptr, &hybrid_report, t0);
   }
   if (!o.pool_gpu.empty()) {
     // The pooled restricted fit (#26): the other GPU's dense rows of the
@@ -861,21 +873,8 @@ Status run_calibrate(const AccuracyOptions& o, const GlobalOptions& global) {
     if (moe_report.empty()) {
       return Status::invalid_argument("--moe-only: no mixture-of-experts row to fit");
     }
-    std::string data;
-    for (const std::string& f : o.files) {
-      data += (data.empty() ? "" : " ") + f.substr(f.find_last_of('/') + 1);
-    }
-    const std::string src = "llmplan calibrate " + data + " --gpu " + gpu_name +
-                            " --moe-only: the dense constants in effect held (" +
-                            (o.constants.empty() ? std::string("the preset's") : o.constants) +
-                            "); only the mixture-of-experts constants fitted";
-    LLMPLAN_ASSIGN_OR_RETURN(const std::string text,
-                             constants_to_json(gpu_name, held, src, "not fitted: " + src,
-                                               &moe_report));
-    LLMPLAN_RETURN_IF_ERROR(write_output_file(o.output, text, "--output"));
-    const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    std::printf("wrote %s (%.1f s)\n", o.output.c_str(), wall);
-    return Status();
+    return write_stage_constants(o, gpu_name, held, "--moe-only",
+                                 "the mixture-of-experts constants", &moe_report, nullptr, t0);
   }
   if (o.folds > static_cast<int>(cases.size())) {
     return Status::invalid_argument(

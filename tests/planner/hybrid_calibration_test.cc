@@ -15,6 +15,7 @@
 #include "planner/accuracy/accuracy_json.h"
 #include "planner/accuracy/runs_file.h"
 #include "presets/catalog.h"
+#include "tests/planner/runs_fixtures.h"
 #include "simulator/lowering/moe_dispatch.h"
 #include "simulator/roofline.h"
 
@@ -25,16 +26,7 @@ namespace {
 // into rows of models with Mamba layers and the others.
 void blackwell_cases(const std::string& gpu, std::vector<AccuracyCase>* hybrid,
                      std::vector<AccuracyCase>* other) {
-  Result<presets::Catalog> catalog = presets::Catalog::builtin();
-  ASSERT_TRUE(catalog.ok());
-  const std::string path = std::string(LLMPLAN_DATA_DIR) + "/blackwell/published_runs.csv";
-  Result<std::vector<PublishedRun>> runs = read_runs_file(path, "", *catalog);
-  ASSERT_TRUE(runs.ok()) << runs.status().message();
-  std::vector<PublishedRun> expressible;
-  for (const PublishedRun& r : *runs) {
-    if (r.missing.empty()) expressible.push_back(r);
-  }
-  for (AccuracyCase& c : make_runs_cases(expressible)) {
+  for (AccuracyCase& c : fixtures::shipped_runs_cases("blackwell/published_runs.csv")) {
     if (c.config.cluster.gpu.name != gpu) continue;
     (has_mamba_layers(c) ? hybrid : other)->push_back(std::move(c));
   }

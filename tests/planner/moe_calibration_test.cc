@@ -12,22 +12,14 @@
 #include "planner/accuracy/accuracy_json.h"
 #include "planner/accuracy/runs_file.h"
 #include "presets/catalog.h"
+#include "tests/planner/runs_fixtures.h"
 
 namespace llmplan::planner {
 namespace {
 
 // The expressible MoE rows of the shipped H100 runs file (and the dense ones).
 void h100_cases(std::vector<AccuracyCase>* moe, std::vector<AccuracyCase>* dense) {
-  Result<presets::Catalog> catalog = presets::Catalog::builtin();
-  ASSERT_TRUE(catalog.ok());
-  const std::string path = std::string(LLMPLAN_DATA_DIR) + "/h100/published_runs.csv";
-  Result<std::vector<PublishedRun>> runs = read_runs_file(path, "", *catalog);
-  ASSERT_TRUE(runs.ok()) << runs.status().message();
-  std::vector<PublishedRun> expressible;
-  for (const PublishedRun& r : *runs) {
-    if (r.missing.empty()) expressible.push_back(r);
-  }
-  for (AccuracyCase& c : make_runs_cases(expressible)) {
+  for (AccuracyCase& c : fixtures::shipped_runs_cases("h100/published_runs.csv")) {
     (c.config.model.is_moe() ? moe : dense)->push_back(std::move(c));
   }
 }

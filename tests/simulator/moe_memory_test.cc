@@ -19,26 +19,8 @@ namespace {
 constexpr double kRel = 1e-9;
 #define EXPECT_REL(actual, expected) EXPECT_NEAR((actual), (expected), kRel* std::fabs(expected))
 
-// A Llama-style dense model (SwiGLU, GQA, RMSNorm, untied).
-Model llama_like() {
-  Model m = testing::gpt(16, 2048, 16, 4096, 32000);
-  m.num_kv_heads = 4;
-  m.ffn_hidden_size = 5632;
-  m.activation = Activation::kSwiglu;
-  m.positions = PositionEmbedding::kRotary;
-  m.tied_embeddings = false;
-  m.linear_bias = false;
-  return m;
-}
-
-// The same with 16 routed experts of 1408, top-4.
-Model moe_like() {
-  Model m = llama_like();
-  m.num_experts = 16;
-  m.moe_top_k = 4;
-  m.moe_ffn_hidden_size = 1408;
-  return m;
-}
+using testing::llama_like;
+using testing::moe_like;
 
 Plan moe_plan(int t, int p, int d, int ep) {
   Plan plan;

@@ -77,6 +77,28 @@ inline Model gpt(int layers, int hidden, int heads, int seq, int vocab = 50257) 
   return m;
 }
 
+// A Llama-style dense model (SwiGLU, GQA, RMSNorm, untied) of `layers`
+// layers, hidden 2048.
+inline Model llama_like(int layers = 16) {
+  Model m = gpt(layers, 2048, 16, 4096, 32000);
+  m.num_kv_heads = 4;
+  m.ffn_hidden_size = 5632;
+  m.activation = Activation::kSwiglu;
+  m.positions = PositionEmbedding::kRotary;
+  m.tied_embeddings = false;
+  m.linear_bias = false;
+  return m;
+}
+
+// llama_like() with 16 routed experts of 1408, top-4.
+inline Model moe_like() {
+  Model m = llama_like();
+  m.num_experts = 16;
+  m.moe_top_k = 4;
+  m.moe_ffn_hidden_size = 1408;
+  return m;
+}
+
 // A cost model whose stages are exactly uniform: GEMMs cost their FLOPs at
 // 1 PFLOP/s except the logits; every other kernel and every collective is
 // free. Pipeline bubbles can then be checked against the textbook formulas.
