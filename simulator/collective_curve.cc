@@ -78,6 +78,9 @@ Status add_row(const std::vector<std::string_view>& cols, size_t expected_cols,
   if (!parse_number(cols[0], &size) || size <= 0) {
     return Status::parse_error(where + ": bad size " + shown(cols[0]));
   }
+  if (!(size <= kMaxCurveBytes)) {
+    return Status::parse_error(where + ": size " + shown(cols[0]) + " above 2^64 bytes");
+  }
   double sum = 0;
   for (size_t c : time_cols) {
     double t = 0;
@@ -94,7 +97,7 @@ Status add_row(const std::vector<std::string_view>& cols, size_t expected_cols,
                                " rows (the limit for a measured curve)");
   }
   const double seconds = sum / static_cast<double>(time_cols.size()) * time_scale_s;
-  if (!std::isfinite(seconds) || !(seconds > 0)) {
+  if (!std::isfinite(seconds) || !(seconds > 0) || seconds > kMaxCurveSeconds) {
     return Status::parse_error(where + ": time out of range");
   }
   curve->bytes.push_back(size);
@@ -139,11 +142,13 @@ Status validate(const CollectiveCurve& curve) {
   }
   for (size_t i = 0; i < curve.bytes.size(); ++i) {
     const std::string at = "points[" + std::to_string(i) + "]";
-    if (!std::isfinite(curve.bytes[i]) || curve.bytes[i] <= 0) {
-      return Status::invalid_argument(at + ": bytes must be > 0");
+    if (!std::isfinite(curve.bytes[i]) || curve.bytes[i] <= 0 ||
+        curve.bytes[i] > kMaxCurveBytes) {
+      return Status::invalid_argument(at + ": bytes must be > 0 and at most 2^64");
     }
-    if (!std::isfinite(curve.seconds[i]) || curve.seconds[i] <= 0) {
-      return Status::invalid_argument(at + ": seconds must be > 0");
+    if (!std::isfinite(curve.seconds[i]) || curve.seconds[i] <= 0 ||
+        curve.seconds[i] > kMaxCurveSeconds) {
+      return Status::invalid_argument(at + ": seconds must be > 0 and at most 1e6");
     }
     if (i > 0 && curve.bytes[i] <= curve.bytes[i - 1]) {
       return Status::invalid_argument(at + ": bytes must be strictly increasing");

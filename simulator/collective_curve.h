@@ -25,6 +25,11 @@ namespace llmplan::simulator {
 // of one MeasuredCollectives may have together. Copies of the curves travel
 // with every cluster, so the caps bound memory.
 inline constexpr size_t kMaxCurvePoints = 100000;
+// Largest size and time of a curve point: nccl-tests sizes are 64-bit byte
+// counts, and a collective of more than a million seconds is not a
+// measurement; the bounds keep every interpolated or extrapolated time finite.
+inline constexpr double kMaxCurveBytes = 18446744073709551616.0;  // 2^64
+inline constexpr double kMaxCurveSeconds = 1e6;
 // The most in-node curves one MeasuredCollectives may have.
 inline constexpr size_t kMaxInNodeCurves = 1024;
 

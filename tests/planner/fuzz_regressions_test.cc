@@ -3,6 +3,7 @@
 // per finding, named after the target that found it.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <string>
 
 #include "presets/catalog.h"
@@ -64,6 +65,27 @@ TEST(FuzzRegressions, NcclTestsRowWithCarriageReturn) {
           ",1,float,1,1,1,1\n",
       "lut");
   EXPECT_EQ(curve.status().message(), "lut:2: bad size \"" + std::string(40, 'g') + "...\"");
+}
+
+// fuzz_nccl_tests: sizes of 1.03e208 and 1.04e308 bytes were read, and the
+// curve extrapolated to three times the largest size gave an infinite time.
+// Sizes above 2^64 bytes (and times above 1e6 s) are now refused.
+TEST(FuzzRegressions, NcclTestsSizeBeyondSixtyFourBits) {
+  const std::string header = "size(B),count,type,time(ns),busbw(GB/s),time(ns),busbw(GB/s)\n";
+  Result<simulator::CollectiveCurve> curve = simulator::parse_nccl_tests_text(
+      header + "103E206,262144,float,9200091.,8,92500,19.9\n", "lut");
+  ASSERT_FALSE(curve.ok());
+  EXPECT_EQ(curve.status().message(), "lut:2: size \"103E206\" above 2^64 bytes");
+  curve = simulator::parse_nccl_tests_text(header + "1048576,262144,float,2e15,8,2e15,8\n", "lut");
+  ASSERT_FALSE(curve.ok());
+  EXPECT_EQ(curve.status().message(), "lut:2: time out of range");
+  curve = simulator::parse_nccl_tests_text(header + "1.8e19,262144,float,9200,8,9250,8\n", "lut");
+  ASSERT_TRUE(curve.ok()) << curve.status().message();
+  EXPECT_TRUE(std::isfinite(curve->time_s(3 * curve->bytes.back())));
+  simulator::CollectiveCurve big;
+  big.bytes = {1e20};
+  big.seconds = {1.0};
+  EXPECT_FALSE(simulator::validate(big).ok());
 }
 
 // fuzz_sim_config: a config with "peak_fp16_flops": 3.12e41 did not read
