@@ -493,6 +493,27 @@ Result<std::string> moe_mape(const std::vector<AccuracyCase>& cases, const std::
   return pct(summarise(p, measured_of(trial)).mape);
 }
 
+// The rows of `cases` that `keep` selects (*rows) and, of those, the rows
+// of the latest release (*fit_rows; every kept row when `latest` is empty).
+template <typename Keep>
+void stage_rows(const std::vector<AccuracyCase>& cases, const std::vector<bool>& latest,
+                Keep keep, std::vector<size_t>* rows, std::vector<size_t>* fit_rows) {
+  for (size_t i = 0; i < cases.size(); ++i) {
+    if (!keep(cases[i])) continue;
+    rows->push_back(i);
+    if (latest.empty() || latest[i]) fit_rows->push_back(i);
+  }
+}
+
+// Copies of cases[rows[0]], cases[rows[1]], ...
+std::vector<AccuracyCase> cases_at(const std::vector<AccuracyCase>& cases,
+                                   const std::vector<size_t>& rows) {
+  std::vector<AccuracyCase> out;
+  out.reserve(rows.size());
+  for (size_t i : rows) out.push_back(cases[i]);
+  return out;
+}
+
 // The hybrid stage of calibrate (#27): ssd_scan_efficiency (calibrate_ssd)
 // fitted on the rows of models with Mamba layers of the latest release of
 // each system, model and precision (every such row when `latest` is empty),
@@ -506,17 +527,9 @@ Result<std::string> moe_mape(const std::vector<AccuracyCase>& cases, const std::
 Status fit_ssd_constant(const std::vector<AccuracyCase>& cases, const std::vector<bool>& latest,
                         AccuracyConstants* constants, boost::json::object* report) {
   std::vector<size_t> hybrid, fit_rows;
-  for (size_t i = 0; i < cases.size(); ++i) {
-    if (!has_mamba_layers(cases[i])) continue;
-    hybrid.push_back(i);
-    if (latest.empty() || latest[i]) fit_rows.push_back(i);
-  }
+  stage_rows(cases, latest, has_mamba_layers, &hybrid, &fit_rows);
   if (fit_rows.empty()) return Status();
-  const auto pick = [&](const std::vector<size_t>& rows) {
-    std::vector<AccuracyCase> out;
-    for (size_t i : rows) out.push_back(cases[i]);
-    return out;
-  };
+  const auto pick = [&](const std::vector<size_t>& rows) { return cases_at(cases, rows); };
   LLMPLAN_ASSIGN_OR_RETURN(const SsdCalibrationResult all, calibrate_ssd(pick(fit_rows), *constants));
   char buf[512];
   std::snprintf(buf, sizeof buf,
@@ -587,17 +600,11 @@ Status fit_moe_constants(const std::vector<AccuracyCase>& cases, const std::vect
                          const CalibrationOptions& copt, AccuracyConstants* constants,
                          boost::json::object* report) {
   std::vector<size_t> moe, fit_rows;
-  for (size_t i = 0; i < cases.size(); ++i) {
-    if (!cases[i].config.model.is_moe()) continue;
-    moe.push_back(i);
-    if (latest.empty() || latest[i]) fit_rows.push_back(i);
-  }
+  stage_rows(
+      cases, latest, [](const AccuracyCase& c) { return c.config.model.is_moe(); }, &moe,
+      &fit_rows);
   if (fit_rows.empty()) return Status();
-  const auto pick = [&](const std::vector<size_t>& rows) {
-    std::vector<AccuracyCase> out;
-    for (size_t i : rows) out.push_back(cases[i]);
-    return out;
-  };
+  const auto pick = [&](const std::vector<size_t>& rows) { return cases_at(cases, rows); };
   // MoE constants fitted on the `train` rows predict the `test` rows.
   struct HeldGroup {
     MoeCalibrationResult fit;
