@@ -868,6 +868,10 @@ Status run_calibrate(const AccuracyOptions& o, const GlobalOptions& global) {
     // #27: only the mixture-of-experts stage, over the dense constants in
     // effect (the GPU preset's, or --constants), which are held, not refitted.
     if (!runs) return Status::invalid_argument("--moe-only: needs a runs file (MoE rows)");
+    if (!o.pool_gpu.empty()) {
+      return Status::invalid_argument(
+          "--moe-only: --pool-gpu pools the dense fit, which --moe-only skips; give one of them");
+    }
     if (o.folds > 0) {
       return Status::invalid_argument(
           "--moe-only: --folds cross-validates the dense fit, which --moe-only skips; use "
