@@ -249,11 +249,20 @@ Result<CalibrationResult> calibrate(const std::vector<AccuracyCase>& cases,
 inline constexpr double kGroupedGemmExpertOverheadCeilingS = 10e-6;
 inline constexpr double kMoeA2aEfficiencyCeiling = 0.81;
 inline constexpr double kMoeA2aEfficiencyFloor = 0.2;
+// The NIC all-to-all efficiency is fitted only when some row's expert group
+// spans nodes, and kept only when the rows determine it: replacing it by
+// the cluster's NIC figure (moe_a2a_nic_efficiency 0) must move some row's
+// predicted step by at least kMoeNicIdentifiedChange (in log time);
+// otherwise the result holds 0 and nic_held is set.
+inline constexpr double kMoeNicIdentifiedChange = 0.005;
 struct MoeCalibrationResult {
-  AccuracyConstants constants;  // base with the two MoE constants fitted
+  AccuracyConstants constants;  // base with the MoE constants fitted
   double cost = 0;
   double in_sample_mape = 0;
   std::vector<std::string> at_bound;  // "moe_a2a_efficiency at its upper bound", ...
+  // The rows did not determine moe_a2a_nic_efficiency (see above): it is 0,
+  // the cluster's NIC figure.
+  bool nic_held = false;
 };
 Result<MoeCalibrationResult> calibrate_moe(const std::vector<AccuracyCase>& cases,
                                            const AccuracyConstants& base,

@@ -282,6 +282,37 @@ Result<MoeCalibrationResult> calibrate_moe(const std::vector<AccuracyCase>& case
       }
     }
   }
+  if (fit_nic) {
+    // Spanning nodes is not enough for the rows to determine the NIC
+    // figure: a flex dispatcher that sends one RDMA copy per token and node
+    // can be bound by its NVLink forwarding instead (Qwen3-30B-A3B's H100
+    // EP 16 rows: the same step time for any NIC efficiency from about 0.4
+    // to 1). The solver then stops wherever the screen started it, and that
+    // value decides every NIC-bound model it is carried to. So a fitted NIC
+    // efficiency is kept only if replacing it by the cluster's figure (0:
+    // Cluster::network.nic_efficiency) moves some row's step by at least
+    // kMoeNicIdentifiedChange; otherwise the cluster's figure is used.
+    AccuracyConstants held = best.constants;
+    held.roofline.moe_a2a_nic_efficiency = 0.0;
+    std::vector<AccuracyCase> fitted = cases, reverted = cases;
+    apply_constants(best.constants, &fitted);
+    apply_constants(held, &reverted);
+    LLMPLAN_ASSIGN_OR_RETURN(const std::vector<double> with_fit,
+                             predict_iteration_times(fitted, nullptr));
+    LLMPLAN_ASSIGN_OR_RETURN(const std::vector<double> with_cluster,
+                             predict_iteration_times(reverted, nullptr));
+    double largest = 0;
+    for (size_t i = 0; i < cases.size(); ++i) {
+      largest = std::max(largest, std::abs(std::log(with_fit[i] / with_cluster[i])));
+    }
+    if (largest < kMoeNicIdentifiedChange) {
+      best.constants = held;
+      best.nic_held = true;
+      std::erase_if(best.at_bound, [](const std::string& b) {
+        return b.rfind("moe_a2a_nic_efficiency", 0) == 0;
+      });
+    }
+  }
   LLMPLAN_ASSIGN_OR_RETURN(best.in_sample_mape, in_sample_mape(cases, best.constants));
   return best;
 }
