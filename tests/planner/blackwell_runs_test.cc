@@ -130,6 +130,9 @@ TEST(BlackwellRuns, MapsADenseRow) {
   EXPECT_TRUE(plan.overlap_param_gather);
   EXPECT_EQ(plan.recompute, simulator::Recompute::kNone);
   EXPECT_FALSE(plan.dropout);
+  // Megatron-Bridge's fused cross entropy (TE's implementation): the bf16
+  // logits only.
+  EXPECT_TRUE(plan.fused_cross_entropy);
   EXPECT_EQ(p.config.model.seq_length, 8192);
 }
 
@@ -155,6 +158,8 @@ TEST(BlackwellRuns, NemoTwoFp8RowsReduceBf16Gradients) {
   EXPECT_FALSE((*r)[1].config.plan.grad_reduce_in_fp32);
   EXPECT_TRUE((*r)[2].config.plan.grad_reduce_in_fp32);
   EXPECT_EQ((*r)[0].config.plan.grad_bucket_bytes, 40'000'000LL * 2);
+  // NeMo 2.0's loss is not mapped as fused: only Megatron-Bridge's is.
+  for (const PublishedRun& p : *r) EXPECT_FALSE(p.config.plan.fused_cross_entropy) << p.name;
 }
 
 // The models table's optional column llmplan_preset: the run simulates the
@@ -576,7 +581,7 @@ TEST(ShippedRunsMemory, CpuOffloadingRowsFit) {
   const std::string path = std::string(LLMPLAN_DATA_DIR) + "/blackwell/published_runs.csv";
   Result<std::vector<PublishedRun>> runs = read_runs_file(path, "", *catalog);
   ASSERT_TRUE(runs.ok()) << runs.status().message();
-  int offloaded = 0, over = 0;
+  int offloaded = 0, over = 0, refactored = 0;
   for (const PublishedRun& r : *runs) {
     EXPECT_FALSE(has(r.missing, "activation CPU offloading")) << r.name;
     if (r.config.plan.cpu_offload_layers == 0) continue;
@@ -586,6 +591,11 @@ TEST(ShippedRunsMemory, CpuOffloadingRowsFit) {
     const bool is_405b = r.name.rfind("llama3.1-405b_dgx-gb200_", 0) == 0;
     EXPECT_TRUE(is_70b || is_405b) << r.name;
     EXPECT_EQ(r.config.plan.cpu_offload_layers, is_70b ? 40 : 92) << r.name;
+    // Transformer Engine's refactored offload handler from 26.02 on (an
+    // assumption, runs_file.cc), the earlier one before.
+    const bool before_26_02 = release_version(r.release) < std::vector<int>{26, 2};
+    EXPECT_EQ(r.config.plan.cpu_offload_v1, before_26_02) << r.name;
+    if (!r.config.plan.cpu_offload_v1) ++refactored;
     Result<simulator::StepReport> rep =
         simulator::simulate(r.config.model, r.config.plan, r.config.cluster);
     ASSERT_TRUE(rep.ok()) << r.name << ": " << rep.status().message();
