@@ -33,6 +33,7 @@ Plan lowering_key_plan(const Plan& plan) {
   key.grad_bucket_bytes = defaults.grad_bucket_bytes;
   key.dropout = defaults.dropout;
   key.fused_cross_entropy = defaults.fused_cross_entropy;
+  key.cpu_offload_v1 = defaults.cpu_offload_v1;
   // Below ZeRO-2 the lowering reads no data-parallel group (shard_passes
   // returns at once) and no data-parallel overlap flag; the ZeRO stage only
   // as sharding_stage() >= 2 or >= 3.

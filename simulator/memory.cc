@@ -600,11 +600,15 @@ std::vector<MemoryBreakdown> stage_memory(const Model& model, const Plan& plan,
       last_chunk_in_flight = live[v - 1];
       // Activation CPU offloading (Plan::cpu_offload_layers; validate()
       // holds p = 1, so this is the only stage and layers 0 .. N-1 are its
-      // first ones): their stored activations live in host memory, but for
-      // the layer in transit -- Transformer Engine's offload handler waits
-      // for a layer's copy to finish only at the next layer's end and
-      // prefetches one layer ahead in the backward -- which stays on the
-      // GPU: the largest offloaded layer, per micro-batch in flight.
+      // first ones): their stored activations live in host memory, but,
+      // with Transformer Engine's handler before its refactor
+      // (Plan::cpu_offload_v1), for the layer in transit -- it frees a
+      // layer's GPU copy only at a later layer's end and reloads one layer
+      // ahead in the backward -- which stays on the GPU: the largest
+      // offloaded layer, per micro-batch in flight. The refactored handler
+      // finishes layer i's offload before forward layer l - N + i starts
+      // and starts its reload after backward layer l - N + i: none of the N
+      // is on the GPU at the peak.
       if (plan.cpu_offload_layers > 0) {
         double offloaded = 0, largest = 0;
         const int n = std::min(plan.cpu_offload_layers, model.num_layers);
@@ -618,7 +622,7 @@ std::vector<MemoryBreakdown> stage_memory(const Model& model, const Plan& plan,
           offloaded += bytes;
           largest = std::max(largest, bytes);
         }
-        mb.activation_bytes -= live[0] * (offloaded - largest);
+        mb.activation_bytes -= live[0] * (plan.cpu_offload_v1 ? offloaded - largest : offloaded);
       }
     }
     // The MTP modules (Model::mtp_layers) on the last stage: each a decoder

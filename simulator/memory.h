@@ -45,7 +45,9 @@
 //                      recompute_modules mla_up_proj: one layer's q, k, v
 //   CPU offloading     Plan::cpu_offload_layers: the first N layers'
 //                      activations are in host memory, but for the largest
-//                      of them (the layer in transit); see stage_memory
+//                      of them (the layer in transit) with Transformer
+//                      Engine's handler before its refactor
+//                      (Plan::cpu_offload_v1); see stage_memory
 //   recompute modules  Plan::recompute_modules layernorm, moe_act and
 //                      mla_up_proj drop the MoE norm's output, the experts'
 //                      FC2 input and MLA's q, k, v (the functions below)

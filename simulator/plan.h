@@ -158,6 +158,21 @@ struct Plan {
   // a cluster with a host link (Cluster::host_link_bytes_per_s). JSON
   // "cpu_offloading_num_layers".
   int cpu_offload_layers = 0;
+  // Which of Transformer Engine's offload handlers runs the offloading.
+  // True (the default): the handler TE had before its activation-offloading
+  // refactor (NVIDIA/TransformerEngine PR 1762, reviewed November 2025; kept
+  // since as the NVTE_CPU_OFFLOAD_V1=1 path, cpu_offload_v1.py), whose
+  // AsyncDoubleBufferGroupOffloadHandler frees layer i's GPU copy only at a
+  // later layer's end and reloads it one window early in the backward: one
+  // offloaded layer is on the GPU at the peak (memory.h). False: the
+  // refactored OffloadSynchronizer (transformer_engine/pytorch/
+  // cpu_offload.py, _default_offload_sync_init): layer i's offload must
+  // finish before forward layer l - N + i and its reload starts at backward
+  // layer l - 1 - N + i, so the stored activations peak at (l - N) layers'
+  // -- "peak memory usage of saving activations is (num_layers -
+  // num_offloaded_layers) * T", its docstring. Memory only. JSON
+  // "cpu_offload_v1" (written only when false).
+  bool cpu_offload_v1 = true;
   bool sequence_parallel = false;
   bool distributed_optimizer = false;  // ZeRO-1: optimizer state sharded over d
   // Sharding of the training state over the data-parallel group (ZeRO,

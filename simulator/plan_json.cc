@@ -56,6 +56,7 @@ Status apply_plan_json(const boost::json::value& v, const std::string& path, Pla
     }
   }
   r.read_int("cpu_offloading_num_layers", &p.cpu_offload_layers, false, 0);
+  r.read_bool("cpu_offload_v1", &p.cpu_offload_v1);
   r.read_bool("sequence_parallel", &p.sequence_parallel);
   r.read_bool("distributed_optimizer", &p.distributed_optimizer);
   r.read_bool("flash_attention", &p.flash_attention);
@@ -124,6 +125,7 @@ boost::json::value plan_to_json(const Plan& p) {
     o["recompute_modules"] = std::move(modules);
   }
   if (p.cpu_offload_layers > 0) o["cpu_offloading_num_layers"] = p.cpu_offload_layers;
+  if (!p.cpu_offload_v1) o["cpu_offload_v1"] = false;
   o["sequence_parallel"] = p.sequence_parallel;
   o["distributed_optimizer"] = p.distributed_optimizer;
   o["flash_attention"] = p.flash_attention;

@@ -880,6 +880,18 @@ Result<PublishedRun> map_published_run(const RunRow& row, const std::vector<Mode
   // Activation CPU offloading ("cpu_offloading_num_layers=N").
   if (const int offload = number_after(ov, "cpu_offloading_num_layers="); offload > 0) {
     plan.cpu_offload_layers = offload;
+    // Megatron-Core hands the offloading to Transformer Engine
+    // (get_cpu_offload_context); TE replaced its handler in pull request
+    // 1762 ("Activation offloading refactor": a new default synchronization
+    // that keeps (l - N) layers' activations at the peak; the old one stays
+    // behind NVTE_CPU_OFFLOAD_V1=1, which the Llama recipes do not set).
+    // Assumption: the NeMo containers from 26.02 on carry a TE with it (the
+    // pull request was still in review in November 2025), 25.09 and 25.11
+    // the earlier handler (Plan::cpu_offload_v1).
+    if (out.source == "Megatron-Bridge" &&
+        release_version(row.release) >= std::vector<int>{26, 2}) {
+      plan.cpu_offload_v1 = false;
+    }
   }
   const bool torch_fsdp = plan.zero_stage >= 2 && contains(fsdp, "pytorch fsdp");
   // Megatron-FSDP, like PyTorch FSDP, prefetches its gathers and overlaps its
@@ -944,6 +956,19 @@ Result<PublishedRun> map_published_run(const RunRow& row, const std::vector<Mode
     plan.dropout = false;
     plan.fused_cross_entropy = true;
   }
+  // Megatron-Bridge trains with Megatron-Core's fused cross entropy in
+  // Transformer Engine's implementation: GPTModelProvider defaults
+  // cross_entropy_loss_fusion to True (NVIDIA-NeMo/Megatron-Bridge
+  // @0254ddd4418307d47f3d5fab32cdfdb29926b4d6
+  // src/megatron/bridge/models/gpt_provider.py), and the performance
+  // scripts set cross_entropy_fusion_impl = "te" for every workload
+  // (@2afd2d34f7d7 scripts/performance/utils/overrides.py,
+  // _set_common_perf_overrides). TE's parallel_cross_entropy keeps only the
+  // bf16 logits and writes their gradient into them in place
+  // (NVIDIA/TransformerEngine @02965d2eba9d
+  // transformer_engine/pytorch/cross_entropy.py, CrossEntropyFunction):
+  // no fp32 copy (Plan::fused_cross_entropy).
+  if (out.source == "Megatron-Bridge") plan.fused_cross_entropy = true;
   if (contains(ov, "account_for_embedding_loss_in_pipeline_split")) {
     plan.account_for_embedding_in_pipeline_split = true;
     plan.account_for_loss_in_pipeline_split = true;

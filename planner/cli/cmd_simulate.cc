@@ -39,6 +39,7 @@ struct SimulateOptions {
   int bf16_layers_at_start = 0, bf16_layers_at_end = 0;
   bool tp_comm_overlap = false, overlap_grad_reduce = true, overlap_param_gather = false;
   bool no_dropout = false, fused_cross_entropy = false, grad_reduce_in_bf16 = false;
+  bool cpu_offload_v2 = false;
   bool no_fp8_param_gather = false;
   bool account_for_embedding = false, account_for_loss = false;
   int pipeline_first_chunk_layers = -1, pipeline_last_chunk_layers = -1;
@@ -212,6 +213,7 @@ Status apply_plan_flags(const SimulateOptions& o, Plan* plan) {
   }
   if (o.no_dropout) plan->dropout = false;
   if (o.fused_cross_entropy) plan->fused_cross_entropy = true;
+  if (o.cpu_offload_v2) plan->cpu_offload_v1 = false;
   if (o.grad_reduce_in_bf16) plan->grad_reduce_in_fp32 = false;
   if (o.no_fp8_param_gather) plan->fp8_param_gather = false;
   if (o.account_for_embedding) plan->account_for_embedding_in_pipeline_split = true;
@@ -382,6 +384,11 @@ void add_simulate_command(CLI::App& app, const GlobalOptions& global, Action* ac
                   "(Megatron-Core cpu_offloading_num_layers; pp 1, no recompute, a cluster with "
                   "a host link)")
       ->check(int_in(0, Model::kMaxLayers));
+  cmd->add_flag("--cpu-offload-v2", o->cpu_offload_v2,
+                "With --cpu-offload-layers: Transformer Engine's refactored offload handler "
+                "(after TE pull request 1762, late 2025), which keeps none of the offloaded "
+                "layers on the GPU at the peak (memory); default: the earlier handler, which "
+                "keeps one");
   cmd->add_flag("--sequence-parallel", o->sequence_parallel, "Megatron sequence parallelism");
   cmd->add_flag("--distributed-optimizer", o->distributed_optimizer,
                 "Shard optimizer state over data parallelism (ZeRO-1; same as --zero 1)");

@@ -130,6 +130,9 @@ TEST(BlackwellRuns, MapsADenseRow) {
   EXPECT_TRUE(plan.overlap_param_gather);
   EXPECT_EQ(plan.recompute, simulator::Recompute::kNone);
   EXPECT_FALSE(plan.dropout);
+  // Megatron-Bridge's fused cross entropy (TE's implementation): the bf16
+  // logits only.
+  EXPECT_TRUE(plan.fused_cross_entropy);
   EXPECT_EQ(p.config.model.seq_length, 8192);
 }
 
@@ -155,6 +158,8 @@ TEST(BlackwellRuns, NemoTwoFp8RowsReduceBf16Gradients) {
   EXPECT_FALSE((*r)[1].config.plan.grad_reduce_in_fp32);
   EXPECT_TRUE((*r)[2].config.plan.grad_reduce_in_fp32);
   EXPECT_EQ((*r)[0].config.plan.grad_bucket_bytes, 40'000'000LL * 2);
+  // NeMo 2.0's loss is not mapped as fused: only Megatron-Bridge's is.
+  for (const PublishedRun& p : *r) EXPECT_FALSE(p.config.plan.fused_cross_entropy) << p.name;
 }
 
 // The models table's optional column llmplan_preset: the run simulates the
@@ -544,8 +549,11 @@ TEST(ShippedRunsMemory, BlackwellRunsParseAndFit) {
   // layernorm, moe_act) fit; they were 3, 4-7 and 18 GB over without.
   // Open: the Llama 3 70B FP8 rows on 64 GB200 at micro-batch 2 with 40 of
   // 80 layers offloaded to the CPU (Plan::cpu_offload_layers) are predicted
-  // about 15 GB over 198 GB: 41 layers of 3.9 GB activations, 12.6 GB of
-  // logits (the loss is not mapped as fused) and a 15 GB FSDP working set.
+  // over 198 GB: 2.0 GB from 26.02 on (40 layers of 3.9 GB activations with
+  // TE's refactored offload handler, 4.2 GB of fused-loss logits, a 15 GB
+  // FSDP working set, 8.8 GB of fragmentation allowance), 6.1 GB in 25.09 /
+  // 25.11 (41 layers with the earlier handler). They were about 15 GB over
+  // with unfused logits and 41 layers everywhere.
   for (const std::string& n : not_fitting) {
     EXPECT_TRUE(n.rfind("llama3-70b_dgx-gb200_", 0) == 0) << n;
   }
@@ -569,14 +577,14 @@ TEST(ShippedRunsMemory, BlackwellRunsParseAndFit) {
 // expressible, mapped to Plan::cpu_offload_layers; without the offloading
 // none would fit (70B at micro-batch 2 stores 3.9 GB per layer of 80), with
 // it the 405B and micro-batch 1 rows fit and the micro-batch 2 ones are
-// about 15 GB over (BlackwellRunsParseAndFit).
+// 2.0 GB (26.02 on) and 6.1 GB (25.09, 25.11) over (BlackwellRunsParseAndFit).
 TEST(ShippedRunsMemory, CpuOffloadingRowsFit) {
   Result<presets::Catalog> catalog = presets::Catalog::builtin();
   ASSERT_TRUE(catalog.ok());
   const std::string path = std::string(LLMPLAN_DATA_DIR) + "/blackwell/published_runs.csv";
   Result<std::vector<PublishedRun>> runs = read_runs_file(path, "", *catalog);
   ASSERT_TRUE(runs.ok()) << runs.status().message();
-  int offloaded = 0, over = 0;
+  int offloaded = 0, over = 0, refactored = 0;
   for (const PublishedRun& r : *runs) {
     EXPECT_FALSE(has(r.missing, "activation CPU offloading")) << r.name;
     if (r.config.plan.cpu_offload_layers == 0) continue;
@@ -586,6 +594,11 @@ TEST(ShippedRunsMemory, CpuOffloadingRowsFit) {
     const bool is_405b = r.name.rfind("llama3.1-405b_dgx-gb200_", 0) == 0;
     EXPECT_TRUE(is_70b || is_405b) << r.name;
     EXPECT_EQ(r.config.plan.cpu_offload_layers, is_70b ? 40 : 92) << r.name;
+    // Transformer Engine's refactored offload handler from 26.02 on (an
+    // assumption, runs_file.cc), the earlier one before.
+    const bool before_26_02 = release_version(r.release) < std::vector<int>{26, 2};
+    EXPECT_EQ(r.config.plan.cpu_offload_v1, before_26_02) << r.name;
+    if (!r.config.plan.cpu_offload_v1) ++refactored;
     Result<simulator::StepReport> rep =
         simulator::simulate(r.config.model, r.config.plan, r.config.cluster);
     ASSERT_TRUE(rep.ok()) << r.name << ": " << rep.status().message();
@@ -598,8 +611,13 @@ TEST(ShippedRunsMemory, CpuOffloadingRowsFit) {
     // Offloading takes (n - 1) layers' activations off the GPU.
     EXPECT_LT(rep->peak_memory_bytes, without->peak_memory_bytes - 50e9) << r.name;
     if (is_70b && r.config.plan.micro_batch_size == 2) {
-      // The open case (BlackwellRunsParseAndFit): within 10 % of capacity.
-      EXPECT_LT(rep->peak_memory_bytes, 1.1 * rep->memory_capacity_bytes) << r.name;
+      // The open case (BlackwellRunsParseAndFit): within 1.5 % of capacity
+      // with the refactored offload handler, 3.5 % with the earlier one
+      // (7.5 % with unfused logits).
+      EXPECT_LT(rep->peak_memory_bytes,
+                (r.config.plan.cpu_offload_v1 ? 1.035 : 1.015) * rep->memory_capacity_bytes)
+          << r.name;
+      EXPECT_TRUE(r.config.plan.fused_cross_entropy) << r.name;
       ++over;
     } else {
       EXPECT_TRUE(rep->fits_in_memory) << r.name << " peak " << rep->peak_memory_bytes;
@@ -607,6 +625,8 @@ TEST(ShippedRunsMemory, CpuOffloadingRowsFit) {
   }
   EXPECT_EQ(offloaded, 10);
   EXPECT_LE(over, 6);
+  // 26.02, 26.02.01, 26.04, 26.04.01 (70B) and the 405B rows of 26.02 on.
+  EXPECT_GE(refactored, 4);
 }
 
 }  // namespace

@@ -203,6 +203,7 @@ TEST(LoweringKeyPlan, ResetFieldsLeaveEveryLoweredChunkEqual) {
     add("grad_bucket_bytes", [](Plan& v) { v.grad_bucket_bytes = 40000000; });
     add("dropout", [](Plan& v) { v.dropout = !v.dropout; });
     add("fused_cross_entropy", [](Plan& v) { v.fused_cross_entropy = !v.fused_cross_entropy; });
+    add("cpu_offload_v1", [](Plan& v) { v.cpu_offload_v1 = !v.cpu_offload_v1; });
     if (c.plan.sharding_stage() < 2) {
       add("data_parallel", [](Plan& v) {
         v.data_parallel *= 2;

@@ -172,6 +172,30 @@ TEST(CpuOffload, OffloadedLayersLeaveTheGpuButTheOneInTransit) {
   EXPECT_REL(mem0[0].activation_bytes - mem6[0].activation_bytes, 5.0 * per_layer);
 }
 
+// Transformer Engine's refactored offload handler (Plan::cpu_offload_v1
+// false) keeps none of the offloaded layers on the GPU at the peak: the
+// stored activations are those of the l - N layers that stay.
+TEST(CpuOffload, RefactoredHandlerKeepsNoLayerInTransit) {
+  const Model m = llama_like();
+  Plan v2 = offload_plan(6);
+  v2.cpu_offload_v1 = false;
+  ASSERT_TRUE(validate(m, v2).ok()) << validate(m, v2).message();
+  const double per_layer = layer_activation_bytes(m, v2);
+  const Plan none = offload_plan(0);
+  const auto mem0 = stage_memory(m, none, stage_parameters_per_device(m, none), 0);
+  const auto mem_v1 = stage_memory(m, offload_plan(6), stage_parameters_per_device(m, v2), 0);
+  const auto mem_v2 = stage_memory(m, v2, stage_parameters_per_device(m, v2), 0);
+  EXPECT_REL(mem0[0].activation_bytes - mem_v2[0].activation_bytes, 6.0 * per_layer);
+  EXPECT_REL(mem_v1[0].activation_bytes - mem_v2[0].activation_bytes, per_layer);
+  // Memory only: the step time is the same.
+  const Cluster c = preset_cluster("gb200-nvl72");
+  Result<StepReport> r1 = simulate(m, offload_plan(6), c);
+  Result<StepReport> r2 = simulate(m, v2, c);
+  ASSERT_TRUE(r1.ok() && r2.ok());
+  EXPECT_EQ(r1->iteration_time_s, r2->iteration_time_s);
+  EXPECT_LT(r2->peak_memory_bytes, r1->peak_memory_bytes);
+}
+
 TEST(CpuOffload, CopiesAreHiddenUnderComputeUnlessTheLinkIsSlow) {
   const Model m = llama_like();
   Cluster c = preset_cluster("gb200-nvl72");
@@ -229,6 +253,15 @@ TEST(CpuOffload, OneLineErrors) {
   Plan back;
   ASSERT_TRUE(apply_plan_json(plan_to_json(plan), "plan", &back).ok());
   EXPECT_EQ(back.cpu_offload_layers, 5);
+  EXPECT_TRUE(back.cpu_offload_v1);
+  EXPECT_FALSE(plan_to_json(plan).as_object().contains("cpu_offload_v1"));
+  Plan v2;
+  const char* v2_json = R"({"cpu_offloading_num_layers": 5, "cpu_offload_v1": false})";
+  ASSERT_TRUE(apply_plan_json(testing::parse_json(v2_json), "plan", &v2).ok());
+  EXPECT_FALSE(v2.cpu_offload_v1);
+  Plan v2_back;
+  ASSERT_TRUE(apply_plan_json(plan_to_json(v2), "plan", &v2_back).ok());
+  EXPECT_FALSE(v2_back.cpu_offload_v1);
   Plan negative;
   EXPECT_FALSE(
       apply_plan_json(testing::parse_json(R"({"cpu_offloading_num_layers": -1})"), "plan", &negative)
