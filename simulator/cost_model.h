@@ -75,6 +75,11 @@ struct KernelDesc {
   double flops = 0;      // arithmetic work (GEMMs, flash attention)
   double bytes = 0;      // HBM traffic (memory-bound kernels)
   Precision precision = Precision::kBf16;
+  // An FP8 GEMM whose operands carry MXFP8 block scales (Fp8Recipe::kMxfp8:
+  // one E8M0 scale per 32 elements) instead of one scale per tensor. Cost
+  // models that know the block-scaled kernels' rate apply it (Roofline:
+  // kMxfp8GemmRateRatio).
+  bool fp8_block_scaled = false;
 };
 
 // kAllToAll: every rank sends S/n bytes to each rank of the group (the MoE

@@ -71,7 +71,10 @@ double Roofline::kernel_time_s(const KernelDesc& k) const {
     if (k.pass == Pass::kBackwardWeight) g = {k.gemm.k, k.gemm.n, k.gemm.m, k.gemm.batch};
     // Compute at the tile-level efficiency, or HBM traffic (A and B read
     // once, C written once) for thin GEMMs such as attention's.
-    t = std::max(k.flops / (peak * gemm_efficiency(g, k.precision)),
+    // MXFP8 GEMMs run at kMxfp8GemmRateRatio of the tensor-scaled rate.
+    const double block_scaled =
+        k.precision == Precision::kFp8 && k.fp8_block_scaled ? kMxfp8GemmRateRatio : 1.0;
+    t = std::max(k.flops / (peak * gemm_efficiency(g, k.precision) * block_scaled),
                  gemm_bytes(g, k.precision) / (gpu_.hbm_bytes_per_s * constants_.memory_efficiency));
   } else if (k.kind == KernelKind::kFlashAttention) {
     t = k.flops / (peak * constants_.flash_attention_efficiency * windowed_attention_factor(k.gemm));

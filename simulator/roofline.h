@@ -61,6 +61,19 @@ class Roofline final : public CostModel {
   // (roofline.cc gives the measurement behind it).
   static double windowed_attention_factor(const GemmShape& shape);
   static constexpr double kWindowedAttentionKeyOverhead = 428.0;
+  // The rate of an MXFP8 (block-scaled) GEMM kernel against a per-tensor
+  // scaled FP8 GEMM of the same shape on Blackwell tensor cores: 6.812 /
+  // 7.161 = 0.951. Transformer Engine's GEMM benchmark with pre-quantized
+  // operands (kernel time only, no casts), the 12 GEMMs of a layer with
+  // hidden 4096, FFN 16384, 15,872 tokens: FP8 current scaling 6.812 ms,
+  // MXFP8 7.161 ms per layer (forward 2.158 / 2.365, data gradient 2.329 /
+  // 2.397, weight gradient 2.325 / 2.400 ms). NVIDIA/TransformerEngine
+  // docs/examples/gemm_profiling/gemm_profiling.rst @8f2e63578e10, "Autocast
+  // vs Pre-quantized". That benchmark ran on a B300 (the same fifth-
+  // generation tensor cores and FP8 peak as the B200); only this ratio of
+  // two kernel rates is taken from it, no B300 training run. The casts are
+  // costed apart (fp8_cast_bytes_per_element).
+  static constexpr double kMxfp8GemmRateRatio = 6.812 / 7.161;
   const CollectiveModel& collectives() const { return collectives_; }
 
  private:

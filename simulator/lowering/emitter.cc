@@ -47,6 +47,7 @@ void Emitter::gemm(std::vector<LoweredOp>* out, KernelKind kind, Pass pass, doub
                static_cast<int64_t>(batch)};
   desc.flops = 2.0 * m * n * k * batch;
   desc.precision = gemm_precision(formats_, kind);
+  desc.fp8_block_scaled = formats_.mxfp8 && desc.precision == Precision::kFp8;
   push_kernel(out, desc, cat);
 }
 

@@ -160,6 +160,7 @@ void Moe::grouped_gemm(std::vector<LoweredOp>* out, KernelKind kind, Pass pass, 
                static_cast<int64_t>(k), static_cast<int64_t>(local_experts_)};
   desc.flops = 2.0 * rows * n * k * local_experts_;
   desc.precision = gemm_precision(formats_, kind);  // Transformer Engine's grouped linear
+  desc.fp8_block_scaled = formats_.mxfp8 && desc.precision == Precision::kFp8;
   push_kernel(out, desc, cat);
 }
 

@@ -28,6 +28,7 @@ NumberFormats number_formats(const Plan& plan, bool fp8_transpose) {
   f.low = plan.precision;
   f.p16 = low_precision(plan.precision) ? Precision::kBf16 : plan.precision;
   f.cast_bytes = cast_bytes_per_element(plan, fp8_transpose);
+  f.mxfp8 = plan.precision == Precision::kFp8 && plan.fp8_recipe == Fp8Recipe::kMxfp8;
   return f;
 }
 

@@ -49,6 +49,7 @@ struct NumberFormats {
   Precision low = Precision::kBf16;
   Precision p16 = Precision::kBf16;  // precision of everything else
   double cast_bytes = 4.0;           // cast bytes per element (fp8 or nvfp4)
+  bool mxfp8 = false;                // fp8 with MXFP8 block scales (Fp8Recipe::kMxfp8)
 };
 // `fp8_transpose`: CostModel::fp8_transpose_copy() (cast_bytes_per_element).
 NumberFormats number_formats(const Plan& plan, bool fp8_transpose = true);

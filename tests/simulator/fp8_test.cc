@@ -139,6 +139,54 @@ TEST(Fp8, RooflineRunsFp8GemmsAtTheFp8PeakAndEfficiency) {
                    1.0 * (10 * 30 + 30 * 20) + 2.0 * 10 * 20);
 }
 
+// MXFP8 (block-scaled) GEMM kernels run at kMxfp8GemmRateRatio (6.812 /
+// 7.161, Transformer Engine's pre-quantized GEMM benchmark) of the
+// per-tensor scaled rate; memory-bound thin GEMMs and bf16 GEMMs are not
+// affected.
+TEST(Fp8, RooflineRunsMxfp8GemmsAtTheBlockScaledRate) {
+  Cluster c = fp8_cluster();
+  c.gpu.roofline.fp8_gemm_efficiency = 0.7;
+  c.gpu.roofline.gemm_dim_half = 0;
+  const Roofline roofline(c);
+  KernelDesc k;
+  k.kind = KernelKind::kFc1Gemm;
+  k.gemm = {12 * 128, 11 * 128, 8192, 1};
+  k.flops = 2.0 * 12 * 128 * 11 * 128 * 8192;
+  k.precision = Precision::kFp8;
+  const double tensor_scaled = roofline.kernel_time_s(k);
+  k.fp8_block_scaled = true;
+  const double block_scaled = roofline.kernel_time_s(k);
+  EXPECT_NEAR(block_scaled, k.flops / (1979e12 * 0.7 * 6.812 / 7.161), 1e-12);
+  EXPECT_NEAR(block_scaled / tensor_scaled, 7.161 / 6.812, 1e-12);
+  // The flag means nothing on a bf16 GEMM.
+  k.precision = Precision::kBf16;
+  const double bf16 = roofline.kernel_time_s(k);
+  k.fp8_block_scaled = false;
+  EXPECT_DOUBLE_EQ(roofline.kernel_time_s(k), bf16);
+}
+
+// The lowering marks the FP8 GEMMs of an MXFP8 plan block-scaled, and only
+// those: tensor-scaling recipes and the bf16 GEMMs (attention, logits) are
+// not.
+TEST(Fp8, Mxfp8PlansMarkTheirFp8GemmsBlockScaled) {
+  const Model model = gpt(2, 1024, 16, 2048);
+  for (Fp8Recipe recipe : {Fp8Recipe::kDelayed, Fp8Recipe::kCurrent, Fp8Recipe::kMxfp8}) {
+    const Plan plan = fp8_plan(recipe);
+    RecordingCost cost;
+    lower_chunk(model, plan, place(plan, fp8_cluster()), cost, 0);
+    int block_scaled = 0;
+    for (const KernelDesc& k : cost.kernels()) {
+      if (k.fp8_block_scaled) {
+        ++block_scaled;
+        EXPECT_TRUE(is_gemm(k.kind)) << kernel_kind_name(k.kind);
+        EXPECT_EQ(k.precision, Precision::kFp8) << kernel_kind_name(k.kind);
+      }
+    }
+    // 4 linear GEMMs x 3 passes x 2 layers with MXFP8, none otherwise.
+    EXPECT_EQ(block_scaled, recipe == Fp8Recipe::kMxfp8 ? 4 * 3 * 2 : 0);
+  }
+}
+
 TEST(Fp8, FasterThanBf16OnAnFp8Gpu) {
   const Model model = gpt(8, 4096, 32, 4096);
   Plan plan;
