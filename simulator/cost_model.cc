@@ -27,6 +27,7 @@ const char* kernel_kind_name(KernelKind k) {
     case KernelKind::kExpertFc1Gemm: return "expert_fc1_gemm";
     case KernelKind::kExpertFc2Gemm: return "expert_fc2_gemm";
     case KernelKind::kMoeExpertBias: return "moe_expert_bias";
+    case KernelKind::kMoeActClamp: return "moe_act_clamp";
     case KernelKind::kMambaInProjGemm: return "mamba_in_proj_gemm";
     case KernelKind::kMambaConv: return "mamba_conv1d";
     case KernelKind::kSsdScan: return "ssd_scan";

@@ -44,6 +44,7 @@ enum class KernelKind {
   kExpertFc1Gemm,    // grouped: batch = local experts, [m_e, h] x [h, f_e/etp] (x2 SwiGLU)
   kExpertFc2Gemm,    // grouped: batch = local experts, [m_e, f_e/etp] x [f_e/etp, h]
   kMoeExpertBias,    // experts with biases: FC2's bias x routing weight added per expert, memory-bound
+  kMoeActClamp,      // clamped gated activation: FC1's output clamped and concatenated, memory-bound
   // Mamba-2 mixer (hybrid models; lowering/mamba.h):
   kMambaInProjGemm,  // [b*s, h] x [h, (2 d_inner + 2 G N + H)/t]
   kMambaConv,        // depthwise causal conv1d + SiLU over the x, B, C channels, memory-bound

@@ -59,7 +59,7 @@ const std::set<std::string_view>& ignored_keys() {
       "router_aux_loss_coef", "router_jitter_noise", "router_z_loss_coef", "aux_loss_alpha",
       "seq_aux", "norm_topk_prob", "routed_scaling_factor", "topk_method", "ep_size",
       "pretraining_tp", "num_logits_to_keep", "use_qk_norm", "attn_temperature_tuning",
-      "floor_scale", "attn_scale", "swiglu_limit", "max_position_embeddings",
+      "floor_scale", "attn_scale", "max_position_embeddings",
       "time_step_min", "time_step_max", "time_step_floor", "time_step_limit", "time_step_rank",
       "mamba_hidden_act", "use_conv_bias", "use_bias", "mamba_proj_bias", "mamba_conv_bias",
       "quantization_config", "use_mamba_kernels", "layer_types", "max_window_layers",
@@ -101,6 +101,23 @@ class Reader {
       return bad(key, "must be an integer in [0, 2^31), got " + boost::json::serialize(*v));
     }
     return static_cast<int>(x);
+  }
+  // A finite number >= 0 (JSON integer or float); 0 when absent.
+  Result<double> number(std::string_view key) {
+    const boost::json::value* v = find(key);
+    if (v == nullptr) return 0.0;
+    double x = 0;
+    if (v->is_int64()) {
+      x = static_cast<double>(v->as_int64());
+    } else if (v->is_uint64()) {
+      x = static_cast<double>(v->as_uint64());
+    } else if (v->is_double()) {
+      x = v->as_double();
+    } else {
+      return bad(key, "expected a number, got " + boost::json::serialize(*v));
+    }
+    if (!(x >= 0 && x <= 1e6)) return bad(key, "must be in [0, 1e6], got " + boost::json::serialize(*v));
+    return x;
   }
   Result<bool> boolean(std::string_view key, bool fallback) {
     const boost::json::value* v = find(key);
@@ -447,6 +464,9 @@ Status map_architecture(Arch arch, Mapper& m) {
                                       [](const std::string& w) { return w.rfind("attention_bias", 0) == 0; }),
                        m.warnings.end());
       m.warn("attention sinks (one learned logit per head, GptOssAttention.sinks; not costed)");
+      // The clamped gated activation (Model::activation_clamp).
+      LLMPLAN_ASSIGN_OR_RETURN(double clamp, r.number("swiglu_limit"));
+      if (clamp > 0) m.out["activation_clamp"] = clamp;
       LLMPLAN_ASSIGN_OR_RETURN(int window, r.integer("sliding_window", false));
       LLMPLAN_ASSIGN_OR_RETURN(int layers, r.integer("num_hidden_layers", true));
       LLMPLAN_ASSIGN_OR_RETURN(std::vector<std::string> types, r.string_list("layer_types"));

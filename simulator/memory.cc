@@ -199,8 +199,16 @@ double moe_layer_activation_bytes(const Model& model, const Plan& plan) {
   // MLP asks Transformer Engine to save the original input when moe_act is
   // recomputed), so the whole g f_e / etp per row goes.
   const double fc2_input = plan.recomputes(kRecomputeMoeAct) ? 0.0 : gemm_in;
+  // Model::activation_clamp (GPT-OSS): the clamps keep FC1's output for
+  // their backward and the fused activation saves the clamped, concatenated
+  // copy (lowering/moe.cc), a second FC1-output-sized tensor; with moe_act
+  // recomputed neither is held beyond FC1's output.
+  const double clamp_copy = model.activation_clamp > 0 && !plan.recomputes(kRecomputeMoeAct)
+                                ? fc1_output_bytes(model)
+                                : 0.0;
   const double routed =
-      expert_rows(model, plan) * (gemm_in * w + (fc1_output_bytes(model) + fc2_input) * fe / etp + 4.0);
+      expert_rows(model, plan) *
+      (gemm_in * w + (fc1_output_bytes(model) + clamp_copy + fc2_input) * fe / etp + 4.0);
   return attention_part + router + latent_inputs + routed;
 }
 

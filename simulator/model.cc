@@ -295,6 +295,13 @@ Status validate(const Model& m) {
   LLMPLAN_RETURN_IF_ERROR(in_range("sliding_window", m.sliding_window, 0, Model::kMaxSeqLength));
   LLMPLAN_RETURN_IF_ERROR(
       in_range("full_attention_every", m.full_attention_every, 0, Model::kMaxLayers));
+  if (!(m.activation_clamp >= 0 && m.activation_clamp <= 1e6)) {
+    return bad("activation_clamp", "must be 0 (none) or in (0, 1e6], got " +
+                                       std::to_string(m.activation_clamp));
+  }
+  if (m.activation_clamp > 0 && m.activation != Activation::kSwiglu) {
+    return bad("activation_clamp", "needs the gated activation (swiglu)");
+  }
   if (m.full_attention_every > 0 && m.sliding_window == 0) {
     return bad("full_attention_every", "needs a sliding_window");
   }

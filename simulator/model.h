@@ -70,6 +70,14 @@ struct Model {
   // not divide hidden: the query width is heads x head_dim (Qwen3, GPT-OSS)
   // and the output projection maps it back to hidden.
   int head_dim_size = 0;
+  // Clamped gated activation (GPT-OSS: HF config swiglu_limit 7.0;
+  // Megatron-Core activation_func_clamp_value): before the gated activation
+  // the gate half of FC1's output is clamped to at most this value and the
+  // linear half to [-value, value]; 0 = no clamp. Needs the SwiGLU (gated)
+  // activation. Costed in the MoE experts, where Megatron-Core runs the
+  // clamp in eager PyTorch outside its fused activation (lowering/moe.cc);
+  // a dense MLP's clamp is not costed.
+  double activation_clamp = 0;
 
   // Mixture of experts (Shazeer et al. 2017; Megatron-Core's MoE layer). 0
   // experts: a dense model, and every field below keeps its default. In an

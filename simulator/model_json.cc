@@ -24,6 +24,7 @@ Status apply_model_json(const boost::json::value& v, const std::string& path, Mo
   r.read_bool("tied_embeddings", &m.tied_embeddings);
   r.read_bool("linear_bias", &m.linear_bias);
   r.read_int("head_dim", &m.head_dim_size, false, 0);
+  r.read_double("activation_clamp", &m.activation_clamp, false, 0);
   r.read_int("experts", &m.num_experts, false, 0);
   r.read_int("top_k", &m.moe_top_k, false, 0);
   r.read_int("expert_ffn_hidden", &m.moe_ffn_hidden_size, false, 0);
@@ -85,6 +86,7 @@ boost::json::value model_to_json(const Model& m) {
   o["linear_bias"] = m.linear_bias;
   // Optional fields only when set, so dense models' JSON is unchanged.
   if (m.head_dim_size > 0) o["head_dim"] = m.head_dim_size;
+  if (m.activation_clamp > 0) o["activation_clamp"] = m.activation_clamp;
   if (m.is_moe()) {
     o["experts"] = m.num_experts;
     o["top_k"] = m.moe_top_k;

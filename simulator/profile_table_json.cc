@@ -68,7 +68,7 @@ KernelKind kKinds[] = {
     KernelKind::kEmbedding,      KernelKind::kLogitsGemm,  KernelKind::kCrossEntropy,
     KernelKind::kOptimizerStep,  KernelKind::kFp8CastTranspose, KernelKind::kRouterGemm,
     KernelKind::kMoeRouting,     KernelKind::kMoePermute,  KernelKind::kExpertFc1Gemm,
-    KernelKind::kExpertFc2Gemm,  KernelKind::kMoeExpertBias,
+    KernelKind::kExpertFc2Gemm,  KernelKind::kMoeExpertBias, KernelKind::kMoeActClamp,
     KernelKind::kMambaInProjGemm, KernelKind::kMambaConv, KernelKind::kSsdScan,
     KernelKind::kMambaGatedNorm, KernelKind::kMambaOutProjGemm};
 Pass kPasses[] = {Pass::kForward, Pass::kBackwardData, Pass::kBackwardWeight, Pass::kBackward};

@@ -603,6 +603,9 @@ Result<std::vector<ModelRow>> read_models_csv_text(std::string_view text,
       window_from_notes(reader.cell(notes), &m.sliding_window, &m.full_attention_every);
     }
     if (notes != kNoColumn) m.missing_features = missing_from_notes(reader.cell(notes));
+    if (notes != kNoColumn && m.activation == "swiglu") {
+      m.activation_clamp = number_after(lower(reader.cell(notes)), "clamp");
+    }
     if (preset != kNoColumn) m.preset = reader.cell(preset);
     out.push_back(std::move(m));
   }
@@ -809,6 +812,7 @@ Result<PublishedRun> map_published_run(const RunRow& row, const std::vector<Mode
         learned ? simulator::PositionEmbedding::kLearned : simulator::PositionEmbedding::kRotary;
     model.tied_embeddings = m->tied_embeddings;
     model.linear_bias = m->linear_bias;
+    model.activation_clamp = m->activation_clamp;
     // Qwen3 and GPT-OSS: heads x head_dim differs from hidden.
     if (static_cast<int64_t>(m->heads) * m->head_dim != m->hidden) model.head_dim_size = m->head_dim;
     model.sliding_window = m->sliding_window;

@@ -61,6 +61,10 @@ struct ModelRow {
   // full-attention layers from "window_attn_skip_freq K" (or 2 for
   // "alternating layers"), 0 = every layer windowed.
   int sliding_window = 0, full_attention_every = 0;
+  // The clamped gated activation (simulator::Model::activation_clamp): the
+  // integer after "clamp" in the shape notes of a swiglu model ("clamp
+  // 7.0" gives 7; GPT-OSS), 0 = none.
+  double activation_clamp = 0;
   // Features the simulator lacks, from shape notes that start "missing
   // features: A (...); B (...); ..." (data/blackwell/MODELS.md): the names
   // A, B (text before the parenthesis), up to the first sentence end; an

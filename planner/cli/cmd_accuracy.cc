@@ -149,7 +149,8 @@ Result<std::vector<AccuracyCase>> load_runs_cases(const AccuracyOptions& o,
       "row with expert TP 1 (expert-data-parallel = tp x cp x dp / ep), dropless and balanced "
       "(the source forces balance), MoE all-to-all overlap where the overlaps column says it is "
       "on; GPT-OSS: sliding window 128 on alternating layers, its gated quick_gelu costed as "
-      "SwiGLU; selective recompute of layernorm / moe_act -> selective");
+      "SwiGLU plus the clamp Megatron-Core runs unfused before it (\"clamp\" in the shape notes, "
+      "kernel moe_act_clamp); selective recompute of layernorm / moe_act -> selective");
   notes->push_back("rows with features the simulator lacks (other precisions or activations, "
                    "an MoE layer pattern it cannot read) are counted and listed, not simulated");
   if (own_clusters) {

@@ -34,7 +34,8 @@ void Emitter::push_kernel(std::vector<LoweredOp>* out, const KernelDesc& desc,
   op.gemm = is_gemm(desc.kind);
   op.expert = desc.kind == KernelKind::kRouterGemm || desc.kind == KernelKind::kMoeRouting ||
               desc.kind == KernelKind::kMoePermute || desc.kind == KernelKind::kExpertFc1Gemm ||
-              desc.kind == KernelKind::kExpertFc2Gemm || desc.kind == KernelKind::kMoeExpertBias;
+              desc.kind == KernelKind::kExpertFc2Gemm || desc.kind == KernelKind::kMoeExpertBias ||
+              desc.kind == KernelKind::kMoeActClamp;
   out->push_back(op);
 }
 

@@ -94,6 +94,7 @@ void Moe::forward(std::vector<LoweredOp>* out, OpCategory cat) {
   etp(out, CollectiveKind::kAllGather);
   cast(out, f, local_experts_ * rows_ * w_, cat);
   grouped_gemm(out, KernelKind::kExpertFc1Gemm, f, rows_, fc1_cols_, w_, cat);
+  activation_clamp(out, f, cat);
   mem(out, KernelKind::kActivation, f,
       local_experts_ * rows_ * fe_local_ * kElem * (swiglu_ ? 3 : 2), cat);
   cast(out, f, local_experts_ * rows_ * fe_local_, cat);
@@ -128,6 +129,7 @@ void Moe::backward(std::vector<LoweredOp>* out) {
   // FC2's backward reads it.
   if (p_.recomputes(kRecomputeMoeAct)) {
     const OpCategory r = OpCategory::kRecompute;
+    activation_clamp(out, Pass::kForward, r);
     mem(out, KernelKind::kActivation, Pass::kForward,
         local_experts_ * rows_ * fe_local_ * kElem * (swiglu_ ? 3 : 2), r);
     cast(out, Pass::kForward, local_experts_ * rows_ * fe_local_, r);
@@ -136,6 +138,7 @@ void Moe::backward(std::vector<LoweredOp>* out) {
   grouped_gemm_backward(out, KernelKind::kExpertFc2Gemm, rows_, w_, fe_local_);
   mem(out, KernelKind::kActivation, b,
       local_experts_ * rows_ * fe_local_ * kElem * (swiglu_ ? 5 : 3), c);
+  activation_clamp(out, b, c);
   cast(out, b, local_experts_ * rows_ * fc1_cols_, c);
   grouped_gemm_backward(out, KernelKind::kExpertFc1Gemm, rows_, fc1_cols_, w_);
   etp(out, CollectiveKind::kReduceScatter);
@@ -195,6 +198,43 @@ void Moe::expert_bias(std::vector<LoweredOp>* out, Pass pass, OpCategory cat) co
   } else {
     mem(out, KernelKind::kMoeExpertBias, pass, 12.0 * elements, cat);
     mem(out, KernelKind::kMoeExpertBias, pass, 4.0 * elements, cat);
+  }
+}
+
+// Clamped gated activation (Model::activation_clamp; GPT-OSS). With
+// bias_activation_fusion (set by Megatron-Bridge's GPT-OSS bridge),
+// TEGroupedMLP calls weighted_bias_quick_geglu_impl, which clamps before the
+// fused (jit) activation in eager PyTorch: input.chunk(2), x_glu.clamp(max=v)
+// and x_linear.clamp(-v, v), then torch.cat of the two halves (read in
+// NVIDIA/Megatron-LM megatron/core/fusions/fused_bias_geglu.py and
+// megatron/core/transformer/moe/experts.py). Over the E = E_local x m_e x
+// (2 f_e / etp) bf16 elements of FC1's output, forward: each clamp reads
+// and writes its half (2 E B each), the concatenation reads and writes the
+// whole (4 E B): 8 B per element, 3 kernels. Backward, as PyTorch's
+// clamp_backward runs it (where(mask, grad, 0), the mask built by
+// comparisons with the saved input): the gate half's self <= v (reads 2 B,
+// writes a 1 B mask) and where (reads the mask and the gradient, writes
+// 2 B); the linear half's self >= -v, self <= v, their logical_and and the
+// where; then the chunk's backward concatenates the two gradients (4 E B):
+// 15 B per element, 7 kernels. With moe_act recomputation the forward part
+// runs again before the backward (Moe::backward). The chunks are strided
+// views, which PyTorch's elementwise kernels read below their contiguous
+// rate; that, and the host-to-device copy of the linear offset each call
+// (torch.tensor(linear_offset, device=...)), are not modelled. Applies only
+// with the gated (SwiGLU-type) activation; validate() refuses a clamp
+// without it.
+void Moe::activation_clamp(std::vector<LoweredOp>* out, Pass pass, OpCategory cat) const {
+  if (!(m_.activation_clamp > 0) || !swiglu_) return;
+  const double e = local_experts_ * rows_ * fc1_cols_;
+  if (pass == Pass::kForward) {
+    for (const double bytes : {2.0 * e, 2.0 * e, 4.0 * e}) {  // clamp, clamp, cat
+      mem(out, KernelKind::kMoeActClamp, pass, bytes, cat);
+    }
+  } else {
+    // gate: <=, where; linear: >=, <=, and, where; chunk backward: cat.
+    for (const double bytes : {1.5 * e, 2.5 * e, 1.5 * e, 1.5 * e, 1.5 * e, 2.5 * e, 4.0 * e}) {
+      mem(out, KernelKind::kMoeActClamp, pass, bytes, cat);
+    }
   }
 }
 

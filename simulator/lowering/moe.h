@@ -88,6 +88,8 @@ class Moe : public LayerPart {
   // FC2's per-expert bias scaled by the routing weights (experts with
   // biases only; see moe.cc).
   void expert_bias(std::vector<LoweredOp>* out, Pass pass, OpCategory cat) const;
+  // Model::activation_clamp: the unfused clamp before the gated activation.
+  void activation_clamp(std::vector<LoweredOp>* out, Pass pass, OpCategory cat) const;
   // A dispatch or combine all-to-all over the expert-parallel group.
   void a2a(std::vector<LoweredOp>* out, const char* name) const;
   // Expert tensor parallelism: the gather before / reduce-scatter after the experts.

@@ -108,7 +108,9 @@ TEST(HfConfig, GptOss120b) {
   EXPECT_EQ(m.full_attention_every, 2);  // sliding, full, sliding, ...
   EXPECT_EQ(m.vocab_size, 201088);
   EXPECT_TRUE(contains(hf.warnings, "attention sinks"));
-  EXPECT_TRUE(contains(hf.ignored, "swiglu_limit"));
+  // swiglu_limit 7.0: the clamped gated activation, costed in the experts.
+  EXPECT_EQ(m.activation_clamp, 7.0);
+  EXPECT_FALSE(contains(hf.ignored, "swiglu_limit"));
   // Model card: 116.83B total, 5.13B active (the card leaves the input
   // embedding, V h = 0.58B, out of active; llmplan counts it).
   EXPECT_NEAR(m.parameter_count() / 116.83e9, 1.0, 0.01);

@@ -649,6 +649,60 @@ TEST(MoeLowering, ExpertBiasesAddTheWeightedFc2BiasPerExpert) {
   EXPECT_EQ(kernels, 2 * 2);
 }
 
+TEST(MoeLowering, ActivationClampRunsUnfusedAroundTheExpertActivation) {
+  // GPT-OSS: FC1's output clamped (gate half at most v, linear half in
+  // [-v, v]) and concatenated in eager PyTorch before the fused activation
+  // (Megatron-Core's weighted_bias_quick_geglu_impl): 8 B per element of
+  // FC1's output forward (two clamps over halves, 4 B each per element of
+  // their half; the cat 4 B), 15 B backward (PyTorch's clamp_backward:
+  // comparison masks, logical_and and where per half, 11 B; the chunk's cat
+  // 4 B), over E_local x m_e x 2 f_e
+  // = T k 2 f_e elements (b 1, s 4096, k 8, f_e 1536; ep 8). With moe_act
+  // recomputed the forward part runs again in the backward.
+  Plan plan;
+  plan.data_parallel = 8;
+  plan.expert_parallel = 8;
+  plan.global_batch_size = 8;
+  const Cluster cluster = h100_like();
+  const StubCost cost(false);
+  const auto clamp_s = [](const std::vector<LoweredOp>& ops, int* kernels, OpCategory* cat) {
+    double s = 0;
+    *kernels = 0;
+    for (const LoweredOp& op : ops) {
+      if (std::string(op.name) == "moe_act_clamp") {
+        s += op.duration_s;
+        ++*kernels;
+        *cat = op.category;
+        EXPECT_TRUE(op.expert);
+      }
+    }
+    return s;
+  };
+  Model model = qwen_like(2);
+  int kernels = 0;
+  OpCategory cat = OpCategory::kCompute;
+  const ChunkProgram plain = lower_chunk(model, plan, place(plan, cluster), cost, 0);
+  EXPECT_EQ(clamp_s(plain.forward, &kernels, &cat), 0.0);
+  EXPECT_EQ(kernels, 0);
+  EXPECT_EQ(clamp_s(plain.backward, &kernels, &cat), 0.0);
+  EXPECT_EQ(kernels, 0);
+  model.activation_clamp = 7.0;
+  ASSERT_TRUE(validate(model, plan).ok());
+  const ChunkProgram clamped = lower_chunk(model, plan, place(plan, cluster), cost, 0);
+  const double elements = 4096.0 * 8 * 2 * 1536;
+  EXPECT_NEAR(clamp_s(clamped.forward, &kernels, &cat), 2 * 8 * elements / 1e12, 1e-12);
+  EXPECT_EQ(kernels, 2 * 3);
+  EXPECT_NEAR(clamp_s(clamped.backward, &kernels, &cat), 2 * 15 * elements / 1e12, 1e-12);
+  EXPECT_EQ(kernels, 2 * 7);
+  plan.recompute_modules = kRecomputeMoeAct;
+  const ChunkProgram recomputed = lower_chunk(model, plan, place(plan, cluster), cost, 0);
+  EXPECT_NEAR(clamp_s(recomputed.backward, &kernels, &cat), 2 * 23 * elements / 1e12, 1e-12);
+  EXPECT_EQ(kernels, 2 * 10);
+  // The clamp needs the gated activation.
+  model.activation = Activation::kGelu;
+  EXPECT_FALSE(validate(model).ok());
+}
+
 TEST(MoeLowering, Qwen3LayoutRunsFromTheCli) {
   // The published Qwen3-235B-A22B layout of the H100 runs file.
   const auto run = planner::testing_cli::run_simulate(

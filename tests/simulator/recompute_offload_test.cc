@@ -69,6 +69,21 @@ TEST(RecomputeModules, MoeActDropsTheExpertsFc2Input) {
   EXPECT_REL(layer_activation_bytes(llama_like(), plan), layer_activation_bytes(llama_like(), plan_of(8)));
 }
 
+TEST(RecomputeModules, ActivationClampKeepsASecondFc1OutputUnlessMoeActIsRecomputed) {
+  // Model::activation_clamp (GPT-OSS): the clamps keep FC1's output and the
+  // fused activation saves the clamped copy: R = k T rows of 2 f_e bf16
+  // more (4 x 4096 x 2 x 1408 x 2 bytes). With moe_act recomputed neither
+  // is held.
+  Model m = moe_like();
+  const Plan plan = plan_of(8, 8);
+  const double base = moe_layer_activation_bytes(m, plan);
+  m.activation_clamp = 7.0;
+  EXPECT_REL(moe_layer_activation_bytes(m, plan) - base, 4.0 * 4096 * 2 * 1408 * 2);
+  Plan act = plan;
+  act.recompute_modules = kRecomputeMoeAct;
+  EXPECT_REL(moe_layer_activation_bytes(m, act), moe_layer_activation_bytes(moe_like(), act));
+}
+
 TEST(RecomputeModules, LayernormDropsTheRouterInput) {
   const Model m = moe_like();
   Plan plan = plan_of(8, 8);
