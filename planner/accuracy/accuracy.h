@@ -50,7 +50,17 @@ struct AccuracyCase {
   // not state one) and the row's system ("DGX-B200", ...; empty likewise).
   std::string release{};
   std::string system{};
+  // The release was read from the H100 form's source cell
+  // (PublishedRun::release_from_source): it is reported, but the rows are
+  // calibrated as before, every row fitted (fits_latest_release()).
+  bool release_from_source = false;
 };
+
+// Whether calibration fits only the latest release of each group
+// (latest_release_mask()): some case states its release in its own column
+// (the Blackwell form). Releases read from the H100 form's source cells
+// (AccuracyCase::release_from_source) are reported only.
+bool fits_latest_release(const std::vector<AccuracyCase>& cases);
 
 // The calibration group of a case with a release: system, model (with its
 // MoE capacity factor: token-drop variants are their own group) and
