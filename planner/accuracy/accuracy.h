@@ -270,9 +270,15 @@ struct MoeCalibrationResult {
   double cost = 0;
   double in_sample_mape = 0;
   std::vector<std::string> at_bound;  // "moe_a2a_efficiency at its upper bound", ...
-  // The rows did not determine moe_a2a_nic_efficiency (see above): it is 0,
-  // the cluster's NIC figure.
+  // The fitted moe_a2a_nic_efficiency moved no row by
+  // kMoeNicIdentifiedChange from the cluster's NIC figure (see above): it
+  // is 0, the cluster's figure.
   bool nic_held = false;
+  // With nic_held: the rows do depend on the NIC figure (the efficiency
+  // floor moves some row by kMoeNicIdentifiedChange or more), so the fit
+  // equals the cluster's figure within the threshold rather than leaving
+  // it undetermined.
+  bool nic_matches_cluster = false;
 };
 Result<MoeCalibrationResult> calibrate_moe(const std::vector<AccuracyCase>& cases,
                                            const AccuracyConstants& base,

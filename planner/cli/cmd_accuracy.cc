@@ -632,7 +632,11 @@ Status fit_moe_constants(const std::vector<AccuracyCase>& cases, const std::vect
                 all.constants.roofline.moe_a2a_nic_efficiency, pct(all.in_sample_mape).c_str());
   stream_line(buf);
   for (const std::string& b : all.at_bound) stream_line("note: " + b + "\n");
-  if (all.nic_held) {
+  if (all.nic_held && all.nic_matches_cluster) {
+    stream_line(
+        "note: the fitted moe_a2a_nic_efficiency equals the cluster's NIC figure within 0.5 % "
+        "of every row's step: 0, the cluster's figure, is used\n");
+  } else if (all.nic_held) {
     stream_line(
         "note: moe_a2a_nic_efficiency is not determined by these rows (replacing it by the "
         "cluster's NIC figure moves no row's step by 0.5 %): 0, the cluster's figure, is used\n");
@@ -676,7 +680,9 @@ Status fit_moe_constants(const std::vector<AccuracyCase>& cases, const std::vect
                   f.constants.roofline.grouped_gemm_expert_overhead_s,
                   f.constants.roofline.moe_a2a_efficiency,
                   f.constants.roofline.moe_a2a_nic_efficiency,
-                  f.nic_held ? " (not determined: the cluster's NIC figure)" : "");
+                  !f.nic_held              ? ""
+                  : f.nic_matches_cluster ? " (the fit equals the cluster's NIC figure)"
+                                          : " (not determined: the cluster's NIC figure)");
     stream_line(buf);
   }
   (*report)["held_out_by_model"] = std::move(by_model);
