@@ -74,6 +74,7 @@ std::vector<AccuracyCase> make_runs_cases(const std::vector<PublishedRun>& runs)
     // llm-foundry trains with Composer: PyTorch FSDP over eager modules.
     if (r.source == "llm-foundry") c.stack = "pytorch-fsdp";
     c.release = r.release;
+    c.release_from_source = r.release_from_source;
     c.system = r.system;
     cases.push_back(std::move(c));
   }
@@ -87,6 +88,12 @@ std::string precision_recipe(const AccuracyCase& c) {
     out += std::string("-") + simulator::to_string(p.fp8_recipe);
   }
   return out;
+}
+
+bool fits_latest_release(const std::vector<AccuracyCase>& cases) {
+  return std::any_of(cases.begin(), cases.end(), [](const AccuracyCase& c) {
+    return !c.release.empty() && !c.release_from_source;
+  });
 }
 
 std::string release_group_key(const AccuracyCase& c) {
@@ -143,7 +150,9 @@ std::vector<std::pair<std::string, std::string>> feature_groups(const AccuracyCa
           {"seq>=8192", yes_no(c.config.model.seq_length >= 8192)},
           {"gpus>=128", yes_no(p.world_size() >= 128)},
           {"multi-node", yes_no(p.world_size() > c.config.cluster.gpus_per_node)}};
-  if (!c.release.empty()) {
+  if (c.release_from_source) {
+    out.push_back({"release", c.release});
+  } else if (!c.release.empty()) {
     const std::string& gpu = c.config.cluster.gpu.name;
     out.push_back({"gpu", gpu});
     out.push_back({"precision recipe", precision_recipe(c)});

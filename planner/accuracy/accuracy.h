@@ -50,7 +50,17 @@ struct AccuracyCase {
   // not state one) and the row's system ("DGX-B200", ...; empty likewise).
   std::string release{};
   std::string system{};
+  // The release was read from the H100 form's source cell
+  // (PublishedRun::release_from_source): it is reported, but the rows are
+  // calibrated as before, every row fitted (fits_latest_release()).
+  bool release_from_source = false;
 };
+
+// Whether calibration fits only the latest release of each group
+// (latest_release_mask()): some case states its release in its own column
+// (the Blackwell form). Releases read from the H100 form's source cells
+// (AccuracyCase::release_from_source) are reported only.
+bool fits_latest_release(const std::vector<AccuracyCase>& cases);
 
 // The calibration group of a case with a release: system, model (with its
 // MoE capacity factor: token-drop variants are their own group) and
@@ -260,9 +270,15 @@ struct MoeCalibrationResult {
   double cost = 0;
   double in_sample_mape = 0;
   std::vector<std::string> at_bound;  // "moe_a2a_efficiency at its upper bound", ...
-  // The rows did not determine moe_a2a_nic_efficiency (see above): it is 0,
-  // the cluster's NIC figure.
+  // The fitted moe_a2a_nic_efficiency moved no row by
+  // kMoeNicIdentifiedChange from the cluster's NIC figure (see above): it
+  // is 0, the cluster's figure.
   bool nic_held = false;
+  // With nic_held: the rows do depend on the NIC figure (the efficiency
+  // floor moves some row by kMoeNicIdentifiedChange or more), so the fit
+  // equals the cluster's figure within the threshold rather than leaving
+  // it undetermined.
+  bool nic_matches_cluster = false;
 };
 Result<MoeCalibrationResult> calibrate_moe(const std::vector<AccuracyCase>& cases,
                                            const AccuracyConstants& base,

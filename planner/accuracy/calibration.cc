@@ -306,6 +306,22 @@ Result<MoeCalibrationResult> calibrate_moe(const std::vector<AccuracyCase>& case
       largest = std::max(largest, std::abs(std::log(with_fit[i] / with_cluster[i])));
     }
     if (largest < kMoeNicIdentifiedChange) {
+      // Undetermined, or equal to the cluster's figure (B200: 0.79 fitted
+      // against its 0.8)? A NIC figure a quarter below the cluster's tells
+      // them apart (Qwen3-30B-A3B's flex rows above stay flat down to about
+      // 0.4, half of H100's 0.8).
+      AccuracyConstants floor = held;
+      floor.roofline.moe_a2a_nic_efficiency =
+          std::max(kMoeA2aEfficiencyFloor, 0.75 * held.network.nic_efficiency);
+      std::vector<AccuracyCase> at_floor = cases;
+      apply_constants(floor, &at_floor);
+      LLMPLAN_ASSIGN_OR_RETURN(const std::vector<double> with_floor,
+                               predict_iteration_times(at_floor, nullptr));
+      for (size_t i = 0; i < cases.size(); ++i) {
+        if (std::abs(std::log(with_floor[i] / with_cluster[i])) >= kMoeNicIdentifiedChange) {
+          best.nic_matches_cluster = true;
+        }
+      }
       best.constants = held;
       best.nic_held = true;
       std::erase_if(best.at_bound, [](const std::string& b) {

@@ -161,6 +161,22 @@ bool parse_moe_layer_pattern(std::string_view cell, int* every, int* first_dense
 
 }  // namespace
 
+std::string source_section_release(std::string_view cell) {
+  constexpr std::string_view kSection = "section '";
+  const size_t at = cell.find(kSection);
+  if (at == std::string_view::npos) return "";
+  const std::string_view rest = cell.substr(at + kSection.size());
+  const std::string_view section = rest.substr(0, rest.find('\''));
+  // Megatron-Bridge's performance-summary archive names its sections by
+  // container ("26.04.01 NeMo Container"); other sections ("Training Speed
+  // and Scalability") name no release.
+  if (section.find(" NeMo Container") == std::string_view::npos ||
+      release_version(section).empty()) {
+    return "";
+  }
+  return std::string(section);
+}
+
 std::string source_id(std::string_view cell) {
   constexpr std::string_view kGithub = "github.com/";
   const size_t at = cell.find(kGithub);
@@ -713,6 +729,10 @@ Result<PublishedRun> map_published_run(const RunRow& row, const std::vector<Mode
   out.source = source_id(row.source);
   out.measured_step_s = row.measured_step_s;
   out.release = row.release;
+  if (!blackwell) {
+    out.release = source_section_release(row.source);
+    out.release_from_source = !out.release.empty();
+  }
   out.system = row.system;
   out.cluster = row.cluster;
   if (m == models.end()) {

@@ -112,10 +112,16 @@ struct PublishedRun {
   std::string model;                 // the row's model (CSV) or the config's model name (JSON)
   std::string source;                // short source id (e.g. "llm-foundry", "Megatron-LM")
   double measured_step_s = 0;
-  // The software release the run was measured on (the Blackwell form's
-  // "container" cell, e.g. "NeMo 26.04.01 (Megatron-Bridge)"); empty for the
-  // H100 form and the JSON form.
+  // The software release the run was measured on: the Blackwell form's
+  // "container" cell (e.g. "NeMo 26.04.01 (Megatron-Bridge)"), or the H100
+  // form's source section when it names a NeMo container
+  // (source_section_release(); release_from_source set); empty otherwise
+  // and for the JSON form.
   std::string release;
+  // The release was read from the H100 form's source cell: it is reported
+  // (validate, calibrate --moe-only) but does not select calibration rows
+  // (AccuracyCase::release_from_source).
+  bool release_from_source = false;
   // The row's system (Blackwell form; e.g. "DGX-B200") and the cluster
   // preset it maps to ("dgx-b200", "gb200-nvl72"); empty otherwise.
   std::string system, cluster;
@@ -130,6 +136,11 @@ struct PublishedRun {
 // ("https://github.com/mosaicml/llm-foundry/blob/..." -> "llm-foundry"),
 // else the cell up to its first space.
 std::string source_id(std::string_view source_cell);
+
+// The release an H100-form source cell names: its section when that is a
+// NeMo container ("... (section '26.04.01 NeMo Container')" ->
+// "26.04.01 NeMo Container"); empty when the cell names none.
+std::string source_section_release(std::string_view source_cell);
 
 // True when the first line of `text` is a published-runs CSV header: the
 // H100 form (the columns "name", "model", "measured_step_s" and "fsdp") or

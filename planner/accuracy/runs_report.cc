@@ -193,12 +193,21 @@ std::string release_sections(const RunsValidation& v, bool md) {
     t.add_row({d.release, d.gpu, std::to_string(d.rows), d.latest ? "yes" : "no (older)", r,
                pct(d.mape)});
   }
+  // Runs whose releases select no calibration rows (the H100 form, its
+  // releases read from the source cells: v.latest is empty) are fitted on
+  // every row.
+  const std::string rows_md = v.latest.empty()
+                                  ? "every row (these releases select no calibration rows)"
+                                  : "the latest release of each (system, model, precision); "
+                                    "older releases are their own groups";
+  const std::string rows_text = v.latest.empty()
+                                    ? "every row (these releases select no calibration rows)"
+                                    : "the latest release of each system, model and precision";
   out += md ? "\n## Stack drift\n\nGeometric mean of measured / predicted per release (the "
               "constants in effect; > 1: the release ran slower than predicted). Calibration "
-              "rows: the latest release of each (system, model, precision); older releases are "
-              "their own groups:\n\n" + t.markdown() + "\n"
-            : "\nstack drift (measured/predicted per release; calibration rows = the latest "
-              "release of each system, model and precision):\n" + t.text() + "\n";
+              "rows: " + rows_md + ":\n\n" + t.markdown() + "\n"
+            : "\nstack drift (measured/predicted per release; calibration rows = " + rows_text +
+                  "):\n" + t.text() + "\n";
   return out;
 }
 }  // namespace

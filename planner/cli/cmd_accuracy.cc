@@ -353,8 +353,7 @@ std::vector<int> folds_of(const std::vector<AccuracyCase>& cases, int k, bool ru
 Status run_validate_runs(const AccuracyOptions& o, const GlobalOptions& global) {
   RunsValidation v;
   LLMPLAN_ASSIGN_OR_RETURN(v.cases, load_runs_cases(o, global, &v.runs, &v.notes, &v.gpu));
-  if (std::any_of(v.cases.begin(), v.cases.end(),
-                  [](const AccuracyCase& c) { return !c.release.empty(); })) {
+  if (fits_latest_release(v.cases)) {
     v.latest = latest_release_mask(v.cases);
     std::vector<std::string> gpus;
     for (const AccuracyCase& c : v.cases) {
@@ -634,7 +633,11 @@ Status fit_moe_constants(const std::vector<AccuracyCase>& cases, const std::vect
                 all.constants.roofline.moe_a2a_nic_efficiency, pct(all.in_sample_mape).c_str());
   stream_line(buf);
   for (const std::string& b : all.at_bound) stream_line("note: " + b + "\n");
-  if (all.nic_held) {
+  if (all.nic_held && all.nic_matches_cluster) {
+    stream_line(
+        "note: the fitted moe_a2a_nic_efficiency equals the cluster's NIC figure within 0.5 % "
+        "of every row's step: 0, the cluster's figure, is used\n");
+  } else if (all.nic_held) {
     stream_line(
         "note: moe_a2a_nic_efficiency is not determined by these rows (replacing it by the "
         "cluster's NIC figure moves no row's step by 0.5 %): 0, the cluster's figure, is used\n");
@@ -656,6 +659,9 @@ Status fit_moe_constants(const std::vector<AccuracyCase>& cases, const std::vect
     if (std::find(models.begin(), models.end(), m) == models.end()) models.push_back(m);
   }
   std::vector<double> held_p, held_m;
+  // Each row's held-out prediction (by the fit on the other models), for
+  // the latest-release and by-release views below.
+  std::vector<double> held_at(cases.size(), std::nan(""));
   for (const std::string& m : models) {
     std::vector<size_t> train, test;
     for (size_t i : fit_rows) (cases[i].config.model.name == m ? test : train).push_back(i);
@@ -664,6 +670,7 @@ Status fit_moe_constants(const std::vector<AccuracyCase>& cases, const std::vect
     const MoeCalibrationResult& f = g.fit;
     const std::vector<double>& p = g.predicted;
     const std::vector<double>& meas = g.measured;
+    for (size_t k = 0; k < test.size(); ++k) held_at[test[k]] = p[k];
     held_p.insert(held_p.end(), p.begin(), p.end());
     held_m.insert(held_m.end(), meas.begin(), meas.end());
     by_model[m] = {{"rows", test.size()}, {"mape", summarise(p, meas).mape}};
@@ -674,7 +681,9 @@ Status fit_moe_constants(const std::vector<AccuracyCase>& cases, const std::vect
                   f.constants.roofline.grouped_gemm_expert_overhead_s,
                   f.constants.roofline.moe_a2a_efficiency,
                   f.constants.roofline.moe_a2a_nic_efficiency,
-                  f.nic_held ? " (not determined: the cluster's NIC figure)" : "");
+                  !f.nic_held              ? ""
+                  : f.nic_matches_cluster ? " (the fit equals the cluster's NIC figure)"
+                                          : " (not determined: the cluster's NIC figure)");
     stream_line(buf);
   }
   (*report)["held_out_by_model"] = std::move(by_model);
@@ -683,6 +692,58 @@ Status fit_moe_constants(const std::vector<AccuracyCase>& cases, const std::vect
     stream_line("mixture-of-experts leave-one-model-out MAPE: " +
                 pct(summarise(held_p, held_m).mape) + " (" + std::to_string(held_p.size()) +
                 " rows)\n");
+  }
+  // Rows fitted over every release (the H100 form, whose releases are read
+  // from its source cells): the held-out predictions above on the latest
+  // release of each (system, model, precision) -- the rows #26's targets
+  // are set on -- and grouped by release.
+  const bool reported_releases =
+      latest.empty() && std::any_of(moe.begin(), moe.end(),
+                                    [&](size_t i) { return !cases[i].release.empty(); });
+  if (reported_releases && !held_p.empty()) {
+    const std::vector<bool> newest = latest_release_mask(cases);
+    const auto group = [&](const auto& in_group) {
+      std::vector<double> p, meas;
+      for (size_t i : moe) {
+        if (!std::isfinite(held_at[i]) || !in_group(i)) continue;
+        p.push_back(held_at[i]);
+        meas.push_back(cases[i].run.iteration_time_s);
+      }
+      return std::pair(p, meas);
+    };
+    boost::json::object latest_by_model, held_by_release;
+    for (const std::string& m : models) {
+      const auto [p, meas] =
+          group([&](size_t i) { return newest[i] && cases[i].config.model.name == m; });
+      if (p.empty()) continue;
+      latest_by_model[m] = {{"rows", p.size()}, {"mape", summarise(p, meas).mape}};
+      stream_line("mixture-of-experts leave-one-model-out, latest release: " + m + ": MAPE " +
+                  pct(summarise(p, meas).mape) + " (" + std::to_string(p.size()) + " rows)\n");
+    }
+    const auto [lp, lm] = group([&](size_t i) { return static_cast<bool>(newest[i]); });
+    (*report)["held_out_by_model_latest_release"] = std::move(latest_by_model);
+    (*report)["leave_one_model_out_latest_release_mape"] = summarise(lp, lm).mape;
+    stream_line("mixture-of-experts leave-one-model-out MAPE on the latest release of each "
+                "(system, model, precision): " +
+                pct(summarise(lp, lm).mape) + " (" + std::to_string(lp.size()) + " rows)\n");
+    std::vector<std::string> names;
+    for (size_t i : moe) {
+      if (std::find(names.begin(), names.end(), cases[i].release) == names.end()) {
+        names.push_back(cases[i].release);
+      }
+    }
+    std::sort(names.begin(), names.end(), [](const std::string& a, const std::string& b) {
+      return release_version(a) < release_version(b);
+    });
+    for (const std::string& r : names) {
+      const auto [p, meas] = group([&](size_t i) { return cases[i].release == r; });
+      if (p.empty()) continue;
+      const std::string label = r.empty() ? "(no release)" : r;
+      held_by_release[label] = {{"rows", p.size()}, {"mape", summarise(p, meas).mape}};
+      stream_line("mixture-of-experts leave-one-model-out by release: " + label + ": MAPE " +
+                  pct(summarise(p, meas).mape) + " (" + std::to_string(p.size()) + " rows)\n");
+    }
+    (*report)["held_out_by_model_by_release"] = std::move(held_by_release);
   }
   // Leave one release out.
   std::vector<std::string> releases;
@@ -788,8 +849,9 @@ Status run_calibrate(const AccuracyOptions& o, const GlobalOptions& global) {
   const AccuracyConstants initial = constants_of(cases.front());
   // Runs with releases: the constants represent the latest release of each
   // (system, model, precision); older releases are predicted, never fitted.
-  const bool releases = std::any_of(cases.begin(), cases.end(),
-                                    [](const AccuracyCase& c) { return !c.release.empty(); });
+  // (The H100 form's releases, read from its source cells, are reported by
+  // the MoE stage but select no rows: fits_latest_release().)
+  const bool releases = fits_latest_release(cases);
   const std::vector<bool> latest = releases ? latest_release_mask(cases) : std::vector<bool>();
   std::vector<AccuracyCase> all_cases = cases;  // for the stack drift after the fit
   std::string calibration_releases;

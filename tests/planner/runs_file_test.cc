@@ -18,6 +18,7 @@
 #include "presets/catalog.h"
 #include "simulator/strict_json.h"
 #include "tests/planner/runs_file_rows.h"
+#include "tests/planner/runs_fixtures.h"
 
 namespace llmplan::planner {
 namespace {
@@ -336,6 +337,53 @@ TEST(RunsFile, ValidateJsonKeys) {
   EXPECT_EQ(o.at("excluded").at("runs").as_array().front().at("missing").as_array().front(),
             "precision fp4");
   EXPECT_EQ(o.at("not_fitting_rows").to_number<int>() >= 0, true);
+}
+
+// The H100 form states no release column: a row's release is the section of
+// Megatron-Bridge's performance-summary archive its source cell names
+// ("section '26.04.01 NeMo Container'"); other rows have none. These
+// releases are reported but select no calibration rows (the H100 form is
+// fitted on every row), unlike the Blackwell form's container column.
+TEST(RunsFile, H100ReleasesComeFromTheSourceSection) {
+  EXPECT_EQ(source_section_release("https://github.com/NVIDIA-NeMo/Megatron-Bridge/blob/x/docs/"
+                                   "performance-summary-archive.md (section '26.04.01 NeMo "
+                                   "Container')"),
+            "26.04.01 NeMo Container");
+  EXPECT_EQ(source_section_release("https://github.com/x/README.md (section 'Training Speed and "
+                                   "Scalability')"),
+            "");
+  EXPECT_EQ(source_section_release("https://github.com/x/README.md (section 'NeMo Container')"),
+            "");
+  EXPECT_EQ(source_section_release("https://github.com/mosaicml/llm-foundry/blob/x/README.md"), "");
+
+  const std::vector<AccuracyCase> h100 = fixtures::shipped_runs_cases("h100/published_runs.csv");
+  std::map<std::string, int> by_release;
+  int moe = 0;
+  for (const AccuracyCase& c : h100) {
+    EXPECT_EQ(c.release_from_source, !c.release.empty()) << c.name;
+    if (!c.release.empty()) {
+      ++by_release[c.release];
+      // The row name carries the same release ("..._mbridge26.04.01_...").
+      const std::string version = c.release.substr(0, c.release.find(' '));
+      EXPECT_NE(c.name.find("mbridge" + version + "_"), std::string::npos) << c.name;
+    }
+    if (c.config.model.is_moe()) {
+      ++moe;
+      EXPECT_FALSE(c.release.empty()) << c.name;
+    }
+  }
+  EXPECT_EQ(moe, 16);
+  const std::map<std::string, int> expected = {
+      {"25.11 NeMo Container", 6},    {"26.02 NeMo Container", 5},
+      {"26.02.01 NeMo Container", 4}, {"26.04 NeMo Container", 4},
+      {"26.04.01 NeMo Container", 5}, {"26.06 NeMo Container", 2}};
+  EXPECT_EQ(by_release, expected);
+  EXPECT_FALSE(fits_latest_release(h100));
+  // A release stated in its own column (the Blackwell form) selects rows.
+  std::vector<AccuracyCase> stated = h100;
+  stated.front().release = "NeMo 26.04.01 (Megatron-Bridge)";
+  stated.front().release_from_source = false;
+  EXPECT_TRUE(fits_latest_release(stated));
 }
 
 }  // namespace
