@@ -36,6 +36,16 @@ Cluster fp8_cluster() {
   return c;
 }
 
+// An FC1 GEMM of 12 x 11 = 132 output tiles of 128 x 128 on the 132-SM
+// test GPU: exactly one wave of full tiles, compute-bound in every precision.
+KernelDesc one_wave_gemm() {
+  KernelDesc k;
+  k.kind = KernelKind::kFc1Gemm;
+  k.gemm = {12 * 128, 11 * 128, 8192, 1};
+  k.flops = 2.0 * 12 * 128 * 11 * 128 * 8192;
+  return k;
+}
+
 Plan fp8_plan(Fp8Recipe recipe = Fp8Recipe::kDelayed) {
   Plan p;
   p.tensor_parallel = 2;
@@ -122,12 +132,7 @@ TEST(Fp8, RooflineRunsFp8GemmsAtTheFp8PeakAndEfficiency) {
   c.gpu.roofline.fp8_gemm_efficiency = 0.7;
   c.gpu.roofline.gemm_dim_half = 0;
   const Roofline roofline(c);
-  // 12 x 11 = 132 output tiles of 128 x 128: exactly one wave of full
-  // tiles, compute-bound in both precisions.
-  KernelDesc k;
-  k.kind = KernelKind::kFc1Gemm;
-  k.gemm = {12 * 128, 11 * 128, 8192, 1};
-  k.flops = 2.0 * 12 * 128 * 11 * 128 * 8192;
+  KernelDesc k = one_wave_gemm();
   k.precision = Precision::kBf16;
   const double bf16 = roofline.kernel_time_s(k);
   EXPECT_NEAR(bf16, k.flops / (989e12 * 0.8), 1e-12);
@@ -148,10 +153,7 @@ TEST(Fp8, RooflineRunsMxfp8GemmsAtTheBlockScaledRate) {
   c.gpu.roofline.fp8_gemm_efficiency = 0.7;
   c.gpu.roofline.gemm_dim_half = 0;
   const Roofline roofline(c);
-  KernelDesc k;
-  k.kind = KernelKind::kFc1Gemm;
-  k.gemm = {12 * 128, 11 * 128, 8192, 1};
-  k.flops = 2.0 * 12 * 128 * 11 * 128 * 8192;
+  KernelDesc k = one_wave_gemm();
   k.precision = Precision::kFp8;
   const double tensor_scaled = roofline.kernel_time_s(k);
   k.fp8_block_scaled = true;

@@ -106,6 +106,23 @@ Model qwen_like(int layers = 4) {
   return m;
 }
 
+// The ops of one kernel kind in a lowered chunk: their summed duration and
+// how many there are; each must be expert work.
+struct NamedOps {
+  double seconds = 0;
+  int kernels = 0;
+};
+NamedOps named_ops(const std::vector<LoweredOp>& ops, const std::string& name) {
+  NamedOps out;
+  for (const LoweredOp& op : ops) {
+    if (op.name != name) continue;
+    out.seconds += op.duration_s;
+    ++out.kernels;
+    EXPECT_TRUE(op.expert) << name;
+  }
+  return out;
+}
+
 Cluster h100_like(int gpus_per_node = 8) {
   Cluster c = a100_cluster();
   c.name = "test-h100";
@@ -621,32 +638,19 @@ TEST(MoeLowering, ExpertBiasesAddTheWeightedFc2BiasPerExpert) {
   plan.global_batch_size = 8;
   const Cluster cluster = h100_like();
   const StubCost cost(false);
-  const auto bias_s = [](const std::vector<LoweredOp>& ops, int* kernels) {
-    double s = 0;
-    *kernels = 0;
-    for (const LoweredOp& op : ops) {
-      if (std::string(op.name) == "moe_expert_bias") {
-        s += op.duration_s;
-        ++*kernels;
-        EXPECT_TRUE(op.expert);
-      }
-    }
-    return s;
-  };
   Model model = qwen_like(2);
-  int kernels = 0;
   const ChunkProgram plain = lower_chunk(model, plan, place(plan, cluster), cost, 0);
-  EXPECT_EQ(bias_s(plain.forward, &kernels), 0.0);
-  EXPECT_EQ(kernels, 0);
-  EXPECT_EQ(bias_s(plain.backward, &kernels), 0.0);
-  EXPECT_EQ(kernels, 0);
+  EXPECT_EQ(named_ops(plain.forward, "moe_expert_bias").kernels, 0);
+  EXPECT_EQ(named_ops(plain.backward, "moe_expert_bias").kernels, 0);
   model.linear_bias = true;
   const ChunkProgram biased = lower_chunk(model, plan, place(plan, cluster), cost, 0);
   const double elements = 4096.0 * 8 * 4096;
-  EXPECT_NEAR(bias_s(biased.forward, &kernels), 2 * 12 * elements / 1e12, 1e-12);
-  EXPECT_EQ(kernels, 2 * 2);
-  EXPECT_NEAR(bias_s(biased.backward, &kernels), 2 * 16 * elements / 1e12, 1e-12);
-  EXPECT_EQ(kernels, 2 * 2);
+  const NamedOps fwd = named_ops(biased.forward, "moe_expert_bias");
+  EXPECT_NEAR(fwd.seconds, 2 * 12 * elements / 1e12, 1e-12);
+  EXPECT_EQ(fwd.kernels, 2 * 2);
+  const NamedOps bwd = named_ops(biased.backward, "moe_expert_bias");
+  EXPECT_NEAR(bwd.seconds, 2 * 16 * elements / 1e12, 1e-12);
+  EXPECT_EQ(bwd.kernels, 2 * 2);
 }
 
 TEST(MoeLowering, ActivationClampRunsUnfusedAroundTheExpertActivation) {
@@ -665,39 +669,25 @@ TEST(MoeLowering, ActivationClampRunsUnfusedAroundTheExpertActivation) {
   plan.global_batch_size = 8;
   const Cluster cluster = h100_like();
   const StubCost cost(false);
-  const auto clamp_s = [](const std::vector<LoweredOp>& ops, int* kernels, OpCategory* cat) {
-    double s = 0;
-    *kernels = 0;
-    for (const LoweredOp& op : ops) {
-      if (std::string(op.name) == "moe_act_clamp") {
-        s += op.duration_s;
-        ++*kernels;
-        *cat = op.category;
-        EXPECT_TRUE(op.expert);
-      }
-    }
-    return s;
-  };
   Model model = qwen_like(2);
-  int kernels = 0;
-  OpCategory cat = OpCategory::kCompute;
   const ChunkProgram plain = lower_chunk(model, plan, place(plan, cluster), cost, 0);
-  EXPECT_EQ(clamp_s(plain.forward, &kernels, &cat), 0.0);
-  EXPECT_EQ(kernels, 0);
-  EXPECT_EQ(clamp_s(plain.backward, &kernels, &cat), 0.0);
-  EXPECT_EQ(kernels, 0);
+  EXPECT_EQ(named_ops(plain.forward, "moe_act_clamp").kernels, 0);
+  EXPECT_EQ(named_ops(plain.backward, "moe_act_clamp").kernels, 0);
   model.activation_clamp = 7.0;
   ASSERT_TRUE(validate(model, plan).ok());
   const ChunkProgram clamped = lower_chunk(model, plan, place(plan, cluster), cost, 0);
   const double elements = 4096.0 * 8 * 2 * 1536;
-  EXPECT_NEAR(clamp_s(clamped.forward, &kernels, &cat), 2 * 8 * elements / 1e12, 1e-12);
-  EXPECT_EQ(kernels, 2 * 3);
-  EXPECT_NEAR(clamp_s(clamped.backward, &kernels, &cat), 2 * 15 * elements / 1e12, 1e-12);
-  EXPECT_EQ(kernels, 2 * 7);
+  const NamedOps fwd = named_ops(clamped.forward, "moe_act_clamp");
+  EXPECT_NEAR(fwd.seconds, 2 * 8 * elements / 1e12, 1e-12);
+  EXPECT_EQ(fwd.kernels, 2 * 3);
+  const NamedOps bwd = named_ops(clamped.backward, "moe_act_clamp");
+  EXPECT_NEAR(bwd.seconds, 2 * 15 * elements / 1e12, 1e-12);
+  EXPECT_EQ(bwd.kernels, 2 * 7);
   plan.recompute_modules = kRecomputeMoeAct;
   const ChunkProgram recomputed = lower_chunk(model, plan, place(plan, cluster), cost, 0);
-  EXPECT_NEAR(clamp_s(recomputed.backward, &kernels, &cat), 2 * 23 * elements / 1e12, 1e-12);
-  EXPECT_EQ(kernels, 2 * 10);
+  const NamedOps again = named_ops(recomputed.backward, "moe_act_clamp");
+  EXPECT_NEAR(again.seconds, 2 * 23 * elements / 1e12, 1e-12);
+  EXPECT_EQ(again.kernels, 2 * 10);
   // The clamp needs the gated activation.
   model.activation = Activation::kGelu;
   EXPECT_FALSE(validate(model).ok());
