@@ -213,7 +213,15 @@ Status apply_plan_flags(const SimulateOptions& o, Plan* plan) {
   }
   if (o.no_dropout) plan->dropout = false;
   if (o.fused_cross_entropy) plan->fused_cross_entropy = true;
-  if (o.cpu_offload_v2) plan->cpu_offload_v1 = false;
+  if (o.cpu_offload_v2) {
+    // The handler only matters for offloaded layers: without them the flag
+    // would change nothing, silently.
+    if (plan->cpu_offload_layers <= 0) {
+      return Status::usage("simulate: --cpu-offload-v2 needs --cpu-offload-layers N (N > 0, here "
+                           "or in --config's plan)");
+    }
+    plan->cpu_offload_v1 = false;
+  }
   if (o.grad_reduce_in_bf16) plan->grad_reduce_in_fp32 = false;
   if (o.no_fp8_param_gather) plan->fp8_param_gather = false;
   if (o.account_for_embedding) plan->account_for_embedding_in_pipeline_split = true;
