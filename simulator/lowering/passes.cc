@@ -40,7 +40,13 @@ double overlap_pass(int chunks, double slowdown, std::vector<LoweredOp>* ops) {
     LoweredOp& g = (*ops)[static_cast<size_t>(q)];
     if (!g.gemm) continue;
     const double c = op.duration_s;
-    const double exposed = c / n + (n - 1) / n * std::max(0.0, c - g.duration_s);
+    // An all-gather (paired with the GEMM after it) runs as a ring exchange:
+    // the GEMM starts on the local chunk, so only steps slower than their
+    // chunk's GEMM show. A reduce-scatter (paired with the GEMM before it)
+    // runs as a pipeline: the last chunk's transfer follows the whole GEMM.
+    const double exposed = op.tp_pair > 0
+                               ? std::max(0.0, c - (n - 1) / n * g.duration_s)
+                               : c / n + (n - 1) / n * std::max(0.0, c - g.duration_s);
     const double hid = c - exposed;
     op.duration_s = exposed;
     g.duration_s += slowdown * hid;

@@ -199,39 +199,57 @@ TEST(Sharding, WithoutDataParallelismEveryStageIsTheSame) {
   EXPECT_EQ(a->iteration_time_s, b->iteration_time_s);
 }
 
-TEST(Sharding, TpCommOverlapHidesAllButTheFirstChunk) {
-  // GEMMs take 1 s, TP collectives 0.5 s, everything else is free.
+// Transformer Engine's default userbuffers methods (module/base.py,
+// initialize_ub): all-gathers run as a ring exchange (qkv_fprop, fc1_fprop,
+// proj_dgrad, fc2_dgrad), reduce-scatters as a pipeline (proj_fprop,
+// fc2_fprop).
+TEST(Sharding, TpCommOverlapRingGathersAndPipelinedReductions) {
+  // GEMMs take 1 s, TP collectives `comm_s`, everything else is free.
   class Cost final : public CostModel {
    public:
+    explicit Cost(double comm_s) : comm_s_(comm_s) {}
     double kernel_time_s(const KernelDesc& k) const override { return is_gemm(k.kind) ? 1.0 : 0.0; }
-    double collective_time_s(const CollectiveDesc&) const override { return 0.5; }
+    double collective_time_s(const CollectiveDesc&) const override { return comm_s_; }
     double microbatch_overhead_s() const override { return 0.0; }
     double iteration_overhead_s() const override { return 0.0; }
     double comm_compute_slowdown() const override { return 0.1; }
     std::string describe() const override { return "test"; }
+
+   private:
+    double comm_s_;
   };
   const Model model = gpt(1, 512, 8, 256, 1000);
   Plan plan = base_plan(2, 1, 1, 1);
   plan.sequence_parallel = true;
   const Cluster cluster = a100_cluster();
-  const Cost cost;
-  const ChunkProgram off = lower_chunk(model, plan, place(plan, cluster), cost, 0);
-  plan.tp_comm_overlap = true;
-  const ChunkProgram on = lower_chunk(model, plan, place(plan, cluster), cost, 0);
-  // Paired with a GEMM: 4 per layer and pass, and the logits GEMM's gather
-  // (forward) and reduction (backward); the embedding's and cross-entropy's
-  // collectives stay exposed. Each of the 10 hides 0.5 - (0.5 / 2) = 0.25 s
-  // (t = 2 chunks, the GEMM is longer than the collective).
-  EXPECT_DOUBLE_EQ(on.tp_hidden_s, 10 * 0.25);
-  EXPECT_DOUBLE_EQ(off.tp_hidden_s, 0);
-  // Each pass gets shorter by the hidden time less 10 % of it (SM contention).
-  const double saved = off.forward_s + off.backward_s - on.forward_s - on.backward_s;
-  EXPECT_NEAR(saved, 10 * 0.25 * 0.9, 1e-12);
-  double slowdown = 0;
-  for (const auto* ops : {&on.forward, &on.backward}) {
-    for (const LoweredOp& op : *ops) slowdown += op.slowdown_s;
+  // Paired with a GEMM: 4 per layer and pass (2 gathers, 2 reductions), the
+  // logits GEMM's gather (forward) and reduction (backward); the embedding's
+  // and cross-entropy's collectives stay exposed. So 5 gathers, 5 reductions.
+  // t = 2 chunks. A gather's ring hides all of a 0.5 s collective (each of
+  // its steps is shorter than its chunk's 0.5 s GEMM); a pipelined reduction
+  // leaves its last chunk, 0.25 s, exposed. At 0.75 s a ring step is longer
+  // than its chunk's GEMM by 0.25 s; the pipeline leaves 0.375 + 0 exposed.
+  struct Case {
+    double comm_s, hidden_s;
+  };
+  for (const Case& c : {Case{0.5, 5 * 0.5 + 5 * 0.25}, Case{0.75, 5 * 0.5 + 5 * 0.375},
+                        Case{1.5, 10 * 0.5}}) {
+    const Cost cost(c.comm_s);
+    Plan p = plan;
+    const ChunkProgram off = lower_chunk(model, p, place(p, cluster), cost, 0);
+    p.tp_comm_overlap = true;
+    const ChunkProgram on = lower_chunk(model, p, place(p, cluster), cost, 0);
+    EXPECT_DOUBLE_EQ(on.tp_hidden_s, c.hidden_s) << c.comm_s;
+    EXPECT_DOUBLE_EQ(off.tp_hidden_s, 0);
+    // Each pass gets shorter by the hidden time less 10 % of it (SM contention).
+    const double saved = off.forward_s + off.backward_s - on.forward_s - on.backward_s;
+    EXPECT_NEAR(saved, c.hidden_s * 0.9, 1e-12) << c.comm_s;
+    double slowdown = 0;
+    for (const auto* ops : {&on.forward, &on.backward}) {
+      for (const LoweredOp& op : *ops) slowdown += op.slowdown_s;
+    }
+    EXPECT_NEAR(slowdown, c.hidden_s * 0.1, 1e-12) << c.comm_s;
   }
-  EXPECT_NEAR(slowdown, 10 * 0.25 * 0.1, 1e-12);
 }
 
 // Iteration time with and without each overlap: never longer with it, and
