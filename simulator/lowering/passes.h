@@ -11,12 +11,17 @@
 // the overlapped kernel and recorded in its LoweredOp::slowdown_s).
 //  - tp_comm_overlap (Megatron-Core / Transformer Engine userbuffers): each
 //    TP all-gather is pipelined with the GEMM that consumes it, each
-//    reduce-scatter / all-reduce with the GEMM that produces it, in t chunks.
-//    A two-stage pipeline of n = t equal chunks leaves exposed
+//    reduce-scatter / all-reduce with the GEMM that produces it, in t chunks,
+//    by Transformer Engine's default methods (module/base.py, initialize_ub).
+//    A reduction runs as a pipeline of n = t equal chunks, which leaves
 //      comm / n + (n - 1) / n x max(0, comm - gemm)
-//    (the first chunk's transfer cannot overlap anything, the rest only as
-//    far as the GEMM is longer). Collectives next to no GEMM (embedding,
-//    cross-entropy) stay exposed.
+//    exposed (the last chunk's transfer follows the whole GEMM, the rest
+//    shows only as far as it is longer than the GEMM). An all-gather runs as
+//    a ring exchange: the GEMM starts on the local chunk and each of the
+//    n - 1 steps overlaps the next chunk's GEMM, so only
+//      max(0, comm - (n - 1) / n x gemm)
+//    shows. Collectives next to no GEMM (embedding, cross-entropy) stay
+//    exposed.
 //
 // Split backward (zb-h1, schedule.h): the backward is also lowered as two
 // passes. B, the input gradient, is the backward without the parameters'
