@@ -496,18 +496,20 @@ Result<std::vector<RunRow>> read_blackwell_runs_rows_text(std::string_view text,
                         : "none (recompute_modules layernorm moe_act)";
       if (gb200 && gbs1280) r.overlaps += " moe_a2a_overlap=True";
     }
-    // Nemotron 3 Super on B200 at TP 1 (BF16, MXFP8): recompute_modules
-    // [moe_act, layernorm, core_attn] (Megatron-Bridge @06e8da4ede24
+    // Nemotron 3 Super on B200 at TP 1, MXFP8: recompute_modules
+    // [moe_act, layernorm] (Megatron-Bridge @f601ba97141a
     // scripts/performance/configs/nemotronh/nemotron_3_workload_base_configs.py
-    // BASE_NEMOTRON_3_SUPER_CONFIG_B200; its NVFP4 presets recompute
-    // nothing). That file's B200 preset runs EP 8 where the rows ran EP 64,
-    // so the rows come from another version of it: that the recompute
-    // modules are the same there is an assumption. The GB200 presets
-    // (recompute also "moe", the whole MoE block, not modelled) run TP 1
-    // where the GB200 rows ran TP 2: not mapped.
+    // BASE_NEMOTRON_3_SUPER_CONFIG_B200, TP 1 x EP 64 as the rows ran;
+    // NEMOTRON_3_SUPER_PRETRAIN_CONFIG_B200_FP8_MX_V1 is that base). The same
+    // version's GB200 presets run TP 2 x EP 64, as the GB200 rows did, and
+    // recompute nothing (not mapped: nothing to map). An earlier version
+    // (@06e8da4ede24) added core_attn on B200 but ran EP 8 there and TP 1 on
+    // GB200, neither the rows' layout. Its B200 BF16 preset also recomputes
+    // "moe" (the whole MoE block, not modelled); no B200 BF16 row of this
+    // model is in the file.
     if (r.model == "nemotron3-super" && r.cluster == "dgx-b200" && r.tp == 1 &&
-        (r.precision == "bf16" || r.precision == "fp8-mx")) {
-      r.recompute = "none (recompute_modules core_attn layernorm moe_act)";
+        r.precision == "fp8-mx") {
+      r.recompute = "none (recompute_modules layernorm moe_act)";
     }
     // The row's name: model, system, release, precision, GPUs, line.
     std::string rel = r.release.substr(0, r.release.find(" ("));
