@@ -873,10 +873,16 @@ Result<PublishedRun> map_published_run(const RunRow& row, const std::vector<Mode
     plan.recompute = simulator::Recompute::kNone;  // "none ..." or "unstated"
   }
   // Megatron-Core recompute_modules named in the column ("... (recompute_
-  // modules layernorm moe_act)"); core_attn is the selective recompute.
+  // modules layernorm moe_act)"); core_attn is the selective recompute. A
+  // list given replaces Megatron-Core's default ["core_attn"], so
+  // "selective (recompute_modules: layernorm, moe_act)" recomputes only
+  // those modules, not the attention core.
   const size_t modules_at = row.recompute.find("recompute_modules");
   if (modules_at != std::string::npos) {
     const std::string modules = row.recompute.substr(modules_at);
+    if (plan.recompute == simulator::Recompute::kSelective && !contains(modules, "core_attn")) {
+      plan.recompute = simulator::Recompute::kNone;
+    }
     if (contains(modules, "core_attn") && plan.recompute == simulator::Recompute::kNone) {
       plan.recompute = simulator::Recompute::kSelective;
     }

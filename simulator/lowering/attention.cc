@@ -47,6 +47,11 @@ void Attention::backward(std::vector<LoweredOp>* out) {
   cast(out, Pass::kBackward, T_ * h_, c);
   gemm_backward(out, KernelKind::kOutProjGemm, T_, h_, static_cast<double>(a_) * d_ / t_, 1);
   if (p_.flash_attention) {
+    // Selective recompute checkpoints the attention core whatever its
+    // kernel (Megatron-Core SelfAttention: checkpoint_core_attention when
+    // recompute_granularity is "selective" and "core_attn" is among
+    // recompute_modules, its default): the fused forward runs again first.
+    if (p_.recompute == Recompute::kSelective) core_forward(out, OpCategory::kRecompute);
     flash(out, Pass::kBackward, c);
   } else {
     if (p_.recompute == Recompute::kSelective) {

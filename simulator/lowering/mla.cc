@@ -67,10 +67,12 @@ void Mla::backward(std::vector<LoweredOp>* out) {
     gemm(out, KernelKind::kQkvGemm, f, T_, kv_cols_, kl_, 1, r);
     mem(out, KernelKind::kActivation, f, rope_bytes(), r);
   }
+  // Selective recompute reruns the attention core's forward, fused or not
+  // (Attention::backward).
+  if (p_.recompute == Recompute::kSelective) core_forward(out, OpCategory::kRecompute);
   if (p_.flash_attention) {
     flash(out, Pass::kBackward, c);
   } else {
-    if (p_.recompute == Recompute::kSelective) core_forward(out, OpCategory::kRecompute);
     const double heads = static_cast<double>(b_) * a_ / t_;
     const double scores = heads * s_ * s_;
     gemm_backward(out, KernelKind::kAttnValueGemm, s_, v_dim_, s_, heads);

@@ -240,7 +240,11 @@ TEST(RunsFile, PublishedMoeRowsMap) {
   EXPECT_EQ(gp.expert_parallel, 8);
   EXPECT_EQ(gp.expert_data_parallel(), 2);
   EXPECT_FALSE(gp.moe_a2a_overlap);  // "not set (default off)"
-  EXPECT_EQ(gp.recompute, simulator::Recompute::kSelective);  // layernorm, moe_act
+  // "selective (recompute_modules: layernorm, moe_act)": the list replaces
+  // Megatron-Core's default ["core_attn"], so the attention core is kept.
+  EXPECT_EQ(gp.recompute, simulator::Recompute::kNone);
+  EXPECT_TRUE(gp.recomputes(simulator::kRecomputeLayernorm));
+  EXPECT_TRUE(gp.recomputes(simulator::kRecomputeMoeAct));
   EXPECT_EQ(gp.precision, simulator::Precision::kBf16);
   EXPECT_TRUE(gp.overlap_grad_reduce);
   EXPECT_FALSE(gp.dropout);

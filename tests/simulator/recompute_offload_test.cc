@@ -138,6 +138,33 @@ TEST(RecomputeModules, MoeActAndLayernormAddRecomputeTime) {
   EXPECT_GT(r1->breakdown.recompute_s, r0->breakdown.recompute_s);
 }
 
+// Megatron-Core checkpoints the attention core under selective recompute
+// whatever its kernel, so with flash attention the fused forward runs again
+// in the backward (time); what it frees is held anyway (memory unchanged).
+TEST(RecomputeModules, CoreAttnRerunsTheFusedAttentionForward) {
+  const Cluster c = preset_cluster("gb200-nvl72");
+  for (const Model& m : {llama_like(), preset_model("deepseek-v3")}) {
+    Plan plan = plan_of(8);
+    if (m.is_moe()) {
+      plan = plan_of(64, 64);
+      plan.pipeline_parallel = 4;
+      plan.virtual_stages = 4;
+      plan.schedule = Schedule::kInterleaved;
+      plan.global_batch_size = 1024;
+      plan.distributed_optimizer = true;
+    }
+    ASSERT_TRUE(plan.flash_attention);
+    Result<StepReport> none = simulate(m, plan, c);
+    plan.recompute = Recompute::kSelective;
+    Result<StepReport> core = simulate(m, plan, c);
+    ASSERT_TRUE(none.ok()) << none.status().message();
+    ASSERT_TRUE(core.ok()) << core.status().message();
+    EXPECT_GT(core->breakdown.recompute_s, none->breakdown.recompute_s) << m.name;
+    EXPECT_GT(core->iteration_time_s, none->iteration_time_s) << m.name;
+    EXPECT_EQ(core->peak_memory_bytes, none->peak_memory_bytes) << m.name;
+  }
+}
+
 TEST(RecomputeModules, JsonRoundTripAndErrors) {
   Plan plan;
   ASSERT_TRUE(apply_plan_json(
