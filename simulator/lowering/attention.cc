@@ -30,7 +30,7 @@ void Attention::begin_layer(int layer) {
 void Attention::forward(std::vector<LoweredOp>* out, OpCategory cat) {
   const double q_cols = static_cast<double>(a_ + 2 * g_) * d_ / t_;
   cast(out, Pass::kForward, Tsp_ * h_, cat);
-  sp_gather(out);
+  sp_gather_quantized(out);
   gemm(out, KernelKind::kQkvGemm, Pass::kForward, T_, q_cols, h_, 1, cat);
   core_forward(out, cat);
   cast(out, Pass::kForward, T_ * a_ * d_ / t_, cat);
@@ -43,7 +43,7 @@ void Attention::backward(std::vector<LoweredOp>* out) {
   const OpCategory c = OpCategory::kCompute;
   const double q_cols = static_cast<double>(a_ + 2 * g_) * d_ / t_;
   const double heads = static_cast<double>(b_) * a_ / t_;
-  sp_gather(out);
+  sp_gather_quantized(out);
   cast(out, Pass::kBackward, T_ * h_, c);
   gemm_backward(out, KernelKind::kOutProjGemm, T_, h_, static_cast<double>(a_) * d_ / t_, 1);
   if (p_.flash_attention) {

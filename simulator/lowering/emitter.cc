@@ -107,6 +107,10 @@ void Emitter::sp_gather(std::vector<LoweredOp>* out) const {
   if (sp_) tp(out, CollectiveKind::kAllGather, T_ * h_ * kElem);
 }
 
+void Emitter::sp_gather_quantized(std::vector<LoweredOp>* out) const {
+  if (sp_) tp(out, CollectiveKind::kAllGather, T_ * h_ * gathered_bytes_per_element(formats_));
+}
+
 void Emitter::layer_norm(std::vector<LoweredOp>* out, Pass pass, OpCategory cat) const {
   if (pass == Pass::kForward) {
     mem(out, KernelKind::kLayerNorm, pass, Tsp_ * h_ * kElem * 2, cat);

@@ -66,6 +66,10 @@ class Emitter {
   // Sequence parallelism: the all-gather of the sequence before a
   // column-parallel GEMM; nothing without it.
   void sp_gather(std::vector<LoweredOp>* out) const;
+  // The same gather of a linear layer's input (forward) or output gradient
+  // (backward), which Transformer Engine quantizes before it gathers in FP8
+  // or NVFP4 training: gathered_bytes_per_element (precision.h).
+  void sp_gather_quantized(std::vector<LoweredOp>* out) const;
   // The LayerNorm (forward: read x, write y; backward: read x and dy, write
   // dx) and the dropout + residual add (forward: read x and the residual,
   // write y and the 1-byte mask; backward: read dy and the mask, write dx)

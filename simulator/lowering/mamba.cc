@@ -24,7 +24,7 @@ void Mamba::forward(std::vector<LoweredOp>* out, OpCategory cat) {
   const double conv = static_cast<double>(m_.mamba_conv_channels()) / t_;
   const double di = static_cast<double>(m_.mamba_inner()) / t_;
   cast(out, Pass::kForward, Tsp_ * h_, cat);
-  sp_gather(out);
+  sp_gather_quantized(out);
   gemm(out, KernelKind::kMambaInProjGemm, Pass::kForward, T_, cols, h_, 1, cat);
   mem(out, KernelKind::kMambaConv, Pass::kForward, T_ * conv * kElem * 2, cat);
   push_kernel(out, scan(Pass::kForward), cat);
@@ -39,7 +39,7 @@ void Mamba::backward(std::vector<LoweredOp>* out) {
   const double cols = static_cast<double>(m_.mamba_in_proj_columns()) / t_;
   const double conv = static_cast<double>(m_.mamba_conv_channels()) / t_;
   const double di = static_cast<double>(m_.mamba_inner()) / t_;
-  sp_gather(out);
+  sp_gather_quantized(out);
   cast(out, Pass::kBackward, T_ * h_, c);
   gemm_backward(out, KernelKind::kMambaOutProjGemm, T_, h_, di, 1);
   mem(out, KernelKind::kMambaGatedNorm, Pass::kBackward, T_ * di * kElem * 5, c);

@@ -52,7 +52,7 @@ void Mla::backward(std::vector<LoweredOp>* out) {
   const OpCategory c = OpCategory::kCompute;
   const Pass b = Pass::kBackward;
   const double o_cols = static_cast<double>(a_) * v_ / t_;
-  sp_gather(out);
+  sp_gather_quantized(out);
   cast(out, b, T_ * h_, c);
   gemm_backward(out, KernelKind::kOutProjGemm, T_, h_, o_cols, 1);
   // Plan::recompute_modules mla_up_proj: the up-projections and RoPE run

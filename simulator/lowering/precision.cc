@@ -32,6 +32,14 @@ NumberFormats number_formats(const Plan& plan, bool fp8_transpose) {
   return f;
 }
 
+double gathered_bytes_per_element(const NumberFormats& formats) {
+  switch (formats.low) {
+    case Precision::kFp8: return formats.mxfp8 ? 1.0 + 1.0 / 32.0 : 1.0;
+    case Precision::kNvfp4: return 0.5 + 1.0 / 16.0;
+    default: return 2.0;
+  }
+}
+
 bool runs_in_fp8(KernelKind k) {
   return k == KernelKind::kQkvGemm || k == KernelKind::kOutProjGemm ||
          k == KernelKind::kFc1Gemm || k == KernelKind::kFc2Gemm ||

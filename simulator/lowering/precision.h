@@ -54,6 +54,12 @@ struct NumberFormats {
 // `fp8_transpose`: CostModel::fp8_transpose_copy() (cast_bytes_per_element).
 NumberFormats number_formats(const Plan& plan, bool fp8_transpose = true);
 
+// Bytes per element of a tensor-parallel all-gather of a linear layer's
+// quantized input or output gradient: FP8 1 (one per-tensor scale), MXFP8
+// 1 + 1/32 (an E8M0 scale per 32 elements), NVFP4 1/2 + 1/16 (an E4M3
+// scale per 16); 2 (bf16) in 16-bit training.
+double gathered_bytes_per_element(const NumberFormats& formats);
+
 // The GEMMs that run in FP8 in FP8 training (in NVFP4 in NVFP4 training):
 // the linear layers' (QKV, output projection, FC1, FC2) and the routed
 // experts' grouped GEMMs.

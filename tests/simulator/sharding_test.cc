@@ -252,6 +252,59 @@ TEST(Sharding, TpCommOverlapRingGathersAndPipelinedReductions) {
   }
 }
 
+// Transformer Engine quantizes a linear layer's input (forward) and output
+// gradient (backward) before the sequence-parallel all-gather in FP8 and
+// NVFP4 training; the embedding's and the logits' gathers stay bf16.
+TEST(Sharding, LinearLayerGathersMoveQuantizedData) {
+  // Collectives cost 1 ns per byte, everything else nothing.
+  class Cost final : public CostModel {
+   public:
+    double kernel_time_s(const KernelDesc&) const override { return 0.0; }
+    double collective_time_s(const CollectiveDesc& c) const override {
+      return c.kind == CollectiveKind::kAllGather ? c.bytes * 1e-9 : 0.0;
+    }
+    double microbatch_overhead_s() const override { return 0.0; }
+    double iteration_overhead_s() const override { return 0.0; }
+    std::string describe() const override { return "test"; }
+  };
+  const Model model = gpt(3, 512, 8, 256, 1000);
+  Plan plan = base_plan(2, 1, 1, 1);
+  plan.sequence_parallel = true;
+  const Cluster cluster = a100_cluster();  // placement only: the cost model is the test's
+  const Cost cost;
+  auto gathered_bytes = [&](const Plan& p) {
+    const ChunkProgram prog = lower_chunk(model, p, place(p, cluster), cost, 0);
+    double s = 0;
+    for (const auto* ops : {&prog.forward, &prog.backward}) {
+      for (const LoweredOp& op : *ops) {
+        if (op.category == OpCategory::kTensorComm) s += op.duration_s;
+      }
+    }
+    return s * 1e9;
+  };
+  // T h = 256 x 512 per gather; 4 per layer (QKV and FC1 inputs, the output
+  // projection's and FC2's output gradients), 2 more for the embedding and
+  // the logits.
+  const double th = 256.0 * 512.0;
+  const double bf16 = gathered_bytes(plan);
+  EXPECT_DOUBLE_EQ(bf16, (3 * 4 + 2) * th * 2);
+  struct Case {
+    Precision precision;
+    Fp8Recipe recipe;
+    double bytes_per_element;
+  };
+  for (const Case& c : {Case{Precision::kFp8, Fp8Recipe::kCurrent, 1.0},
+                        Case{Precision::kFp8, Fp8Recipe::kDelayed, 1.0},
+                        Case{Precision::kFp8, Fp8Recipe::kMxfp8, 1.0 + 1.0 / 32},
+                        Case{Precision::kNvfp4, Fp8Recipe::kDelayed, 0.5 + 1.0 / 16}}) {
+    Plan p = plan;
+    p.precision = c.precision;
+    p.fp8_recipe = c.recipe;
+    EXPECT_DOUBLE_EQ(gathered_bytes(p), 3 * 4 * th * c.bytes_per_element + 2 * th * 2)
+        << c.bytes_per_element;
+  }
+}
+
 // Iteration time with and without each overlap: never longer with it, and
 // the exposed parts shrink.
 TEST(Sharding, OverlapNeverIncreasesIterationTime) {
