@@ -15,6 +15,8 @@ constexpr double kCudaContextBytes = 0.5 * kGiB;
 constexpr double kCublasWorkspaceBytes = 2 * 32 * kMiB;
 constexpr double kNcclBytesPerCommunicator = 0.5 * kGiB;
 constexpr double kTpOverlapBufferBytes = 0.5 * kGiB;
+// ZeRO 2-3's unsharded gradients in flight, in the compute precision.
+constexpr double kShardedGradientBytes = 2.0;
 }  // namespace
 
 namespace {
@@ -422,7 +424,8 @@ double sharded_working_bytes(const Plan& plan, double layer_parameters, int laye
   const double unsharded = std::min(layers, 2) * layer_parameters + root_parameters;
   // Unsharded gradients in the compute precision (2 bytes), and at stage 3
   // the gathered 2-byte parameters.
-  const double bytes_per_parameter = stage == 3 ? 4.0 : 2.0;
+  const double bytes_per_parameter =
+      stage == 3 ? kShardedGradientBytes + 2.0 : kShardedGradientBytes;
   return unsharded * bytes_per_parameter;
 }
 
@@ -555,6 +558,7 @@ std::vector<MemoryBreakdown> stage_memory(const Model& model, const Plan& plan,
     Bf16Layers stage_bf16;  // the stage's bf16 layers
     int first_chunk_in_flight = 0;  // forwards in flight in the stage's first chunk
     int last_chunk_in_flight = 0;   // and in its last chunk (the MTP modules')
+    double offload_in_transit = 0;  // the offloaded layer on the GPU (cpu_offload_v1)
     if (plan.schedule == Schedule::kZbH1) {
       // v = 1: the stage's layers hold per_layer per forward in flight and
       // weight_grad per deferred W; the peak of their sum.
@@ -631,6 +635,7 @@ std::vector<MemoryBreakdown> stage_memory(const Model& model, const Plan& plan,
           largest = std::max(largest, bytes);
         }
         mb.activation_bytes -= live[0] * (plan.cpu_offload_v1 ? offloaded - largest : offloaded);
+        if (plan.cpu_offload_v1) offload_in_transit = live[0] * largest;
       }
     }
     // The MTP modules (Model::mtp_layers) on the last stage: each a decoder
@@ -716,6 +721,63 @@ std::vector<MemoryBreakdown> stage_memory(const Model& model, const Plan& plan,
     mb.sharded_working_bytes = sharded_working_bytes(
         plan, stage_moe_layers == 0 ? layer_params : std::max(layer_params, moe_layer_params),
         stage_layers, root);
+    // ZeRO 2-3 with one pipeline stage: the word embedding's gradient is not
+    // in the working set at the peak (sharded_working_bytes' root counts one
+    // for every root parameter). The peak is at the turn from the forward to
+    // the backward; the embedding's weight gradient is the backward's last
+    // product, made after every layer's backward has freed its stored
+    // activations, and -- as sharded_working_bytes already takes it -- each
+    // micro-batch's gradients are reduce-scattered after its backward:
+    // Megatron-FSDP reduces them "every bprop" under optim_grads and
+    // optim_grads_params, the embedding's in its root post-backward hook
+    // (it has no input that requires a gradient, so no per-module hook;
+    // NVIDIA/Megatron-LM megatron/core/distributed/fsdp/src/megatron_fsdp/
+    // megatron_fsdp.py, _register_fsdp_hooks: _post_backward,
+    // _register_post_backward_hook, _root_post_backward). Its gathered
+    // weight stays: Megatron-FSDP gathers a non-unit module's parameters in
+    // its forward pre-hook and releases only the FSDP units' (the default
+    // unit is the TransformerLayer) after their forward. With tied
+    // embeddings the output layer's gradient is the same tensor, made at the
+    // start of the backward; the MTP modules look the embedding up at the
+    // forward's end, so their backward makes its gradient at the start too:
+    // both keep it.
+    if (stage >= 2 && p == 1 && !model.tied_embeddings && model.mtp_layers == 0) {
+      double embedding = static_cast<double>(model.vocab_size) * model.hidden_size / t;
+      if (model.positions == PositionEmbedding::kLearned) {
+        embedding += static_cast<double>(model.seq_length) * model.hidden_size;
+      }
+      mb.sharded_working_bytes -= kShardedGradientBytes * std::min(embedding, root);
+    }
+    // Megatron-FSDP with FP8 parameters (ZeRO-3, FP8 delayed or current
+    // scaling, Plan::fp8_param_gather; dense models): the transformer layers'
+    // weights are Transformer Engine Float8Tensors, held in Megatron-FSDP's
+    // weight buffer as uint8 -- sharded and gathered at 1 byte a parameter
+    // instead of bf16's 2 -- with bf16 gradients (ParamAndGradBuffer.
+    // _init_each_parameter_group_buffers: is_dtype_float8 gives param_dtype
+    // torch.uint8 and grad_dtype torch.bfloat16; NVIDIA/Megatron-LM
+    // megatron/core/distributed/fsdp/src/megatron_fsdp/param_and_grad_buffer.py).
+    // Megatron-Bridge's FP8 current-scaling recipe sets fp8_param_gather True
+    // (src/megatron/bridge/training/mixed_precision.py,
+    // bf16_with_fp8_current_scaling_mixed) and its performance scripts keep
+    // it with Megatron-FSDP (scripts/performance/utils/overrides.py,
+    // set_megatron_fsdp_overrides, changes only keep_fp8_transpose_cache to
+    // False, average_in_collective and the meta-device init). The gathered
+    // layers (fsdp_double_buffer: two buffers of each kind, FixedPoolAllocator)
+    // hold the fp8 data, plus its transpose on GPUs whose FP8 GEMMs need one
+    // (fp8_weight_transpose: Hopper; made after the gather and dropped after
+    // use, keep_fp8_transpose_cache False) -- 1 or 2 bytes instead of 2. The
+    // bf16 layers (Plan::bf16_layers_at_*) stay bf16 parameters; the root
+    // (embedding, output layer, norms) is not a Transformer Engine module and
+    // stays bf16. Memory only: the per-layer gathers' time in the lowering
+    // still moves 2 bytes a parameter.
+    if (stage == 3 && !moe && !model.is_hybrid() && plan.precision == Precision::kFp8 &&
+        plan.fp8_recipe != Fp8Recipe::kMxfp8 && plan.fp8_param_gather) {
+      mb.weights_and_optimizer_bytes -= quantized_params / plan.shard_ranks();
+      const int gathered = std::min(stage_layers, 2);
+      const int gathered_fp8 = gathered - std::min(gathered, stage_bf16.dense);
+      mb.sharded_working_bytes -=
+          gathered_fp8 * layer_params * (fp8_weight_transpose ? 0.0 : 1.0);
+    }
     // The embedding's output is the first layer's input, stored by that
     // layer's first norm (counted in layer_activation_bytes); the embedding's
     // backward reads only the token ids (torch.nn.functional.embedding).
@@ -746,6 +808,22 @@ std::vector<MemoryBreakdown> stage_memory(const Model& model, const Plan& plan,
       mb.logits_bytes = tokens * model.vocab_size / t * (plan.fused_cross_entropy ? 2.0 : 6.0);
       // Each MTP module's logits are kept for its loss's backward as well.
       mb.logits_bytes *= 1 + model.mtp_layers;
+    }
+    // The earlier offload handler's layer in transit and the logits are not
+    // on the GPU at once. Transformer Engine's AsyncDoubleBufferGroupOffload
+    // Handler (cpu_offload.py before pull request 1762, cpu_offload_v1.py
+    // since: NVIDIA/TransformerEngine@047883f3e587, synchronize_on_group_
+    // commit_forward and on_group_commit_backward; Megatron-Core leaves its
+    // double_buffering off by default) frees offloaded group i's GPU copy at the commit of forward
+    // layer layer_window_map[i] and reloads it at that layer's backward
+    // commit; the last group's window is the model's last layer (l - 1 for
+    // any N < l: (l / N) N - 1 plus the l % N spread over the first groups).
+    // Megatron-Core commits after each layer of its TransformerBlock, so the
+    // last offloaded layer leaves before the final norm, output layer and
+    // loss run, and comes back after their backward has freed the logits:
+    // the peak holds the larger of the two, not both.
+    if (offload_in_transit > 0) {
+      mb.activation_bytes -= std::min(offload_in_transit, mb.logits_bytes);
     }
     mb.fragmentation_bytes =
         kAllocatorFragmentation *

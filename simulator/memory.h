@@ -265,6 +265,9 @@ double moe_layer_weight_grad_bytes(const Model& model, const Plan& plan);
 //                            (2 + 2 + 12)/S. The bf16 weights exist only in
 //                            the working set below.)
 // Stages 2 and 3 also hold an unsharded working set: sharded_working_bytes.
+// Megatron-FSDP's FP8 parameters (stage 3, FP8 delayed or current scaling,
+// Plan::fp8_param_gather, dense models; stage_memory) hold the transformer
+// layers' weight shard in fp8: 1 byte instead of 2 per layer parameter, /S.
 // With bf16 gradients (Plan::grad_reduce_in_fp32 false, as the Megatron-
 // Bridge performance recipes run) the gradient takes 2 bytes instead of 4:
 // 16, 4 + 12/S, 2 + 14/S, 14/S.
@@ -320,6 +323,12 @@ int first_layer_of_chunk(const Model& model, const Plan& plan, int chunk);
 // produced and reduce-scattered in the compute precision, then accumulated
 // into the fp32 shard: ZeRO's 2-byte gradients, FSDP's reduce_dtype bf16). 0 for stages 0 and 1 (their gradients are counted in
 // state_bytes_per_parameter).
+// stage_memory then takes from it, with one pipeline stage, untied
+// embeddings and no MTP, the word embedding's gradient (made by the
+// backward's last op, after the stored activations are freed, and
+// reduce-scattered with the micro-batch's others), and, with Megatron-FSDP's
+// FP8 parameters, the gathered layers' second byte (fp8 data, without its
+// transpose on GPUs whose FP8 GEMMs read either layout).
 double sharded_working_bytes(const Plan& plan, double layer_parameters, int layers,
                              double root_parameters);
 

@@ -249,9 +249,12 @@ struct Plan {
   // fp8 copy beside them (the NeMo-Framework-Launcher 24.07 FP8 runs, whose
   // configs set fp8 and fp8_hybrid but no fp8_params: examples/training/
   // llama/h100/llama3_70b_fp8.sh). JSON "fp8_param_gather". Ignored for
-  // other precisions, MXFP8 (never gathered in fp8) and ZeRO 0 / 2 / 3.
-  // Only the gather reads it: the memory model keeps counting fp8 weights
-  // at ZeRO-1 either way (with bf16 parameters Transformer Engine would
+  // other precisions, MXFP8 (never gathered in fp8) and ZeRO 0 / 2. At
+  // ZeRO-3 (Megatron-FSDP; dense models) it is read by the memory model
+  // only: the layer weights are sharded and gathered as 1-byte fp8 (memory.h,
+  // sharded_working_bytes); the per-layer gathers' time stays at 2 bytes.
+  // At ZeRO-1 only the gather reads it: the memory model keeps counting fp8
+  // weights either way (with bf16 parameters Transformer Engine would
   // cache the fp8 copy beside them, 2 bytes more per layer parameter on
   // Hopper, which predicts 3 of the 12 NeMo 24.07 H100 runs, which ran, not
   // to fit: that memory term is left open).

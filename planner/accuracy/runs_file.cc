@@ -926,6 +926,12 @@ Result<PublishedRun> map_published_run(const RunRow& row, const std::vector<Mode
     }
   }
   const bool torch_fsdp = plan.zero_stage >= 2 && contains(fsdp, "pytorch fsdp");
+  // PyTorch FSDP shards its own flat bf16 parameters; the 1-byte FP8
+  // parameters that Plan::fp8_param_gather stands for at ZeRO-3 are
+  // Megatron-FSDP's (Transformer Engine Float8Tensors in its uint8 weight
+  // buffer, simulator/memory.h). llm-foundry's amp_fp8 and NeMo's PyTorch
+  // FSDP rows keep bf16 weights.
+  if (torch_fsdp) plan.fp8_param_gather = false;
   // Megatron-FSDP, like PyTorch FSDP, prefetches its gathers and overlaps its
   // reduce-scatters by default (its overlap_grad_reduce / overlap_param_gather).
   const bool megatron_fsdp = plan.zero_stage >= 2 && contains(fsdp, "megatron-fsdp");

@@ -442,7 +442,9 @@ void add_simulate_command(CLI::App& app, const GlobalOptions& global, Action* ac
   cmd->add_flag("--no-fp8-param-gather", o->no_fp8_param_gather,
                 "With --precision fp8 (delayed or current scaling) and the distributed optimizer: "
                 "bf16 parameters gathered at 2 bytes, with Transformer Engine's fp8 copy cached "
-                "beside them (no fp8_param_gather, as NeMo-Framework-Launcher 24.07 ran)");
+                "beside them (no fp8_param_gather, as NeMo-Framework-Launcher 24.07 ran); at "
+                "--zero 3, bf16 parameters (PyTorch FSDP) instead of Megatron-FSDP's 1-byte FP8 "
+                "ones (memory)");
   cmd->add_flag("--no-flash-attention", o->no_flash_attention, "Unfused attention kernels");
   cmd->add_option("--precision", o->precision,
                   "Training precision: bf16, fp16, fp8 (linear-layer GEMMs in FP8 with "

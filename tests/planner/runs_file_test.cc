@@ -76,6 +76,7 @@ TEST(RunsFile, MapsAnMptRow) {
   p.precision = simulator::Precision::kBf16;
   p.dropout = false;               // MPT recipes: pdrop 0
   p.fused_cross_entropy = true;    // llm-foundry's fused_crossentropy loss
+  p.fp8_param_gather = false;      // PyTorch FSDP: bf16 parameters
   EXPECT_EQ(run.config.plan, p);
   EXPECT_EQ(run.config.cluster.gpu.name, "h100-sxm");
   EXPECT_EQ(run.config.cluster.gpus_per_node, 8);

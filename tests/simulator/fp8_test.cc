@@ -253,14 +253,21 @@ TEST(Fp8, CachedFp8WeightsCostTwoBytesPerLayerParameter) {
   const MemoryBreakdown fp8 = stage_memory(model, plan, params, 0)[0];
   EXPECT_DOUBLE_EQ(fp8.weights_and_optimizer_bytes - bf16.weights_and_optimizer_bytes,
                    2.0 * 4 * static_cast<double>(model.layer_parameters()));
-  // At ZeRO-3 they are cast per layer after the gather: no cached copy.
+  // At ZeRO-3 bf16 parameters are cast per layer after the gather: no
+  // cached copy. Megatron-FSDP's FP8 parameters (fp8_param_gather) hold the
+  // layer weights' shard in fp8: 1 byte a layer parameter less, / 2 ranks.
   plan.zero_stage = 3;
   plan.data_parallel = 2;
   plan.global_batch_size = 2;
+  plan.fp8_param_gather = false;
   Plan bf16_z3 = plan;
   bf16_z3.precision = Precision::kBf16;
   EXPECT_DOUBLE_EQ(stage_memory(model, plan, params, 0)[0].weights_and_optimizer_bytes,
                    stage_memory(model, bf16_z3, params, 0)[0].weights_and_optimizer_bytes);
+  plan.fp8_param_gather = true;
+  EXPECT_DOUBLE_EQ(stage_memory(model, bf16_z3, params, 0)[0].weights_and_optimizer_bytes -
+                       stage_memory(model, plan, params, 0)[0].weights_and_optimizer_bytes,
+                   4 * static_cast<double>(model.layer_parameters()) / 2);
   // With the distributed optimizer (ZeRO-1) NVIDIA's FP8 recipes keep the
   // weights in fp8 (fp8_param_gather): 1-byte data + 1-byte transpose in
   // place of the 2-byte bf16 weight, the same state as bf16. FSDP's

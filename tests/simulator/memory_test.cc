@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <utility>
 #include <vector>
 
 #include "simulator/schedule.h"
@@ -212,6 +213,89 @@ TEST(Memory, ZeroThreeTotalByHand) {
   EXPECT_REL(stage_memory(m, plan, {4 * layer + root}, 0)[0].logits_bytes, tokens * 1000 * 2);
   EXPECT_REL(stage_memory(m, plan, {4 * layer + root}, 5e9)[0].reserved_bytes,
              framework_buffer_bytes(plan) + 5e9);
+}
+
+// ZeRO 2-3 with one pipeline stage: the word embedding's gradient is made by
+// the backward's last op, after the stored activations are freed, so it is
+// not in the working set at the peak; with tied embeddings (the output
+// layer's gradient, made first) or on a pipeline's first stage it stays.
+TEST(Memory, OneStageShardedPeakHoldsNoEmbeddingGradient) {
+  Model m = testing::gpt(4, 1024, 16, 512, 1000);  // learned positions
+  m.tied_embeddings = false;
+  Plan plan;
+  plan.data_parallel = 4;
+  plan.global_batch_size = 8;
+  plan.zero_stage = 3;
+  const double layer = static_cast<double>(m.layer_parameters());
+  const double embedding = 1000.0 * 1024 + 512.0 * 1024;  // words + positions
+  const std::vector<double> params = stage_parameters_per_device(m, plan);
+  const double root = params[0] - 4 * layer;
+  ASSERT_GT(root, embedding);
+  EXPECT_REL(stage_memory(m, plan, params, 0)[0].sharded_working_bytes,
+             (2 * layer + root) * 4 - embedding * 2);
+  plan.zero_stage = 2;
+  EXPECT_REL(stage_memory(m, plan, params, 0)[0].sharded_working_bytes,
+             (2 * layer + root) * 2 - embedding * 2);
+  plan.zero_stage = 3;
+  m.tied_embeddings = true;
+  const std::vector<double> tied = stage_parameters_per_device(m, plan);
+  EXPECT_REL(stage_memory(m, plan, tied, 0)[0].sharded_working_bytes,
+             (2 * layer + tied[0] - 4 * layer) * 4);
+  m.tied_embeddings = false;
+  plan.pipeline_parallel = 2;
+  plan.data_parallel = 2;
+  const std::vector<double> two = stage_parameters_per_device(m, plan);
+  const auto mem = stage_memory(m, plan, two, 0);
+  EXPECT_REL(mem[0].sharded_working_bytes, (2 * layer + two[0] - 2 * layer) * 4);
+}
+
+// Megatron-FSDP with FP8 parameters (ZeRO-3, FP8 current scaling,
+// Plan::fp8_param_gather): the layer weights' shard is 1 byte a parameter
+// instead of 2, and the gathered layers hold the 1-byte fp8 data (plus its
+// transpose where the FP8 GEMMs need one) instead of 2-byte bf16.
+TEST(Memory, MegatronFsdpFp8ParametersAreOneByte) {
+  const Model m = testing::gpt(4, 1024, 16, 512, 1000);  // tied: root unchanged
+  Plan bf16_weights;
+  bf16_weights.data_parallel = 4;
+  bf16_weights.global_batch_size = 8;
+  bf16_weights.zero_stage = 3;
+  bf16_weights.precision = Precision::kFp8;
+  bf16_weights.fp8_recipe = Fp8Recipe::kCurrent;
+  bf16_weights.fp8_param_gather = false;
+  Plan fp8_weights = bf16_weights;
+  fp8_weights.fp8_param_gather = true;
+  const double layer = static_cast<double>(m.layer_parameters());
+  const std::vector<double> params = stage_parameters_per_device(m, bf16_weights);
+  const auto diff = [&](const Plan& a, const Plan& b, bool transpose) {
+    const MemoryBreakdown x = stage_memory(m, a, params, 0, transpose)[0];
+    const MemoryBreakdown y = stage_memory(m, b, params, 0, transpose)[0];
+    return std::make_pair(x.weights_and_optimizer_bytes - y.weights_and_optimizer_bytes,
+                          x.sharded_working_bytes - y.sharded_working_bytes);
+  };
+  // Blackwell (no transpose): shard 4 layers / 4 ranks, 2 gathered layers.
+  auto d = diff(bf16_weights, fp8_weights, false);
+  EXPECT_REL(d.first, 4 * layer / 4);
+  EXPECT_REL(d.second, 2 * layer);
+  // Hopper: the gathered fp8 data and its transpose, 2 bytes as bf16.
+  d = diff(bf16_weights, fp8_weights, true);
+  EXPECT_REL(d.first, 4 * layer / 4);
+  EXPECT_DOUBLE_EQ(d.second, 0);
+  // A bf16 last layer stays a bf16 parameter, gathered at 2 bytes.
+  Plan last_bf16 = fp8_weights;
+  last_bf16.bf16_layers_at_end = 1;
+  Plan last_bf16_no_fp8 = last_bf16;
+  last_bf16_no_fp8.fp8_param_gather = false;
+  d = diff(last_bf16_no_fp8, last_bf16, false);
+  EXPECT_REL(d.first, 3 * layer / 4);
+  EXPECT_REL(d.second, layer);
+  // MXFP8 keeps bf16 parameters; ZeRO-1's fp8 weights are counted apart.
+  Plan mx = fp8_weights;
+  mx.fp8_recipe = Fp8Recipe::kMxfp8;
+  Plan mx_off = mx;
+  mx_off.fp8_param_gather = false;
+  d = diff(mx_off, mx, false);
+  EXPECT_DOUBLE_EQ(d.first, 0);
+  EXPECT_DOUBLE_EQ(d.second, 0);
 }
 
 // Published H100 runs (data/h100/published_runs.csv) that really ran on 80 GB
