@@ -172,11 +172,14 @@ TEST(MoeLowering, OneExpertTopOneIsTheDenseModelWhenRoutingIsFree) {
   }
 }
 
-TEST(MoeLowering, OneExpertTopOneIsWithinThreePercentOfDenseOnTheRoofline) {
+TEST(MoeLowering, OneExpertTopOneIsCloseToDenseOnTheRoofline) {
   // Not exact: the router GEMM ([T, h] x [h, 1], one tile column, so
   // paying a full wave), the routing and the permutation kernels (about
   // 1-2 % of a layer here) run only in the MoE model; with t = 2 the expert
-  // GEMMs also see T/t tokens x full width instead of T x width/t.
+  // GEMMs also see T/t tokens x full width instead of T x width/t. With
+  // FP8 (t = 4) the dense MLP's sequence-parallel gathers move FP8 data
+  // (Transformer Engine quantizes before it gathers) while the MoE layer
+  // gathers its tokens in bf16 (Megatron-Core's dispatcher): 6 %.
   const Model dense = dense_model(), moe = one_expert_model();
   for (int t : {1, 2, 4}) {
     Plan plan;
@@ -190,7 +193,7 @@ TEST(MoeLowering, OneExpertTopOneIsWithinThreePercentOfDenseOnTheRoofline) {
     const auto b = simulate(moe, plan, h100_like());
     ASSERT_TRUE(a.ok()) << a.status().message();
     ASSERT_TRUE(b.ok()) << b.status().message();
-    EXPECT_NEAR(b->iteration_time_s / a->iteration_time_s, 1.0, 0.03) << "t " << t;
+    EXPECT_NEAR(b->iteration_time_s / a->iteration_time_s, 1.0, t == 4 ? 0.06 : 0.03) << "t " << t;
   }
 }
 
