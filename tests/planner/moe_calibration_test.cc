@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <boost/json.hpp>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -22,6 +23,17 @@ void h100_cases(std::vector<AccuracyCase>* moe, std::vector<AccuracyCase>* dense
   for (AccuracyCase& c : fixtures::shipped_runs_cases("h100/published_runs.csv")) {
     (c.config.model.is_moe() ? moe : dense)->push_back(std::move(c));
   }
+}
+
+// The expressible MoE rows of the shipped H100 runs file that `keep` keeps.
+std::vector<AccuracyCase> h100_moe_cases_where(
+    const std::function<bool(const AccuracyCase&)>& keep) {
+  std::vector<AccuracyCase> moe, dense, kept;
+  h100_cases(&moe, &dense);
+  for (AccuracyCase& c : moe) {
+    if (keep(c)) kept.push_back(std::move(c));
+  }
+  return kept;
 }
 
 TEST(MoeCalibration, FitsInsideTheCitedBoundsOnMoeRowsOnly) {
@@ -72,12 +84,9 @@ TEST(MoeCalibration, FitsInsideTheCitedBoundsOnMoeRowsOnly) {
 // Inside one node the NIC efficiency is not fitted (held at 0, the
 // cluster's); the result does not depend on the starting MoE values.
 TEST(MoeCalibration, HoldsTheNicEfficiencyWhenNoExpertGroupLeavesTheNode) {
-  std::vector<AccuracyCase> moe, dense;
-  h100_cases(&moe, &dense);
-  std::vector<AccuracyCase> in_node;
-  for (const AccuracyCase& c : moe) {
-    if (c.config.plan.expert_parallel <= c.config.cluster.nvlink_domain()) in_node.push_back(c);
-  }
+  const std::vector<AccuracyCase> in_node = h100_moe_cases_where([](const AccuracyCase& c) {
+    return c.config.plan.expert_parallel <= c.config.cluster.nvlink_domain();
+  });
   ASSERT_FALSE(in_node.empty());
   CalibrationOptions options;
   options.max_iterations = 4;
@@ -129,12 +138,8 @@ TEST(MoeCalibration, HoldsTheNicEfficiencyTheRowsDoNotDetermine) {
 // (B200's case: 0.79 fitted against 0.8): it is held at 0 as before, but
 // the report must not call it undetermined (nic_matches_cluster).
 TEST(MoeCalibration, TellsANicFitEqualToTheClusterFromAnUndeterminedOne) {
-  std::vector<AccuracyCase> moe, dense;
-  h100_cases(&moe, &dense);
-  std::vector<AccuracyCase> rows;
-  for (const AccuracyCase& c : moe) {
-    if (c.config.model.name == "qwen3-235b-a22b") rows.push_back(c);
-  }
+  std::vector<AccuracyCase> rows = h100_moe_cases_where(
+      [](const AccuracyCase& c) { return c.config.model.name == "qwen3-235b-a22b"; });
   ASSERT_FALSE(rows.empty());
   CalibrationOptions options;
   options.max_iterations = 4;

@@ -137,6 +137,22 @@ Cluster h100_like(int gpus_per_node = 8) {
   return c;
 }
 
+// The layout of the GPT-OSS kernel tests: dp 8 x ep 8, one sequence of
+// 4096 per rank, lowered with the stub cost on an H100-like cluster.
+Plan ep8_plan() {
+  Plan plan;
+  plan.data_parallel = 8;
+  plan.expert_parallel = 8;
+  plan.global_batch_size = 8;
+  return plan;
+}
+
+ChunkProgram lower_ep8(const Model& model, const Plan& plan) {
+  const Cluster cluster = h100_like();
+  const StubCost cost(false);
+  return lower_chunk(model, plan, place(plan, cluster), cost, 0);
+}
+
 double sum_if(const std::vector<LoweredOp>& ops, bool (*pred)(const LoweredOp&)) {
   double s = 0;
   for (const LoweredOp& op : ops) s += pred(op) ? op.duration_s : 0.0;
@@ -635,18 +651,13 @@ TEST(MoeLowering, ExpertBiasesAddTheWeightedFc2BiasPerExpert) {
   // FC2's output forward, 16 B backward (moe.cc), over E_local x m_e x h =
   // T k h elements (b 1, s 4096, k 8, h 4096; ep 8). Without biases no such
   // kernel runs.
-  Plan plan;
-  plan.data_parallel = 8;
-  plan.expert_parallel = 8;
-  plan.global_batch_size = 8;
-  const Cluster cluster = h100_like();
-  const StubCost cost(false);
+  Plan plan = ep8_plan();
   Model model = qwen_like(2);
-  const ChunkProgram plain = lower_chunk(model, plan, place(plan, cluster), cost, 0);
+  const ChunkProgram plain = lower_ep8(model, plan);
   EXPECT_EQ(named_ops(plain.forward, "moe_expert_bias").kernels, 0);
   EXPECT_EQ(named_ops(plain.backward, "moe_expert_bias").kernels, 0);
   model.linear_bias = true;
-  const ChunkProgram biased = lower_chunk(model, plan, place(plan, cluster), cost, 0);
+  const ChunkProgram biased = lower_ep8(model, plan);
   const double elements = 4096.0 * 8 * 4096;
   const NamedOps fwd = named_ops(biased.forward, "moe_expert_bias");
   EXPECT_NEAR(fwd.seconds, 2 * 12 * elements / 1e12, 1e-12);
@@ -666,19 +677,14 @@ TEST(MoeLowering, ActivationClampRunsUnfusedAroundTheExpertActivation) {
   // 4 B), over E_local x m_e x 2 f_e
   // = T k 2 f_e elements (b 1, s 4096, k 8, f_e 1536; ep 8). With moe_act
   // recomputed the forward part runs again in the backward.
-  Plan plan;
-  plan.data_parallel = 8;
-  plan.expert_parallel = 8;
-  plan.global_batch_size = 8;
-  const Cluster cluster = h100_like();
-  const StubCost cost(false);
+  Plan plan = ep8_plan();
   Model model = qwen_like(2);
-  const ChunkProgram plain = lower_chunk(model, plan, place(plan, cluster), cost, 0);
+  const ChunkProgram plain = lower_ep8(model, plan);
   EXPECT_EQ(named_ops(plain.forward, "moe_act_clamp").kernels, 0);
   EXPECT_EQ(named_ops(plain.backward, "moe_act_clamp").kernels, 0);
   model.activation_clamp = 7.0;
   ASSERT_TRUE(validate(model, plan).ok());
-  const ChunkProgram clamped = lower_chunk(model, plan, place(plan, cluster), cost, 0);
+  const ChunkProgram clamped = lower_ep8(model, plan);
   const double elements = 4096.0 * 8 * 2 * 1536;
   const NamedOps fwd = named_ops(clamped.forward, "moe_act_clamp");
   EXPECT_NEAR(fwd.seconds, 2 * 8 * elements / 1e12, 1e-12);
@@ -687,7 +693,7 @@ TEST(MoeLowering, ActivationClampRunsUnfusedAroundTheExpertActivation) {
   EXPECT_NEAR(bwd.seconds, 2 * 15 * elements / 1e12, 1e-12);
   EXPECT_EQ(bwd.kernels, 2 * 7);
   plan.recompute_modules = kRecomputeMoeAct;
-  const ChunkProgram recomputed = lower_chunk(model, plan, place(plan, cluster), cost, 0);
+  const ChunkProgram recomputed = lower_ep8(model, plan);
   const NamedOps again = named_ops(recomputed.backward, "moe_act_clamp");
   EXPECT_NEAR(again.seconds, 2 * 23 * elements / 1e12, 1e-12);
   EXPECT_EQ(again.kernels, 2 * 10);
