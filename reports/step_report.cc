@@ -217,6 +217,7 @@ std::string describe_plan(const simulator::Plan& p) {
   if (p.overlap_param_gather) s += ", param-gather overlap";
   if (!p.dropout) s += ", no dropout";
   if (p.fused_cross_entropy) s += ", fused cross-entropy";
+  if (!p.rope_fusion) s += ", unfused RoPE";
   s += p.flash_attention ? ", flash attention" : ", no flash attention";
   s += fmt::format(", {}", simulator::to_string(p.precision));
   if (p.precision == simulator::Precision::kFp8) {

@@ -33,6 +33,7 @@ const char* kernel_kind_name(KernelKind k) {
     case KernelKind::kSsdScan: return "ssd_scan";
     case KernelKind::kMambaGatedNorm: return "mamba_gated_norm";
     case KernelKind::kMambaOutProjGemm: return "mamba_out_proj_gemm";
+    case KernelKind::kRope: return "rope";
     case KernelKind::kCount: break;
   }
   return "?";

@@ -51,6 +51,7 @@ enum class KernelKind {
   kSsdScan,          // SSD chunked scan: FLOPs (chunk matmuls) and HBM bytes, the larger wins
   kMambaGatedNorm,   // y * silu(z) and the grouped RMSNorm, memory-bound
   kMambaOutProjGemm, // [b*s, d_inner/t] x [d_inner/t, h]
+  kRope,             // rotary position embedding on q and k, memory-bound (lowering/attention.h)
   kCount
 };
 

@@ -53,7 +53,7 @@ const std::set<std::string_view>& ignored_keys() {
       "dtype", "auto_map", "initializer_range", "initializer_factor", "use_cache",
       "bos_token_id", "eos_token_id", "pad_token_id", "boi_token_index", "eoi_token_index",
       "image_token_index", "rope_theta", "rope_scaling", "rope_parameters", "rope_interleave",
-      "partial_rotary_factor", "original_max_position_embeddings", "rms_norm_eps",
+      "original_max_position_embeddings", "rms_norm_eps",
       "layer_norm_epsilon", "layer_norm_eps", "norm_eps", "attention_dropout", "hidden_dropout",
       "residual_in_fp32", "rescale_prenorm_residual", "output_router_logits",
       "router_aux_loss_coef", "router_jitter_noise", "router_z_loss_coef", "aux_loss_alpha",
@@ -225,6 +225,12 @@ Status map_common(Mapper& m, bool gated) {
   LLMPLAN_ASSIGN_OR_RETURN(bool tied, r.boolean("tie_word_embeddings", false));
   m.out["tied_embeddings"] = tied;
   m.out["positions"] = "rotary";
+  // Partial rotary (Model::rotary_fraction): the share of each head RoPE
+  // rotates.
+  if (r.has("partial_rotary_factor")) {
+    LLMPLAN_ASSIGN_OR_RETURN(double partial, r.number("partial_rotary_factor"));
+    m.out["rotary_fraction"] = partial;
+  }
   m.out["linear_bias"] = false;
   if (gated) {
     // Every listed family's MLP is gated (gate, up, down projections):
@@ -336,6 +342,9 @@ Status map_nemotron_h(Mapper& m) {
   LLMPLAN_ASSIGN_OR_RETURN(std::string pattern, r.string("hybrid_override_pattern"));
   if (pattern.empty()) return r.bad("hybrid_override_pattern", "missing (required for this architecture)");
   m.out["layer_pattern"] = pattern;
+  // Nemotron-H's attention layers apply no position embedding (Megatron-
+  // Bridge MambaModelProvider: position_embedding_type "none").
+  m.out["rotary_fraction"] = 0;
   LLMPLAN_RETURN_IF_ERROR(m.set_int("mamba_heads", "mamba_num_heads", true));
   LLMPLAN_RETURN_IF_ERROR(m.set_int("mamba_head_dim", "mamba_head_dim", true));
   LLMPLAN_RETURN_IF_ERROR(m.set_int("mamba_state_dim", "ssm_state_size", true));

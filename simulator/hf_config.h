@@ -16,7 +16,8 @@
 //  - mapped onto a model field;
 //  - ignored: keys that change neither time nor memory of training (rope
 //    theta and scaling, token ids, dtype, init ranges, norm epsilons, ...),
-//    listed in HfModel::ignored;
+//    listed in HfModel::ignored (partial_rotary_factor is mapped, to
+//    rotary_fraction);
 //  - not modelled: keys that do change time or memory but llmplan cannot
 //    express (vision towers, attention sinks, Qwen2's qkv biases, keys
 //    llmplan does not know), listed in HfModel::warnings.

@@ -58,8 +58,8 @@ size_t LoweringCache::KeyHash::operator()(const Key& key) const {
         static_cast<int64_t>(p.recompute), static_cast<int64_t>(p.precision),
         static_cast<int64_t>(p.fp8_recipe), int64_t{p.zero_stage}, int64_t{p.expert_parallel},
         int64_t{p.expert_tensor_parallel},
-        int64_t{p.sequence_parallel} * 4 + int64_t{p.tp_comm_overlap} * 2 +
-            int64_t{p.moe_a2a_overlap}}) {
+        int64_t{p.sequence_parallel} * 8 + int64_t{p.tp_comm_overlap} * 4 +
+            int64_t{p.moe_a2a_overlap} * 2 + int64_t{p.rope_fusion}}) {
     combine(&h, static_cast<uint64_t>(v));
   }
   return static_cast<size_t>(h);

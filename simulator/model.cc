@@ -302,6 +302,12 @@ Status validate(const Model& m) {
   if (m.activation_clamp > 0 && m.activation != Activation::kSwiglu) {
     return bad("activation_clamp", "needs the gated activation (swiglu)");
   }
+  if (!(m.rotary_fraction >= 0 && m.rotary_fraction <= 1)) {
+    return bad("rotary_fraction", "must be in [0, 1], got " + std::to_string(m.rotary_fraction));
+  }
+  if (m.rotary_fraction != 1.0 && m.positions != PositionEmbedding::kRotary) {
+    return bad("rotary_fraction", "needs rotary positions");
+  }
   if (m.full_attention_every > 0 && m.sliding_window == 0) {
     return bad("full_attention_every", "needs a sliding_window");
   }

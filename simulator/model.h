@@ -78,6 +78,16 @@ struct Model {
   // clamp in eager PyTorch outside its fused activation (lowering/moe.cc);
   // a dense MLP's clamp is not costed.
   double activation_clamp = 0;
+  // Share of each query and key head's width that the rotary embedding
+  // rotates (positions kRotary only): Megatron-Core's rotary_percent, HF
+  // partial_rotary_factor. 1 for Llama, Qwen3, GPT-OSS; 0.5 for Nemotron-3
+  // 8B/22B and Nemotron-4 (NeMo NemotronConfig rotary_percent 0.5); 0 = no
+  // position embedding is applied in attention at all (NoPE: the hybrid
+  // Nemotron-H / Nemotron 3 models, whose Megatron providers set
+  // position_embedding_type "none"). Costed as the RoPE kernel in the
+  // attention lowering (lowering/attention.h); latent attention (MLA) costs
+  // its own RoPE on qk_rope_head_dim and ignores this.
+  double rotary_fraction = 1.0;
 
   // Mixture of experts (Shazeer et al. 2017; Megatron-Core's MoE layer). 0
   // experts: a dense model, and every field below keeps its default. In an

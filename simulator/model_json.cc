@@ -25,6 +25,7 @@ Status apply_model_json(const boost::json::value& v, const std::string& path, Mo
   r.read_bool("linear_bias", &m.linear_bias);
   r.read_int("head_dim", &m.head_dim_size, false, 0);
   r.read_double("activation_clamp", &m.activation_clamp, false, 0);
+  r.read_double("rotary_fraction", &m.rotary_fraction, false, 0.0);
   r.read_int("experts", &m.num_experts, false, 0);
   r.read_int("top_k", &m.moe_top_k, false, 0);
   r.read_int("expert_ffn_hidden", &m.moe_ffn_hidden_size, false, 0);
@@ -87,6 +88,7 @@ boost::json::value model_to_json(const Model& m) {
   // Optional fields only when set, so dense models' JSON is unchanged.
   if (m.head_dim_size > 0) o["head_dim"] = m.head_dim_size;
   if (m.activation_clamp > 0) o["activation_clamp"] = m.activation_clamp;
+  if (m.rotary_fraction != 1.0) o["rotary_fraction"] = m.rotary_fraction;
   if (m.is_moe()) {
     o["experts"] = m.num_experts;
     o["top_k"] = m.moe_top_k;

@@ -207,6 +207,16 @@ struct Plan {
   // fused cross-entropy, llm-foundry's default): 2 bytes per logit at the
   // peak instead of the bf16 logits plus their fp32 copy (6 bytes).
   bool fused_cross_entropy = false;
+  // Rotary position embedding in one fused kernel per tensor (Transformer
+  // Engine's fused_apply_rotary_pos_emb, Megatron-Core apply_rope_fusion;
+  // JSON "rope_fusion", simulate --no-rope-fusion). False: Megatron-Core's
+  // eager _apply_rotary_pos_emb_bshd, a dozen PyTorch elementwise kernels
+  // per tensor (lowering/attention.h has the bytes). Default true, as the
+  // Megatron-Bridge performance scripts set it for every model; its
+  // GPTModelProvider turns it off again for yarn (GPT-OSS), which the runs
+  // files map (planner/accuracy/runs_file.cc). No effect on models without
+  // rotary embeddings or with latent attention.
+  bool rope_fusion = true;
   Precision precision = Precision::kBf16;
   // Scaling recipe of precision kFp8 (ignored otherwise).
   Fp8Recipe fp8_recipe = Fp8Recipe::kDelayed;

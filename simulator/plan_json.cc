@@ -82,6 +82,7 @@ Status apply_plan_json(const boost::json::value& v, const std::string& path, Pla
   r.read_bool("overlap_param_gather", &p.overlap_param_gather);
   r.read_bool("dropout", &p.dropout);
   r.read_bool("fused_cross_entropy", &p.fused_cross_entropy);
+  r.read_bool("rope_fusion", &p.rope_fusion);
   r.read_int("ep", &p.expert_parallel, false, 1);
   r.read_int("etp", &p.expert_tensor_parallel, false, 1);
   r.read_bool("moe_a2a_overlap", &p.moe_a2a_overlap);
@@ -159,6 +160,7 @@ boost::json::value plan_to_json(const Plan& p) {
   }
   // The flex dispatcher only when on (older plans' JSON is as before).
   if (p.moe_flex_dispatcher) o["moe_flex_dispatcher"] = true;
+  if (!p.rope_fusion) o["rope_fusion"] = false;
   return o;
 }
 

@@ -16,7 +16,8 @@
 //   when false); account_for_embedding_in_pipeline_split,
 //   account_for_loss_in_pipeline_split (booleans, default false; written
 //   only when true); moe_flex_dispatcher (boolean,
-//   default false; written only when true); pipeline_first_chunk_layers, pipeline_last_chunk_layers
+//   default false; written only when true); rope_fusion (boolean, default
+//   true; written only when false); pipeline_first_chunk_layers, pipeline_last_chunk_layers
 //   (integers >= -1, default -1 = not set; written only when set).
 // Numbers may be bare or {"value": X, "source": "..."}. The documentation keys
 // "source", "note" and "description" are accepted and ignored; any other key

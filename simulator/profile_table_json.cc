@@ -70,7 +70,7 @@ KernelKind kKinds[] = {
     KernelKind::kMoeRouting,     KernelKind::kMoePermute,  KernelKind::kExpertFc1Gemm,
     KernelKind::kExpertFc2Gemm,  KernelKind::kMoeExpertBias, KernelKind::kMoeActClamp,
     KernelKind::kMambaInProjGemm, KernelKind::kMambaConv, KernelKind::kSsdScan,
-    KernelKind::kMambaGatedNorm, KernelKind::kMambaOutProjGemm};
+    KernelKind::kMambaGatedNorm, KernelKind::kMambaOutProjGemm, KernelKind::kRope};
 Pass kPasses[] = {Pass::kForward, Pass::kBackwardData, Pass::kBackwardWeight, Pass::kBackward};
 Precision kPrecisions[] = {Precision::kBf16, Precision::kFp16, Precision::kFp8, Precision::kNvfp4};
 CollectiveKind kCollectives[] = {CollectiveKind::kAllReduce, CollectiveKind::kAllGather,

@@ -832,6 +832,20 @@ Result<PublishedRun> map_published_run(const RunRow& row, const std::vector<Mode
                                                          : simulator::Activation::kGelu;
     model.positions =
         learned ? simulator::PositionEmbedding::kLearned : simulator::PositionEmbedding::kRotary;
+    // Model::rotary_fraction. ALiBi and no position embedding (the hybrid
+    // Nemotron 3 models, Megatron-Bridge MambaModelProvider
+    // position_embedding_type "none") apply no RoPE. The Nemotron-3 8B/22B
+    // and Nemotron-4 models rotate half of each head: NeMo's NemotronConfig
+    // rotary_percent 0.5 (NVIDIA/NeMo @0037ec8cabb7
+    // nemo/collections/llm/gpt/model/nemotron.py; HF partial_rotary_factor
+    // 0.5). Every other rotary model here rotates the whole head.
+    if (m->positions == "alibi" || m->positions == "none") {
+      model.rotary_fraction = 0;
+    } else if (!learned && m->activation == "squared-relu" &&
+               (starts_with(m->name, "nemotron4-") || starts_with(m->name, "nemotron3-8b") ||
+                starts_with(m->name, "nemotron3-22b"))) {
+      model.rotary_fraction = 0.5;
+    }
     model.tied_embeddings = m->tied_embeddings;
     model.linear_bias = m->linear_bias;
     model.activation_clamp = m->activation_clamp;
@@ -1007,6 +1021,24 @@ Result<PublishedRun> map_published_run(const RunRow& row, const std::vector<Mode
   // transformer_engine/pytorch/cross_entropy.py, CrossEntropyFunction):
   // no fp32 copy (Plan::fused_cross_entropy).
   if (out.source == "Megatron-Bridge") plan.fused_cross_entropy = true;
+  // RoPE fusion (Plan::rope_fusion, default on). The Megatron-Bridge
+  // performance scripts set apply_rope_fusion = True for every workload
+  // (scripts/performance/utils/overrides.py, _set_common_perf_overrides), and
+  // NeMo 2's LlamaConfig and performance scripts (pretrain_qwen3_*,
+  // pretrain_llama4_*) set it too. But GPTModelProvider.provide() then calls
+  // fusions.validate_rope_fusion_compatibility, which turns it off for any
+  // position_embedding_type but "rope" (NVIDIA-NeMo/Megatron-Bridge
+  // @25bc0688cf07 src/megatron/bridge/utils/fusions.py), and GPT-OSS's
+  // provider sets "yarn" (models/gpt_oss/gpt_oss_provider.py @12bc34a8ee30):
+  // its rows run Megatron-Core's eager RoPE. Assumption: every release the
+  // GPT-OSS rows cite has that check (one older stored fusions.py, which also
+  // rejects MLA, has no type check; which releases carried it is not in the
+  // stored sources). Nemotron rows under NeMo are mapped fused (the
+  // default); NeMo's NemotronConfig does not set apply_rope_fusion, and no
+  // stored NeMo performance script for them was read.
+  if ((out.source == "Megatron-Bridge" || blackwell) && starts_with(m->name, "gpt-oss")) {
+    plan.rope_fusion = false;
+  }
   if (contains(ov, "account_for_embedding_loss_in_pipeline_split")) {
     plan.account_for_embedding_in_pipeline_split = true;
     plan.account_for_loss_in_pipeline_split = true;

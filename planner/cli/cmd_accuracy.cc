@@ -151,6 +151,11 @@ Result<std::vector<AccuracyCase>> load_runs_cases(const AccuracyOptions& o,
       "on; GPT-OSS: sliding window 128 on alternating layers, its gated quick_gelu costed as "
       "SwiGLU plus the clamp Megatron-Core runs unfused before it (\"clamp\" in the shape notes, "
       "kernel moe_act_clamp); selective recompute of layernorm / moe_act -> selective");
+  notes->push_back(
+      "RoPE (kernel rope): fused (Transformer Engine) except GPT-OSS's Megatron-Bridge rows, "
+      "which run Megatron-Core's eager RoPE (the bridge turns apply_rope_fusion off for its yarn "
+      "embedding); Nemotron-3 8B/22B and Nemotron-4 rotate half of each head; alibi / none "
+      "rows (hybrid Nemotron 3) apply none");
   notes->push_back("rows with features the simulator lacks (other precisions or activations, "
                    "an MoE layer pattern it cannot read) are counted and listed, not simulated");
   if (own_clusters) {

@@ -40,6 +40,7 @@ struct SimulateOptions {
   bool tp_comm_overlap = false, overlap_grad_reduce = true, overlap_param_gather = false;
   bool no_dropout = false, fused_cross_entropy = false, grad_reduce_in_bf16 = false;
   bool cpu_offload_v2 = false;
+  bool no_rope_fusion = false;
   bool no_fp8_param_gather = false;
   bool account_for_embedding = false, account_for_loss = false;
   int pipeline_first_chunk_layers = -1, pipeline_last_chunk_layers = -1;
@@ -222,6 +223,7 @@ Status apply_plan_flags(const SimulateOptions& o, Plan* plan) {
     }
     plan->cpu_offload_v1 = false;
   }
+  if (o.no_rope_fusion) plan->rope_fusion = false;
   if (o.grad_reduce_in_bf16) plan->grad_reduce_in_fp32 = false;
   if (o.no_fp8_param_gather) plan->fp8_param_gather = false;
   if (o.account_for_embedding) plan->account_for_embedding_in_pipeline_split = true;
@@ -419,6 +421,9 @@ void add_simulate_command(CLI::App& app, const GlobalOptions& global, Action* ac
                 "Dropout 0: no dropout masks stored (memory)");
   cmd->add_flag("--fused-cross-entropy", o->fused_cross_entropy,
                 "The loss computes its gradient in place on the bf16 logits (memory)");
+  cmd->add_flag("--no-rope-fusion", o->no_rope_fusion,
+                "Rotary embedding in eager PyTorch ops instead of Transformer Engine's fused "
+                "kernel (Megatron-Core apply_rope_fusion False; time)");
   cmd->add_flag("--account-for-embedding-in-pipeline-split", o->account_for_embedding,
                 "Count the embedding as one layer when splitting the layers over the pipeline "
                 "chunks: the first chunk holds one transformer layer fewer (Megatron-Core)");

@@ -25,6 +25,10 @@ Attention::Attention(const Model& model, const Plan& plan, const Placement& plac
 void Attention::begin_layer(int layer) {
   span_ = m_.attention_span(layer);
   chunked_ = span_ < s_ && m_.is_chunked_layer(layer);
+  // Llama 4's global layers (chunked attention off for the layer) are NoPE.
+  const bool nope = m_.attention_chunk > 0 && !m_.is_chunked_layer(layer);
+  rope_ = m_.positions == PositionEmbedding::kRotary && m_.rotary_fraction > 0 && !nope &&
+          !m_.is_mla();
 }
 
 void Attention::forward(std::vector<LoweredOp>* out, OpCategory cat) {
@@ -32,6 +36,7 @@ void Attention::forward(std::vector<LoweredOp>* out, OpCategory cat) {
   cast(out, Pass::kForward, Tsp_ * h_, cat);
   sp_gather_quantized(out);
   gemm(out, KernelKind::kQkvGemm, Pass::kForward, T_, q_cols, h_, 1, cat);
+  rope(out, Pass::kForward, cat);
   core_forward(out, cat);
   cast(out, Pass::kForward, T_ * a_ * d_ / t_, cat);
   gemm(out, KernelKind::kOutProjGemm, Pass::kForward, T_, h_, static_cast<double>(a_) * d_ / t_,
@@ -63,6 +68,7 @@ void Attention::backward(std::vector<LoweredOp>* out) {
     softmax(out, Pass::kBackward, scores, c);
     gemm_backward(out, KernelKind::kAttnScoreGemm, s_, s_, qk_dim_, heads);
   }
+  rope(out, Pass::kBackward, c);
   cast(out, Pass::kBackward, T_ * q_cols, c);
   gemm_backward(out, KernelKind::kQkvGemm, T_, q_cols, h_, 1);
   tp_reduce(out);
@@ -158,6 +164,27 @@ void Attention::flash(std::vector<LoweredOp>* out, Pass pass, OpCategory cat) {
   out->push_back(op);
   cp_hidden_s_ += hidden;
   if (exposed > 0) out->push_back(cp_op(exposed, "cp ring kv send_recv (not hidden)"));
+}
+
+double Attention::rope_bytes_per_element(const Model& model, Pass pass, bool fused) {
+  if (fused) return 2 * kElem;
+  const double r = model.rotary_fraction;
+  if (pass == Pass::kForward) return 20 * r + 4;
+  return r < 1 ? 20 * r + 14 : 20 * r + 8;
+}
+
+void Attention::rope(std::vector<LoweredOp>* out, Pass pass, OpCategory cat) const {
+  if (!rope_) return;
+  const double per_element = rope_bytes_per_element(m_, pass, p_.rope_fusion);
+  // cos and sin of the fp32 freqs, per call of the eager path's forward:
+  // (cos 8, x mscale 8, to bf16 6) x 2 bytes per freqs element.
+  const double freqs_bytes = !p_.rope_fusion && pass == Pass::kForward
+                                 ? 44.0 * sl_ * m_.rotary_fraction * d_
+                                 : 0.0;
+  for (const double heads : {static_cast<double>(a_), static_cast<double>(g_)}) {
+    const double elements = T_ * heads / t_ * d_;
+    mem(out, KernelKind::kRope, pass, elements * per_element + freqs_bytes, cat);
+  }
 }
 
 // Fused: one kernel (forward reads x and writes y; backward reads y and dy

@@ -41,9 +41,42 @@
 // full-causal kernel's rate on the pairs it keeps (H100 profile
 // data/profiles/h100-sxm-2026-11-26-ssm-mla.pytorch.json, "chunked_attention":
 // chunk 8192 at s 16384 / 32768 takes 0.54 / 0.24 of full causal forward,
-// pairs 0.50 / 0.25). Rotary is not costed on its own (fused into the
-// projections' epilogue in Transformer Engine), so NoPE layers differ from
-// chunked ones only in their span.
+// pairs 0.50 / 0.25). NoPE layers (Llama 4's global layers) differ from
+// chunked ones in their span and in having no RoPE kernel.
+//
+// Rotary position embedding (Model::positions kRotary, rotary_fraction r
+// of each head rotated; not for latent attention, whose RoPE mla.h costs):
+// after the QKV GEMM, Megatron-Core applies RoPE to the query and the key
+// separately (megatron/core/transformer/attention.py, apply_rotary_pos_emb
+// once per tensor), and in the backward to their gradients, before the
+// QKV GEMM's backward. Costed per tensor of E = T x heads/t x d elements
+// (bf16), in bytes per element (kernel kRope, memory-bound, one mem() op
+// per kernel launched):
+//  - fused (Plan::rope_fusion; Transformer Engine's fused_apply_rotary_pos_emb,
+//    one kernel): forward reads t and writes the output, the unrotated part
+//    copied through: 4 B; backward reads the gradient and writes dx: 4 B.
+//  - unfused (Megatron-Core rope_utils.py _apply_rotary_pos_emb_bshd, eager
+//    PyTorch; NVIDIA/Megatron-LM @00c51e132476): forward, per call, cos and
+//    sin of the fp32 freqs [s/cp, r d] (cos 8, x mscale 8, to bf16 6 B per
+//    element, the same for sin: six kernels; freqs are not per head, so this
+//    is small), then over the rotated r E elements t * cos (4 B), the
+//    rotate_half chunk's neg of one half (2), its cat (4), x sin (4), the add
+//    (6), and the final torch.cat((t, t_pass)) over all E (4): 20 r + 4 B.
+//    Backward (autograd): grad x sin (4), the neg (2), the chunk's gradient
+//    cat (4), grad x cos (4), the two gradients of t summed (6): 20 r; the
+//    empty t_pass slice's SliceBackward writes zeros over E (2) and its
+//    gradient is added to t's (6); with r < 1 the rotated slice is a slice
+//    too (zeros 2, copy 4 r) and t_pass's copy moves 4 (1 - r): 20 r + 8 at
+//    r = 1 (PyTorch returns a full-range slice as the tensor itself), 20 r +
+//    14 below.
+// Each tensor's RoPE is one op per pass (the eager path's dozen kernels
+// summed): the host launch interval the GPU presets fit (kernel_overhead_s)
+// is a cost per modelled kernel, fitted with RoPE folded into the other
+// kernels' launches, so the eager path's extra launches are not costed
+// (they are when the host queue is the bottleneck, a lower bound here).
+// The RoPE output replaces the pre-RoPE q and k that core attention saves,
+// so nothing is added to memory; full recomputation runs the forward
+// again, selective recomputation (core_attn) starts after it.
 #ifndef LLMPLAN_SIMULATOR_LOWERING_ATTENTION_H_
 #define LLMPLAN_SIMULATOR_LOWERING_ATTENTION_H_
 
@@ -73,6 +106,15 @@ class Attention : public LayerPart {
   // s/cp queries against one s/cp-token KV chunk each, and the KV exchange
   // of cp_comm (see the file comment).
   void flash(std::vector<LoweredOp>* out, Pass pass, OpCategory cat);
+  // The RoPE kernels on the rank's query and key heads (file comment), in
+  // `pass` (kForward or kBackward); nothing for a layer without RoPE.
+  void rope(std::vector<LoweredOp>* out, Pass pass, OpCategory cat) const;
+ public:
+  // HBM bytes per element of a query or key tensor that RoPE moves in
+  // `pass` (kForward or kBackward), fused or not (file comment), without
+  // the eager path's cos/sin of the freqs.
+  static double rope_bytes_per_element(const Model& model, Pass pass, bool fused);
+ protected:
   // Scale, causal mask and softmax over `scores` elements.
   void softmax(std::vector<LoweredOp>* out, Pass pass, double scores, OpCategory cat) const;
   // Bytes of K and V of the rank's s/cp tokens per CP exchange.
@@ -91,6 +133,7 @@ class Attention : public LayerPart {
   bool fused_softmax_ = true;  // Megatron's CUDA softmax applies (see the constructor)
   int span_ = 0;               // the layer's attention span (begin_layer)
   bool chunked_ = false;       // the layer attends within chunks (Model::is_chunked_layer)
+  bool rope_ = false;          // the layer applies RoPE to q and k (begin_layer)
   double cp_hidden_s_ = 0;     // ring transfers hidden under blocks so far
 };
 

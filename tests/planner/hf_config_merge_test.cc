@@ -87,6 +87,8 @@ TEST(HfConfigMerge, Nemotron3Nano) {
   EXPECT_EQ(at(o, "shared_experts"), 2);
   EXPECT_EQ(o.at("router").as_string(), "sigmoid");
   EXPECT_EQ(at(o, "vocab"), 131072);
+  // Nemotron-H's attention layers have no position embedding: no RoPE.
+  EXPECT_EQ(at(o, "rotary_fraction"), 0);
 }
 
 }  // namespace

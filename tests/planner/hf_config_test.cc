@@ -172,6 +172,23 @@ Status error_of(const std::string& text) {
   return model_from_hf_config(v.value(), "c").status();
 }
 
+// partial_rotary_factor (Nemotron, Phi, Qwen3-Next) is the share of each
+// head RoPE rotates: mapped to Model::rotary_fraction, not ignored; a value
+// outside [0, 1] is refused naming the field.
+TEST(HfConfig, PartialRotaryFactorIsTheRotaryFraction) {
+  const std::string body = R"({"architectures": ["LlamaForCausalLM"], "hidden_size": 1024,
+      "intermediate_size": 4096, "num_hidden_layers": 4, "num_attention_heads": 8,
+      "vocab_size": 32000, "partial_rotary_factor": )";
+  Result<boost::json::value> v = json::parse(body + "0.5}", "c");
+  ASSERT_TRUE(v.ok());
+  Result<HfModel> hf = model_from_hf_config(v.value(), "c");
+  ASSERT_TRUE(hf.ok()) << hf.status().message();
+  EXPECT_EQ(hf->model.rotary_fraction, 0.5);
+  EXPECT_FALSE(contains(hf->ignored, "partial_rotary_factor"));
+  EXPECT_NE(error_of(body + "1.5}").message().find("rotary_fraction"), std::string::npos);
+  EXPECT_EQ(load("llama3-8b.json").model.rotary_fraction, 1.0);
+}
+
 TEST(HfConfig, BadInputIsOneLineNamingTheKey) {
   const std::string body = R"("hidden_size": 1024, "intermediate_size": 4096, "num_hidden_layers": 4,
       "num_attention_heads": 8, "vocab_size": 32000)";
