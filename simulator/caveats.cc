@@ -142,7 +142,7 @@ std::vector<Caveat> caveat_list(uint32_t mask, const GpuSpec& gpu, double mfu,
                "all-to-alls are costed with the dense constants plus three MoE constants fitted "
                "on few MoE runs; on 16 published H100 MoE runs (Megatron-Bridge) they err by " +
                pct(kMoeValidationMape) + " on average (" + pct(kMoeLeaveOneModelOutMape) +
-               " held out by model, up to ~52 % on one row)" +
+               " held out by model, up to ~53 % on one row)" +
                (gpu.name.rfind("h100", 0) == 0 ||
                         v.held_out_source.find("MoE rows") == std::string::npos
                     ? std::string()

@@ -19,7 +19,7 @@ Result<Family> parse_family(const std::string& text) {
     // Mamba models").
     return Status::invalid_argument(
         "--family hybrid: not offered: the Mamba-2 scan is calibrated only on gb200 and b200 and "
-        "its held-out error on the published Nemotron 3 runs is 17.2 % on gb200 (1.6 % on b200), "
+        "its held-out error on the published Nemotron 3 runs is 17.1 % on gb200 (6.7 % on b200), "
         "above the 15 % target; simulate a hybrid model with --model nemotron3-nano (or a model "
         "file) instead");
   }
