@@ -97,6 +97,10 @@ class Attention : public LayerPart {
   void forward(std::vector<LoweredOp>* out, OpCategory cat) override;
   void backward(std::vector<LoweredOp>* out) override;
   double cp_hidden_s() const override { return cp_hidden_s_; }
+  // HBM bytes per element of a query or key tensor that RoPE moves in
+  // `pass` (kForward or kBackward), fused or not (file comment), without
+  // the eager path's cos/sin of the freqs.
+  static double rope_bytes_per_element(const Model& model, Pass pass, bool fused);
 
  protected:
   // The attention core: flash attention, or QK^T, softmax, dropout, AV.
@@ -109,12 +113,6 @@ class Attention : public LayerPart {
   // The RoPE kernels on the rank's query and key heads (file comment), in
   // `pass` (kForward or kBackward); nothing for a layer without RoPE.
   void rope(std::vector<LoweredOp>* out, Pass pass, OpCategory cat) const;
- public:
-  // HBM bytes per element of a query or key tensor that RoPE moves in
-  // `pass` (kForward or kBackward), fused or not (file comment), without
-  // the eager path's cos/sin of the freqs.
-  static double rope_bytes_per_element(const Model& model, Pass pass, bool fused);
- protected:
   // Scale, causal mask and softmax over `scores` elements.
   void softmax(std::vector<LoweredOp>* out, Pass pass, double scores, OpCategory cat) const;
   // Bytes of K and V of the rank's s/cp tokens per CP exchange.
