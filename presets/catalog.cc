@@ -6,7 +6,7 @@
 
 #include "presets/embedded.h"
 #include "presets/preset_json.h"
-#include "simulator/input_file.h"
+#include "base/input_file.h"
 
 namespace llmplan::presets {
 

@@ -15,7 +15,7 @@
 #include "scaling/law.h"
 #include "simulator/cluster.h"
 #include "simulator/model.h"
-#include "simulator/status.h"
+#include "base/status.h"
 
 namespace llmplan::presets {
 
@@ -56,7 +56,7 @@ class Catalog {
   // file, and may not change kind. Every preset is re-checked (a cluster
   // must resolve its GPU and price), and on any error the catalog is left
   // unchanged. Errors name the file and the JSON path. The file is read
-  // with read_input_file (simulator/input_file.h: at most 16 MiB) and may
+  // with read_input_file (base/input_file.h: at most 16 MiB) and may
   // hold at most kMaxPresetsPerFile (1000) entries. Not thread-safe
   // against concurrent readers of the same Catalog object; copies made
   // earlier are unaffected (copy-on-write).

@@ -7,7 +7,7 @@
 #include "scaling/law_json.h"
 #include "simulator/cluster_json.h"
 #include "simulator/model_json.h"
-#include "simulator/strict_json.h"
+#include "base/strict_json.h"
 
 namespace llmplan::presets {
 namespace {

@@ -15,7 +15,7 @@
 #include "scaling/law.h"
 #include "simulator/cluster.h"
 #include "simulator/model.h"
-#include "simulator/status.h"
+#include "base/status.h"
 
 namespace llmplan::presets {
 

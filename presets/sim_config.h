@@ -12,7 +12,7 @@
 #include "simulator/cluster.h"
 #include "simulator/model.h"
 #include "simulator/plan.h"
-#include "simulator/status.h"
+#include "base/status.h"
 
 namespace llmplan::presets {
 
@@ -45,7 +45,7 @@ Status validate(const SimConfig& config);
 // file or an unknown preset (listing the known names), InvalidArgument for
 // unknown keys, wrong types, bad values, an inconsistent model/plan/cluster,
 // or a plan needing more GPUs than a cluster with a fixed node count has.
-// The file is read with read_input_file (simulator/input_file.h: at most
+// The file is read with read_input_file (base/input_file.h: at most
 // 16 MiB, else InvalidArgument naming the path); *_text reads text already
 // in memory, `source_name` naming it. Thread-safe (reads `catalog` only).
 Result<SimConfig> load_sim_config_file(const std::string& path, const Catalog& catalog);

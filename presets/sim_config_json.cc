@@ -6,10 +6,10 @@
 #include "presets/sim_config.h"
 #include "simulator/cluster_json.h"
 #include "simulator/hf_config.h"
-#include "simulator/input_file.h"
+#include "base/input_file.h"
 #include "simulator/model_json.h"
 #include "simulator/plan_json.h"
-#include "simulator/strict_json.h"
+#include "base/strict_json.h"
 
 namespace llmplan::presets {
 namespace {

@@ -8,8 +8,8 @@
 
 #include "presets/preset_json.h"
 #include "presets/sim_config.h"
-#include "simulator/input_file.h"
-#include "simulator/strict_json.h"
+#include "base/input_file.h"
+#include "base/strict_json.h"
 
 namespace llmplan::presets {
 namespace {

@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "simulator/profile_table.h"
-#include "simulator/status.h"
+#include "base/status.h"
 
 namespace llmplan::profiler {
 

@@ -14,7 +14,7 @@
 #include <string>
 #include <utility>
 
-#include "simulator/status.h"
+#include "base/status.h"
 
 namespace llmplan::profiler {
 

@@ -31,7 +31,7 @@
 
 #include "profiler/cuda_util.h"
 #include "simulator/cost_model.h"
-#include "simulator/status.h"
+#include "base/status.h"
 
 namespace llmplan::profiler {
 

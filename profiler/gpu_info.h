@@ -6,7 +6,7 @@
 #include <string>
 
 #include "simulator/profile_table.h"
-#include "simulator/status.h"
+#include "base/status.h"
 
 namespace llmplan::profiler {
 

@@ -12,7 +12,7 @@
 
 #include "profiler/cuda_util.h"
 #include "profiler/memory_kernels.h"
-#include "simulator/status.h"
+#include "base/status.h"
 
 namespace llmplan::profiler {
 

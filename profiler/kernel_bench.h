@@ -24,7 +24,7 @@
 #include "profiler/kernel_plan.h"
 #include "profiler/op_timing.h"
 #include "simulator/profile_table.h"
-#include "simulator/status.h"
+#include "base/status.h"
 
 namespace llmplan::profiler {
 

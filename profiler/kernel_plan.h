@@ -15,7 +15,7 @@
 #include "simulator/cost_model.h"
 #include "simulator/plan.h"
 #include "simulator/profile_table.h"
-#include "simulator/status.h"
+#include "base/status.h"
 
 namespace llmplan::profiler {
 

@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "planner/version.h"
+#include "base/version.h"
 #include "profiler/collectives_bench.h"
 #include "profiler/cuda_util.h"
 #include "profiler/cupti_timer.h"

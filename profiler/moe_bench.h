@@ -26,7 +26,7 @@
 #include "profiler/moe_plan.h"
 #include "profiler/moe_profile_json.h"
 #include "profiler/op_timing.h"
-#include "simulator/status.h"
+#include "base/status.h"
 
 namespace llmplan::profiler {
 

@@ -18,7 +18,7 @@
 
 #include "profiler/moe_limits.h"
 #include "simulator/cost_model.h"
-#include "simulator/status.h"
+#include "base/status.h"
 
 namespace llmplan::profiler {
 

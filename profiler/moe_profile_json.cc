@@ -3,7 +3,7 @@
 #include <boost/json.hpp>
 
 #include "simulator/profile_table_json.h"
-#include "simulator/strict_json.h"
+#include "base/strict_json.h"
 
 namespace llmplan::profiler {
 namespace {

@@ -17,7 +17,7 @@
 #include "profiler/moe_plan.h"
 #include "profiler/op_timing.h"
 #include "simulator/profile_table.h"
-#include "simulator/status.h"
+#include "base/status.h"
 
 namespace llmplan::profiler {
 

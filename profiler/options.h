@@ -10,7 +10,7 @@
 #include "profiler/moe_plan.h"
 #include "simulator/plan.h"
 #include "simulator/profile_table.h"
-#include "simulator/status.h"
+#include "base/status.h"
 
 namespace llmplan::profiler {
 

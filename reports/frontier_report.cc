@@ -9,7 +9,7 @@
 
 #include "reports/frontier_internal.h"
 #include "reports/table.h"
-#include "simulator/strict_json.h"
+#include "base/strict_json.h"
 
 namespace llmplan::reports {
 

@@ -11,7 +11,7 @@
 #include "scaling/fit.h"
 #include "scaling/law.h"
 #include "scaling/optimal.h"
-#include "simulator/status.h"
+#include "base/status.h"
 
 namespace llmplan::reports {
 

@@ -18,7 +18,7 @@
 #include <string>
 #include <vector>
 
-#include "simulator/status.h"
+#include "base/status.h"
 
 namespace llmplan::reports {
 

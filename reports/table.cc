@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cctype>
 
-#include "simulator/status.h"
+#include "base/status.h"
 
 namespace llmplan::reports {
 namespace {

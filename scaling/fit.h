@@ -26,7 +26,7 @@
 #include <vector>
 
 #include "scaling/law.h"
-#include "simulator/status.h"
+#include "base/status.h"
 
 namespace llmplan::scaling {
 

@@ -18,7 +18,7 @@
 #include <cstdint>
 #include <string_view>
 
-#include "simulator/status.h"
+#include "base/status.h"
 
 namespace llmplan::scaling {
 

@@ -13,7 +13,7 @@
 
 #include "scaling/joint_moe.h"
 #include "scaling/law_uncertainty.h"
-#include "simulator/status.h"
+#include "base/status.h"
 
 namespace llmplan::scaling {
 
@@ -124,7 +124,7 @@ Status validate(const LossLaw& law);
 // e.g. one entry of presets/laws.json), or a result of `llmplan fit`
 // (fit.json: see law_from_fit_json). NotFound/IoError/ParseError name the
 // file; field errors name the file and field. The file is read with
-// read_input_file (simulator/input_file.h: at most 16 MiB). Implemented in
+// read_input_file (base/input_file.h: at most 16 MiB). Implemented in
 // law_json.cc. Thread-safe.
 Result<LossLaw> read_law_file(const std::string& path);
 // The same for text in memory; `source_name` names it in messages.

@@ -3,8 +3,8 @@
 #include <cmath>
 #include <utility>
 
-#include "simulator/input_file.h"
-#include "simulator/strict_json.h"
+#include "base/input_file.h"
+#include "base/strict_json.h"
 
 namespace llmplan::scaling {
 

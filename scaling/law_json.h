@@ -18,7 +18,7 @@
 #include <string>
 
 #include "scaling/law.h"
-#include "simulator/status.h"
+#include "base/status.h"
 
 namespace llmplan::scaling {
 

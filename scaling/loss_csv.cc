@@ -8,8 +8,8 @@
 #include <optional>
 #include <utility>
 
-#include "simulator/csv.h"
-#include "simulator/input_file.h"
+#include "base/csv.h"
+#include "base/input_file.h"
 
 namespace llmplan::scaling {
 namespace {

@@ -13,7 +13,7 @@
 //               test loss
 //   excluded:   excluded_by_epoch, excluded, exclude (used only on request)
 // Tokens come from the tokens column, or else as D = C / (6 N) from the FLOPs
-// column. Other columns are ignored. The file is CSV as simulator/csv.h
+// column. Other columns are ignored. The file is CSV as base/csv.h
 // reads it (the rules every llmplan CSV follows: RFC 4180 quoting on one
 // line, decimal numbers only, a UTF-8 byte-order mark, CRLF line ends and
 // blank lines accepted), with at most kMaxLossRows data rows.
@@ -26,7 +26,7 @@
 #include <vector>
 
 #include "scaling/law.h"
-#include "simulator/status.h"
+#include "base/status.h"
 
 namespace llmplan::scaling {
 
@@ -79,7 +79,7 @@ struct LossData {
 Result<LossData> parse_loss_csv(std::string_view text, const std::string& source_name,
                                 const LossCsvOptions& options = {});
 
-// Reads (simulator/input_file.h: at most 16 MiB) and parses the file at
+// Reads (base/input_file.h: at most 16 MiB) and parses the file at
 // `path`; NotFound/IoError/InvalidArgument naming the path when it cannot be
 // read. Thread-safe.
 Result<LossData> read_loss_csv(const std::string& path, const LossCsvOptions& options = {});

@@ -20,7 +20,7 @@
 #include <string_view>
 
 #include "scaling/law.h"
-#include "simulator/status.h"
+#include "base/status.h"
 
 namespace llmplan::scaling {
 

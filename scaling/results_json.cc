@@ -3,7 +3,7 @@
 #include <cmath>
 
 #include "scaling/law_json.h"
-#include "simulator/strict_json.h"
+#include "base/strict_json.h"
 
 namespace llmplan::scaling {
 namespace {

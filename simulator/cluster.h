@@ -10,7 +10,7 @@
 
 #include "simulator/collective_curve.h"
 #include "simulator/plan.h"
-#include "simulator/status.h"
+#include "base/status.h"
 
 namespace llmplan::simulator {
 

@@ -4,7 +4,7 @@
 #include <sstream>
 #include <vector>
 
-#include "simulator/strict_json.h"
+#include "base/strict_json.h"
 
 namespace llmplan::simulator {
 namespace {

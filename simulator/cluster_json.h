@@ -43,7 +43,7 @@
 #include <string>
 
 #include "simulator/cluster.h"
-#include "simulator/status.h"
+#include "base/status.h"
 
 namespace llmplan::simulator {
 

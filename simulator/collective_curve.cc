@@ -4,8 +4,8 @@
 #include <cmath>
 #include <optional>
 
-#include "simulator/csv.h"
-#include "simulator/input_file.h"
+#include "base/csv.h"
+#include "base/input_file.h"
 
 namespace llmplan::simulator {
 namespace {

@@ -16,7 +16,7 @@
 #include <string_view>
 #include <vector>
 
-#include "simulator/status.h"
+#include "base/status.h"
 
 namespace llmplan::simulator {
 
@@ -111,10 +111,10 @@ Status validate(const MeasuredCollectives& collectives);
 // Each row's time is the mean of its out-of-place and in-place times. A UTF-8
 // byte-order mark and CRLF line endings are accepted.
 //
-// Numbers are decimal (simulator/csv.h's parse_decimal: no hex, inf or nan).
+// Numbers are decimal (base/csv.h's parse_decimal: no hex, inf or nan).
 //
 // Errors: NotFound/IoError/InvalidArgument for the file (read with
-// simulator/input_file.h: at most 16 MiB); ParseError naming "path:line"
+// base/input_file.h: at most 16 MiB); ParseError naming "path:line"
 // for a missing header, a malformed row, sizes not strictly increasing, or
 // more than kMaxCurvePoints rows; an empty table is an error. Thread-safe
 // (reads only its arguments).

@@ -19,7 +19,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "simulator/status.h"
+#include "base/status.h"
 
 namespace llmplan::simulator {
 

@@ -39,7 +39,7 @@
 #include <vector>
 
 #include "simulator/model.h"
-#include "simulator/status.h"
+#include "base/status.h"
 
 namespace llmplan::simulator {
 

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "simulator/status.h"
+#include "base/status.h"
 
 namespace llmplan::simulator {
 

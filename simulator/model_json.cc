@@ -1,6 +1,6 @@
 #include "simulator/model_json.h"
 
-#include "simulator/strict_json.h"
+#include "base/strict_json.h"
 
 namespace llmplan::simulator {
 

@@ -20,7 +20,7 @@
 #include <string>
 
 #include "simulator/model.h"
-#include "simulator/status.h"
+#include "base/status.h"
 
 namespace llmplan::simulator {
 

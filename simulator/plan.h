@@ -6,7 +6,7 @@
 #include <string>
 
 #include "simulator/model.h"
-#include "simulator/status.h"
+#include "base/status.h"
 
 namespace llmplan::simulator {
 

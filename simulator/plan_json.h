@@ -29,7 +29,7 @@
 #include <string>
 
 #include "simulator/plan.h"
-#include "simulator/status.h"
+#include "base/status.h"
 
 namespace llmplan::simulator {
 

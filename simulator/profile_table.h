@@ -91,7 +91,7 @@
 #include "simulator/cost_model.h"
 #include "simulator/model.h"
 #include "simulator/plan.h"
-#include "simulator/status.h"
+#include "base/status.h"
 
 namespace llmplan::simulator {
 

@@ -4,7 +4,7 @@
 #include <cmath>
 #include <utility>
 
-#include "simulator/strict_json.h"
+#include "base/strict_json.h"
 
 namespace llmplan::simulator {
 namespace {

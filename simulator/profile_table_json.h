@@ -4,7 +4,7 @@
 // Reading is strict: unknown keys, wrong types, missing required fields and
 // impossible values are errors whose message starts with the file name and
 // the JSON path, e.g. "h100.json: kernels[3].time_s: must be > 0". Files
-// are read with read_input_file (simulator/input_file.h: at most 16 MiB);
+// are read with read_input_file (base/input_file.h: at most 16 MiB);
 // a profile holds at most kMaxProfileKernels kernels and
 // kMaxProfileCollectives collectives (profile_table.h).
 // Thread safety: every function reads only its arguments.
@@ -18,7 +18,7 @@
 
 #include "simulator/cost_model.h"
 #include "simulator/profile_table.h"
-#include "simulator/status.h"
+#include "base/status.h"
 
 namespace llmplan::simulator {
 

@@ -14,7 +14,7 @@
 #include "simulator/memory.h"
 #include "simulator/model.h"
 #include "simulator/plan.h"
-#include "simulator/status.h"
+#include "base/status.h"
 
 namespace llmplan::simulator {
 

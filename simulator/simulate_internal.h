@@ -31,7 +31,7 @@
 #include "simulator/plan.h"
 #include "simulator/schedule.h"
 #include "simulator/simulate.h"
-#include "simulator/status.h"
+#include "base/status.h"
 
 namespace llmplan::simulator::simulate_internal {
 

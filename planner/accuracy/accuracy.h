@@ -24,7 +24,7 @@
 #include "presets/sim_config.h"
 #include "simulator/cluster.h"
 #include "simulator/cost_model.h"
-#include "simulator/status.h"
+#include "base/status.h"
 
 namespace llmplan::planner {
 

@@ -3,8 +3,8 @@
 #include <boost/json.hpp>
 
 #include "simulator/cluster_json.h"
-#include "simulator/input_file.h"
-#include "simulator/strict_json.h"
+#include "base/input_file.h"
+#include "base/strict_json.h"
 
 namespace llmplan::planner {
 namespace {

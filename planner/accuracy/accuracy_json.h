@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "planner/accuracy/accuracy.h"
-#include "simulator/status.h"
+#include "base/status.h"
 
 namespace llmplan::planner {
 
@@ -45,7 +45,7 @@ Result<std::string> constants_to_json(const std::string& gpu, const AccuracyCons
 // line naming the file and JSON path: ParseError for malformed JSON,
 // InvalidArgument for an unknown key, a wrong type or a bad value (then
 // *constants is unchanged). The file is read with read_input_file
-// (simulator/input_file.h: at most 16 MiB). Thread-safe.
+// (base/input_file.h: at most 16 MiB). Thread-safe.
 Status read_constants_file(const std::string& path, AccuracyConstants* constants);
 // The same for text in memory; `source_name` names it in messages.
 Status read_constants_text(std::string_view text, const std::string& source_name,

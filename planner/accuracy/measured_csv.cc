@@ -3,8 +3,8 @@
 #include <array>
 #include <cctype>
 
-#include "simulator/csv.h"
-#include "simulator/input_file.h"
+#include "base/csv.h"
+#include "base/input_file.h"
 
 namespace llmplan::planner {
 namespace {

@@ -6,7 +6,7 @@
 // "Parameters (billion)", then "# GPUs, global batch, micro batch, hidden
 // size, attention heads, # layers, sequence length, tensor parallelism, data
 // parallelism, pipeline parallelism, iteration time (ms)" in any order.
-// The file is CSV as simulator/csv.h reads it (the rules every llmplan CSV
+// The file is CSV as base/csv.h reads it (the rules every llmplan CSV
 // follows: RFC 4180 quoting on one line, decimal numbers only, a UTF-8
 // byte-order mark, CRLF line ends and blank lines accepted).
 #ifndef LLMPLAN_PLANNER_ACCURACY_MEASURED_CSV_H_
@@ -17,7 +17,7 @@
 #include <string_view>
 #include <vector>
 
-#include "simulator/status.h"
+#include "base/status.h"
 
 namespace llmplan::planner {
 
@@ -51,7 +51,7 @@ inline constexpr size_t kMaxMeasuredRuns = 20000;
 // data rows is an error too. Thread-safe.
 Result<std::vector<MeasuredRun>> read_measured_csv_text(std::string_view text,
                                                         const std::string& source_name);
-// Reads `path` (simulator/input_file.h: at most 16 MiB) and parses it as
+// Reads `path` (base/input_file.h: at most 16 MiB) and parses it as
 // above (NotFound/IoError/InvalidArgument name the path).
 Result<std::vector<MeasuredRun>> read_measured_csv_file(const std::string& path);
 

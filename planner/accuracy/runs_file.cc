@@ -7,10 +7,10 @@
 #include <map>
 
 #include "planner/accuracy/moe_recipes.h"
-#include "simulator/csv.h"
-#include "simulator/input_file.h"
+#include "base/csv.h"
+#include "base/input_file.h"
 #include "simulator/plan_json.h"
-#include "simulator/strict_json.h"
+#include "base/strict_json.h"
 
 namespace llmplan::planner {
 namespace {

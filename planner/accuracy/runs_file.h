@@ -32,7 +32,7 @@
 
 #include "presets/catalog.h"
 #include "presets/sim_config.h"
-#include "simulator/status.h"
+#include "base/status.h"
 
 namespace llmplan::planner {
 

@@ -9,7 +9,7 @@
 
 #include "planner/accuracy/held_out.h"
 #include "reports/table.h"
-#include "simulator/strict_json.h"
+#include "base/strict_json.h"
 
 namespace llmplan::planner {
 namespace {

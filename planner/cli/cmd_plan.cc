@@ -24,7 +24,7 @@
 #include "planner/search/shapes_json.h"
 #include "simulator/caveats.h"
 #include "simulator/error_band.h"
-#include "simulator/strict_json.h"
+#include "base/strict_json.h"
 
 namespace llmplan::planner {
 namespace {

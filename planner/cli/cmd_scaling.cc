@@ -18,7 +18,7 @@
 #include "scaling/optimal.h"
 #include "scaling/results_json.h"
 #include "simulator/plan.h"
-#include "simulator/strict_json.h"
+#include "base/strict_json.h"
 
 namespace llmplan::planner {
 namespace {

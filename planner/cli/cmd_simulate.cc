@@ -12,7 +12,7 @@
 #include "reports/step_report.h"
 #include "reports/step_report_json.h"
 #include "simulator/simulate.h"
-#include "simulator/strict_json.h"
+#include "base/strict_json.h"
 #include "simulator/trace_json.h"
 
 namespace llmplan::planner {

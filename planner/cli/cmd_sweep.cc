@@ -20,13 +20,13 @@
 #include "planner/report/plan_report.h"
 #include "planner/report/plan_report_json.h"
 #include "planner/search/search.h"
-#include "planner/threads.h"
+#include "base/threads.h"
 #include "presets/sim_config.h"
 #include "reports/format.h"
 #include "reports/svg_plot.h"
 #include "reports/table.h"
 #include "simulator/simulate.h"
-#include "simulator/strict_json.h"
+#include "base/strict_json.h"
 
 namespace llmplan::planner {
 namespace {

@@ -15,7 +15,7 @@
 #include "planner/cli/output_files.h"
 #include "presets/catalog.h"
 #include "scaling/law.h"
-#include "simulator/status.h"
+#include "base/status.h"
 
 namespace llmplan::planner {
 

@@ -9,7 +9,7 @@
 
 #include "planner/cli/command.h"
 #include "planner/study/distributed.h"
-#include "planner/version.h"
+#include "base/version.h"
 #include "scaling/solver_log.h"
 
 namespace {

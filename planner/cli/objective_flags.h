@@ -9,7 +9,7 @@
 #include <string_view>
 
 #include "planner/search/objective.h"
-#include "simulator/status.h"
+#include "base/status.h"
 
 namespace llmplan::planner {
 

@@ -28,7 +28,7 @@
 #include <string>
 #include <vector>
 
-#include "simulator/status.h"
+#include "base/status.h"
 
 namespace llmplan::planner {
 

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "planner/search/plan_space.h"
-#include "simulator/status.h"
+#include "base/status.h"
 
 namespace llmplan::planner {
 

@@ -18,7 +18,7 @@
 #include "planner/search/search.h"
 #include "presets/catalog.h"
 #include "simulator/cluster.h"
-#include "simulator/status.h"
+#include "base/status.h"
 
 namespace llmplan::planner {
 

@@ -3,7 +3,7 @@
 #include <cmath>
 
 #include "planner/cli/command.h"
-#include "simulator/input_file.h"
+#include "base/input_file.h"
 
 namespace llmplan::planner {
 

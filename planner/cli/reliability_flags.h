@@ -9,7 +9,7 @@
 
 #include "planner/search/reliability.h"
 #include "simulator/cluster.h"
-#include "simulator/status.h"
+#include "base/status.h"
 
 namespace llmplan::planner {
 

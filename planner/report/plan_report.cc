@@ -8,7 +8,7 @@
 #include <cmath>
 
 #include "planner/report/loss_verdict.h"
-#include "planner/version.h"
+#include "base/version.h"
 
 #include "reports/format.h"
 #include "reports/svg_plot.h"

@@ -5,7 +5,7 @@
 #include <cmath>
 
 #include "planner/report/loss_verdict.h"
-#include "planner/version.h"
+#include "base/version.h"
 #include "scaling/law_json.h"
 #include "simulator/caveats.h"
 #include "simulator/model_json.h"

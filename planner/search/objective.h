@@ -34,7 +34,7 @@
 #include "scaling/law.h"
 #include "scaling/objectives.h"
 #include "simulator/model.h"
-#include "simulator/status.h"
+#include "base/status.h"
 
 namespace llmplan::planner {
 

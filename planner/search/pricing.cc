@@ -5,7 +5,7 @@
 #include <set>
 
 #include "presets/embedded.h"
-#include "simulator/strict_json.h"
+#include "base/strict_json.h"
 
 namespace llmplan::planner {
 namespace {

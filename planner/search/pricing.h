@@ -19,7 +19,7 @@
 #include <vector>
 
 #include "simulator/cluster.h"
-#include "simulator/status.h"
+#include "base/status.h"
 
 namespace llmplan::planner {
 

@@ -34,7 +34,7 @@
 #include "simulator/cluster.h"
 #include "simulator/model.h"
 #include "simulator/plan.h"
-#include "simulator/status.h"
+#include "base/status.h"
 
 namespace llmplan::planner {
 

@@ -7,7 +7,7 @@
 
 #include "planner/search/reliability.h"
 #include "presets/embedded.h"
-#include "simulator/strict_json.h"
+#include "base/strict_json.h"
 
 namespace llmplan::planner {
 namespace {

@@ -9,7 +9,7 @@
 #include <set>
 
 #include "planner/search/prune.h"
-#include "planner/threads.h"
+#include "base/threads.h"
 #include "scaling/optimal.h"
 #include "simulator/memory.h"
 #include "simulator/roofline.h"

@@ -31,7 +31,7 @@
 #include "simulator/model.h"
 #include "simulator/plan.h"
 #include "simulator/simulate.h"
-#include "simulator/status.h"
+#include "base/status.h"
 
 namespace llmplan::planner {
 

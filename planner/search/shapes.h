@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "simulator/model.h"
-#include "simulator/status.h"
+#include "base/status.h"
 
 namespace llmplan::planner {
 

@@ -5,9 +5,9 @@
 
 #include "planner/search/shapes.h"
 #include "simulator/hf_config.h"
-#include "simulator/input_file.h"
+#include "base/input_file.h"
 #include "simulator/model_json.h"
-#include "simulator/strict_json.h"
+#include "base/strict_json.h"
 
 namespace llmplan::planner {
 

@@ -18,7 +18,7 @@
 
 #include "presets/catalog.h"
 #include "simulator/model.h"
-#include "simulator/status.h"
+#include "base/status.h"
 
 namespace llmplan::planner {
 
@@ -47,7 +47,7 @@ Result<std::vector<simulator::Model>> parse_shapes_text(std::string_view text,
                                                         const std::string& source_name,
                                                         int seq_length, int vocab_size);
 
-// Reads the file at `path` (simulator/input_file.h: at most 16 MiB) and
+// Reads the file at `path` (base/input_file.h: at most 16 MiB) and
 // parses it as above; NotFound/IoError/InvalidArgument name the path.
 Result<std::vector<simulator::Model>> read_shapes_file(const std::string& path,
                                                        const simulator::Model& base,

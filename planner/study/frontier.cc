@@ -13,7 +13,7 @@
 #include <utility>
 
 #include "planner/report/plan_report.h"
-#include "planner/threads.h"
+#include "base/threads.h"
 #include "simulator/caveats.h"
 
 namespace llmplan::planner {
@@ -299,7 +299,7 @@ Result<reports::FrontierTable> run_frontier(const FrontierStudy& study, const Pr
                                             const FrontierRunOptions& options) {
   LLMPLAN_RETURN_IF_ERROR(validate_study(study));
   const std::vector<CellSpec> specs = cell_specs(study);
-  // Never more threads than a loop has items (planner/threads.h).
+  // Never more threads than a loop has items (base/threads.h).
   auto threads_for = [&](long items) {
     return loop_threads(options.threads, omp_get_max_threads(), items);
   };

@@ -32,7 +32,7 @@
 #include "planner/study/distributed.h"
 #include "reports/frontier_report.h"
 #include "simulator/cluster.h"
-#include "simulator/status.h"
+#include "base/status.h"
 
 namespace llmplan::planner {
 

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cstdint>
 
-#include "simulator/status.h"
+#include "base/status.h"
 
 namespace llmplan::simulator {
 

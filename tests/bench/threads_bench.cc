@@ -2,7 +2,7 @@
 // and 2 OpenMP threads while another thread keeps one core busy (as another
 // program, or another rank of `mpirun -n 2`, would on a 2-core machine).
 // A parallel loop opens no more threads than it has items
-// (planner/threads.h): a thread with nothing to do would spin in libgomp's
+// (base/threads.h): a thread with nothing to do would spin in libgomp's
 // barrier (OMP_WAIT_POLICY's default spins ~300,000 times before sleeping)
 // on the core the working thread needs. Before that, 2 threads took more
 // than twice as long as 1 on the one-plan sweep; now 2 never lose to 1.

@@ -15,7 +15,7 @@
 #include <string>
 #include <string_view>
 
-#include "simulator/status.h"
+#include "base/status.h"
 
 namespace llmplan::fuzz {
 

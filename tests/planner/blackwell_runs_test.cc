@@ -17,7 +17,7 @@
 #include "planner/accuracy/runs_report.h"
 #include "planner/cli/command.h"
 #include "presets/catalog.h"
-#include "simulator/strict_json.h"
+#include "base/strict_json.h"
 #include "simulator/plan_json.h"
 #include "simulator/simulate.h"
 

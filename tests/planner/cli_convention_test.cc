@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "planner/cli/command.h"
-#include "simulator/strict_json.h"
+#include "base/strict_json.h"
 
 namespace llmplan::planner {
 namespace {

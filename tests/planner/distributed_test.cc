@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "planner/version.h"
+#include "base/version.h"
 
 namespace llmplan::planner {
 namespace {

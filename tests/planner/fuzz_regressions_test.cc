@@ -11,8 +11,8 @@
 #include "scaling/law.h"
 #include "simulator/collective_curve.h"
 #include "simulator/profile_table_json.h"
-#include "simulator/status.h"
-#include "simulator/strict_json.h"
+#include "base/status.h"
+#include "base/strict_json.h"
 
 namespace llmplan {
 namespace {

@@ -11,7 +11,7 @@
 
 #include "simulator/hf_config.h"
 #include "simulator/model_json.h"
-#include "simulator/strict_json.h"
+#include "base/strict_json.h"
 
 namespace llmplan::simulator {
 namespace {

@@ -8,7 +8,7 @@
 
 #include <string>
 
-#include "simulator/strict_json.h"
+#include "base/strict_json.h"
 
 namespace llmplan::simulator {
 namespace {

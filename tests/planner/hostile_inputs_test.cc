@@ -23,10 +23,10 @@
 #include "scaling/law.h"
 #include "scaling/loss_csv.h"
 #include "simulator/collective_curve.h"
-#include "simulator/input_file.h"
+#include "base/input_file.h"
 #include "simulator/profile_table_json.h"
 #include "simulator/roofline.h"
-#include "simulator/strict_json.h"
+#include "base/strict_json.h"
 
 namespace llmplan::planner {
 namespace {

@@ -18,7 +18,7 @@
 #include "planner/search/search.h"
 #include "presets/catalog.h"
 #include "simulator/lowering.h"
-#include "simulator/strict_json.h"
+#include "base/strict_json.h"
 
 namespace llmplan::planner {
 namespace {

@@ -12,7 +12,7 @@
 #include "planner/search/search.h"
 #include "presets/catalog.h"
 #include "tests/planner/search_fixtures.h"
-#include "simulator/strict_json.h"
+#include "base/strict_json.h"
 
 namespace llmplan::planner {
 namespace {

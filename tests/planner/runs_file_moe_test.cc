@@ -16,7 +16,7 @@
 #include "planner/accuracy/runs_report.h"
 #include "planner/cli/command.h"
 #include "presets/catalog.h"
-#include "simulator/strict_json.h"
+#include "base/strict_json.h"
 #include "tests/planner/runs_file_rows.h"
 
 namespace llmplan::planner {

@@ -18,7 +18,7 @@
 #include "planner/study/schedule/policy.h"
 #include "planner/study/schedule/throughput.h"
 #include "presets/catalog.h"
-#include "simulator/strict_json.h"
+#include "base/strict_json.h"
 
 namespace llmplan::planner::schedule {
 namespace {

@@ -5,7 +5,7 @@
 #include <string>
 
 #include "planner/cli/command.h"
-#include "simulator/strict_json.h"
+#include "base/strict_json.h"
 #include "tests/planner/simulate_cli.h"
 
 namespace llmplan::planner {

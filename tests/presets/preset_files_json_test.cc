@@ -10,7 +10,7 @@
 
 #include "presets/catalog.h"
 #include "presets/embedded.h"
-#include "simulator/strict_json.h"
+#include "base/strict_json.h"
 
 namespace llmplan::presets {
 namespace {

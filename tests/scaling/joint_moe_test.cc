@@ -13,7 +13,7 @@
 #include "scaling/law_json.h"
 #include "scaling/loss_interval.h"
 #include "scaling/optimal.h"
-#include "simulator/strict_json.h"
+#include "base/strict_json.h"
 
 namespace llmplan::scaling {
 namespace {

@@ -8,7 +8,7 @@
 
 #include "scaling/law.h"
 #include "scaling/law_json.h"
-#include "simulator/strict_json.h"
+#include "base/strict_json.h"
 
 namespace llmplan::scaling {
 namespace {

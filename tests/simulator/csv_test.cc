@@ -1,5 +1,5 @@
 // The CSV tokenizer and number parser every llmplan CSV reader shares.
-#include "simulator/csv.h"
+#include "base/csv.h"
 
 #include <gtest/gtest.h>
 

@@ -9,7 +9,7 @@
 #include "presets/catalog.h"
 #include "simulator/cluster_json.h"
 #include "simulator/error_band.h"
-#include "simulator/strict_json.h"
+#include "base/strict_json.h"
 #include "tests/simulator/test_cluster.h"
 
 namespace llmplan::simulator {

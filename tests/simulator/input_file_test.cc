@@ -1,7 +1,7 @@
 // read_input_file: the one way llmplan reads a user's file, with its size
 // limit (issue 17, defect 5: a 100 MB input made `validate` reach 19 GB and
 // /dev/zero was read forever).
-#include "simulator/input_file.h"
+#include "base/input_file.h"
 
 #include <fcntl.h>
 #include <gtest/gtest.h>

@@ -12,7 +12,7 @@
 #include "simulator/model.h"
 #include "simulator/plan.h"
 #include "simulator/simulate.h"
-#include "simulator/strict_json.h"
+#include "base/strict_json.h"
 #include "tests/simulator/test_cluster.h"
 
 namespace llmplan::simulator {

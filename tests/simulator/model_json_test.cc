@@ -2,7 +2,7 @@
 
 #include <gtest/gtest.h>
 
-#include "simulator/strict_json.h"
+#include "base/strict_json.h"
 
 namespace llmplan::simulator {
 namespace {

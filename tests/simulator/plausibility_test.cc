@@ -11,7 +11,7 @@
 #include "simulator/error_band.h"
 #include "simulator/roofline.h"
 #include "simulator/simulate.h"
-#include "simulator/strict_json.h"
+#include "base/strict_json.h"
 #include "tests/simulator/test_cluster.h"
 
 namespace llmplan::simulator {

@@ -1,4 +1,4 @@
-#include "simulator/strict_json.h"
+#include "base/strict_json.h"
 
 #include <gtest/gtest.h>
 

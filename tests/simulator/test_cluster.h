@@ -11,7 +11,7 @@
 #include "simulator/cluster.h"
 #include "simulator/cost_model.h"
 #include "simulator/model.h"
-#include "simulator/strict_json.h"
+#include "base/strict_json.h"
 
 namespace llmplan::simulator::testing {
 

@@ -10,8 +10,8 @@
 #include <map>
 #include <sstream>
 
-#include "simulator/csv.h"
-#include "simulator/input_file.h"
+#include "base/csv.h"
+#include "base/input_file.h"
 
 namespace llmplan::planner::schedule {
 namespace {

@@ -15,7 +15,7 @@
 //     name, model, tokens, arrival_h, deadline_h   (required)
 //     min_gpus, max_gpus, gpus                     (optional; empty cell = unset)
 //     "model" is a preset name or a shape LxHxA (layers x hidden x heads,
-//     e.g. 24x2048x16). The file is CSV as simulator/csv.h reads it (the
+//     e.g. 24x2048x16). The file is CSV as base/csv.h reads it (the
 //     rules every llmplan CSV follows: RFC 4180 quoting on one line, decimal
 //     numbers only, a UTF-8 BOM, CRLF line endings and blank lines accepted).
 //
@@ -35,7 +35,7 @@
 #include "presets/catalog.h"
 #include "simulator/model.h"
 #include "simulator/plan.h"
-#include "simulator/status.h"
+#include "base/status.h"
 
 namespace llmplan::planner::schedule {
 
@@ -96,7 +96,7 @@ Result<simulator::Model> resolve_model(std::string_view spec, const presets::Cat
 // negative tokens, a deadline not after the arrival, duplicate names, or no
 // jobs at all, more than kMaxJobsPerFile jobs. The jobs come back sorted by arrival
 // (stable: file order breaks ties). The file is read with
-// simulator/input_file.h (at most 16 MiB).
+// base/input_file.h (at most 16 MiB).
 Result<std::vector<Job>> read_jobs_file(const std::string& path, const presets::Catalog& catalog);
 // The two formats, from text in memory; `source` names it in messages.
 Result<std::vector<Job>> read_jobs_json(const std::string& text, const std::string& source,

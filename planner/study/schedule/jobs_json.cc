@@ -8,7 +8,7 @@
 #include "planner/study/schedule/job.h"
 #include "simulator/hf_config.h"
 #include "simulator/model_json.h"
-#include "simulator/strict_json.h"
+#include "base/strict_json.h"
 
 namespace llmplan::planner::schedule {
 namespace {

@@ -33,7 +33,7 @@
 
 #include "planner/study/schedule/job.h"
 #include "planner/study/schedule/throughput.h"
-#include "simulator/status.h"
+#include "base/status.h"
 
 namespace llmplan::planner::schedule {
 

@@ -11,7 +11,7 @@
 #include "planner/study/schedule/job.h"
 #include "planner/study/schedule/throughput.h"
 #include "reports/table.h"
-#include "simulator/status.h"
+#include "base/status.h"
 
 namespace llmplan::planner::schedule {
 

@@ -2,7 +2,7 @@
 
 #include "planner/study/schedule/schedule_report.h"
 #include "simulator/model_json.h"
-#include "simulator/strict_json.h"
+#include "base/strict_json.h"
 
 namespace llmplan::planner::schedule {
 

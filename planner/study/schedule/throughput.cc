@@ -7,7 +7,7 @@
 #include <utility>
 
 #include "planner/search/search.h"
-#include "planner/threads.h"
+#include "base/threads.h"
 #include "simulator/simulate.h"
 
 namespace llmplan::planner::schedule {

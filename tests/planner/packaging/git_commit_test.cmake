@@ -1,4 +1,4 @@
-# CTest (cmake -P) of planner/cli/packaging/git_commit.cmake, the build step that
+# CTest (cmake -P) of base/git_commit.cmake, the build step that
 # writes the commit header. Variables: SCRIPT, SOURCE_DIR (the checkout),
 # GIT_EXECUTABLE (may be empty), WORK_DIR (scratch).
 cmake_minimum_required(VERSION 3.25)

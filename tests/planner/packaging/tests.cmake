@@ -18,7 +18,7 @@ if(TARGET llmplan-profile)
 endif()
 find_package(Git QUIET)
 add_test(NAME packaging.git_commit
-  COMMAND ${CMAKE_COMMAND} -DSCRIPT=${_pkg_sources}/git_commit.cmake
+  COMMAND ${CMAKE_COMMAND} -DSCRIPT=${CMAKE_SOURCE_DIR}/base/git_commit.cmake
           -DSOURCE_DIR=${CMAKE_SOURCE_DIR} -DGIT_EXECUTABLE=${GIT_EXECUTABLE}
           -DWORK_DIR=${CMAKE_CURRENT_BINARY_DIR}/git_commit_test
           -P ${_pkg_tests}/git_commit_test.cmake)

@@ -8,12 +8,12 @@
 // library constructor, and glibc resets the environment after an
 // executable's .preinit_array runs, so llmplan cannot set it for itself:
 // users who share cores may export it.
-#ifndef LLMPLAN_PLANNER_THREADS_H_
-#define LLMPLAN_PLANNER_THREADS_H_
+#ifndef LLMPLAN_BASE_THREADS_H_
+#define LLMPLAN_BASE_THREADS_H_
 
 #include <algorithm>
 
-namespace llmplan::planner {
+namespace llmplan {
 
 // The threads for a parallel loop over `items` items when the user asked
 // for `requested` (0: OpenMP's default, `default_threads`): never more
@@ -25,6 +25,6 @@ inline int loop_threads(int requested, int default_threads, long items) {
   return static_cast<int>(std::max(1L, std::min(want, items)));
 }
 
-}  // namespace llmplan::planner
+}  // namespace llmplan
 
-#endif  // LLMPLAN_PLANNER_THREADS_H_
+#endif  // LLMPLAN_BASE_THREADS_H_

@@ -1,4 +1,4 @@
-#include "simulator/strict_json.h"
+#include "base/strict_json.h"
 
 #include <algorithm>
 #include <boost/json/basic_parser_impl.hpp>
@@ -8,7 +8,7 @@
 #include <sstream>
 #include <vector>
 
-#include "simulator/input_file.h"
+#include "base/input_file.h"
 
 namespace llmplan::json {
 namespace {

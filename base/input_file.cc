@@ -1,4 +1,4 @@
-#include "simulator/input_file.h"
+#include "base/input_file.h"
 
 #include <algorithm>
 #include <cstdint>

@@ -4,8 +4,8 @@
 // as a Status or a Result<T>; the message names the file, field or JSON path
 // at fault so that `main` can print it as one line. Programming errors trip
 // LLMPLAN_CHECK and abort. No exception crosses a module boundary.
-#ifndef LLMPLAN_SIMULATOR_STATUS_H_
-#define LLMPLAN_SIMULATOR_STATUS_H_
+#ifndef LLMPLAN_BASE_STATUS_H_
+#define LLMPLAN_BASE_STATUS_H_
 
 #include <cstdio>
 #include <cstdlib>
@@ -128,4 +128,4 @@ class Result {
     return LLMPLAN_STATUS_CONCAT(llmplan_result_, __LINE__).status();                 \
   lhs = std::move(LLMPLAN_STATUS_CONCAT(llmplan_result_, __LINE__)).value()
 
-#endif  // LLMPLAN_SIMULATOR_STATUS_H_
+#endif  // LLMPLAN_BASE_STATUS_H_

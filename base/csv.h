@@ -29,8 +29,8 @@
 // number`.
 //
 // No Boost here: plain C++ for any module.
-#ifndef LLMPLAN_SIMULATOR_CSV_H_
-#define LLMPLAN_SIMULATOR_CSV_H_
+#ifndef LLMPLAN_BASE_CSV_H_
+#define LLMPLAN_BASE_CSV_H_
 
 #include <cstddef>
 #include <optional>
@@ -38,7 +38,7 @@
 #include <string_view>
 #include <vector>
 
-#include "simulator/status.h"
+#include "base/status.h"
 
 namespace llmplan::csv {
 
@@ -121,4 +121,4 @@ class CsvReader {
 
 }  // namespace llmplan::csv
 
-#endif  // LLMPLAN_SIMULATOR_CSV_H_
+#endif  // LLMPLAN_BASE_CSV_H_

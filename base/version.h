@@ -4,8 +4,8 @@
 // The commit is read at build time, not configure time (see
 // planner/cli/packaging/git_commit.cmake), so a rebuild after a commit or an edit
 // reports it; only version.cc recompiles when it changes.
-#ifndef LLMPLAN_PLANNER_VERSION_H_
-#define LLMPLAN_PLANNER_VERSION_H_
+#ifndef LLMPLAN_BASE_VERSION_H_
+#define LLMPLAN_BASE_VERSION_H_
 
 #include <string>
 #include <string_view>
@@ -31,4 +31,4 @@ std::string version_line(std::string_view program, std::string_view note);
 
 }  // namespace llmplan
 
-#endif  // LLMPLAN_PLANNER_VERSION_H_
+#endif  // LLMPLAN_BASE_VERSION_H_

@@ -14,8 +14,8 @@
 // the per-type adapters); the rest of llmplan sees plain values.
 // Thread safety: a reader is used by one thread; distinct readers are
 // independent.
-#ifndef LLMPLAN_SIMULATOR_STRICT_JSON_H_
-#define LLMPLAN_SIMULATOR_STRICT_JSON_H_
+#ifndef LLMPLAN_BASE_STRICT_JSON_H_
+#define LLMPLAN_BASE_STRICT_JSON_H_
 
 #include <boost/json.hpp>
 #include <cstdint>
@@ -25,7 +25,7 @@
 #include <string_view>
 #include <utility>
 
-#include "simulator/status.h"
+#include "base/status.h"
 
 namespace llmplan::json {
 
@@ -40,7 +40,7 @@ namespace llmplan::json {
 // InvalidArgument naming the JSON path.
 Result<boost::json::value> parse(std::string_view text, std::string_view source_name);
 
-// Reads (simulator/input_file.h: at most 16 MiB) and parses a file.
+// Reads (base/input_file.h: at most 16 MiB) and parses a file.
 // NotFound/IoError/InvalidArgument name the path.
 Result<boost::json::value> parse_file(const std::string& path);
 
@@ -135,4 +135,4 @@ class JsonObjectReader {
 
 }  // namespace llmplan::json
 
-#endif  // LLMPLAN_SIMULATOR_STRICT_JSON_H_
+#endif  // LLMPLAN_BASE_STRICT_JSON_H_

@@ -1,4 +1,4 @@
-#include "simulator/csv.h"
+#include "base/csv.h"
 
 #include <charconv>
 #include <climits>

@@ -19,13 +19,13 @@
 // system, as it does for every program.)
 //
 // No Boost here: plain C++ for any module.
-#ifndef LLMPLAN_SIMULATOR_INPUT_FILE_H_
-#define LLMPLAN_SIMULATOR_INPUT_FILE_H_
+#ifndef LLMPLAN_BASE_INPUT_FILE_H_
+#define LLMPLAN_BASE_INPUT_FILE_H_
 
 #include <cstddef>
 #include <string>
 
-#include "simulator/status.h"
+#include "base/status.h"
 
 namespace llmplan {
 
@@ -51,4 +51,4 @@ Result<std::string> read_input_file(const std::string& path, size_t max_bytes = 
 
 }  // namespace llmplan
 
-#endif  // LLMPLAN_SIMULATOR_INPUT_FILE_H_
+#endif  // LLMPLAN_BASE_INPUT_FILE_H_

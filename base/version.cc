@@ -1,4 +1,4 @@
-#include "planner/version.h"
+#include "base/version.h"
 
 // Generated at build time by planner/cli/packaging/git_commit.cmake; defines
 // LLMPLAN_GIT_COMMIT. LLMPLAN_PROJECT_VERSION comes from CMake.
