@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# The planner's answer on a ladder of GPU counts (issue 25, README "The
-# planner: answers from 1K to 1M GPUs"): for H100 (--gpu h100-sxm), 90 and
+# The planner's answer on a ladder of GPU counts (issue 25, docs/planner.md,
+# "Answers from 1K to 1M GPUs"): for H100 (--gpu h100-sxm), 90 and
 # 365 days, G = 1,024 .. 1,048,576 (powers of 4), the gpt, llama and moe
 # families. One `llmplan frontier` per family (the cells share their
 # simulations; each cell is the planner's answer, byte for byte), printed as

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Runs llmplan at each documented extreme (README: "Sizes are bounded") and
+# Runs llmplan at each documented extreme (docs/commands.md: "Sizes are bounded") and
 # prints wall time, CPU time and peak memory, so that every bound is backed by
 # a measurement (issue 31, item 8). Not part of the test suite: it takes
 # several minutes. Usage, from the repository root:

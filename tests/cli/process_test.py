@@ -1,7 +1,7 @@
 """Process-level promises that run_cases.sh cannot express (issue 31, items 6, 7).
 
 Closed pipes and full disks on the commands that print help:
-The README promises that a closed pipe or a full disk is an error (exit 1,
+The manual (docs/commands.md) promises that a closed pipe or a full disk is an error (exit 1,
 one line on stderr), never a silent success or a death by SIGPIPE (141).
 Each case starts llmplan with its stdout on a pipe whose read end is already
 closed (so every write fails with EPIPE, with no race against a reader), or

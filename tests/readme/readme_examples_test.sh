@@ -1,23 +1,26 @@
 #!/usr/bin/env bash
-# Keeps the top-level README honest (CTest label `readme`, tests/CMakeLists.txt).
+# Keeps the manual honest: README.md and every docs/*.md (CTest label
+# `readme`, tests/CMakeLists.txt). A failure names the .md file and line.
 #
 #   readme_examples_test.sh --check-files SOURCE_DIR
-#     Every fenced block that the README introduces with a line
+#     Every fenced block that a page introduces with a line
 #     `<!-- file: PATH -->` must equal SOURCE_DIR/PATH byte for byte, and
 #     every ```json and ```csv block must be so introduced: an example input
-#     the README shows inline is a real file that the examples use.
+#     a page shows inline is a real file that the examples use.
 #
 #   readme_examples_test.sh --run SOURCE_DIR LLMPLAN_DIR [PROFILE_DIR]
-#     Runs every command line of the README's ```sh blocks that starts with
+#     Runs every command line of the pages' ```sh blocks that starts with
 #     `llmplan ` or `llmplan-profile ` (backslash continuations joined), each
 #     with bash in a fresh temporary folder holding a link `data` to
-#     SOURCE_DIR/data (the README's commands are written for the repository
+#     SOURCE_DIR/data (the commands are written for the repository
 #     root), with LLMPLAN_DIR and PROFILE_DIR first on PATH, under a timeout
 #     of README_COMMAND_TIMEOUT_S seconds (default 600: under ASan+UBSan the H100 planner example, FP8 and BF16 plans, takes about 5 min on 2 cores). Each must exit 0;
-#     a failure prints the command, its exit status and its stderr.
-#     llmplan-profile lines are skipped, with a message, when PROFILE_DIR is
-#     not given (not built) or the command reports that no CUDA GPU is
-#     visible (exit 3). Finding no command at all is a failure.
+#     a failure prints the page and line, the command, its exit status and
+#     its stderr. A command shown on several pages (the README's "How do I"
+#     repeats examples of docs/) runs once. llmplan-profile lines are
+#     skipped, with a message, when PROFILE_DIR is not given (not built) or
+#     the command reports that no CUDA GPU is visible (exit 3). Finding no
+#     command at all is a failure.
 set -uo pipefail
 
 usage() {
@@ -27,69 +30,90 @@ usage() {
 (($# >= 2)) || usage
 mode=$1
 src=$(cd "$2" && pwd) || exit 2
-readme="$src/README.md"
-[[ -f "$readme" ]] || { echo "error: $readme does not exist" >&2; exit 2; }
+[[ -f "$src/README.md" ]] || { echo "error: $src/README.md does not exist" >&2; exit 2; }
+# The pages, relative to SOURCE_DIR: README.md, then docs/*.md in name order.
+pages=(README.md)
+while IFS= read -r page; do pages+=("${page#"$src"/}"); done < <(
+  find "$src/docs" -maxdepth 1 -type f -name '*.md' 2>/dev/null | LC_ALL=C sort)
 
 check_files() {
-  local blocks
+  local blocks status=0 checked=0 page n path line
   blocks=$(mktemp -d "${TMPDIR:-/tmp}/readme_blocks.XXXXXX") || exit 2
-  # Writes each marked block to $blocks/N and "N<TAB>PATH<TAB>LINE" to
-  # $blocks/index; reports unmarked json/csv blocks and stray markers.
-  awk -v dir="$blocks" '
-    function fail(msg) { print "README.md:" NR ": " msg > "/dev/stderr"; bad = 1 }
-    in_block {
-      if ($0 ~ /^```[ \t]*$/) { in_block = 0; if (out != "") close(out); out = ""; next }
-      if (out != "") printf "%s\n", $0 > out
-      next
-    }
-    /^<!-- file: [^ ]+ -->[ \t]*$/ {
-      if (pending != "") fail("marker for " pending " is not followed by a code block")
-      pending = $3; pending_line = NR; next
-    }
-    /^```/ {
-      in_block = 1; lang = substr($0, 4); sub(/[ \t].*$/, "", lang)
-      if (pending != "") {
-        n++; out = dir "/" n
-        printf "" > out
-        printf "%d\t%s\t%d\n", n, pending, pending_line > (dir "/index")
-        pending = ""
-      } else if (lang == "json" || lang == "csv") {
-        fail("```" lang " block has no <!-- file: data/examples/... --> line before it")
+  for page in "${pages[@]}"; do
+    # Writes each marked block to $blocks/N and "N<TAB>PATH<TAB>LINE" to
+    # $blocks/index; reports unmarked json/csv blocks and stray markers.
+    rm -f "$blocks"/*
+    awk -v dir="$blocks" -v page="$page" '
+      function fail(msg) { print page ":" NR ": " msg > "/dev/stderr"; bad = 1 }
+      in_block {
+        if ($0 ~ /^```[ \t]*$/) { in_block = 0; if (out != "") close(out); out = ""; next }
+        if (out != "") printf "%s\n", $0 > out
+        next
       }
-      next
-    }
-    {
-      if (pending != "" && $0 !~ /^[ \t]*$/) {
-        fail("marker for " pending " is not followed by a code block"); pending = ""
+      /^<!-- file: [^ ]+ -->[ \t]*$/ {
+        if (pending != "") fail("marker for " pending " is not followed by a code block")
+        pending = $3; pending_line = NR; next
       }
-    }
-    END {
-      if (in_block) fail("unterminated code block")
-      if (pending != "") fail("marker for " pending " is not followed by a code block")
-      exit bad
-    }' "$readme"
-  local status=$? checked=0
-  if [[ -f "$blocks/index" ]]; then
+      /^```/ {
+        in_block = 1; lang = substr($0, 4); sub(/[ \t].*$/, "", lang)
+        if (pending != "") {
+          n++; out = dir "/" n
+          printf "" > out
+          printf "%d\t%s\t%d\n", n, pending, pending_line > (dir "/index")
+          pending = ""
+        } else if (lang == "json" || lang == "csv") {
+          fail("```" lang " block has no <!-- file: data/examples/... --> line before it")
+        }
+        next
+      }
+      {
+        if (pending != "" && $0 !~ /^[ \t]*$/) {
+          fail("marker for " pending " is not followed by a code block"); pending = ""
+        }
+      }
+      END {
+        if (in_block) fail("unterminated code block")
+        if (pending != "") fail("marker for " pending " is not followed by a code block")
+        exit bad
+      }' "$src/$page" || status=1
+    [[ -f "$blocks/index" ]] || continue
     while IFS=$'\t' read -r n path line; do
       if [[ ! -f "$src/$path" ]]; then
-        echo "README.md:$line: $path does not exist" >&2
+        echo "$page:$line: $path does not exist" >&2
         status=1
       elif ! cmp -s "$blocks/$n" "$src/$path"; then
-        echo "README.md:$line: the block differs from $path (diff README block vs file):" >&2
+        echo "$page:$line: the block differs from $path (diff $page block vs file):" >&2
         diff "$blocks/$n" "$src/$path" >&2
         status=1
       else
-        echo "ok: README block at line $line equals $path"
+        echo "ok: $page block at line $line equals $path"
       fi
       checked=$((checked + 1))
     done <"$blocks/index"
-  fi
+  done
   rm -rf "$blocks"
   if ((checked == 0)); then
-    echo "error: found no <!-- file: PATH --> block in $readme" >&2
+    echo "error: found no <!-- file: PATH --> block in ${pages[*]}" >&2
     status=1
   fi
+  echo "pages checked: ${#pages[@]}; file blocks: $checked"
   exit "$status"
+}
+
+# Prints "PAGE:LINE<TAB>COMMAND" for every llmplan command of a page's sh
+# blocks (LINE: the command's first line; continuations joined).
+page_commands() {
+  awk -v page="$1" '
+    /^```/ {
+      if (in_block) { in_block = 0; next }
+      in_block = 1; is_sh = ($0 ~ /^```(sh|bash|shell|console)[ \t]*$/); next
+    }
+    in_block && is_sh {
+      line = $0
+      if (joined != "") { line = joined line; joined = "" } else { first = NR }
+      if (line ~ /\\$/) { joined = substr(line, 1, length(line) - 1); next }
+      if (line ~ /^(llmplan|llmplan-profile)[ \t]/) printf "%s:%d\t%s\n", page, first, line
+    }' "$src/$1"
 }
 
 run_commands() {
@@ -105,27 +129,30 @@ run_commands() {
   local path_dirs="$llmplan_dir"
   [[ -n "$profile_dir" ]] && path_dirs="$profile_dir:$path_dirs"
 
-  local commands=()
-  mapfile -t commands < <(awk '
-    /^```/ {
-      if (in_block) { in_block = 0; next }
-      in_block = 1; is_sh = ($0 ~ /^```(sh|bash|shell|console)[ \t]*$/); next
-    }
-    in_block && is_sh {
-      line = $0
-      if (joined != "") { line = joined line; joined = "" }
-      if (line ~ /\\$/) { joined = substr(line, 1, length(line) - 1); next }
-      if (line ~ /^(llmplan|llmplan-profile)[ \t]/) print line
-    }' "$readme")
+  # Every command once, in page order, with every place it is shown.
+  local -A where=()
+  local commands=() entry place cmd page total=0
+  for page in "${pages[@]}"; do
+    while IFS=$'\t' read -r place cmd; do
+      total=$((total + 1))
+      if [[ -z "${where[$cmd]+set}" ]]; then
+        commands+=("$cmd")
+        where[$cmd]=$place
+      else
+        where[$cmd]+=", $place"
+      fi
+    done < <(page_commands "$page")
+  done
   if ((${#commands[@]} == 0)); then
-    echo "error: found no llmplan command in the sh blocks of $readme" >&2
+    echo "error: found no llmplan command in the sh blocks of ${pages[*]}" >&2
     exit 1
   fi
+  echo "commands: $total in ${#pages[@]} pages, ${#commands[@]} distinct (each runs once)"
 
-  local failed=0 passed=0 skipped=0 cmd work rc start elapsed
+  local failed=0 passed=0 skipped=0 work rc start elapsed
   for cmd in "${commands[@]}"; do
     if [[ "$cmd" == llmplan-profile* && -z "$profile_dir" ]]; then
-      echo "skipped (llmplan-profile is not built): $cmd"
+      echo "skipped (llmplan-profile is not built): ${where[$cmd]}: $cmd"
       skipped=$((skipped + 1))
       continue
     fi
@@ -137,17 +164,17 @@ run_commands() {
     rc=$?
     elapsed=$((SECONDS - start))
     if ((rc == 0)); then
-      echo "ok (${elapsed} s): $cmd"
+      echo "ok (${elapsed} s): ${where[$cmd]}: $cmd"
       passed=$((passed + 1))
     elif [[ "$cmd" == llmplan-profile* ]] && ((rc == 3)) &&
          grep -q "no CUDA GPU is visible" "$work/.stderr"; then
-      echo "skipped (no CUDA GPU is visible): $cmd"
+      echo "skipped (no CUDA GPU is visible): ${where[$cmd]}: $cmd"
       skipped=$((skipped + 1))
     else
       if ((rc == 124)); then
-        echo "FAILED (timed out after ${timeout_s} s): $cmd"
+        echo "FAILED (timed out after ${timeout_s} s): ${where[$cmd]}: $cmd"
       else
-        echo "FAILED (exit $rc after ${elapsed} s): $cmd"
+        echo "FAILED (exit $rc after ${elapsed} s): ${where[$cmd]}: $cmd"
       fi
       echo "--- stderr:"
       cat "$work/.stderr"
@@ -156,9 +183,9 @@ run_commands() {
     fi
     rm -rf "$work"
   done
-  echo "README commands: $passed passed, $failed failed, $skipped skipped"
+  echo "README and docs/ commands: $passed passed, $failed failed, $skipped skipped"
   ((failed == 0)) || exit 1
-  ((passed > 0)) || { echo "error: no README command ran" >&2; exit 1; }
+  ((passed > 0)) || { echo "error: no README or docs/ command ran" >&2; exit 1; }
 }
 
 case "$mode" in

@@ -167,7 +167,7 @@ TEST(ErrorBandGroups, ShippedH100BandIsWiderForMoeFp8LargePlans) {
   EXPECT_GE(narrow.samples, kMinBandSamples);
   const double wide_width = wide.ratio_at(0.9) - wide.ratio_at(0.1);
   const double narrow_width = narrow.ratio_at(0.9) - narrow.ratio_at(0.1);
-  // Recorded: about 1.2 and 0.2 (README "Error band").
+  // Recorded: about 1.2 and 0.2 (docs/planner.md, "Error band").
   EXPECT_GT(wide_width, 2 * narrow_width) << wide.describe() << " vs " << narrow.describe();
   // The pooled band is narrower than the MoE one as well.
   const ErrorBand pooled = error_band(*h100);

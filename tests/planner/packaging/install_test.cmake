@@ -1,5 +1,5 @@
 # CTest (cmake -P): `cmake --install` into a scratch prefix puts the
-# executables, the bash completions and the man pages where README.md says,
+# executables, the bash completions and the man pages where docs/install.md says,
 # and the installed llmplan runs from outside the source and build trees.
 # Variables: BUILD_DIR, PREFIX, WITH_PROFILER, WITH_MAN (booleans), MPI_MODULE
 # (the MPI module's path under PREFIX when MPI is built in, else empty).
