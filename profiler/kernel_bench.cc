@@ -88,6 +88,53 @@ std::string unsupported_reason(const KernelJob& job) {
   return "";
 }
 
+// The layer norm's buffers and launch (forward or backward).
+Result<Enqueue> prepare_layernorm(JobBuffers* b, cudaStream_t s, ElemType t, bool fwd,
+                                  int64_t rows, int64_t cols, int64_t n) {
+  LLMPLAN_ASSIGN_OR_RETURN(void* x, b->half(n));
+  LLMPLAN_ASSIGN_OR_RETURN(void* gamma, b->half(cols));
+  LLMPLAN_ASSIGN_OR_RETURN(float* mean, b->f32(rows, -0.1f, 0.1f));
+  LLMPLAN_ASSIGN_OR_RETURN(float* rstd, b->f32(rows, 0.9f, 1.1f));
+  LLMPLAN_ASSIGN_OR_RETURN(void* out, b->half(n));
+  if (fwd) {
+    LLMPLAN_ASSIGN_OR_RETURN(void* beta, b->half(cols));
+    return LLMPLAN_LAUNCH(layernorm_forward(t, x, gamma, beta, out, mean, rstd, rows, cols, s));
+  }
+  LLMPLAN_ASSIGN_OR_RETURN(void* dy, b->half(n));
+  LLMPLAN_ASSIGN_OR_RETURN(float* partial,
+                           b->f32(2 * layernorm_partial_rows(rows) * cols, 0.f, 0.f));
+  LLMPLAN_ASSIGN_OR_RETURN(void* dgamma, b->half(cols));
+  LLMPLAN_ASSIGN_OR_RETURN(void* dbeta, b->half(cols));
+  return LLMPLAN_LAUNCH(layernorm_backward(t, dy, x, gamma, mean, rstd, out, partial, dgamma,
+                                           dbeta, rows, cols, s));
+}
+
+// Flash attention's buffers and launch; the backward first runs the forward
+// for the output and log-sum-exp it reads.
+Result<Enqueue> prepare_flash_attention(const simulator::KernelDesc& d, JobBuffers* b,
+                                        cudaStream_t s, bool fwd) {
+  const int64_t heads = d.gemm.batch, seq = d.gemm.m, dim = d.gemm.k;
+  const int64_t e = heads * seq * dim;
+  LLMPLAN_ASSIGN_OR_RETURN(void* q, b->half(e));
+  LLMPLAN_ASSIGN_OR_RETURN(void* k, b->half(e));
+  LLMPLAN_ASSIGN_OR_RETURN(void* v, b->half(e));
+  LLMPLAN_ASSIGN_OR_RETURN(void* o, b->half(e));
+  LLMPLAN_ASSIGN_OR_RETURN(float* lse, b->f32(heads * seq, 0.f, 0.f));
+  if (fwd) {
+    return LLMPLAN_LAUNCH(flash_attention_forward(q, k, v, o, lse, heads, seq, dim, s));
+  }
+  // The backward reads the forward's output and log-sum-exp.
+  LLMPLAN_CUDA_TRY(flash_attention_forward(q, k, v, o, lse, heads, seq, dim, s));
+  LLMPLAN_ASSIGN_OR_RETURN(void* d_o, b->half(e));
+  LLMPLAN_ASSIGN_OR_RETURN(float* delta, b->f32(heads * seq, 0.f, 0.f));
+  LLMPLAN_ASSIGN_OR_RETURN(float* dq_accum, b->f32(e, 0.f, 0.f));
+  LLMPLAN_ASSIGN_OR_RETURN(void* dq, b->half(e));
+  LLMPLAN_ASSIGN_OR_RETURN(void* dk, b->half(e));
+  LLMPLAN_ASSIGN_OR_RETURN(void* dv, b->half(e));
+  return LLMPLAN_LAUNCH(flash_attention_backward(q, k, v, o, d_o, lse, delta, dq_accum, dq, dk,
+                                                 dv, heads, seq, dim, s));
+}
+
 // Allocates the job's buffers in *b and returns the launch of its op.
 Result<Enqueue> prepare(const KernelJob& job, JobBuffers* b, cudaStream_t s, GemmRunner* gemm) {
   const auto& d = job.desc;
@@ -110,24 +157,8 @@ Result<Enqueue> prepare(const KernelJob& job, JobBuffers* b, cudaStream_t s, Gem
     return Enqueue([gemm, d, a, bb, c] { return gemm->run(d, a, bb, c); });
   }
   switch (d.kind) {
-    case KernelKind::kLayerNorm: {
-      LLMPLAN_ASSIGN_OR_RETURN(void* x, b->half(n));
-      LLMPLAN_ASSIGN_OR_RETURN(void* gamma, b->half(cols));
-      LLMPLAN_ASSIGN_OR_RETURN(float* mean, b->f32(rows, -0.1f, 0.1f));
-      LLMPLAN_ASSIGN_OR_RETURN(float* rstd, b->f32(rows, 0.9f, 1.1f));
-      LLMPLAN_ASSIGN_OR_RETURN(void* out, b->half(n));
-      if (fwd) {
-        LLMPLAN_ASSIGN_OR_RETURN(void* beta, b->half(cols));
-        return LLMPLAN_LAUNCH(layernorm_forward(t, x, gamma, beta, out, mean, rstd, rows, cols, s));
-      }
-      LLMPLAN_ASSIGN_OR_RETURN(void* dy, b->half(n));
-      LLMPLAN_ASSIGN_OR_RETURN(float* partial,
-                               b->f32(2 * layernorm_partial_rows(rows) * cols, 0.f, 0.f));
-      LLMPLAN_ASSIGN_OR_RETURN(void* dgamma, b->half(cols));
-      LLMPLAN_ASSIGN_OR_RETURN(void* dbeta, b->half(cols));
-      return LLMPLAN_LAUNCH(layernorm_backward(t, dy, x, gamma, mean, rstd, out, partial, dgamma,
-                                               dbeta, rows, cols, s));
-    }
+    case KernelKind::kLayerNorm:
+      return prepare_layernorm(b, s, t, fwd, rows, cols, n);
     case KernelKind::kSoftmax: {
       LLMPLAN_ASSIGN_OR_RETURN(void* x, b->half(n));
       LLMPLAN_ASSIGN_OR_RETURN(void* out, b->half(n));
@@ -161,28 +192,8 @@ Result<Enqueue> prepare(const KernelJob& job, JobBuffers* b, cudaStream_t s, Gem
       LLMPLAN_ASSIGN_OR_RETURN(void* dup, b->half(n));
       return LLMPLAN_LAUNCH(swiglu_backward(t, x, up, dy, out, dup, n, s));
     }
-    case KernelKind::kFlashAttention: {
-      const int64_t heads = d.gemm.batch, seq = d.gemm.m, dim = d.gemm.k;
-      const int64_t e = heads * seq * dim;
-      LLMPLAN_ASSIGN_OR_RETURN(void* q, b->half(e));
-      LLMPLAN_ASSIGN_OR_RETURN(void* k, b->half(e));
-      LLMPLAN_ASSIGN_OR_RETURN(void* v, b->half(e));
-      LLMPLAN_ASSIGN_OR_RETURN(void* o, b->half(e));
-      LLMPLAN_ASSIGN_OR_RETURN(float* lse, b->f32(heads * seq, 0.f, 0.f));
-      if (fwd) {
-        return LLMPLAN_LAUNCH(flash_attention_forward(q, k, v, o, lse, heads, seq, dim, s));
-      }
-      // The backward reads the forward's output and log-sum-exp.
-      LLMPLAN_CUDA_TRY(flash_attention_forward(q, k, v, o, lse, heads, seq, dim, s));
-      LLMPLAN_ASSIGN_OR_RETURN(void* d_o, b->half(e));
-      LLMPLAN_ASSIGN_OR_RETURN(float* delta, b->f32(heads * seq, 0.f, 0.f));
-      LLMPLAN_ASSIGN_OR_RETURN(float* dq_accum, b->f32(e, 0.f, 0.f));
-      LLMPLAN_ASSIGN_OR_RETURN(void* dq, b->half(e));
-      LLMPLAN_ASSIGN_OR_RETURN(void* dk, b->half(e));
-      LLMPLAN_ASSIGN_OR_RETURN(void* dv, b->half(e));
-      return LLMPLAN_LAUNCH(flash_attention_backward(q, k, v, o, d_o, lse, delta, dq_accum, dq, dk,
-                                                     dv, heads, seq, dim, s));
-    }
+    case KernelKind::kFlashAttention:
+      return prepare_flash_attention(d, b, s, fwd);
     case KernelKind::kFp8CastTranspose: {
       // Forward casts activations to E4M3, backward gradients to E5M2.
       const Fp8Format f = fwd ? Fp8Format::kE4M3 : Fp8Format::kE5M2;

@@ -155,38 +155,42 @@ Result<std::vector<ProfileShape>> expand_shapes(const ShapeFlags& f,
   return out;
 }
 
-Result<ProfileOptions> parse_profile_args(int argc, const char* const* argv) {
-  ProfileOptions o;
+namespace {
+
+// What the flags hold before they become a ProfileOptions.
+struct ProfileFlagValues {
   ShapeFlags f;
   std::string shapes_file;
   std::vector<std::string> precisions;
   std::string activation = "gelu";
-  CLI::App app{
-      "llmplan-profile: measure the kernels of transformer layers (cuBLAS GEMMs and memory-bound "
-      "kernels, timed with CUPTI) and NCCL collectives on this machine's GPUs, and write a "
-      "profile JSON that `llmplan --profile FILE` simulates with."};
+  bool no_collectives = false;
+  MoeFlags moe_flags;
+};
+
+// Declares every flag of llmplan-profile on `app`, writing into `o` and `v`.
+void add_profile_flags(CLI::App& app, ProfileOptions& o, ProfileFlagValues& v) {
   app.add_flag("--version", o.show_version,
                "print the version and the git commit it was built from, and exit");
   app.add_flag("--list", o.list_only, "print what would be measured and exit; needs no GPU");
-  app.add_option("--shapes", shapes_file,
+  app.add_option("--shapes", v.shapes_file,
                  "JSON file {\"shapes\": [{hidden, heads, seq, "
                  "micro_batch, tp, ...}]} instead of the shape flags");
-  app.add_option("--hidden", f.hidden, "hidden sizes, one per model (comma-separated)")
+  app.add_option("--hidden", v.f.hidden, "hidden sizes, one per model (comma-separated)")
       ->delimiter(',');
-  app.add_option("--heads", f.heads, "attention heads, one per --hidden")->delimiter(',');
-  app.add_option("--kv-heads", f.kv_heads, "kv heads (GQA), one or one per model; default heads")
+  app.add_option("--heads", v.f.heads, "attention heads, one per --hidden")->delimiter(',');
+  app.add_option("--kv-heads", v.f.kv_heads, "kv heads (GQA), one or one per model; default heads")
       ->delimiter(',');
-  app.add_option("--ffn", f.ffn, "FFN sizes, one or one per model; default 4*hidden")
+  app.add_option("--ffn", v.f.ffn, "FFN sizes, one or one per model; default 4*hidden")
       ->delimiter(',');
-  app.add_option("--vocab", f.vocab, "vocabulary, one or one per model; measures the logits GEMM")
+  app.add_option("--vocab", v.f.vocab, "vocabulary, one or one per model; measures the logits GEMM")
       ->delimiter(',');
-  app.add_option("--activation", activation, "gelu or swiglu")
+  app.add_option("--activation", v.activation, "gelu or swiglu")
       ->check(CLI::IsMember({"gelu", "swiglu"}));
-  app.add_option("--seq", f.seq, "sequence lengths (swept)")->delimiter(',');
-  app.add_option("--micro-batch", f.micro_batch, "micro batch sizes (swept); default 1")
+  app.add_option("--seq", v.f.seq, "sequence lengths (swept)")->delimiter(',');
+  app.add_option("--micro-batch", v.f.micro_batch, "micro batch sizes (swept); default 1")
       ->delimiter(',');
-  app.add_option("--tp", f.tp, "tensor-parallel degrees (swept); default 1")->delimiter(',');
-  app.add_option("--precision", precisions,
+  app.add_option("--tp", v.f.tp, "tensor-parallel degrees (swept); default 1")->delimiter(',');
+  app.add_option("--precision", v.precisions,
                  "bf16, fp16 and/or fp8 (default bf16); fp8 measures the FP8 GEMMs, the FP8 "
                  "cast-transposes and the bf16 kernels FP8 training runs, and needs a GPU of "
                  "compute capability 8.9 or newer")
@@ -198,15 +202,76 @@ Result<ProfileOptions> parse_profile_args(int argc, const char* const* argv) {
       ->check(CLI::Range(1, 10000));
   app.add_option("--device", o.device, "GPU for the kernel measurements (default 0)")
       ->check(CLI::NonNegativeNumber);
-  bool no_collectives = false;
-  app.add_flag("--no-collectives", no_collectives, "skip the NCCL measurements");
+  app.add_flag("--no-collectives", v.no_collectives, "skip the NCCL measurements");
   app.add_option("--collective-min-bytes", o.collective_min_bytes, "default 1024")
       ->check(CLI::PositiveNumber);
   app.add_option("--collective-max-bytes", o.collective_max_bytes, "default 1073741824")
       ->check(CLI::PositiveNumber);
   app.add_option("-o,--output", o.output_path, "profile JSON to write (default profile.json)");
-  MoeFlags moe_flags;
-  add_moe_flags(app, &o.moe, &moe_flags);
+  add_moe_flags(app, &o.moe, &v.moe_flags);
+}
+
+// Turns the parsed flags into `o`: precisions, activation, collectives, and
+// the shapes (MoE settings, a shapes file or the shape flags' combinations).
+Result<ProfileOptions> finish_profile_options(ProfileOptions o, ProfileFlagValues& v) {
+  o.collectives = !v.no_collectives;
+  if (o.collective_min_bytes > o.collective_max_bytes) {
+    return Status::invalid_argument("--collective-min-bytes exceeds --collective-max-bytes");
+  }
+  if (!v.precisions.empty()) {
+    o.precisions.clear();
+    for (const std::string& p : v.precisions) {
+      const auto prec = p == "bf16"   ? simulator::Precision::kBf16
+                        : p == "fp16" ? simulator::Precision::kFp16
+                                      : simulator::Precision::kFp8;
+      if (std::find(o.precisions.begin(), o.precisions.end(), prec) == o.precisions.end()) {
+        o.precisions.push_back(prec);
+      }
+    }
+  }
+  v.f.activation =
+      v.activation == "swiglu" ? simulator::Activation::kSwiglu : simulator::Activation::kGelu;
+  const bool any_shape_flag = !v.f.hidden.empty() || !v.f.heads.empty() || !v.f.seq.empty();
+  if (!o.moe && v.moe_flags.any()) {
+    return Status::invalid_argument("--moe-* flags need --moe");
+  }
+  if (o.moe) {
+    if (any_shape_flag || !v.shapes_file.empty()) {
+      return Status::invalid_argument(
+          "--moe: give either the MoE flags or layer shapes (--hidden/--heads/--seq/--shapes)");
+    }
+    if (o.precisions != std::vector<simulator::Precision>{simulator::Precision::kBf16}) {
+      return Status::invalid_argument("--moe: the MoE kernels are measured in bf16 only");
+    }
+    LLMPLAN_ASSIGN_OR_RETURN(o.moe_settings, moe_settings(v.moe_flags));
+    return o;
+  }
+  if (!v.shapes_file.empty()) {
+    if (any_shape_flag) {
+      return Status::invalid_argument("--shapes: give either a shapes file or shape flags");
+    }
+    LLMPLAN_ASSIGN_OR_RETURN(o.shapes, simulator::read_profile_shapes_file(v.shapes_file));
+    for (size_t i = 0; i < o.shapes.size(); ++i) {
+      LLMPLAN_RETURN_IF_ERROR(
+          validate_shape(o.shapes[i])
+              .with_prefix(v.shapes_file + ": shapes[" + std::to_string(i) + "]"));
+    }
+  } else {
+    LLMPLAN_ASSIGN_OR_RETURN(o.shapes, expand_shapes(v.f, &o.skipped_shapes));
+  }
+  return o;
+}
+
+}  // namespace
+
+Result<ProfileOptions> parse_profile_args(int argc, const char* const* argv) {
+  ProfileOptions o;
+  ProfileFlagValues v;
+  CLI::App app{
+      "llmplan-profile: measure the kernels of transformer layers (cuBLAS GEMMs and memory-bound "
+      "kernels, timed with CUPTI) and NCCL collectives on this machine's GPUs, and write a "
+      "profile JSON that `llmplan --profile FILE` simulates with."};
+  add_profile_flags(app, o, v);
   for (int i = 0; i < argc; ++i) o.command_line += (i > 0 ? " " : "") + std::string(argv[i]);
   try {
     app.parse(argc, argv);
@@ -217,52 +282,7 @@ Result<ProfileOptions> parse_profile_args(int argc, const char* const* argv) {
     return o;
   }
   if (o.show_version) return o;
-  o.collectives = !no_collectives;
-  if (o.collective_min_bytes > o.collective_max_bytes) {
-    return Status::invalid_argument("--collective-min-bytes exceeds --collective-max-bytes");
-  }
-  if (!precisions.empty()) {
-    o.precisions.clear();
-    for (const std::string& p : precisions) {
-      const auto prec = p == "bf16"   ? simulator::Precision::kBf16
-                        : p == "fp16" ? simulator::Precision::kFp16
-                                      : simulator::Precision::kFp8;
-      if (std::find(o.precisions.begin(), o.precisions.end(), prec) == o.precisions.end()) {
-        o.precisions.push_back(prec);
-      }
-    }
-  }
-  f.activation =
-      activation == "swiglu" ? simulator::Activation::kSwiglu : simulator::Activation::kGelu;
-  const bool any_shape_flag = !f.hidden.empty() || !f.heads.empty() || !f.seq.empty();
-  if (!o.moe && moe_flags.any()) {
-    return Status::invalid_argument("--moe-* flags need --moe");
-  }
-  if (o.moe) {
-    if (any_shape_flag || !shapes_file.empty()) {
-      return Status::invalid_argument(
-          "--moe: give either the MoE flags or layer shapes (--hidden/--heads/--seq/--shapes)");
-    }
-    if (o.precisions != std::vector<simulator::Precision>{simulator::Precision::kBf16}) {
-      return Status::invalid_argument("--moe: the MoE kernels are measured in bf16 only");
-    }
-    LLMPLAN_ASSIGN_OR_RETURN(o.moe_settings, moe_settings(moe_flags));
-    return o;
-  }
-  if (!shapes_file.empty()) {
-    if (any_shape_flag) {
-      return Status::invalid_argument("--shapes: give either a shapes file or shape flags");
-    }
-    LLMPLAN_ASSIGN_OR_RETURN(o.shapes, simulator::read_profile_shapes_file(shapes_file));
-    for (size_t i = 0; i < o.shapes.size(); ++i) {
-      LLMPLAN_RETURN_IF_ERROR(
-          validate_shape(o.shapes[i])
-              .with_prefix(shapes_file + ": shapes[" + std::to_string(i) + "]"));
-    }
-  } else {
-    LLMPLAN_ASSIGN_OR_RETURN(o.shapes, expand_shapes(f, &o.skipped_shapes));
-  }
-  return o;
+  return finish_profile_options(std::move(o), v);
 }
 
 Status check_gpu_precisions(const std::vector<simulator::Precision>& precisions,

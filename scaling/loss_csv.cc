@@ -129,72 +129,65 @@ Result<bool> parse_bool(const std::string& cell, const std::string& where) {
                              " as true/false (or 1/0, yes/no)");
 }
 
-}  // namespace
+// The columns of a loss CSV, by role (tokens or FLOPs, excluded optional).
+struct LossColumns {
+  size_t params = 0, loss = 0;
+  std::optional<size_t> tokens, flops, excluded;
+};
 
-Result<LossData> parse_loss_csv(std::string_view text, const std::string& source_name,
-                                const LossCsvOptions& options) {
-  if (options.drop_highest_loss < 0) {
-    return Status::invalid_argument(source_name + ": rows to drop must be >= 0, got " +
-                                    std::to_string(options.drop_highest_loss));
-  }
-  csv::CsvReader reader(text, source_name, kMaxLossRows);
-  LLMPLAN_RETURN_IF_ERROR(reader.read_header());
-  const std::vector<std::string>& header = reader.header();
-  const std::string header_where = source_name + ":" + std::to_string(reader.header_line());
-
+// Finds each role's column in `header`; refuses one column in two roles.
+Result<LossColumns> find_loss_columns(const std::vector<std::string>& header,
+                                      const LossCsvOptions& options,
+                                      const std::string& header_where) {
+  LossColumns c;
   LLMPLAN_ASSIGN_OR_RETURN(auto params_col,
                            find_column(header, params_role(), options.params_column, header_where));
   if (!params_col) return missing(params_role(), header_where);
   LLMPLAN_ASSIGN_OR_RETURN(auto loss_col,
                            find_column(header, loss_role(), options.loss_column, header_where));
   if (!loss_col) return missing(loss_role(), header_where);
-  std::optional<size_t> tokens_col, flops_col;
+  c.params = *params_col;
+  c.loss = *loss_col;
   if (options.flops_column.empty()) {
     LLMPLAN_ASSIGN_OR_RETURN(
-        tokens_col, find_column(header, tokens_role(), options.tokens_column, header_where));
+        c.tokens, find_column(header, tokens_role(), options.tokens_column, header_where));
   }
-  if (!tokens_col) {
-    LLMPLAN_ASSIGN_OR_RETURN(flops_col,
+  if (!c.tokens) {
+    LLMPLAN_ASSIGN_OR_RETURN(c.flops,
                              find_column(header, flops_role(), options.flops_column, header_where));
   }
-  if (!tokens_col && !flops_col) {
+  if (!c.tokens && !c.flops) {
     return Status::not_found(header_where + ": no tokens column (looked for " +
                              join(tokens_role().spellings) + ") and no FLOPs column (looked for " +
                              join(flops_role().spellings) +
                              "); name one with --tokens-column or --flops-column");
   }
-  std::optional<size_t> excluded_col;
   if (options.honour_excluded || !options.excluded_column.empty()) {
     LLMPLAN_ASSIGN_OR_RETURN(
-        excluded_col, find_column(header, excluded_role(), options.excluded_column, header_where));
-    if (!excluded_col) return missing(excluded_role(), header_where);
+        c.excluded, find_column(header, excluded_role(), options.excluded_column, header_where));
+    if (!c.excluded) return missing(excluded_role(), header_where);
   }
   // One column in two roles (`--params-column loss --loss-column loss`) fits
   // nothing real (issue 31, item 7): refuse it, naming both flags.
-  {
-    const std::pair<const Role*, std::optional<size_t>> roles[] = {
-        {&params_role(), params_col}, {&tokens_role(), tokens_col}, {&flops_role(), flops_col},
-        {&loss_role(), loss_col},     {&excluded_role(), excluded_col}};
-    for (size_t i = 0; i < std::size(roles); ++i) {
-      for (size_t j = i + 1; j < std::size(roles); ++j) {
-        if (roles[i].second && roles[j].second && *roles[i].second == *roles[j].second) {
-          return Status::invalid_argument(
-              header_where + ": column " + quoted(header[*roles[i].second]) + " is both the " +
-              roles[i].first->what + " column and the " + roles[j].first->what +
-              " column; name different columns with " + roles[i].first->flag + " and " +
-              roles[j].first->flag);
-        }
+  const std::pair<const Role*, std::optional<size_t>> roles[] = {
+      {&params_role(), c.params}, {&tokens_role(), c.tokens}, {&flops_role(), c.flops},
+      {&loss_role(), c.loss},     {&excluded_role(), c.excluded}};
+  for (size_t i = 0; i < std::size(roles); ++i) {
+    for (size_t j = i + 1; j < std::size(roles); ++j) {
+      if (roles[i].second && roles[j].second && *roles[i].second == *roles[j].second) {
+        return Status::invalid_argument(
+            header_where + ": column " + quoted(header[*roles[i].second]) + " is both the " +
+            roles[i].first->what + " column and the " + roles[j].first->what +
+            " column; name different columns with " + roles[i].first->flag + " and " +
+            roles[j].first->flag);
       }
     }
   }
+  return c;
+}
 
-  LossData data;
-  data.params_column = header[*params_col];
-  data.loss_column = header[*loss_col];
-  if (tokens_col) data.tokens_column = header[*tokens_col];
-  if (flops_col) data.flops_column = header[*flops_col];
-  if (excluded_col) data.excluded_column = header[*excluded_col];
-
+// Reads the data rows into data.points (counting rows read and excluded).
+Status read_loss_rows(csv::CsvReader& reader, const LossColumns& c, LossData& data) {
   // A positive number from a cell.
   auto positive = [&](size_t col) -> Result<double> {
     LLMPLAN_ASSIGN_OR_RETURN(double value, reader.number(col));
@@ -208,45 +201,72 @@ Result<LossData> parse_loss_csv(std::string_view text, const std::string& source
     LLMPLAN_ASSIGN_OR_RETURN(bool more, reader.next());
     if (!more) break;
     ++data.rows_read;
-    if (excluded_col) {
+    if (c.excluded) {
       LLMPLAN_ASSIGN_OR_RETURN(bool excluded,
-                               parse_bool(reader.cell(*excluded_col), reader.where(*excluded_col)));
+                               parse_bool(reader.cell(*c.excluded), reader.where(*c.excluded)));
       if (excluded) {
         ++data.rows_excluded;
         continue;
       }
     }
     LossPoint p;
-    LLMPLAN_ASSIGN_OR_RETURN(p.n_params, positive(*params_col));
-    LLMPLAN_ASSIGN_OR_RETURN(p.loss, positive(*loss_col));
-    if (tokens_col) {
-      LLMPLAN_ASSIGN_OR_RETURN(p.n_tokens, positive(*tokens_col));
+    LLMPLAN_ASSIGN_OR_RETURN(p.n_params, positive(c.params));
+    LLMPLAN_ASSIGN_OR_RETURN(p.loss, positive(c.loss));
+    if (c.tokens) {
+      LLMPLAN_ASSIGN_OR_RETURN(p.n_tokens, positive(*c.tokens));
     } else {
-      LLMPLAN_ASSIGN_OR_RETURN(double flops, positive(*flops_col));
+      LLMPLAN_ASSIGN_OR_RETURN(double flops, positive(*c.flops));
       p.n_tokens = flops / (6 * p.n_params);
       if (!(p.n_tokens > 0) || !std::isfinite(p.n_tokens)) {
-        return Status::invalid_argument(reader.where(*flops_col) +
+        return Status::invalid_argument(reader.where(*c.flops) +
                                         ": the tokens C/(6N) are not a positive finite number");
       }
     }
     data.points.push_back(p);
   }
+  return Status();
+}
 
-  if (options.drop_highest_loss > 0) {
-    std::vector<size_t> order(data.points.size());
-    std::iota(order.begin(), order.end(), size_t{0});
-    std::stable_sort(order.begin(), order.end(),
-                     [&](size_t i, size_t j) { return data.points[i].loss > data.points[j].loss; });
-    const size_t drop = std::min(order.size(), static_cast<size_t>(options.drop_highest_loss));
-    std::vector<bool> dropped(data.points.size(), false);
-    for (size_t k = 0; k < drop; ++k) dropped[order[k]] = true;
-    std::vector<LossPoint> kept;
-    for (size_t i = 0; i < data.points.size(); ++i) {
-      if (!dropped[i]) kept.push_back(data.points[i]);
-    }
-    data.points = std::move(kept);
-    data.rows_dropped = static_cast<int>(drop);
+// Drops the `drop_highest_loss` points of highest loss (ties: the first
+// read goes first), keeping the others in file order.
+void drop_highest_losses(LossData& data, int drop_highest_loss) {
+  std::vector<size_t> order(data.points.size());
+  std::iota(order.begin(), order.end(), size_t{0});
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t i, size_t j) { return data.points[i].loss > data.points[j].loss; });
+  const size_t drop = std::min(order.size(), static_cast<size_t>(drop_highest_loss));
+  std::vector<bool> dropped(data.points.size(), false);
+  for (size_t k = 0; k < drop; ++k) dropped[order[k]] = true;
+  std::vector<LossPoint> kept;
+  for (size_t i = 0; i < data.points.size(); ++i) {
+    if (!dropped[i]) kept.push_back(data.points[i]);
   }
+  data.points = std::move(kept);
+  data.rows_dropped = static_cast<int>(drop);
+}
+
+}  // namespace
+
+Result<LossData> parse_loss_csv(std::string_view text, const std::string& source_name,
+                                const LossCsvOptions& options) {
+  if (options.drop_highest_loss < 0) {
+    return Status::invalid_argument(source_name + ": rows to drop must be >= 0, got " +
+                                    std::to_string(options.drop_highest_loss));
+  }
+  csv::CsvReader reader(text, source_name, kMaxLossRows);
+  LLMPLAN_RETURN_IF_ERROR(reader.read_header());
+  const std::vector<std::string>& header = reader.header();
+  const std::string header_where = source_name + ":" + std::to_string(reader.header_line());
+  LLMPLAN_ASSIGN_OR_RETURN(LossColumns cols, find_loss_columns(header, options, header_where));
+
+  LossData data;
+  data.params_column = header[cols.params];
+  data.loss_column = header[cols.loss];
+  if (cols.tokens) data.tokens_column = header[*cols.tokens];
+  if (cols.flops) data.flops_column = header[*cols.flops];
+  if (cols.excluded) data.excluded_column = header[*cols.excluded];
+  LLMPLAN_RETURN_IF_ERROR(read_loss_rows(reader, cols, data));
+  if (options.drop_highest_loss > 0) drop_highest_losses(data, options.drop_highest_loss);
   if (data.points.size() < kMinRows) {
     return Status::invalid_argument(source_name + ": " + std::to_string(data.points.size()) +
                                     " usable data rows (" + std::to_string(data.rows_read) +
