@@ -7,24 +7,13 @@
 #include <cmath>
 #include <cstdio>
 
+#include "planner/accuracy/accuracy_json.h"
 #include "planner/accuracy/held_out.h"
 #include "reports/table.h"
 #include "base/strict_json.h"
 
 namespace llmplan::planner {
 namespace {
-
-std::string pct(double fraction) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.2f %%", 100.0 * fraction);
-  return buf;
-}
-
-std::vector<double> measured_of(const std::vector<AccuracyCase>& cases) {
-  std::vector<double> m;
-  for (const AccuracyCase& c : cases) m.push_back(c.run.iteration_time_s);
-  return m;
-}
 
 // One grouping's rows: key -> case indices, keys in order of first appearance.
 struct Group {
@@ -65,16 +54,6 @@ double mape_of(const std::vector<size_t>& index, const std::vector<double>& pred
     m.push_back(cases[i].run.iteration_time_s);
   }
   return summarise(p, m).mape;
-}
-
-boost::json::object summary_json(const ErrorSummary& e) {
-  boost::json::object o;
-  o["rows"] = e.rows;
-  o["mape"] = e.mape;
-  o["median_ape"] = e.median_ape;
-  o["max_ape"] = e.max_ape;
-  o["mean_signed_error"] = e.mean_signed;
-  return o;
 }
 
 int not_fitting(const RunsValidation& v) {
@@ -176,7 +155,7 @@ std::string release_sections(const RunsValidation& v, bool md) {
       const ReleaseFold f = release_fold(v, k);
       const std::vector<double>& p = f.predicted;
       t.add_row({v.by_release.releases[k], std::to_string(f.rows), std::to_string(p.size()),
-                 p.empty() ? "n/a" : pct(summarise(p, f.measured).mape)});
+                 p.empty() ? "n/a" : percent_text(summarise(p, f.measured).mape)});
     }
     out += md ? "\n## Leave-one-release-out\n\nEach release's rows predicted by a fit on the "
                 "dense rows of the other releases (rows of a GPU no other release trains are "
@@ -191,7 +170,7 @@ std::string release_sections(const RunsValidation& v, bool md) {
     char r[32];
     std::snprintf(r, sizeof r, "%.3f", d.measured_over_predicted);
     t.add_row({d.release, d.gpu, std::to_string(d.rows), d.latest ? "yes" : "no (older)", r,
-               pct(d.mape)});
+               percent_text(d.mape)});
   }
   // Runs whose releases select no calibration rows (the H100 form, its
   // releases read from the source cells: v.latest is empty) are fitted on
@@ -511,16 +490,16 @@ std::string runs_validation_report(const RunsValidation& v, bool md) {
   out += item + "GPU: " + v.gpu + "\n";
   out += item + "rows: " + std::to_string(v.runs.size()) + " (" + std::to_string(v.cases.size()) +
          " expressible, " + std::to_string(v.runs.size() - v.cases.size()) + " excluded)\n";
-  out += item + "in-sample MAPE: " + pct(in.mape) + " (median " + pct(in.median_ape) + ", max " +
-         pct(in.max_ape) + ", mean signed " + pct(in.mean_signed) + ")\n";
+  out += item + "in-sample MAPE: " + percent_text(in.mape) + " (median " + percent_text(in.median_ape) + ", max " +
+         percent_text(in.max_ape) + ", mean signed " + percent_text(in.mean_signed) + ")\n";
   if (held) {
     const ErrorSummary h = summarise(v.held_out.predicted, meas);
     double total = 0;
     for (double s : v.held_out.seconds) total += s;
     char buf[96];
     std::snprintf(buf, sizeof buf, "%.1f s per fold", total / v.held_out.folds);
-    out += item + std::to_string(v.held_out.folds) + "-fold held-out MAPE: " + pct(h.mape) +
-           " (median " + pct(h.median_ape) + ", max " + pct(h.max_ape) + "; " + buf + ")\n";
+    out += item + std::to_string(v.held_out.folds) + "-fold held-out MAPE: " + percent_text(h.mape) +
+           " (median " + percent_text(h.median_ape) + ", max " + percent_text(h.max_ape) + "; " + buf + ")\n";
   } else {
     out += item + "held-out MAPE: not run (--folds 0)\n";
   }
@@ -529,8 +508,8 @@ std::string runs_validation_report(const RunsValidation& v, bool md) {
   for (const auto& [name, list] : groupings(v.cases, v.latest)) {
     reports::Table t({name, "rows", "in-sample MAPE", "held-out MAPE"});
     for (const Group& g : list) {
-      t.add_row({g.key, std::to_string(g.index.size()), pct(mape_of(g.index, v.predicted, v.cases)),
-                 held ? pct(mape_of(g.index, v.held_out.predicted, v.cases)) : "n/a"});
+      t.add_row({g.key, std::to_string(g.index.size()), percent_text(mape_of(g.index, v.predicted, v.cases)),
+                 held ? percent_text(mape_of(g.index, v.held_out.predicted, v.cases)) : "n/a"});
     }
     out += md ? "## Error by " + name + "\n\n" + t.markdown() + "\n"
               : "error by " + name + ":\n" + t.text() + "\n";
@@ -540,8 +519,8 @@ std::string runs_validation_report(const RunsValidation& v, bool md) {
     const bool any = !g.index.empty();
     models.add_row({g.model, g.moe ? "yes" : "no", std::to_string(g.index.size()),
                     std::to_string(g.excluded),
-                    any ? pct(mape_of(g.index, v.predicted, v.cases)) : "n/a",
-                    any && held ? pct(mape_of(g.index, v.held_out.predicted, v.cases)) : "n/a"});
+                    any ? percent_text(mape_of(g.index, v.predicted, v.cases)) : "n/a",
+                    any && held ? percent_text(mape_of(g.index, v.held_out.predicted, v.cases)) : "n/a"});
   }
   out += md ? "## Error by model\n\n" + models.markdown() + "\n"
             : "error by model:\n" + models.text() + "\n";
@@ -560,8 +539,8 @@ std::string runs_validation_report(const RunsValidation& v, bool md) {
                   std::to_string(p.virtual_stages), std::to_string(p.data_parallel),
                   std::to_string(p.expert_parallel), std::to_string(p.sharding_stage()),
                   simulator::to_string(p.recompute), m, pr,
-                  pct(std::abs(v.predicted[i] - meas[i]) / meas[i]),
-                  held ? pct(std::abs(v.held_out.predicted[i] - meas[i]) / meas[i]) : "n/a",
+                  percent_text(std::abs(v.predicted[i] - meas[i]) / meas[i]),
+                  held ? percent_text(std::abs(v.held_out.predicted[i] - meas[i]) / meas[i]) : "n/a",
                   v.fits[i] ? "yes" : "NO", margin});
   }
   out += md ? "## Rows\n\n" + rows.markdown() + "\n" : "rows:\n" + rows.text() + "\n";
