@@ -88,4 +88,11 @@ Result<RunsValidation> validate_runs(const ValidateRunsOptions& o) {
   return v;
 }
 
+Result<MeasuredValidation> validate_measured(const AccuracyInputs& inputs) {
+  MeasuredValidation v;
+  LLMPLAN_ASSIGN_OR_RETURN(v.cases, load_measured_cases(inputs, &v.notes, &v.gpu));
+  LLMPLAN_ASSIGN_OR_RETURN(v.predicted, predict_iteration_times(v.cases, nullptr));
+  return v;
+}
+
 }  // namespace llmplan::planner

@@ -110,11 +110,11 @@ Status run_validate(const AccuracyOptions& o, const GlobalOptions& global) {
     return Status::invalid_argument("--folds: validate cross-validates runs files only; use "
                                     "llmplan calibrate --folds for vTrain's CSV");
   }
-  std::vector<std::string> notes;
-  std::string gpu_name;
-  LLMPLAN_ASSIGN_OR_RETURN(std::vector<AccuracyCase> cases,
-                           load_measured_cases(inputs_of(o, global), &notes, &gpu_name));
-  LLMPLAN_ASSIGN_OR_RETURN(std::vector<double> pred, predict_iteration_times(cases, nullptr));
+  LLMPLAN_ASSIGN_OR_RETURN(const MeasuredValidation v, validate_measured(inputs_of(o, global)));
+  const std::vector<AccuracyCase>& cases = v.cases;
+  const std::vector<double>& pred = v.predicted;
+  const std::vector<std::string>& notes = v.notes;
+  const std::string& gpu_name = v.gpu;
   const std::string source = o.files.front();
   const bool out_dir = !o.out_dir.empty();
   if (out_dir) {
