@@ -240,6 +240,18 @@ Result<std::vector<double>> predict_iteration_times(
   return out;
 }
 
+std::vector<double> measured_of(const std::vector<AccuracyCase>& cases) {
+  std::vector<double> m;
+  for (const AccuracyCase& c : cases) m.push_back(c.run.iteration_time_s);
+  return m;
+}
+
+std::string percent_text(double fraction) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.2f %%", 100.0 * fraction);
+  return buf;
+}
+
 ErrorSummary summarise(const std::vector<double>& predicted, const std::vector<double>& measured) {
   ErrorSummary s;
   s.rows = static_cast<int>(predicted.size());

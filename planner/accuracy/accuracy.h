@@ -153,6 +153,12 @@ struct ErrorSummary {
 };
 ErrorSummary summarise(const std::vector<double>& predicted, const std::vector<double>& measured);
 
+// The measured iteration times of `cases`, in order.
+std::vector<double> measured_of(const std::vector<AccuracyCase>& cases);
+
+// A fraction as a percentage with two decimals: 0.0123 -> "1.23 %".
+std::string percent_text(double fraction);
+
 // Per-group errors: the key of each case for one grouping.
 enum class Grouping { kGpus, kModel, kPlan, kMicroBatch, kHidden, kTensor, kPipeline, kData };
 const char* to_string(Grouping g);

@@ -7,8 +7,6 @@
 #include "base/strict_json.h"
 
 namespace llmplan::planner {
-namespace {
-
 boost::json::object summary_json(const ErrorSummary& e) {
   boost::json::object o;
   o["rows"] = e.rows;
@@ -18,8 +16,6 @@ boost::json::object summary_json(const ErrorSummary& e) {
   o["mean_signed_error"] = e.mean_signed;
   return o;
 }
-
-}  // namespace
 
 Result<std::string> validation_to_json(const std::string& source,
                                        const std::vector<AccuracyCase>& cases,

@@ -14,6 +14,10 @@
 
 namespace llmplan::planner {
 
+// An error summary as JSON: {"rows", "mape", "median_ape", "max_ape",
+// "mean_signed_error"} (fractions).
+boost::json::object summary_json(const ErrorSummary& e);
+
 // {"source": ..., "rows": N, "mape", "median_ape", "max_ape", "mean_signed_error",
 //  "groups": {name: [{key, rows, mape, ...}]}, "runs": [{line, ..., measured_s, predicted_s, ape}]}
 // Errors are fractions (0.05 = 5 %). InvalidArgument naming the JSON path if
@@ -31,7 +35,7 @@ Result<std::string> validation_to_json(const std::string& source,
 // {"rows", "mape"}}, "leave_one_model_out_mape", "held_out_by_release",
 // "leave_one_release_out_mape"}; fractions, not percent).
 // `hybrid` (may be null): calibrate --hybrid-only's figures, written as the
-// "hybrid" object (fit_ssd_constant in planner/cli/cmd_accuracy.cc).
+// "hybrid" object (fit_ssd_constant, planner/accuracy/calibrate_stages.h).
 Result<std::string> constants_to_json(const std::string& gpu, const AccuracyConstants& constants,
                                       const std::string& roofline_source,
                                       const std::string& network_source,

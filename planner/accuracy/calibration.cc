@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <array>
+#include <functional>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -25,15 +26,11 @@ constexpr int kNetworkParams = 2;
 // fp8_gemm_efficiency, fp4_gemm_efficiency (each fitted only when the cases
 // exercise it).
 constexpr int kFactorParams = 4;
-constexpr double kHuberDelta = 0.03;  // on log(predicted / measured)
 
 // Parameters in solver units (so that steps are of similar size):
 // gemm_efficiency, gemm_dim_half / 100, memory_efficiency,
 // kernel_overhead_us, microbatch_overhead_ms, iteration_overhead_ms,
 // host_run_ahead_s / 100 us; nic_efficiency, nic_latency_us.
-struct Bounds {
-  double lo, hi;
-};
 // gemm_efficiency stops at 0.90 at most, and lower at the GPU's cited
 // physical ceiling (GpuSpec::ceilings, e.g. what cuBLAS reaches on a large
 // GEMM): a fit that wants more is absorbing some other error into an
@@ -134,284 +131,26 @@ class ProgressCallback : public ceres::IterationCallback {
   int start_, starts_;
 };
 
-// The MoE constants in solver units: grouped_gemm_expert_overhead_s in us,
-// moe_a2a_efficiency, moe_a2a_nic_efficiency.
-constexpr int kMoeParams = 3;
-
-AccuracyConstants to_moe_constants(const AccuracyConstants& base, const double* m) {
-  AccuracyConstants c = base;
-  c.roofline.grouped_gemm_expert_overhead_s = std::max(0.0, m[0]) * 1e-6;
-  // Forward differences may step just past an upper bound.
-  c.roofline.moe_a2a_efficiency = std::clamp(m[1], 1e-3, 1.0);
-  c.roofline.moe_a2a_nic_efficiency = m[2] > 0 ? std::clamp(m[2], 1e-3, 1.0) : 0.0;
-  return c;
-}
-
-struct MoeLogTimeResidual {
-  const AccuracyCase* c;
-  const AccuracyConstants* base;
-
-  bool operator()(const double* m, double* residual) const {
-    AccuracyCase trial = *c;
-    trial.config.cluster.gpu.roofline = to_moe_constants(*base, m).roofline;
-    Result<simulator::StepReport> rep =
-        simulator::simulate(c->config.model, c->config.plan, case_cluster(trial));
-    if (!rep.ok() || !(rep->iteration_time_s > 0)) return false;
-    residual[0] = std::log(rep->iteration_time_s / c->run.iteration_time_s);
-    return true;
-  }
+// What calibrate() fits besides the Roofline constants, and from where:
+// the starting network, factor and bound values for the cases.
+struct FitSetup {
+  double n0[kNetworkParams];
+  std::array<Bounds, kRooflineParams> bounds;
+  Bounds flash_bounds;
+  bool fit_stack;
+  Bounds stack_bounds;
+  bool fit_fp8;
+  Bounds fp8_bounds;
+  bool fit_fp4;
+  Bounds fp4_bounds;
+  double f0[kFactorParams];
+  bool fit_16bit;
 };
 
-// MAPE of `cases` predicted with `constants`.
-Result<double> in_sample_mape(const std::vector<AccuracyCase>& cases,
-                              const AccuracyConstants& constants) {
-  std::vector<AccuracyCase> fitted = cases;
-  apply_constants(constants, &fitted);
-  LLMPLAN_ASSIGN_OR_RETURN(std::vector<double> pred, predict_iteration_times(fitted, nullptr));
-  std::vector<double> meas;
-  for (const AccuracyCase& c : cases) meas.push_back(c.run.iteration_time_s);
-  return summarise(pred, meas).mape;
-}
-
-}  // namespace
-
-// Ceres' cost (1/2 sum of Huber(r^2)) of the constants: the screening
-// objective, equal to what the solver minimises (declared in restricted_fit.h, which
-// screens with it too).
-Result<double> robust_cost(const std::vector<AccuracyCase>& cases, const AccuracyConstants& k) {
-  std::vector<AccuracyCase> trial = cases;
-  apply_constants(k, &trial);
-  LLMPLAN_ASSIGN_OR_RETURN(std::vector<double> pred, predict_iteration_times(trial, nullptr));
-  const ceres::HuberLoss loss(kHuberDelta);
-  double cost = 0;
-  for (size_t i = 0; i < cases.size(); ++i) {
-    const double r = std::log(pred[i] / cases[i].run.iteration_time_s);
-    double rho[3];
-    loss.Evaluate(r * r, rho);
-    cost += 0.5 * rho[0];
-  }
-  return cost;
-}
-
-Result<MoeCalibrationResult> calibrate_moe(const std::vector<AccuracyCase>& cases,
-                                           const AccuracyConstants& base,
-                                           const CalibrationOptions& options) {
-  if (cases.empty()) return Status::invalid_argument("calibrate: no mixture-of-experts row to fit");
-  for (const AccuracyCase& c : cases) {
-    if (!c.config.model.is_moe()) {
-      return Status::invalid_argument("calibrate_moe: " + c.name + " is a dense row");
-    }
-  }
-  // Bounds (solver units). The per-expert overhead: 0 to 10 us, above the
-  // 6-8 us per expert the project's H100 profile measured for a loop of
-  // per-expert cuBLAS GEMMs over the strided-batched GEMM
-  // (data/profiles/README.md, "Implementations and imbalance"). The
-  // all-to-all: at most 0.81 of one NVLink direction, the best published MoE
-  // dispatch/combine: DeepEP V2 on SM100, EP 8, 726 / 740 GB/s of 900 GB/s
-  // (github.com/deepseek-ai/DeepEP README, Performance); DeepEP V1 on H800
-  // reached 153 / 158 GB/s of its ~160 GB/s usable (200 GB/s nominal: 0.77;
-  // docs/legacy.md).
-  // The lower bound of both all-to-all efficiencies: 0.2, below the
-  // slowest published MoE all-to-all we know (DeepEP's combine at EP 32 on
-  // GB200 NVL72, 190 GB/s of 900: 0.21, the Megatron-LM DeepSeek-V3 GB200
-  // write-up quoted in presets/clusters.json). The NIC's upper bound: 1
-  // (DeepEP's internode kernels, 43-58 GB/s of a ~50 GB/s CX7 NIC).
-  const Bounds bounds[kMoeParams] = {{0.0, kGroupedGemmExpertOverheadCeilingS * 1e6},
-                                     {kMoeA2aEfficiencyFloor, kMoeA2aEfficiencyCeiling},
-                                     {kMoeA2aEfficiencyFloor, 1.0}};
-  const char* names[kMoeParams] = {"grouped_gemm_expert_overhead_s", "moe_a2a_efficiency",
-                                   "moe_a2a_nic_efficiency"};
-  // The NIC efficiency only when some row's expert group spans NVLink
-  // domains (otherwise nothing constrains it: held at 0, the cluster's).
-  const bool fit_nic = std::any_of(cases.begin(), cases.end(), [](const AccuracyCase& c) {
-    const simulator::Plan& p = c.config.plan;
-    return p.expert_parallel > c.config.cluster.nvlink_domain();
-  });
-  // Screen a fixed grid, polish the best two.
-  std::vector<std::array<double, kMoeParams>> grid;
-  for (double us : {0.0, 3.0, 8.0}) {
-    for (double a2a : {0.25, 0.5, 0.8}) {
-      for (double nic : {0.4, 0.7, 1.0}) {
-        if (fit_nic || nic == 0.4) grid.push_back({us, a2a, fit_nic ? nic : 0.0});
-      }
-    }
-  }
-  std::vector<double> screen(grid.size());
-  for (size_t g = 0; g < grid.size(); ++g) {
-    LLMPLAN_ASSIGN_OR_RETURN(screen[g], robust_cost(cases, to_moe_constants(base, grid[g].data())));
-  }
-  std::vector<size_t> order(grid.size());
-  std::iota(order.begin(), order.end(), size_t{0});
-  std::stable_sort(order.begin(), order.end(),
-                   [&](size_t a, size_t b) { return screen[a] < screen[b]; });
-  MoeCalibrationResult best;
-  best.cost = std::numeric_limits<double>::infinity();
-  for (int s = 0; s < 2; ++s) {
-    double m[kMoeParams] = {grid[order[s]][0], grid[order[s]][1], grid[order[s]][2]};
-    ceres::Problem problem;
-    ceres::NumericDiffOptions diff;
-    diff.relative_step_size = 1e-3;
-    for (const AccuracyCase& c : cases) {
-      auto* cost = new ceres::NumericDiffCostFunction<MoeLogTimeResidual, ceres::CENTRAL, 1,
-                                                      kMoeParams>(
-          new MoeLogTimeResidual{&c, &base}, ceres::TAKE_OWNERSHIP, 1, diff);
-      problem.AddResidualBlock(cost, new ceres::HuberLoss(kHuberDelta), m);
-    }
-    for (int i = 0; i < kMoeParams; ++i) {
-      if (i == 2 && !fit_nic) continue;
-      problem.SetParameterLowerBound(m, i, bounds[i].lo);
-      problem.SetParameterUpperBound(m, i, bounds[i].hi);
-    }
-    if (!fit_nic) problem.SetManifold(m, new ceres::SubsetManifold(kMoeParams, {2}));
-    ceres::Solver::Options solver =
-        polish_solver_options(options, std::min(options.max_iterations, 200));
-    ceres::Solver::Summary summary;
-    ceres::Solve(solver, &problem, &summary);
-    // The screened point itself when the polish fails or does worse.
-    const double polished = summary.IsSolutionUsable() ? summary.final_cost
-                                                       : std::numeric_limits<double>::infinity();
-    const double* x = polished <= screen[order[s]] ? m : grid[order[s]].data();
-    const double cost = std::min(polished, screen[order[s]]);
-    if (cost < best.cost) {
-      best.cost = cost;
-      best.constants = to_moe_constants(base, x);
-      best.at_bound.clear();
-      for (int i = 0; i < (fit_nic ? kMoeParams : 2); ++i) {
-        if (x[i] <= bounds[i].lo + 1e-9) best.at_bound.push_back(std::string(names[i]) + " at its lower bound");
-        if (x[i] >= bounds[i].hi - 1e-9) best.at_bound.push_back(std::string(names[i]) + " at its upper bound");
-      }
-    }
-  }
-  if (fit_nic) {
-    // Spanning nodes is not enough for the rows to determine the NIC
-    // figure: a flex dispatcher that sends one RDMA copy per token and node
-    // can be bound by its NVLink forwarding instead (Qwen3-30B-A3B's H100
-    // EP 16 rows: the same step time for any NIC efficiency from about 0.4
-    // to 1). The solver then stops wherever the screen started it, and that
-    // value decides every NIC-bound model it is carried to. So a fitted NIC
-    // efficiency is kept only if replacing it by the cluster's figure (0:
-    // Cluster::network.nic_efficiency) moves some row's step by at least
-    // kMoeNicIdentifiedChange; otherwise the cluster's figure is used.
-    AccuracyConstants held = best.constants;
-    held.roofline.moe_a2a_nic_efficiency = 0.0;
-    std::vector<AccuracyCase> fitted = cases, reverted = cases;
-    apply_constants(best.constants, &fitted);
-    apply_constants(held, &reverted);
-    LLMPLAN_ASSIGN_OR_RETURN(const std::vector<double> with_fit,
-                             predict_iteration_times(fitted, nullptr));
-    LLMPLAN_ASSIGN_OR_RETURN(const std::vector<double> with_cluster,
-                             predict_iteration_times(reverted, nullptr));
-    double largest = 0;
-    for (size_t i = 0; i < cases.size(); ++i) {
-      largest = std::max(largest, std::abs(std::log(with_fit[i] / with_cluster[i])));
-    }
-    if (largest < kMoeNicIdentifiedChange) {
-      // Undetermined, or equal to the cluster's figure (B200: 0.79 fitted
-      // against its 0.8)? A NIC figure a quarter below the cluster's tells
-      // them apart (Qwen3-30B-A3B's flex rows above stay flat down to about
-      // 0.4, half of H100's 0.8).
-      AccuracyConstants floor = held;
-      floor.roofline.moe_a2a_nic_efficiency =
-          std::max(kMoeA2aEfficiencyFloor, 0.75 * held.network.nic_efficiency);
-      std::vector<AccuracyCase> at_floor = cases;
-      apply_constants(floor, &at_floor);
-      LLMPLAN_ASSIGN_OR_RETURN(const std::vector<double> with_floor,
-                               predict_iteration_times(at_floor, nullptr));
-      for (size_t i = 0; i < cases.size(); ++i) {
-        if (std::abs(std::log(with_floor[i] / with_cluster[i])) >= kMoeNicIdentifiedChange) {
-          best.nic_matches_cluster = true;
-        }
-      }
-      best.constants = held;
-      best.nic_held = true;
-      std::erase_if(best.at_bound, [](const std::string& b) {
-        return b.rfind("moe_a2a_nic_efficiency", 0) == 0;
-      });
-    }
-  }
-  LLMPLAN_ASSIGN_OR_RETURN(best.in_sample_mape, in_sample_mape(cases, best.constants));
-  return best;
-}
-
-bool has_mamba_layers(const AccuracyCase& c) {
-  return c.config.model.layer_pattern.find('M') != std::string::npos;
-}
-
-Result<SsdCalibrationResult> calibrate_ssd(const std::vector<AccuracyCase>& cases,
-                                           const AccuracyConstants& base) {
-  if (cases.empty()) return Status::invalid_argument("calibrate: no hybrid (Mamba) row to fit");
-  for (const AccuracyCase& c : cases) {
-    if (!has_mamba_layers(c)) {
-      return Status::invalid_argument("calibrate_ssd: " + c.name + " has no Mamba layers");
-    }
-  }
-  const double lo = std::log(kSsdScanEfficiencyFloor);
-  const double hi =
-      std::log(std::min(1.0, cases.front().config.cluster.gpu.ceilings.flash_attention_efficiency));
-  const auto at = [&](double log_e) {
-    AccuracyConstants k = base;
-    k.roofline.ssd_scan_efficiency = std::exp(log_e);
-    return k;
-  };
-  // Golden-section search on log(efficiency): the cost is smooth and, for
-  // the scan's one kernel, unimodal in it.
-  const double g = (std::sqrt(5.0) - 1.0) / 2.0;
-  double a = lo, b = hi;
-  double x1 = b - g * (b - a), x2 = a + g * (b - a);
-  LLMPLAN_ASSIGN_OR_RETURN(double f1, robust_cost(cases, at(x1)));
-  LLMPLAN_ASSIGN_OR_RETURN(double f2, robust_cost(cases, at(x2)));
-  for (int i = 0; i < 60; ++i) {
-    if (f1 <= f2) {
-      b = x2;
-      x2 = x1;
-      f2 = f1;
-      x1 = b - g * (b - a);
-      LLMPLAN_ASSIGN_OR_RETURN(f1, robust_cost(cases, at(x1)));
-    } else {
-      a = x1;
-      x1 = x2;
-      f1 = f2;
-      x2 = a + g * (b - a);
-      LLMPLAN_ASSIGN_OR_RETURN(f2, robust_cost(cases, at(x2)));
-    }
-  }
-  SsdCalibrationResult best;
-  const double x = f1 <= f2 ? x1 : x2;
-  best.cost = std::min(f1, f2);
-  // Round to 4 significant digits, as the presets store it.
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.4g", std::exp(x));
-  best.constants = base;
-  best.constants.roofline.ssd_scan_efficiency = std::strtod(buf, nullptr);
-  if (x <= lo + 1e-3) best.at_bound.push_back("ssd_scan_efficiency at its lower bound");
-  if (x >= hi - 1e-3) best.at_bound.push_back("ssd_scan_efficiency at its upper bound");
-  LLMPLAN_ASSIGN_OR_RETURN(best.in_sample_mape, in_sample_mape(cases, best.constants));
-  return best;
-}
-
-Result<CalibrationResult> calibrate(const std::vector<AccuracyCase>& cases,
-                                    const AccuracyConstants& initial,
-                                    const CalibrationOptions& options) {
-  if (cases.empty()) return Status::invalid_argument("calibrate: no measured runs");
-  if (options.starts < 1 || options.starts > kCalibrationScreenPoints) {
-    return Status::invalid_argument("calibrate: starts must be from 1 to " +
-                                    std::to_string(kCalibrationScreenPoints));
-  }
-  if (options.max_iterations < 1 || options.max_iterations > kMaxCalibrationIterations) {
-    return Status::invalid_argument("calibrate: max_iterations must be from 1 to " +
-                                    std::to_string(kMaxCalibrationIterations));
-  }
-  // Rows too few for the full fit: the restricted fit (#26).
-  if (use_restricted_fit(cases, options)) return calibrate_restricted(cases, initial, options);
-  CalibrationResult best;
-  best.cost = std::numeric_limits<double>::infinity();
-  const auto add_line = [&](const std::string& text) {
-    best.summary += text;
-    if (options.on_line) options.on_line(text);
-  };
-  char line[256];
-
-  // 1. Screen: one simulation per case per grid point; keep the best few.
+// The fit's setup for `cases`, starting from `initial` where a constant is
+// held.
+FitSetup fit_setup(const std::vector<AccuracyCase>& cases, const AccuracyConstants& initial,
+                   const CalibrationOptions& options) {
   // Fitted parameters start from fixed values, never from `initial`'s
   // (which may be an earlier fit: the result would depend on it): the NIC at
   // 0.8 efficiency and 10 us when it is fitted.
@@ -466,140 +205,213 @@ Result<CalibrationResult> calibrate(const std::vector<AccuracyCase>& cases,
     return c.config.plan.precision == simulator::Precision::kBf16 ||
            c.config.plan.precision == simulator::Precision::kFp16;
   });
-  auto grid = screen_points();
+  return FitSetup{{n0[0], n0[1]}, bounds,     flash_bounds, fit_stack,
+                  stack_bounds,   fit_fp8,    fp8_bounds,   fit_fp4,
+                  fp4_bounds,     {f0[0], f0[1], f0[2], f0[3]}, fit_16bit};
+}
+
+// The screened starting points and their costs, cheapest first in `order`.
+struct Screen {
+  std::vector<std::array<double, kRooflineParams>> grid;
+  std::vector<double> screen_cost;
+  std::vector<size_t> order;
+};
+
+// 1. Screen: one simulation per case per grid point; keep the best few.
+Result<Screen> screen_starts(const std::vector<AccuracyCase>& cases,
+                             const AccuracyConstants& initial, const CalibrationOptions& options,
+                             const FitSetup& fs,
+                             const std::function<void(const std::string&)>& add_line) {
+  char line[256];
+  Screen sc;
+  auto& grid = sc.grid;
+  grid = screen_points();
   for (auto& point : grid) {  // starting points inside the (ceiling-lowered) bounds
     for (int i = 0; i < kRooflineParams; ++i) {
-      point[i] = std::clamp(point[i], bounds[i].lo, bounds[i].hi);
+      point[i] = std::clamp(point[i], fs.bounds[i].lo, fs.bounds[i].hi);
     }
-    if (!fit_16bit) point[0] = initial.roofline.gemm_efficiency;
+    if (!fs.fit_16bit) point[0] = initial.roofline.gemm_efficiency;
   }
-  if (!fit_16bit) {
+  if (!fs.fit_16bit) {
     std::snprintf(line, sizeof line,
                   "gemm_efficiency held at %.4g (no 16-bit run among the fitted rows)\n",
                   initial.roofline.gemm_efficiency);
     add_line(line);
   }
-  std::vector<double> screen_cost(grid.size());
+  std::vector<double>& screen_cost = sc.screen_cost;
+  screen_cost.resize(grid.size());
   double best_screen = std::numeric_limits<double>::infinity();
   for (size_t g = 0; g < grid.size(); ++g) {
-    LLMPLAN_ASSIGN_OR_RETURN(screen_cost[g],
-                             robust_cost(cases, to_constants(initial, grid[g].data(), n0, f0)));
+    LLMPLAN_ASSIGN_OR_RETURN(
+        screen_cost[g], robust_cost(cases, to_constants(initial, grid[g].data(), fs.n0, fs.f0)));
     best_screen = std::min(best_screen, screen_cost[g]);
     if (options.on_progress) {
       options.on_progress({CalibrationProgress::Stage::kScreen, static_cast<int>(g) + 1,
                            static_cast<int>(grid.size()), 0, best_screen});
     }
   }
-  std::vector<size_t> order(grid.size());
+  std::vector<size_t>& order = sc.order;
+  order.resize(grid.size());
   std::iota(order.begin(), order.end(), size_t{0});
   std::stable_sort(order.begin(), order.end(),
                    [&](size_t a, size_t b) { return screen_cost[a] < screen_cost[b]; });
   std::snprintf(line, sizeof line, "screened %zu starting points: best cost %.6g\n", grid.size(),
                 screen_cost[order.front()]);
   add_line(line);
+  return sc;
+}
+
+// The bounds of the fitted parameters; the held ones constant.
+void bound_parameters(const FitSetup& fs, const CalibrationOptions& options, double* r, double* n,
+                      double* f, ceres::Problem* fit) {
+  ceres::Problem& problem = *fit;
+  for (int i = fs.fit_16bit ? 0 : 1; i < kRooflineParams; ++i) {
+    problem.SetParameterLowerBound(r, i, fs.bounds[i].lo);
+    problem.SetParameterUpperBound(r, i, fs.bounds[i].hi);
+  }
+  if (!fs.fit_16bit) problem.SetManifold(r, new ceres::SubsetManifold(kRooflineParams, {0}));
+  for (int i = 0; i < kNetworkParams; ++i) {
+    problem.SetParameterLowerBound(n, i, kNetworkBounds[i].lo);
+    problem.SetParameterUpperBound(n, i, kNetworkBounds[i].hi);
+  }
+  if (!options.fit_network) problem.SetParameterBlockConstant(n);
+  std::vector<int> fixed;
+  // Factor i within `b` when fitted, else held (fixed).
+  const auto bound_factor = [&](bool fitted, int i, const Bounds& b) {
+    if (fitted) {
+      problem.SetParameterLowerBound(f, i, b.lo);
+      problem.SetParameterUpperBound(f, i, b.hi);
+    } else {
+      fixed.push_back(i);
+    }
+  };
+  bound_factor(options.fit_flash_attention, 0, fs.flash_bounds);
+  bound_factor(fs.fit_stack, 1, fs.stack_bounds);
+  bound_factor(fs.fit_fp8, 2, fs.fp8_bounds);
+  bound_factor(fs.fit_fp4, 3, fs.fp4_bounds);
+  if (fixed.size() == kFactorParams) {
+    problem.SetParameterBlockConstant(f);
+  } else if (!fixed.empty()) {
+    problem.SetManifold(f, new ceres::SubsetManifold(kFactorParams, fixed));
+  }
+}
+
+// The fitted parameters of the polished start (r, f) pinned at a bound.
+void record_at_bounds(const FitSetup& fs, const CalibrationOptions& options, const double* r,
+                      const double* f, std::vector<std::string>* at_bound) {
+  for (int i = fs.fit_16bit ? 0 : 1; i < kRooflineParams; ++i) {
+    const bool lo = r[i] <= fs.bounds[i].lo + 1e-9;
+    const bool hi = r[i] >= fs.bounds[i].hi - 1e-9;
+    if (lo || hi) {
+      at_bound->push_back(std::string(kRooflineNames[i]) +
+                          (lo ? " at its lower bound" : " at its upper bound"));
+    }
+  }
+  // Factor i, when fitted, at a bound of `b`.
+  const auto factor_at_bound = [&](bool fitted, int i, const Bounds& b, const char* name) {
+    if (fitted && (f[i] <= b.lo + 1e-9 || f[i] >= b.hi - 1e-9)) {
+      at_bound->push_back(std::string(name) +
+                          (f[i] <= b.lo + 1e-9 ? " at its lower bound" : " at its upper bound"));
+    }
+  };
+  factor_at_bound(options.fit_flash_attention, 0, fs.flash_bounds, "flash_attention_efficiency");
+  factor_at_bound(fs.fit_fp8, 2, fs.fp8_bounds, "fp8_gemm_efficiency");
+  factor_at_bound(fs.fit_fp4, 3, fs.fp4_bounds, "fp4_gemm_efficiency");
+  factor_at_bound(fs.fit_stack, 1, fs.stack_bounds, "pytorch_fsdp_efficiency");
+}
+
+// 2. Polish start `s` (of `polish`) of the screen with Ceres; *best becomes
+// it when it is usable and costs less.
+void polish_start(const std::vector<AccuracyCase>& cases, const AccuracyConstants& initial,
+                  const CalibrationOptions& options, const FitSetup& fs, const Screen& sc, int s,
+                  int polish, const std::function<void(const std::string&)>& add_line,
+                  CalibrationResult* result) {
+  CalibrationResult& best = *result;
+  const auto& grid = sc.grid;
+  const auto& order = sc.order;
+  const std::vector<double>& screen_cost = sc.screen_cost;
+  char line[256];
+  double r[kRooflineParams];
+  double n[kNetworkParams] = {fs.n0[0], fs.n0[1]};
+  double f[kFactorParams] = {fs.f0[0], fs.f0[1], fs.f0[2], fs.f0[3]};
+  std::copy(grid[order[s]].begin(), grid[order[s]].end(), r);
+  ceres::Problem problem;
+  ceres::NumericDiffOptions diff;
+  diff.relative_step_size = 1e-3;
+  for (const AccuracyCase& c : cases) {
+    auto* cost = new ceres::NumericDiffCostFunction<LogTimeResidual, ceres::FORWARD, 1,
+                                                    kRooflineParams, kNetworkParams,
+                                                    kFactorParams>(
+        new LogTimeResidual{&c, &initial}, ceres::TAKE_OWNERSHIP, 1, diff);
+    problem.AddResidualBlock(cost, new ceres::HuberLoss(kHuberDelta), r, n, f);
+  }
+  bound_parameters(fs, options, r, n, f, &problem);
+  ceres::Solver::Options solver = polish_solver_options(options, options.max_iterations);
+  ProgressCallback callback(options, s + 1, polish);
+  if (options.on_progress) solver.callbacks.push_back(&callback);
+  ceres::Solver::Summary summary;
+  ceres::Solve(solver, &problem, &summary);
+  std::snprintf(
+      line, sizeof line, "start %d (screen cost %.6g): cost %.6g after %d iterations (%s)\n", s,
+      screen_cost[order[s]], summary.final_cost, static_cast<int>(summary.iterations.size()),
+      summary.IsSolutionUsable() ? "usable" : "failed");
+  add_line(line);
+  ++best.starts;
+  if (summary.IsSolutionUsable() && summary.final_cost < best.cost) {
+    best.cost = summary.final_cost;
+    best.constants = to_constants(initial, r, n, f);
+    best.at_bound.clear();
+    record_at_bounds(fs, options, r, f, &best.at_bound);
+  }
+}
+
+}  // namespace
+
+// Ceres' cost (1/2 sum of Huber(r^2)) of the constants: the screening
+// objective, equal to what the solver minimises (declared in restricted_fit.h, which
+// screens with it too).
+Result<double> robust_cost(const std::vector<AccuracyCase>& cases, const AccuracyConstants& k) {
+  std::vector<AccuracyCase> trial = cases;
+  apply_constants(k, &trial);
+  LLMPLAN_ASSIGN_OR_RETURN(std::vector<double> pred, predict_iteration_times(trial, nullptr));
+  const ceres::HuberLoss loss(kHuberDelta);
+  double cost = 0;
+  for (size_t i = 0; i < cases.size(); ++i) {
+    const double r = std::log(pred[i] / cases[i].run.iteration_time_s);
+    double rho[3];
+    loss.Evaluate(r * r, rho);
+    cost += 0.5 * rho[0];
+  }
+  return cost;
+}
+
+Result<CalibrationResult> calibrate(const std::vector<AccuracyCase>& cases,
+                                    const AccuracyConstants& initial,
+                                    const CalibrationOptions& options) {
+  if (cases.empty()) return Status::invalid_argument("calibrate: no measured runs");
+  if (options.starts < 1 || options.starts > kCalibrationScreenPoints) {
+    return Status::invalid_argument("calibrate: starts must be from 1 to " +
+                                    std::to_string(kCalibrationScreenPoints));
+  }
+  if (options.max_iterations < 1 || options.max_iterations > kMaxCalibrationIterations) {
+    return Status::invalid_argument("calibrate: max_iterations must be from 1 to " +
+                                    std::to_string(kMaxCalibrationIterations));
+  }
+  // Rows too few for the full fit: the restricted fit (#26).
+  if (use_restricted_fit(cases, options)) return calibrate_restricted(cases, initial, options);
+  CalibrationResult best;
+  best.cost = std::numeric_limits<double>::infinity();
+  const auto add_line = [&](const std::string& text) {
+    best.summary += text;
+    if (options.on_line) options.on_line(text);
+  };
+  const FitSetup fs = fit_setup(cases, initial, options);
+  LLMPLAN_ASSIGN_OR_RETURN(const Screen sc, screen_starts(cases, initial, options, fs, add_line));
 
   // 2. Polish the best `starts` points with Ceres.
-  const int polish = std::min<int>(options.starts, static_cast<int>(grid.size()));
+  const int polish = std::min<int>(options.starts, static_cast<int>(sc.grid.size()));
   for (int s = 0; s < polish; ++s) {
-    double r[kRooflineParams];
-    double n[kNetworkParams] = {n0[0], n0[1]};
-    double f[kFactorParams] = {f0[0], f0[1], f0[2], f0[3]};
-    std::copy(grid[order[s]].begin(), grid[order[s]].end(), r);
-    ceres::Problem problem;
-    ceres::NumericDiffOptions diff;
-    diff.relative_step_size = 1e-3;
-    for (const AccuracyCase& c : cases) {
-      auto* cost = new ceres::NumericDiffCostFunction<LogTimeResidual, ceres::FORWARD, 1,
-                                                      kRooflineParams, kNetworkParams,
-                                                      kFactorParams>(
-          new LogTimeResidual{&c, &initial}, ceres::TAKE_OWNERSHIP, 1, diff);
-      problem.AddResidualBlock(cost, new ceres::HuberLoss(kHuberDelta), r, n, f);
-    }
-    for (int i = fit_16bit ? 0 : 1; i < kRooflineParams; ++i) {
-      problem.SetParameterLowerBound(r, i, bounds[i].lo);
-      problem.SetParameterUpperBound(r, i, bounds[i].hi);
-    }
-    if (!fit_16bit) problem.SetManifold(r, new ceres::SubsetManifold(kRooflineParams, {0}));
-    for (int i = 0; i < kNetworkParams; ++i) {
-      problem.SetParameterLowerBound(n, i, kNetworkBounds[i].lo);
-      problem.SetParameterUpperBound(n, i, kNetworkBounds[i].hi);
-    }
-    if (!options.fit_network) problem.SetParameterBlockConstant(n);
-    std::vector<int> fixed;
-    if (options.fit_flash_attention) {
-      problem.SetParameterLowerBound(f, 0, flash_bounds.lo);
-      problem.SetParameterUpperBound(f, 0, flash_bounds.hi);
-    } else {
-      fixed.push_back(0);
-    }
-    if (fit_stack) {
-      problem.SetParameterLowerBound(f, 1, stack_bounds.lo);
-      problem.SetParameterUpperBound(f, 1, stack_bounds.hi);
-    } else {
-      fixed.push_back(1);
-    }
-    if (fit_fp8) {
-      problem.SetParameterLowerBound(f, 2, fp8_bounds.lo);
-      problem.SetParameterUpperBound(f, 2, fp8_bounds.hi);
-    } else {
-      fixed.push_back(2);
-    }
-    if (fit_fp4) {
-      problem.SetParameterLowerBound(f, 3, fp4_bounds.lo);
-      problem.SetParameterUpperBound(f, 3, fp4_bounds.hi);
-    } else {
-      fixed.push_back(3);
-    }
-    if (fixed.size() == kFactorParams) {
-      problem.SetParameterBlockConstant(f);
-    } else if (!fixed.empty()) {
-      problem.SetManifold(f, new ceres::SubsetManifold(kFactorParams, fixed));
-    }
-    ceres::Solver::Options solver = polish_solver_options(options, options.max_iterations);
-    ProgressCallback callback(options, s + 1, polish);
-    if (options.on_progress) solver.callbacks.push_back(&callback);
-    ceres::Solver::Summary summary;
-    ceres::Solve(solver, &problem, &summary);
-    std::snprintf(
-        line, sizeof line, "start %d (screen cost %.6g): cost %.6g after %d iterations (%s)\n", s,
-        screen_cost[order[s]], summary.final_cost, static_cast<int>(summary.iterations.size()),
-        summary.IsSolutionUsable() ? "usable" : "failed");
-    add_line(line);
-    ++best.starts;
-    if (summary.IsSolutionUsable() && summary.final_cost < best.cost) {
-      best.cost = summary.final_cost;
-      best.constants = to_constants(initial, r, n, f);
-      best.at_bound.clear();
-      for (int i = fit_16bit ? 0 : 1; i < kRooflineParams; ++i) {
-        const bool lo = r[i] <= bounds[i].lo + 1e-9;
-        const bool hi = r[i] >= bounds[i].hi - 1e-9;
-        if (lo || hi) {
-          best.at_bound.push_back(std::string(kRooflineNames[i]) +
-                                  (lo ? " at its lower bound" : " at its upper bound"));
-        }
-      }
-      if (options.fit_flash_attention &&
-          (f[0] <= flash_bounds.lo + 1e-9 || f[0] >= flash_bounds.hi - 1e-9)) {
-        best.at_bound.push_back(std::string("flash_attention_efficiency") +
-                                (f[0] <= flash_bounds.lo + 1e-9 ? " at its lower bound"
-                                                                : " at its upper bound"));
-      }
-      if (fit_fp8 && (f[2] <= fp8_bounds.lo + 1e-9 || f[2] >= fp8_bounds.hi - 1e-9)) {
-        best.at_bound.push_back(std::string("fp8_gemm_efficiency") +
-                                (f[2] <= fp8_bounds.lo + 1e-9 ? " at its lower bound"
-                                                              : " at its upper bound"));
-      }
-      if (fit_fp4 && (f[3] <= fp4_bounds.lo + 1e-9 || f[3] >= fp4_bounds.hi - 1e-9)) {
-        best.at_bound.push_back(std::string("fp4_gemm_efficiency") +
-                                (f[3] <= fp4_bounds.lo + 1e-9 ? " at its lower bound"
-                                                              : " at its upper bound"));
-      }
-      if (fit_stack && (f[1] <= stack_bounds.lo + 1e-9 || f[1] >= stack_bounds.hi - 1e-9)) {
-        best.at_bound.push_back(std::string("pytorch_fsdp_efficiency") +
-                                (f[1] <= stack_bounds.lo + 1e-9 ? " at its lower bound"
-                                                                : " at its upper bound"));
-      }
-    }
+    polish_start(cases, initial, options, fs, sc, s, polish, add_line, &best);
   }
   if (!std::isfinite(best.cost)) {
     return Status::internal("calibrate: none of the " + std::to_string(best.starts) +
@@ -610,10 +422,10 @@ Result<CalibrationResult> calibrate(const std::vector<AccuracyCase>& cases,
   // A fit with no more rows than constants matches any rows (issue 31: one
   // row gave "MAPE 0.98 %"): a result, but one that says it identifies
   // nothing.
-  const size_t fitted_constants = kRooflineParams - (fit_16bit ? 0 : 1) +
+  const size_t fitted_constants = kRooflineParams - (fs.fit_16bit ? 0 : 1) +
                                   (options.fit_network ? kNetworkParams : 0) +
-                                  (options.fit_flash_attention ? 1 : 0) + (fit_stack ? 1 : 0) +
-                                  (fit_fp8 ? 1 : 0) + (fit_fp4 ? 1 : 0);
+                                  (options.fit_flash_attention ? 1 : 0) + (fs.fit_stack ? 1 : 0) +
+                                  (fs.fit_fp8 ? 1 : 0) + (fs.fit_fp4 ? 1 : 0);
   if (cases.size() <= fitted_constants) {
     add_line("warning: " + std::to_string(cases.size()) + " rows for " +
              std::to_string(fitted_constants) +

@@ -207,9 +207,10 @@ std::string band_coverage_table(const BandCheck& check, bool md) {
   return md ? t.markdown() : t.text();
 }
 
-std::string held_out_report(const std::vector<AccuracyCase>& cases,
-                            const std::vector<double>& held_out_predicted,
-                            const std::vector<int>& fold, int folds) {
+namespace {
+
+// The command that reproduces the report: every source file, the GPU, folds.
+std::string calibrate_command(const std::vector<AccuracyCase>& cases, int folds) {
   std::string command = "llmplan calibrate";
   std::vector<std::string> files;
   for (const AccuracyCase& c : cases) {
@@ -218,6 +219,71 @@ std::string held_out_report(const std::vector<AccuracyCase>& cases,
   for (const std::string& f : files) command += " " + f;
   command += " --gpu " + cases.front().config.cluster.gpu.name + " -o FILE --folds " +
              std::to_string(folds);
+  return command;
+}
+
+// The measured MFU range of each precision, each against its own peak; the
+// FP8 and NVFP4 runs' highest in *max_fp8 and *max_fp4 (0 for none).
+std::string mfu_by_precision(const std::vector<AccuracyCase>& fitted,
+                             const std::vector<double>& mfu, double* max_fp8, double* max_fp4) {
+  std::string out;
+  char buf[512];
+  // 0: 16-bit, 1: FP8, 2: NVFP4.
+  auto kind_of = [](simulator::Precision p) {
+    return p == simulator::Precision::kFp8 ? 1 : p == simulator::Precision::kNvfp4 ? 2 : 0;
+  };
+  static constexpr const char* kKindNames[] = {"16-bit", "FP8", "NVFP4"};
+  static constexpr const char* kPeakNames[] = {"16-bit", "FP8", "FP4"};
+  for (const int kind : {0, 1, 2}) {
+    double a = 1e300, b = 0;
+    size_t n = 0;
+    for (size_t i = 0; i < fitted.size(); ++i) {
+      if (kind_of(fitted[i].config.plan.precision) != kind) continue;
+      a = std::min(a, mfu[i]);
+      b = std::max(b, mfu[i]);
+      ++n;
+    }
+    if (n == 0) continue;
+    if (kind == 1) *max_fp8 = b;
+    if (kind == 2) *max_fp4 = b;
+    std::snprintf(buf, sizeof buf, "  %s runs (%zu): %.4f .. %.4f of the %s peak\n",
+                  kKindNames[kind], n, a, b, kPeakNames[kind]);
+    out += buf;
+  }
+  return out;
+}
+
+// Quantiles as the JSON list items {"p": P, "ratio": R}, comma-separated.
+std::string quantiles_json(const std::vector<std::pair<double, double>>& quantiles) {
+  char buf[512];
+  std::string qs;
+  for (const auto& [p, r] : quantiles) {
+    std::snprintf(buf, sizeof buf, "%s{\"p\": %.2f, \"ratio\": %.4f}", qs.empty() ? "" : ", ", p,
+                  r);
+    qs += buf;
+  }
+  return qs;
+}
+
+// The error-band groups as JSON list items {"key", "samples", "quantiles"}.
+std::string band_groups_json(const std::vector<simulator::BandFeatures>& features,
+                             const std::vector<double>& ratio,
+                             const std::vector<double>& probabilities) {
+  std::string gs;
+  for (const auto& g : band_groups(features, ratio, probabilities)) {
+    const std::string gq = quantiles_json(g.quantiles);
+    gs += std::string(gs.empty() ? "" : ", ") + "{\"key\": \"" + g.key +
+          "\", \"samples\": " + std::to_string(g.samples) + ", \"quantiles\": [" + gq + "]}";
+  }
+  return gs;
+}
+
+}  // namespace
+
+std::string held_out_report(const std::vector<AccuracyCase>& cases,
+                            const std::vector<double>& held_out_predicted,
+                            const std::vector<int>& fold, int folds) {
+  const std::string command = calibrate_command(cases, folds);
   std::vector<double> ratio;
   for (size_t i = 0; i < cases.size(); ++i) {
     ratio.push_back(cases[i].run.iteration_time_s / held_out_predicted[i]);
@@ -248,35 +314,9 @@ std::string held_out_report(const std::vector<AccuracyCase>& cases,
   // an FP8 plan's MFU is held to (validation.max_mfu_fp8, simulator/caveats.h),
   // the NVFP4 runs' an NVFP4 plan's (validation.max_mfu_fp4).
   double max_fp8 = 0, max_fp4 = 0;
-  // 0: 16-bit, 1: FP8, 2: NVFP4.
-  auto kind_of = [](simulator::Precision p) {
-    return p == simulator::Precision::kFp8 ? 1 : p == simulator::Precision::kNvfp4 ? 2 : 0;
-  };
-  static constexpr const char* kKindNames[] = {"16-bit", "FP8", "NVFP4"};
-  static constexpr const char* kPeakNames[] = {"16-bit", "FP8", "FP4"};
-  for (const int kind : {0, 1, 2}) {
-    double a = 1e300, b = 0;
-    size_t n = 0;
-    for (size_t i = 0; i < fitted.size(); ++i) {
-      if (kind_of(fitted[i].config.plan.precision) != kind) continue;
-      a = std::min(a, mfu[i]);
-      b = std::max(b, mfu[i]);
-      ++n;
-    }
-    if (n == 0) continue;
-    if (kind == 1) max_fp8 = b;
-    if (kind == 2) max_fp4 = b;
-    std::snprintf(buf, sizeof buf, "  %s runs (%zu): %.4f .. %.4f of the %s peak\n",
-                  kKindNames[kind], n, a, b, kPeakNames[kind]);
-    out += buf;
-  }
+  out += mfu_by_precision(fitted, mfu, &max_fp8, &max_fp4);
   // The preset's "validation" object.
-  std::string qs;
-  for (const auto& [p, r] : q) {
-    std::snprintf(buf, sizeof buf, "%s{\"p\": %.2f, \"ratio\": %.4f}", qs.empty() ? "" : ", ", p,
-                  r);
-    qs += buf;
-  }
+  const std::string qs = quantiles_json(q);
   std::snprintf(buf, sizeof buf,
                 "validation JSON: {\"calibrated\": true, \"min_mfu\": %.4f, \"max_mfu\": %.4f, ",
                 *lo, *hi);
@@ -294,17 +334,7 @@ std::string held_out_report(const std::vector<AccuracyCase>& cases,
   head += buf;
   std::vector<simulator::BandFeatures> features;
   for (const AccuracyCase& c : cases) features.push_back(case_band_features(c));
-  std::string gs;
-  for (const auto& g : band_groups(features, ratio, probabilities)) {
-    std::string gq;
-    for (const auto& [p, r] : g.quantiles) {
-      std::snprintf(buf, sizeof buf, "%s{\"p\": %.2f, \"ratio\": %.4f}", gq.empty() ? "" : ", ",
-                    p, r);
-      gq += buf;
-    }
-    gs += std::string(gs.empty() ? "" : ", ") + "{\"key\": \"" + g.key +
-          "\", \"samples\": " + std::to_string(g.samples) + ", \"quantiles\": [" + gq + "]}";
-  }
+  const std::string gs = band_groups_json(features, ratio, probabilities);
   out += head + qs + "], \"groups\": [" + gs + "], \"source\": \"" + command + "\"}}\n";
   out += "band coverage (measured/predicted ratio inside P10-P90 of the other folds' rows of its "
          "group; groups of >= " +

@@ -111,10 +111,10 @@ void apply_deepseek_v3(const MoeRecipeRow& row, bool gb200, bool b200,
 //    Super rows, EP 64 over 8 DGX nodes, span nodes). Other models' flex rows
 //    would run the same kernels, but their MoE constants were fitted without
 //    it, so they are left as they were (README "Hybrid Mamba models").
-//    The B200 TP 1 rows' recompute_modules are mapped in runs_file.cc
+//    The B200 TP 1 rows' recompute_modules are mapped in blackwell_rows.cc
 //    (from @06e8da4ede24); not modelled: the CUDA graphs.
 // Only one commit of the Qwen3 presets file is in the stored sources; the
-// runs file maps every release of a layout with it (as runs_file.cc does
+// runs file maps every release of a layout with it (as blackwell_rows.cc does
 // for the recompute and overlap settings), so an older release that ran
 // the alltoall dispatcher would be mapped too fast. Layouts that do not
 // match a preset are left alone.

@@ -17,7 +17,6 @@
 namespace llmplan::planner {
 namespace {
 
-constexpr double kHuberDelta = 0.03;  // on log(predicted / measured), as calibrate()
 // The most constants a restricted fit frees (the candidate list's length).
 constexpr int kMaxFree = 5;
 // The most solver parameters: the free constants plus, in a pooled fit, the
@@ -235,16 +234,10 @@ AccuracyConstants restricted_constants(const AccuracyConstants& prior,
   return k;
 }
 
-Result<CalibrationResult> calibrate_restricted(const std::vector<AccuracyCase>& cases,
-                                               const AccuracyConstants& initial,
-                                               const CalibrationOptions& options) {
-  if (cases.empty()) return Status::invalid_argument("calibrate: no measured runs");
-  if (options.prior_reference == nullptr) {
-    return Status::invalid_argument("calibrate: the restricted fit needs a reference GPU");
-  }
-  const simulator::GpuSpec& gpu = cases.front().config.cluster.gpu;
-  const std::vector<AccuracyCase> no_pool;
-  const std::vector<AccuracyCase>& pool = options.pool ? *options.pool : no_pool;
+namespace {
+
+// The pooled rows must all be of one GPU other than the cases'.
+Status check_pool(const simulator::GpuSpec& gpu, const std::vector<AccuracyCase>& pool) {
   for (const AccuracyCase& c : pool) {
     if (c.config.cluster.gpu.name != pool.front().config.cluster.gpu.name ||
         c.config.cluster.gpu.name == gpu.name) {
@@ -252,22 +245,21 @@ Result<CalibrationResult> calibrate_restricted(const std::vector<AccuracyCase>& 
                                       c.name + ")");
     }
   }
-  // The free set of a pooled fit counts both GPUs' rows.
-  std::vector<AccuracyCase> counted = cases;
-  counted.insert(counted.end(), pool.begin(), pool.end());
-  const FreeSet set = select_free_constants(counted);
-  if (set.free.empty()) {
-    return Status::failed_precondition("calibrate: no constant of the restricted fit is "
-                                       "exercised by " + std::to_string(kMinRowsPerFreeConstant) +
-                                       " or more of the " + std::to_string(counted.size()) +
-                                       " rows");
-  }
-  const AccuracyConstants prior = prior_constants(gpu, *options.prior_reference, initial);
-  const bool underdetermined = set.eligible.empty();
-  // Parameters: one per free constant (the cases' GPU), then the pool GPU's
-  // own GEMM scales; the pool shares the others.
+  return Status();
+}
+
+// Parameters: one per free constant (the cases' GPU), then the pool GPU's
+// own GEMM scales; the pool shares the others. Sets each group's GPU,
+// prior and parameter indices; returns the parameters' bounds.
+Result<std::vector<FreeBounds>> fit_groups(const std::vector<AccuracyCase>& cases,
+                                           const std::vector<AccuracyCase>& pool,
+                                           const FreeSet& set, const AccuracyConstants& prior,
+                                           const CalibrationOptions& options,
+                                           std::vector<FitGroup>* fit_groups) {
+  std::vector<FitGroup>& groups = *fit_groups;
+  const simulator::GpuSpec& gpu = cases.front().config.cluster.gpu;
   std::vector<FreeBounds> bounds;
-  std::vector<FitGroup> groups(pool.empty() ? 1 : 2);
+  groups.resize(pool.empty() ? 1 : 2);
   groups[0].cases = &cases;
   groups[0].gpu = &gpu;
   groups[0].prior = prior;
@@ -294,23 +286,38 @@ Result<CalibrationResult> calibrate_restricted(const std::vector<AccuracyCase>& 
       }
     }
   }
-  CalibrationResult best;
-  const auto add_line = [&](const std::string& text) {
-    best.summary += text;
-    if (options.on_line) options.on_line(text);
-  };
+  return bounds;
+}
+
+// The first line of the fit's summary: rows, pool, free set, prior.
+std::string restricted_header(const std::vector<AccuracyCase>& cases,
+                              const std::vector<AccuracyCase>& pool, const FreeSet& set,
+                              const CalibrationOptions& options) {
   std::string names;
   for (const FreeConstant& f : set.free) {
     names += (names.empty() ? "" : ", ") + f.name + " (" + std::to_string(f.rows) + " rows)";
   }
-  add_line("restricted dense fit: " + std::to_string(cases.size()) + " rows" +
-           (pool.empty() ? std::string()
-                         : " pooled with " + std::to_string(pool.size()) + " rows of " +
-                               pool.front().config.cluster.gpu.name +
-                               " (own GEMM scales, shared attention and host costs)") +
-           ", at least " + std::to_string(kMinRowsPerFreeConstant) + " per free constant: free " +
-           names + "; held at " + options.prior_reference->name +
-           "'s calibration scaled by datasheet ratios (planner/accuracy/restricted_fit.h)\n");
+  return "restricted dense fit: " + std::to_string(cases.size()) + " rows" +
+         (pool.empty() ? std::string()
+                       : " pooled with " + std::to_string(pool.size()) + " rows of " +
+                             pool.front().config.cluster.gpu.name +
+                             " (own GEMM scales, shared attention and host costs)") +
+         ", at least " + std::to_string(kMinRowsPerFreeConstant) + " per free constant: free " +
+         names + "; held at " + options.prior_reference->name +
+         "'s calibration scaled by datasheet ratios (planner/accuracy/restricted_fit.h)\n";
+}
+
+// The screened points and their costs; `start` the cheapest.
+struct RestrictedScreen {
+  std::vector<std::vector<double>> grid;
+  std::vector<double> screen;
+  size_t start = 0;
+};
+
+// Screen: 3 points per parameter, inside its bounds (at 1/6, 1/2, 5/6).
+Result<RestrictedScreen> screen_restricted(const std::vector<FitGroup>& groups, const FreeSet& set,
+                                           const std::vector<FreeBounds>& bounds,
+                                           const CalibrationOptions& options) {
   const auto total_cost = [&](const double* x) -> Result<double> {
     double cost = 0;
     for (const FitGroup& g : groups) {
@@ -321,9 +328,11 @@ Result<CalibrationResult> calibrate_restricted(const std::vector<AccuracyCase>& 
     }
     return cost;
   };
-  // Screen: 3 points per parameter, inside its bounds (at 1/6, 1/2, 5/6).
+  RestrictedScreen sc;
+  std::vector<std::vector<double>>& grid = sc.grid;
+  std::vector<double>& screen = sc.screen;
   const size_t n = bounds.size();
-  std::vector<std::vector<double>> grid(1);
+  grid.resize(1);
   for (size_t i = 0; i < n; ++i) {
     std::vector<std::vector<double>> next;
     for (const std::vector<double>& g : grid) {
@@ -335,7 +344,7 @@ Result<CalibrationResult> calibrate_restricted(const std::vector<AccuracyCase>& 
     }
     grid = std::move(next);
   }
-  std::vector<double> screen(grid.size());
+  screen.resize(grid.size());
   for (size_t g = 0; g < grid.size(); ++g) {
     LLMPLAN_ASSIGN_OR_RETURN(screen[g], total_cost(grid[g].data()));
     if (options.on_progress) {
@@ -344,10 +353,19 @@ Result<CalibrationResult> calibrate_restricted(const std::vector<AccuracyCase>& 
                            *std::min_element(screen.begin(), screen.begin() + g + 1)});
     }
   }
-  const size_t start = static_cast<size_t>(
+  sc.start = static_cast<size_t>(
       std::min_element(screen.begin(), screen.end()) - screen.begin());
-  double x[kMaxParams] = {0, 0, 0, 0, 0, 0, 0, 0};
-  for (size_t i = 0; i < n; ++i) x[i] = grid[start][i];
+  return sc;
+}
+
+// The Ceres polish from the screen's best point: its parameters in *x,
+// its summary returned.
+ceres::Solver::Summary polish_restricted(const std::vector<FitGroup>& groups, const FreeSet& set,
+                                         const std::vector<FreeBounds>& bounds,
+                                         const CalibrationOptions& options,
+                                         const RestrictedScreen& sc, double* x) {
+  const size_t n = bounds.size();
+  for (size_t i = 0; i < n; ++i) x[i] = sc.grid[sc.start][i];
   ceres::Problem problem;
   ceres::NumericDiffOptions diff;
   diff.relative_step_size = 1e-3;
@@ -373,30 +391,79 @@ Result<CalibrationResult> calibrate_restricted(const std::vector<AccuracyCase>& 
       polish_solver_options(options, std::min(options.max_iterations, 200));
   ceres::Solver::Summary summary;
   ceres::Solve(solver, &problem, &summary);
+  return summary;
+}
+
+// The pooled fit's line: each free GEMM scale on both GPUs.
+std::string pooled_scales(const FreeSet& set, const std::vector<double>& values,
+                          const std::vector<double>& params, const simulator::GpuSpec& gpu,
+                          const FitGroup& pool_group) {
+  std::string pooled;
+  for (size_t i = 0; i < set.free.size(); ++i) {
+    if (!is_gemm_scale(set.free[i].name)) continue;
+    pooled += (pooled.empty() ? "" : ", ") + set.free[i].name + " scale " +
+              fmt("%.4g", values[i]) + " (" + gpu.name + "), " +
+              fmt("%.4g", params[static_cast<size_t>(pool_group.index[i])]) + " (" +
+              pool_group.gpu->name + ")";
+  }
+  return "pooled fit, per-GPU GEMM scales: " + pooled + "\n";
+}
+
+}  // namespace
+
+Result<CalibrationResult> calibrate_restricted(const std::vector<AccuracyCase>& cases,
+                                               const AccuracyConstants& initial,
+                                               const CalibrationOptions& options) {
+  if (cases.empty()) return Status::invalid_argument("calibrate: no measured runs");
+  if (options.prior_reference == nullptr) {
+    return Status::invalid_argument("calibrate: the restricted fit needs a reference GPU");
+  }
+  const simulator::GpuSpec& gpu = cases.front().config.cluster.gpu;
+  const std::vector<AccuracyCase> no_pool;
+  const std::vector<AccuracyCase>& pool = options.pool ? *options.pool : no_pool;
+  LLMPLAN_RETURN_IF_ERROR(check_pool(gpu, pool));
+  // The free set of a pooled fit counts both GPUs' rows.
+  std::vector<AccuracyCase> counted = cases;
+  counted.insert(counted.end(), pool.begin(), pool.end());
+  const FreeSet set = select_free_constants(counted);
+  if (set.free.empty()) {
+    return Status::failed_precondition("calibrate: no constant of the restricted fit is "
+                                       "exercised by " + std::to_string(kMinRowsPerFreeConstant) +
+                                       " or more of the " + std::to_string(counted.size()) +
+                                       " rows");
+  }
+  const AccuracyConstants prior = prior_constants(gpu, *options.prior_reference, initial);
+  const bool underdetermined = set.eligible.empty();
+  std::vector<FitGroup> groups;
+  LLMPLAN_ASSIGN_OR_RETURN(const std::vector<FreeBounds> bounds,
+                           fit_groups(cases, pool, set, prior, options, &groups));
+  CalibrationResult best;
+  const auto add_line = [&](const std::string& text) {
+    best.summary += text;
+    if (options.on_line) options.on_line(text);
+  };
+  add_line(restricted_header(cases, pool, set, options));
+  LLMPLAN_ASSIGN_OR_RETURN(const RestrictedScreen sc,
+                           screen_restricted(groups, set, bounds, options));
+  const size_t n = bounds.size();
+  const size_t start = sc.start;
+  const std::vector<double>& screen = sc.screen;
+  double x[kMaxParams] = {0, 0, 0, 0, 0, 0, 0, 0};
+  const ceres::Solver::Summary summary = polish_restricted(groups, set, bounds, options, sc, x);
   const double polished =
       summary.IsSolutionUsable() ? summary.final_cost : std::numeric_limits<double>::infinity();
   const std::vector<double> params = polished <= screen[start]
                                          ? std::vector<double>(x, x + n)
-                                         : grid[start];
+                                         : sc.grid[start];
   const std::vector<double> values = groups[0].values(params.data());
   best.cost = std::min(polished, screen[start]);
   best.starts = 1;
   best.constants = restricted_constants(prior, gpu, set.free, values);
-  add_line("screened " + std::to_string(grid.size()) + " points: best cost " +
+  add_line("screened " + std::to_string(sc.grid.size()) + " points: best cost " +
            fmt("%.6g", screen[start]) + "; polished: cost " + fmt("%.6g", best.cost) + " after " +
            std::to_string(summary.iterations.size()) + " iterations (" +
            (summary.IsSolutionUsable() ? "usable" : "failed") + ")\n");
-  if (!pool.empty()) {
-    std::string pooled;
-    for (size_t i = 0; i < set.free.size(); ++i) {
-      if (!is_gemm_scale(set.free[i].name)) continue;
-      pooled += (pooled.empty() ? "" : ", ") + set.free[i].name + " scale " +
-                fmt("%.4g", values[i]) + " (" + gpu.name + "), " +
-                fmt("%.4g", params[static_cast<size_t>(groups[1].index[i])]) + " (" +
-                groups[1].gpu->name + ")";
-    }
-    add_line("pooled fit, per-GPU GEMM scales: " + pooled + "\n");
-  }
+  if (!pool.empty()) add_line(pooled_scales(set, values, params, gpu, groups[1]));
   for (size_t i = 0; i < set.free.size(); ++i) {
     const double span = bounds[i].hi - bounds[i].lo;
     if (values[i] <= bounds[i].lo + 1e-6 * span) {
@@ -411,12 +478,7 @@ Result<CalibrationResult> calibrate_restricted(const std::vector<AccuracyCase>& 
              std::to_string(kMinRowsPerFreeConstant) +
              " for any constant: the fit is underdetermined and its MAPE means nothing\n");
   }
-  std::vector<AccuracyCase> fitted = cases;
-  apply_constants(best.constants, &fitted);
-  LLMPLAN_ASSIGN_OR_RETURN(const std::vector<double> pred, predict_iteration_times(fitted, nullptr));
-  std::vector<double> meas;
-  for (const AccuracyCase& c : cases) meas.push_back(c.run.iteration_time_s);
-  best.in_sample_mape = summarise(pred, meas).mape;
+  LLMPLAN_ASSIGN_OR_RETURN(best.in_sample_mape, in_sample_mape(cases, best.constants));
   return best;
 }
 

@@ -195,7 +195,7 @@ std::string blackwell_model_name(std::string_view cell);
 //  - NVIDIA dgxc-benchmarking rows -> missing "reserved source" (a blind
 //    test of this project: never fitted nor counted in an accuracy figure);
 //  - recompute, sharding and overlaps from the Megatron-Bridge performance
-//    recipes (runs_file.cc names the files and commits): the distributed
+//    recipes (blackwell_rows.cc names the files and commits): the distributed
 //    optimizer with gradient-reduce and parameter-gather overlap; TP
 //    communication overlap where tp > 1; Megatron-FSDP (zero3) where the
 //    notes say "FSDP=N" with N > 0 (Llama 3 70B / 3.1 405B on GB200 in FP8:

@@ -7,24 +7,13 @@
 #include <cmath>
 #include <cstdio>
 
+#include "planner/accuracy/accuracy_json.h"
 #include "planner/accuracy/held_out.h"
 #include "reports/table.h"
 #include "base/strict_json.h"
 
 namespace llmplan::planner {
 namespace {
-
-std::string pct(double fraction) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.2f %%", 100.0 * fraction);
-  return buf;
-}
-
-std::vector<double> measured_of(const std::vector<AccuracyCase>& cases) {
-  std::vector<double> m;
-  for (const AccuracyCase& c : cases) m.push_back(c.run.iteration_time_s);
-  return m;
-}
 
 // One grouping's rows: key -> case indices, keys in order of first appearance.
 struct Group {
@@ -65,16 +54,6 @@ double mape_of(const std::vector<size_t>& index, const std::vector<double>& pred
     m.push_back(cases[i].run.iteration_time_s);
   }
   return summarise(p, m).mape;
-}
-
-boost::json::object summary_json(const ErrorSummary& e) {
-  boost::json::object o;
-  o["rows"] = e.rows;
-  o["mape"] = e.mape;
-  o["median_ape"] = e.median_ape;
-  o["max_ape"] = e.max_ape;
-  o["mean_signed_error"] = e.mean_signed;
-  return o;
 }
 
 int not_fitting(const RunsValidation& v) {
@@ -176,7 +155,7 @@ std::string release_sections(const RunsValidation& v, bool md) {
       const ReleaseFold f = release_fold(v, k);
       const std::vector<double>& p = f.predicted;
       t.add_row({v.by_release.releases[k], std::to_string(f.rows), std::to_string(p.size()),
-                 p.empty() ? "n/a" : pct(summarise(p, f.measured).mape)});
+                 p.empty() ? "n/a" : percent_text(summarise(p, f.measured).mape)});
     }
     out += md ? "\n## Leave-one-release-out\n\nEach release's rows predicted by a fit on the "
                 "dense rows of the other releases (rows of a GPU no other release trains are "
@@ -191,7 +170,7 @@ std::string release_sections(const RunsValidation& v, bool md) {
     char r[32];
     std::snprintf(r, sizeof r, "%.3f", d.measured_over_predicted);
     t.add_row({d.release, d.gpu, std::to_string(d.rows), d.latest ? "yes" : "no (older)", r,
-               pct(d.mape)});
+               percent_text(d.mape)});
   }
   // Runs whose releases select no calibration rows (the H100 form, its
   // releases read from the source cells: v.latest is empty) are fitted on
@@ -212,109 +191,6 @@ std::string release_sections(const RunsValidation& v, bool md) {
 }
 }  // namespace
 
-Result<HeldOut> cross_validate(
-    const std::vector<AccuracyCase>& cases, const std::vector<int>& fold, int folds,
-    const AccuracyConstants& initial, const CalibrationOptions& options,
-    const std::function<void(int, const CalibrationResult&, const std::vector<double>&,
-                             const std::vector<double>&)>& on_fold,
-    const std::vector<bool>* trainable, bool lenient) {
-  HeldOut out;
-  out.folds = folds;
-  out.fold = fold;
-  out.predicted.assign(cases.size(), std::nan(""));
-  out.seconds.assign(static_cast<size_t>(std::max(folds, 0)), 0.0);
-  // The GPUs, in order of first appearance: each is cross-validated alone.
-  std::vector<std::string> gpus;
-  for (const AccuracyCase& c : cases) {
-    if (std::find(gpus.begin(), gpus.end(), c.config.cluster.gpu.name) == gpus.end()) {
-      gpus.push_back(c.config.cluster.gpu.name);
-    }
-  }
-  for (const std::string& gpu : gpus) {
-    AccuracyConstants start = initial;
-    if (gpus.size() > 1) {
-      for (const AccuracyCase& c : cases) {
-        if (c.config.cluster.gpu.name == gpu) {
-          start = constants_of(c);
-          break;
-        }
-      }
-    }
-    for (int f = 0; f < folds; ++f) {
-      const auto t0 = std::chrono::steady_clock::now();
-      std::vector<AccuracyCase> train, test;
-      std::vector<size_t> test_index;
-      for (size_t i = 0; i < cases.size(); ++i) {
-        if (cases[i].config.cluster.gpu.name != gpu) continue;
-        if (fold[i] == f) {
-          test.push_back(cases[i]);
-          test_index.push_back(i);
-        } else if (!cases[i].config.model.is_moe() &&
-                   (trainable == nullptr || (*trainable)[i])) {
-          // MoE rows are predicted, never fitted: the constants describe
-          // dense layers (calibrate leaves them out too).
-          train.push_back(cases[i]);
-        }
-      }
-      if (test.empty() && gpus.size() > 1) continue;  // no row of this GPU in the fold
-      if (train.empty() && lenient && !test.empty()) continue;  // predictions stay NaN
-      if (test.empty() || train.empty()) {
-        return Status::invalid_argument(
-            "--folds: fold " + std::to_string(f) + " of " + std::to_string(folds) + " has " +
-            (test.empty() ? "no rows"
-                          : "every trainable dense row" +
-                                (gpus.size() > 1 ? " of GPU " + gpu : std::string()) +
-                                " (MoE rows and older releases are not fitted)") +
-            "; give fewer folds");
-      }
-      LLMPLAN_ASSIGN_OR_RETURN(CalibrationResult fit, calibrate(train, start, options));
-      apply_constants(fit.constants, &test);
-      LLMPLAN_ASSIGN_OR_RETURN(std::vector<double> p, predict_iteration_times(test, nullptr));
-      for (size_t j = 0; j < p.size(); ++j) out.predicted[test_index[j]] = p[j];
-      out.seconds[static_cast<size_t>(f)] +=
-          std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-      if (on_fold) on_fold(f, fit, p, measured_of(test));
-    }
-  }
-  return out;
-}
-
-int finite_count(const std::vector<double>& values) {
-  int n = 0;
-  for (double v : values) n += std::isfinite(v) ? 1 : 0;
-  return n;
-}
-
-std::vector<ReleaseDrift> release_drift(const std::vector<AccuracyCase>& cases,
-                                        const std::vector<double>& predicted,
-                                        const std::vector<bool>& latest) {
-  std::vector<ReleaseDrift> out;
-  std::vector<double> log_sum;
-  for (size_t i = 0; i < cases.size(); ++i) {
-    if (!std::isfinite(predicted[i]) || !(predicted[i] > 0)) continue;
-    const bool is_latest = latest.empty() || latest[i];
-    const std::string& gpu = cases[i].config.cluster.gpu.name;
-    auto it = std::find_if(out.begin(), out.end(), [&](const ReleaseDrift& d) {
-      return d.release == cases[i].release && d.gpu == gpu && d.latest == is_latest;
-    });
-    if (it == out.end()) {
-      out.push_back({cases[i].release, gpu, is_latest, 0, 0, 0});
-      log_sum.push_back(0);
-      it = out.end() - 1;
-    }
-    const size_t k = static_cast<size_t>(it - out.begin());
-    const double meas = cases[i].run.iteration_time_s;
-    ++it->rows;
-    log_sum[k] += std::log(meas / predicted[i]);
-    it->mape += std::abs(predicted[i] - meas) / meas;
-  }
-  for (size_t k = 0; k < out.size(); ++k) {
-    out[k].measured_over_predicted = std::exp(log_sum[k] / out[k].rows);
-    out[k].mape /= out[k].rows;
-  }
-  return out;
-}
-
 std::map<std::string, int> missing_feature_counts(const std::vector<PublishedRun>& runs) {
   std::map<std::string, int> out;
   for (const PublishedRun& r : runs) {
@@ -323,29 +199,10 @@ std::map<std::string, int> missing_feature_counts(const std::vector<PublishedRun
   return out;
 }
 
-Result<std::string> runs_validation_json(const RunsValidation& v) {
-  boost::json::object o;
-  const std::vector<double> meas = measured_of(v.cases);
-  o["source"] = v.source;
-  o["gpu"] = v.gpu;
-  o["rows"] = v.runs.size();
-  o["expressible_rows"] = v.cases.size();
-  o["excluded_rows"] = v.runs.size() - v.cases.size();
-  o["not_fitting_rows"] = not_fitting(v);
-  o["in_sample"] = summary_json(summarise(v.predicted, meas));
-  const bool held = v.held_out.folds > 0;
-  if (held) {
-    boost::json::object h = summary_json(summarise(v.held_out.predicted, meas));
-    h["folds"] = v.held_out.folds;
-    boost::json::array s;
-    for (double x : v.held_out.seconds) s.push_back(x);
-    h["seconds_per_fold"] = std::move(s);
-    o["held_out_mape"] = summarise(v.held_out.predicted, meas).mape;
-    o["held_out"] = std::move(h);
-  } else {
-    o["held_out_mape"] = nullptr;
-    o["held_out"] = nullptr;
-  }
+namespace {
+
+// The in-sample and held-out MAPE of each feature group.
+boost::json::object groups_json(const RunsValidation& v, bool held) {
   boost::json::object groups;
   for (const auto& [name, list] : groupings(v.cases, v.latest)) {
     boost::json::array a;
@@ -363,7 +220,11 @@ Result<std::string> runs_validation_json(const RunsValidation& v) {
     }
     groups[name] = std::move(a);
   }
-  o["groups"] = std::move(groups);
+  return groups;
+}
+
+// The rows and errors of each model.
+boost::json::object by_model_json(const RunsValidation& v, bool held) {
   boost::json::object by_model;
   for (const ModelGroup& g : model_groups(v)) {
     boost::json::object e;
@@ -383,7 +244,11 @@ Result<std::string> runs_validation_json(const RunsValidation& v) {
     }
     by_model[g.model] = std::move(e);
   }
-  o["by_model"] = std::move(by_model);
+  return by_model;
+}
+
+// One object per expressible row: its plan, times, errors and memory.
+boost::json::array rows_json(const RunsValidation& v, const std::vector<double>& meas, bool held) {
   boost::json::array rows;
   for (size_t i = 0; i < v.cases.size(); ++i) {
     const AccuracyCase& c = v.cases[i];
@@ -420,7 +285,11 @@ Result<std::string> runs_validation_json(const RunsValidation& v) {
     }
     rows.push_back(std::move(e));
   }
-  o["runs"] = std::move(rows);
+  return rows;
+}
+
+// The rows the simulator cannot express: counted by feature and listed.
+boost::json::object excluded_json(const RunsValidation& v) {
   boost::json::object ex;
   ex["rows"] = v.runs.size() - v.cases.size();
   boost::json::object by;
@@ -440,49 +309,54 @@ Result<std::string> runs_validation_json(const RunsValidation& v) {
     list.push_back(std::move(e));
   }
   ex["runs"] = std::move(list);
-  o["excluded"] = std::move(ex);
-  if (held) {
-    const BandCheck check = band_check(v);
-    boost::json::object bc;
-    bc["min_samples"] = check.min_samples;
-    boost::json::array groups;
-    for (const BandCoverage& c : check.groups) groups.push_back(coverage_json(c));
-    bc["groups"] = std::move(groups);
-    boost::json::object sel = coverage_json(check.selected);
-    sel.erase("p10");
-    sel.erase("p90");
-    bc["as_selected"] = std::move(sel);
-    o["band_coverage"] = std::move(bc);
-  } else {
-    o["band_coverage"] = nullptr;
+  return ex;
+}
+
+// The error band's coverage over the held-out rows (held_out.h).
+boost::json::object band_coverage_json(const RunsValidation& v) {
+  const BandCheck check = band_check(v);
+  boost::json::object bc;
+  bc["min_samples"] = check.min_samples;
+  boost::json::array groups;
+  for (const BandCoverage& c : check.groups) groups.push_back(coverage_json(c));
+  bc["groups"] = std::move(groups);
+  boost::json::object sel = coverage_json(check.selected);
+  sel.erase("p10");
+  sel.erase("p90");
+  bc["as_selected"] = std::move(sel);
+  return bc;
+}
+
+// Leave one release out: each release's rows predicted by a fit on the
+// others.
+boost::json::object leave_one_release_out_json(const RunsValidation& v) {
+  boost::json::object r;
+  boost::json::array list;
+  std::vector<double> all_p, all_m;
+  for (size_t k = 0; k < v.by_release.releases.size(); ++k) {
+    const ReleaseFold f = release_fold(v, k);
+    const std::vector<double>& p = f.predicted;
+    const std::vector<double>& m = f.measured;
+    const int rows = f.rows;
+    all_p.insert(all_p.end(), p.begin(), p.end());
+    all_m.insert(all_m.end(), m.begin(), m.end());
+    boost::json::object e;
+    e["release"] = v.by_release.releases[k];
+    e["rows"] = rows;
+    e["evaluated"] = p.size();
+    e["mape"] = p.empty() ? boost::json::value(nullptr) : boost::json::value(summarise(p, m).mape);
+    list.push_back(std::move(e));
   }
-  if (!v.by_release.releases.empty()) {
-    boost::json::object r;
-    boost::json::array list;
-    std::vector<double> all_p, all_m;
-    for (size_t k = 0; k < v.by_release.releases.size(); ++k) {
-      const ReleaseFold f = release_fold(v, k);
-      const std::vector<double>& p = f.predicted;
-      const std::vector<double>& m = f.measured;
-      const int rows = f.rows;
-      all_p.insert(all_p.end(), p.begin(), p.end());
-      all_m.insert(all_m.end(), m.begin(), m.end());
-      boost::json::object e;
-      e["release"] = v.by_release.releases[k];
-      e["rows"] = rows;
-      e["evaluated"] = p.size();
-      e["mape"] = p.empty() ? boost::json::value(nullptr) : boost::json::value(summarise(p, m).mape);
-      list.push_back(std::move(e));
-    }
-    r["rows"] = v.cases.size();
-    r["evaluated"] = all_p.size();
-    r["mape"] = all_p.empty() ? boost::json::value(nullptr)
-                              : boost::json::value(summarise(all_p, all_m).mape);
-    r["releases"] = std::move(list);
-    o["leave_one_release_out"] = std::move(r);
-  } else {
-    o["leave_one_release_out"] = nullptr;
-  }
+  r["rows"] = v.cases.size();
+  r["evaluated"] = all_p.size();
+  r["mape"] = all_p.empty() ? boost::json::value(nullptr)
+                            : boost::json::value(summarise(all_p, all_m).mape);
+  r["releases"] = std::move(list);
+  return r;
+}
+
+// Every release against the constants in effect.
+boost::json::array stack_drift_json(const RunsValidation& v) {
   boost::json::array drift;
   for (const ReleaseDrift& d : release_drift(v.cases, v.predicted, v.latest)) {
     if (d.release.empty()) continue;
@@ -495,7 +369,49 @@ Result<std::string> runs_validation_json(const RunsValidation& v) {
     e["in_sample_mape"] = d.mape;
     drift.push_back(std::move(e));
   }
-  o["stack_drift"] = std::move(drift);
+  return drift;
+}
+
+}  // namespace
+
+Result<std::string> runs_validation_json(const RunsValidation& v) {
+  boost::json::object o;
+  const std::vector<double> meas = measured_of(v.cases);
+  o["source"] = v.source;
+  o["gpu"] = v.gpu;
+  o["rows"] = v.runs.size();
+  o["expressible_rows"] = v.cases.size();
+  o["excluded_rows"] = v.runs.size() - v.cases.size();
+  o["not_fitting_rows"] = not_fitting(v);
+  o["in_sample"] = summary_json(summarise(v.predicted, meas));
+  const bool held = v.held_out.folds > 0;
+  if (held) {
+    boost::json::object h = summary_json(summarise(v.held_out.predicted, meas));
+    h["folds"] = v.held_out.folds;
+    boost::json::array s;
+    for (double x : v.held_out.seconds) s.push_back(x);
+    h["seconds_per_fold"] = std::move(s);
+    o["held_out_mape"] = summarise(v.held_out.predicted, meas).mape;
+    o["held_out"] = std::move(h);
+  } else {
+    o["held_out_mape"] = nullptr;
+    o["held_out"] = nullptr;
+  }
+  o["groups"] = groups_json(v, held);
+  o["by_model"] = by_model_json(v, held);
+  o["runs"] = rows_json(v, meas, held);
+  o["excluded"] = excluded_json(v);
+  if (held) {
+    o["band_coverage"] = band_coverage_json(v);
+  } else {
+    o["band_coverage"] = nullptr;
+  }
+  if (!v.by_release.releases.empty()) {
+    o["leave_one_release_out"] = leave_one_release_out_json(v);
+  } else {
+    o["leave_one_release_out"] = nullptr;
+  }
+  o["stack_drift"] = stack_drift_json(v);
   boost::json::array n;
   for (const std::string& s : v.notes) n.push_back(boost::json::string(s));
   o["notes"] = std::move(n);
@@ -511,16 +427,16 @@ std::string runs_validation_report(const RunsValidation& v, bool md) {
   out += item + "GPU: " + v.gpu + "\n";
   out += item + "rows: " + std::to_string(v.runs.size()) + " (" + std::to_string(v.cases.size()) +
          " expressible, " + std::to_string(v.runs.size() - v.cases.size()) + " excluded)\n";
-  out += item + "in-sample MAPE: " + pct(in.mape) + " (median " + pct(in.median_ape) + ", max " +
-         pct(in.max_ape) + ", mean signed " + pct(in.mean_signed) + ")\n";
+  out += item + "in-sample MAPE: " + percent_text(in.mape) + " (median " + percent_text(in.median_ape) + ", max " +
+         percent_text(in.max_ape) + ", mean signed " + percent_text(in.mean_signed) + ")\n";
   if (held) {
     const ErrorSummary h = summarise(v.held_out.predicted, meas);
     double total = 0;
     for (double s : v.held_out.seconds) total += s;
     char buf[96];
     std::snprintf(buf, sizeof buf, "%.1f s per fold", total / v.held_out.folds);
-    out += item + std::to_string(v.held_out.folds) + "-fold held-out MAPE: " + pct(h.mape) +
-           " (median " + pct(h.median_ape) + ", max " + pct(h.max_ape) + "; " + buf + ")\n";
+    out += item + std::to_string(v.held_out.folds) + "-fold held-out MAPE: " + percent_text(h.mape) +
+           " (median " + percent_text(h.median_ape) + ", max " + percent_text(h.max_ape) + "; " + buf + ")\n";
   } else {
     out += item + "held-out MAPE: not run (--folds 0)\n";
   }
@@ -529,8 +445,8 @@ std::string runs_validation_report(const RunsValidation& v, bool md) {
   for (const auto& [name, list] : groupings(v.cases, v.latest)) {
     reports::Table t({name, "rows", "in-sample MAPE", "held-out MAPE"});
     for (const Group& g : list) {
-      t.add_row({g.key, std::to_string(g.index.size()), pct(mape_of(g.index, v.predicted, v.cases)),
-                 held ? pct(mape_of(g.index, v.held_out.predicted, v.cases)) : "n/a"});
+      t.add_row({g.key, std::to_string(g.index.size()), percent_text(mape_of(g.index, v.predicted, v.cases)),
+                 held ? percent_text(mape_of(g.index, v.held_out.predicted, v.cases)) : "n/a"});
     }
     out += md ? "## Error by " + name + "\n\n" + t.markdown() + "\n"
               : "error by " + name + ":\n" + t.text() + "\n";
@@ -540,8 +456,8 @@ std::string runs_validation_report(const RunsValidation& v, bool md) {
     const bool any = !g.index.empty();
     models.add_row({g.model, g.moe ? "yes" : "no", std::to_string(g.index.size()),
                     std::to_string(g.excluded),
-                    any ? pct(mape_of(g.index, v.predicted, v.cases)) : "n/a",
-                    any && held ? pct(mape_of(g.index, v.held_out.predicted, v.cases)) : "n/a"});
+                    any ? percent_text(mape_of(g.index, v.predicted, v.cases)) : "n/a",
+                    any && held ? percent_text(mape_of(g.index, v.held_out.predicted, v.cases)) : "n/a"});
   }
   out += md ? "## Error by model\n\n" + models.markdown() + "\n"
             : "error by model:\n" + models.text() + "\n";
@@ -560,8 +476,8 @@ std::string runs_validation_report(const RunsValidation& v, bool md) {
                   std::to_string(p.virtual_stages), std::to_string(p.data_parallel),
                   std::to_string(p.expert_parallel), std::to_string(p.sharding_stage()),
                   simulator::to_string(p.recompute), m, pr,
-                  pct(std::abs(v.predicted[i] - meas[i]) / meas[i]),
-                  held ? pct(std::abs(v.held_out.predicted[i] - meas[i]) / meas[i]) : "n/a",
+                  percent_text(std::abs(v.predicted[i] - meas[i]) / meas[i]),
+                  held ? percent_text(std::abs(v.held_out.predicted[i] - meas[i]) / meas[i]) : "n/a",
                   v.fits[i] ? "yes" : "NO", margin});
   }
   out += md ? "## Rows\n\n" + rows.markdown() + "\n" : "rows:\n" + rows.text() + "\n";
