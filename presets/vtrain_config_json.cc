@@ -66,28 +66,21 @@ struct VtrainFields {
   std::string trace_path = "trace/";
 };
 
-}  // namespace
+// InvalidArgument "FILE: field: why".
+Status bad(const std::string& source, const std::string& field, const std::string& why) {
+  return Status::invalid_argument(source + ": " + field + ": " + why);
+}
 
-Result<SimConfig> load_vtrain_config_text(std::string_view text, const std::string& source,
-                                          const Catalog& catalog,
-                                          const VtrainLoadOptions& options) {
-  LLMPLAN_ASSIGN_OR_RETURN(boost::json::value doc, json::parse(text, source));
-  if (!doc.is_object()) return Status::invalid_argument(source + ": expected an object");
-  auto bad = [&](const std::string& field, const std::string& why) {
-    return Status::invalid_argument(source + ": " + field + ": " + why);
-  };
-
-  // vTrain's save_to_file writes None as null: null means "vTrain's default".
-  boost::json::object& fields = doc.as_object();
-  for (auto it = fields.begin(); it != fields.end();) {
-    it = it->value().is_null() ? fields.erase(it) : it + 1;
-  }
-
-  VtrainFields f;
+// The config's fields into *f (vTrain's defaults where absent, each such
+// field listed in *defaulted as key=value); whether num_gpus and trace_path
+// were given.
+Status read_vtrain_fields(const boost::json::value& doc, const std::string& source,
+                          VtrainFields* out, std::vector<std::string>* defaulted,
+                          bool* has_num_gpus, bool* has_trace_path) {
+  VtrainFields& f = *out;
   json::JsonObjectReader r(doc, source);
-  std::vector<std::string> defaulted;
   auto note_default = [&](const char* key, const std::string& value) {
-    if (!r.has(key)) defaulted.push_back(std::string(key) + "=" + value);
+    if (!r.has(key)) defaulted->push_back(std::string(key) + "=" + value);
   };
   note_default("gpu_name", f.gpu_name);
   note_default("global_batch_size", std::to_string(f.global_batch));
@@ -104,7 +97,7 @@ Result<SimConfig> load_vtrain_config_text(std::string_view text, const std::stri
   note_default("pipeline_scheduling", f.pipeline_scheduling);
   note_default("node_size", std::to_string(f.node_size));
 
-  const bool has_num_gpus = r.has("num_gpus");
+  *has_num_gpus = r.has("num_gpus");
   r.read_int("num_gpus", &f.num_gpus, false, 1);
   r.read_int("tensor_parallel_size", &f.tensor, false, 1);
   r.read_int("data_parallel_size", &f.data, false, 1);
@@ -125,21 +118,18 @@ Result<SimConfig> load_vtrain_config_text(std::string_view text, const std::stri
   r.read_double("intra_node_bandwidth", &f.intra_node_gbytes_per_s, false, 1e-9);
   r.read_string("pipeline_scheduling", &f.pipeline_scheduling);
   r.read_int("node_size", &f.node_size, false, 1);
-  const bool has_trace_path = r.has("trace_path");
+  *has_trace_path = r.has("trace_path");
   r.read_string("trace_path", &f.trace_path);
-  LLMPLAN_RETURN_IF_ERROR(at_file_root(r.finish(), source));
+  return at_file_root(r.finish(), source);
+}
 
-  SimConfig config;
-  std::vector<std::string>& notes = config.notes;
-  notes.push_back("vTrain config " + source);
-  if (!defaulted.empty()) {
-    std::string list;
-    for (const std::string& d : defaulted) list += (list.empty() ? "" : ", ") + d;
-    notes.push_back("absent fields take vTrain's defaults: " + list);
-  }
-
-  // Parallel sizes: vTrain derives num_gpus, or one missing size, and
-  // otherwise asserts num_gpus == t * d * p.
+// Parallel sizes: vTrain derives num_gpus, or one missing size, and
+// otherwise asserts num_gpus == t * d * p.
+Status derive_parallel_sizes(const std::string& source, bool has_num_gpus,
+                             const VtrainLoadOptions& options, VtrainFields* out,
+                             std::vector<std::string>* notes_out) {
+  VtrainFields& f = *out;
+  std::vector<std::string>& notes = *notes_out;
   const char* kSizes[] = {"tensor_parallel_size", "data_parallel_size", "pipeline_parallel_size"};
   int* sizes[] = {&f.tensor, &f.data, &f.pipeline};
   int missing = -1, num_missing = 0;
@@ -151,26 +141,26 @@ Result<SimConfig> load_vtrain_config_text(std::string_view text, const std::stri
   }
   if (!has_num_gpus) {
     if (num_missing > 0) {
-      return bad(kSizes[missing], "missing; vTrain needs it when num_gpus is not given");
+      return bad(source, kSizes[missing], "missing; vTrain needs it when num_gpus is not given");
     }
     // In 64 bits: three int sizes can overflow an int (fuzz_vtrain_config,
     // issue 31's campaign: 16 x 1111111119).
     const int64_t product = static_cast<int64_t>(f.tensor) * f.data * f.pipeline;
     if (product > simulator::Plan::kMaxGpus) {
-      return bad("num_gpus", "t * d * p = " + std::to_string(product) + " GPUs, more than the " +
+      return bad(source, "num_gpus", "t * d * p = " + std::to_string(product) + " GPUs, more than the " +
                                  std::to_string(simulator::Plan::kMaxGpus) + " a plan may use");
     }
     f.num_gpus = static_cast<int>(product);
     notes.push_back("num_gpus = t * d * p = " + std::to_string(f.num_gpus));
   } else if (num_missing > 1) {
-    return bad("num_gpus", "with num_gpus given, vTrain derives at most one of " +
+    return bad(source, "num_gpus", "with num_gpus given, vTrain derives at most one of " +
                                std::string(kSizes[0]) + ", " + kSizes[1] + ", " + kSizes[2] + "; " +
                                std::to_string(num_missing) + " are missing");
   } else if (num_missing == 1) {
     int64_t others = 1;
     for (int i = 0; i < 3; ++i) others *= i == missing ? 1 : *sizes[i];
     if (f.num_gpus % others != 0) {
-      return bad(kSizes[missing], "cannot be derived: num_gpus " + std::to_string(f.num_gpus) +
+      return bad(source, kSizes[missing], "cannot be derived: num_gpus " + std::to_string(f.num_gpus) +
                                       " is not divisible by the other two sizes' product " +
                                       std::to_string(others));
     }
@@ -186,7 +176,7 @@ Result<SimConfig> load_vtrain_config_text(std::string_view text, const std::stri
           std::to_string(f.tensor) + " * " + std::to_string(f.data) + " * " +
           std::to_string(f.pipeline) + " = " + std::to_string(product);
       if (!options.ignore_stale_num_gpus) {
-        return bad("num_gpus", mismatch + " (vTrain rejects this too)");
+        return bad(source, "num_gpus", mismatch + " (vTrain rejects this too)");
       }
       notes.push_back("num_gpus ignored: " + mismatch + "; the plan's " + std::to_string(product) +
                       " GPUs are used (vTrain would reject the file)");
@@ -194,6 +184,15 @@ Result<SimConfig> load_vtrain_config_text(std::string_view text, const std::stri
     }
   }
 
+  return Status();
+}
+
+// vTrain's micro-batch rule and consistency checks, and what llmplan can
+// honour (the model, schedule and GPU).
+Status check_vtrain_rules(const std::string& source, VtrainFields* out,
+                          std::vector<std::string>* notes_out) {
+  VtrainFields& f = *out;
+  std::vector<std::string>& notes = *notes_out;
   // vTrain: with one pipeline stage, the micro batch is the whole local batch.
   if (f.pipeline <= 1) {
     const int local = f.global_batch / f.data;
@@ -203,55 +202,60 @@ Result<SimConfig> load_vtrain_config_text(std::string_view text, const std::stri
     }
     f.micro_batch = local;
   } else if (f.micro_batch == 0) {
-    return bad("micro_batch_size",
+    return bad(source, "micro_batch_size",
                "missing; vTrain has no default when pipeline_parallel_size > 1");
   }
 
   // vTrain's own consistency checks (src/config.py validate_config).
   if (f.global_batch % f.data != 0) {
-    return bad("global_batch_size", std::to_string(f.global_batch) +
+    return bad(source, "global_batch_size", std::to_string(f.global_batch) +
                                         " is not divisible by data_parallel_size " +
                                         std::to_string(f.data));
   }
   if (f.micro_batch < 1 || f.global_batch % f.micro_batch != 0) {
-    return bad("micro_batch_size", std::to_string(f.micro_batch) +
+    return bad(source, "micro_batch_size", std::to_string(f.micro_batch) +
                                        " does not divide global_batch_size " +
                                        std::to_string(f.global_batch));
   }
   if (f.num_layers % f.pipeline != 0) {
-    return bad("num_layers", std::to_string(f.num_layers) +
+    return bad(source, "num_layers", std::to_string(f.num_layers) +
                                  " layers are not divisible by pipeline_parallel_size " +
                                  std::to_string(f.pipeline) + " (vTrain requires equal stages)");
   }
   if (f.hidden_size % f.num_heads != 0) {
-    return bad("num_attention_heads", std::to_string(f.num_heads) +
+    return bad(source, "num_attention_heads", std::to_string(f.num_heads) +
                                           " heads do not divide hidden_size " +
                                           std::to_string(f.hidden_size));
   }
   if (f.num_heads % f.tensor != 0) {
-    return bad("tensor_parallel_size", std::to_string(f.tensor) + " does not divide " +
+    return bad(source, "tensor_parallel_size", std::to_string(f.tensor) + " does not divide " +
                                            std::to_string(f.num_heads) + " attention heads");
   }
 
   // What llmplan can honour.
   if (f.model_arch != "ShardedGptModel") {
-    return bad("model_arch",
+    return bad(source, "model_arch",
                "\"" + f.model_arch + "\" is not supported; vTrain's only model is ShardedGptModel");
   }
   if (f.pipeline_scheduling != "1f1b") {
-    return bad("pipeline_scheduling",
+    return bad(source, "pipeline_scheduling",
                "\"" + f.pipeline_scheduling +
                    "\" is not supported: vTrain's graph builder implements only \"1f1b\" "
                    "(it builds 1F1B whatever this field says)");
   }
   if (lower(f.gpu_name) != "a100") {
-    return bad("gpu_name", "\"" + f.gpu_name +
-                               "\" has no llmplan preset; supported: \"A100\" (-> " + kA100Cluster +
-                               ")");
+    return bad(source, "gpu_name",
+               "\"" + f.gpu_name + "\" has no llmplan preset; supported: \"A100\" (-> " +
+                   kA100Cluster + ")");
   }
 
-  // Model: vTrain's ShardedGptModel is a Megatron GPT.
-  simulator::Model& m = config.model;
+  return Status();
+}
+
+// The model: vTrain's ShardedGptModel is a Megatron GPT.
+void vtrain_model(const VtrainFields& f, const std::string& source, SimConfig* config) {
+  std::vector<std::string>& notes = config->notes;
+  simulator::Model& m = config->model;
   m.name = "vtrain " + file_stem(source);
   m.num_layers = f.num_layers;
   m.hidden_size = f.hidden_size;
@@ -266,7 +270,12 @@ Result<SimConfig> load_vtrain_config_text(std::string_view text, const std::stri
       "model: GPT (vTrain's ShardedGptModel): learned positions, GeLU MLP of 4h, "
       "tied embeddings, biases; max_length -> seq");
 
-  simulator::Plan& p = config.plan;
+}
+
+// The plan: 1F1B, fp16, full recompute with use_checkpoint, DDP buckets.
+void vtrain_plan(const VtrainFields& f, SimConfig* config) {
+  std::vector<std::string>& notes = config->notes;
+  simulator::Plan& p = config->plan;
   p.tensor_parallel = f.tensor;
   p.data_parallel = f.data;
   p.pipeline_parallel = f.pipeline;
@@ -304,10 +313,15 @@ Result<SimConfig> load_vtrain_config_text(std::string_view text, const std::stri
       "attention, sequence parallelism or distributed optimizer (vTrain's model has "
       "none); pipeline sends whole activations (no scatter/gather)");
 
-  // Cluster: the A100 preset with vTrain's network figures.
+}
+
+// The cluster: the A100 preset with vTrain's network figures.
+Status vtrain_cluster(const VtrainFields& f, const Catalog& catalog, const std::string& source,
+                      bool has_trace_path, SimConfig* config) {
+  std::vector<std::string>& notes = config->notes;
   Result<simulator::Cluster> cluster = catalog.cluster(kA100Cluster);
   if (!cluster.ok()) return cluster.status().with_prefix(source + ": gpu_name");
-  simulator::Cluster& c = config.cluster;
+  simulator::Cluster& c = config->cluster;
   c = std::move(cluster).value();
   c.name = std::string(kA100Cluster) + " (vTrain)";
   c.gpus_per_node = f.node_size;
@@ -340,6 +354,43 @@ Result<SimConfig> load_vtrain_config_text(std::string_view text, const std::stri
                     "\" ignored: vTrain's kernel-trace cache, which llmplan does not use");
   }
 
+  return Status();
+}
+
+}  // namespace
+
+Result<SimConfig> load_vtrain_config_text(std::string_view text, const std::string& source,
+                                          const Catalog& catalog,
+                                          const VtrainLoadOptions& options) {
+  LLMPLAN_ASSIGN_OR_RETURN(boost::json::value doc, json::parse(text, source));
+  if (!doc.is_object()) return Status::invalid_argument(source + ": expected an object");
+
+  // vTrain's save_to_file writes None as null: null means "vTrain's default".
+  boost::json::object& fields = doc.as_object();
+  for (auto it = fields.begin(); it != fields.end();) {
+    it = it->value().is_null() ? fields.erase(it) : it + 1;
+  }
+
+  VtrainFields f;
+  std::vector<std::string> defaulted;
+  bool has_num_gpus = false, has_trace_path = false;
+  LLMPLAN_RETURN_IF_ERROR(
+      read_vtrain_fields(doc, source, &f, &defaulted, &has_num_gpus, &has_trace_path));
+
+  SimConfig config;
+  std::vector<std::string>& notes = config.notes;
+  notes.push_back("vTrain config " + source);
+  if (!defaulted.empty()) {
+    std::string list;
+    for (const std::string& d : defaulted) list += (list.empty() ? "" : ", ") + d;
+    notes.push_back("absent fields take vTrain's defaults: " + list);
+  }
+
+  LLMPLAN_RETURN_IF_ERROR(derive_parallel_sizes(source, has_num_gpus, options, &f, &notes));
+  LLMPLAN_RETURN_IF_ERROR(check_vtrain_rules(source, &f, &notes));
+  vtrain_model(f, source, &config);
+  vtrain_plan(f, &config);
+  LLMPLAN_RETURN_IF_ERROR(vtrain_cluster(f, catalog, source, has_trace_path, &config));
   LLMPLAN_RETURN_IF_ERROR(validate(config).with_prefix(source));
   return config;
 }

@@ -44,4 +44,14 @@ std::string usd_human(double usd) {
   return fmt::format("${:.2f}", usd);
 }
 
+std::string shell_quote(const std::string& s) {
+  if (!s.empty() && s.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                        "0123456789-_./=:,+%@") == std::string::npos) {
+    return s;
+  }
+  std::string out = "'";
+  for (char ch : s) out += ch == '\'' ? std::string("'\\''") : std::string(1, ch);
+  return out + "'";
+}
+
 }  // namespace llmplan::reports

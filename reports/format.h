@@ -16,6 +16,9 @@ std::string count_human(double count);
 std::string percent(double fraction);
 // "$1.23M", "$45,600".
 std::string usd_human(double usd);
+// `s` as one word of a POSIX shell command line: unchanged when it has only
+// safe characters (letters, digits, -_./=:,+%@), else in single quotes.
+std::string shell_quote(const std::string& s);
 
 }  // namespace llmplan::reports
 

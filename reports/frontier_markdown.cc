@@ -31,16 +31,6 @@ namespace {
 // Cells listed by name in a note before "and N more".
 constexpr size_t kListedCells = 12;
 
-std::string shell_quote(const std::string& s) {
-  if (!s.empty() && s.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
-                                        "0123456789-_./=:,+%@") == std::string::npos) {
-    return s;
-  }
-  std::string out = "'";
-  for (char ch : s) out += ch == '\'' ? std::string("'\\''") : std::string(1, ch);
-  return out + "'";
-}
-
 std::string caveat_text(const std::string& code) {
   if (code == "uncalibrated-gpu") {
     return "the GPU's cost-model constants were not fitted to measurements of it: the error is "
@@ -291,15 +281,35 @@ std::string list_cells(const std::vector<std::string>& names) {
   return s;
 }
 
-}  // namespace
-
-std::string frontier_markdown(const FrontierTable& t) {
-  const Grid grid(t);
+// Where the cells of a note are: per hardware, every one ("all N answers on
+// H" when they are all `total[h]` of it) or a list of them.
+std::string cells_where(const Grid& grid, const std::vector<const FrontierCell*>& cells,
+                        const std::vector<size_t>& total, const char* noun) {
   const bool several_budgets = grid.budgets.size() > 1;
-  const bool largest = t.objective != "loss";
-  std::string md = largest
-                       ? "# llmplan frontier: the largest model per cluster size and deadline\n\n"
-                       : "# llmplan frontier: the lowest loss per cluster size and deadline\n\n";
+  std::vector<std::string> groups;
+  for (size_t h = 0; h < grid.hardware.size(); ++h) {
+    std::vector<std::string> names;
+    for (const FrontierCell* c : cells) {
+      if (c->hardware != grid.hardware[h]) continue;
+      std::string n = fmt::format("{} GPUs at {} d", c->gpus, days_text(c->days));
+      if (several_budgets) n += " (" + budget_text(c->budget_usd) + ")";
+      names.push_back(n);
+    }
+    if (names.empty()) continue;
+    const std::string hw = md_escape(grid.hardware[h]);
+    groups.push_back(names.size() == total[h] && names.size() > 1
+                         ? fmt::format("all {} {} on {}", names.size(), noun, hw)
+                         : hw + ": " + list_cells(names));
+  }
+  return join(groups, "; ");
+}
+
+// The title, the command and the study's assumptions (hardware, grid, reuse).
+std::string frontier_header_markdown(const FrontierTable& t, const Grid& grid, bool largest) {
+  std::string md;
+  md += largest
+            ? "# llmplan frontier: the largest model per cluster size and deadline\n\n"
+            : "# llmplan frontier: the lowest loss per cluster size and deadline\n\n";
   if (!t.command_line.empty()) {
     std::vector<std::string> args;
     for (const std::string& a : t.command_line) args.push_back(shell_quote(a));
@@ -337,9 +347,13 @@ std::string frontier_markdown(const FrontierTable& t) {
       "simulated once and shared by every cell that could use it\n\n",
       t.simulations, t.plan_lookups, t.cells.size(), factor);
 
-  md += summary_markdown(t, grid, largest);
-  if (!t.cost_models.empty()) md += comparison_markdown(t, grid);
+  return md;
+}
 
+// "Answers": a table per hardware (and budget) of GPUs x deadlines.
+std::string answers_markdown(const FrontierTable& t, const Grid& grid) {
+  const bool several_budgets = grid.budgets.size() > 1;
+  std::string md;
   // Answers.
   md += "## Answers\n\n";
   md +=
@@ -367,6 +381,13 @@ std::string frontier_markdown(const FrontierTable& t) {
     }
   }
 
+  return md;
+}
+
+// "Plans per cell": each answer's layout, GPUs, MFU and cost per loss point.
+std::string plans_markdown(const FrontierTable& t, const Grid& grid) {
+  const bool several_budgets = grid.budgets.size() > 1;
+  std::string md;
   // Plans.
   md += "## Plans per cell\n\n";
   md +=
@@ -402,6 +423,12 @@ std::string frontier_markdown(const FrontierTable& t) {
     md += table.markdown() + "\n";
   }
 
+  return md;
+}
+
+// "Figures": the cost per loss point defined, and the figures' links.
+std::string figures_markdown(const Grid& grid) {
+  std::string md;
   // Figures.
   md += "## Figures\n\n";
   md +=
@@ -421,6 +448,12 @@ std::string frontier_markdown(const FrontierTable& t) {
     md += fmt::format("![{}]({})\n\n", escaped, f.name);
   }
 
+  return md;
+}
+
+// "Notes": caveats and missing answers, by the cells they concern.
+std::string notes_markdown(const FrontierTable& t, const Grid& grid) {
+  std::string md;
   // Notes.
   md += "## Notes\n\n";
   // The cells a note is about, grouped by hardware.
@@ -436,32 +469,13 @@ std::string frontier_markdown(const FrontierTable& t) {
       missing[c.why].push_back(&c);
     }
   }
-  auto where = [&](const std::vector<const FrontierCell*>& cells, const std::vector<size_t>& total,
-                   const char* noun) {
-    std::vector<std::string> groups;
-    for (size_t h = 0; h < grid.hardware.size(); ++h) {
-      std::vector<std::string> names;
-      for (const FrontierCell* c : cells) {
-        if (c->hardware != grid.hardware[h]) continue;
-        std::string n = fmt::format("{} GPUs at {} d", c->gpus, days_text(c->days));
-        if (several_budgets) n += " (" + budget_text(c->budget_usd) + ")";
-        names.push_back(n);
-      }
-      if (names.empty()) continue;
-      const std::string hw = md_escape(grid.hardware[h]);
-      groups.push_back(names.size() == total[h] && names.size() > 1
-                           ? fmt::format("all {} {} on {}", names.size(), noun, hw)
-                           : hw + ": " + list_cells(names));
-    }
-    return join(groups, "; ");
-  };
   if (caveats.empty()) {
     md += "- No simulated answer carries a caveat.\n";
   } else {
     for (const auto& [code, cells] : caveats) {
       md += fmt::format("- Caveat {} ({}), {} cell{}: {}\n", md_code(code),
                         md_escape(caveat_text(code)), cells.size(), cells.size() == 1 ? "" : "s",
-                        where(cells, answered, "answers"));
+                        cells_where(grid, cells, answered, "answers"));
     }
   }
   if (missing.empty()) {
@@ -470,12 +484,27 @@ std::string frontier_markdown(const FrontierTable& t) {
     for (const auto& [why, cells] : missing) {
       md += fmt::format("- No answer, {} ({}), {} cell{}: {}\n",
                         md_escape(why.empty() ? "unknown" : why), md_escape(why_text(why)),
-                        cells.size(), cells.size() == 1 ? "" : "s", where(cells, listed, "cells"));
+                        cells.size(), cells.size() == 1 ? "" : "s", cells_where(grid, cells, listed, "cells"));
     }
   }
   md +=
       "- Predictions come from the simulator and the loss law; treat a cell as a plan to "
       "validate with a short run on the real cluster, not as a guarantee.\n";
+  return md;
+}
+
+}  // namespace
+
+std::string frontier_markdown(const FrontierTable& t) {
+  const Grid grid(t);
+  const bool largest = t.objective != "loss";
+  std::string md = frontier_header_markdown(t, grid, largest);
+  md += summary_markdown(t, grid, largest);
+  if (!t.cost_models.empty()) md += comparison_markdown(t, grid);
+  md += answers_markdown(t, grid);
+  md += plans_markdown(t, grid);
+  md += figures_markdown(grid);
+  md += notes_markdown(t, grid);
   return md;
 }
 

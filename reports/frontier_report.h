@@ -12,6 +12,8 @@
 #include <string>
 #include <vector>
 
+#include "presets/ownership.h"
+
 namespace llmplan::reports {
 
 // The planner's answer for one cell. `found` is false when no model is
@@ -61,21 +63,11 @@ struct FrontierCell {
 
 // How one hardware entry's GPU-hour is priced under one cost model
 // (--cost-model): "cloud" (its price preset) or "owned" (capex amortised +
-// power; the numbers and their sources below, planner/search/pricing.h).
-struct FrontierPricing {
+// power; the owned-cost figures and their sources, presets/ownership.h,
+// zero under cloud). usd_per_gpu_hour is the price under the model (0:
+// unknown, cloud without a price).
+struct FrontierPricing : presets::OwnedCost {
   std::string cost_model;         // "cloud" or "owned"
-  double usd_per_gpu_hour = 0;    // 0: unknown (cloud without a price)
-  // owned only:
-  double capex_usd_per_gpu = 0;
-  double amortisation_years = 0;
-  double pue = 0;
-  double usd_per_kwh = 0;
-  double tdp_w = 0;
-  double non_gpu_power_share = 0;
-  double it_power_w = 0;
-  double capex_usd_per_gpu_hour = 0;
-  double power_usd_per_gpu_hour = 0;
-  std::string capex_source, years_source, pue_source, kwh_source, power_source;
 };
 
 // A whole study. Cells are in grid order: hardware (outermost, as listed),

@@ -14,10 +14,8 @@ namespace llmplan::reports {
 
 using frontier_internal::cost_per_loss_point_in;
 using frontier_internal::days_text;
-using frontier_internal::Figure;
 using frontier_internal::figure_title;
 using frontier_internal::figures;
-using frontier_internal::Grid;
 using frontier_internal::kNone;
 using frontier_internal::safe_fixed;
 using frontier_internal::short_count;
@@ -28,7 +26,8 @@ constexpr const char* kPalette[] = {"#4e79a7", "#f28e2b", "#e15759", "#76b7b2", 
                                     "#edc948", "#b07aa1", "#ff9da7", "#9c755f", "#bab0ac"};
 constexpr size_t kPaletteSize = sizeof(kPalette) / sizeof(kPalette[0]);
 
-std::string heatmap_svg(const FrontierTable& t, const Grid& grid, const Figure& f) {
+std::string heatmap_svg(const FrontierTable& t, const frontier_internal::Grid& grid,
+                        const frontier_internal::Figure& f) {
   Heatmap map;
   map.title = figure_title(grid, f);
   map.row_title = "GPUs available";
@@ -85,7 +84,7 @@ std::string heatmap_svg(const FrontierTable& t, const Grid& grid, const Figure& 
   return render_heatmap_svg(map);
 }
 
-std::string params_vs_gpu_days_svg(const FrontierTable& t, const Grid& grid) {
+std::string params_vs_gpu_days_svg(const FrontierTable& t, const frontier_internal::Grid& grid) {
   Plot plot;
   plot.title = "Largest model vs GPU-days used";
   plot.x = {"GPU-days (GPUs used x training days)", true};
@@ -131,14 +130,16 @@ std::string params_vs_gpu_days_svg(const FrontierTable& t, const Grid& grid) {
 
 std::vector<std::string> frontier_svg_names(const FrontierTable& t) {
   std::vector<std::string> names;
-  for (const Figure& f : figures(Grid(t))) names.push_back(f.name);
+  for (const frontier_internal::Figure& f : figures(frontier_internal::Grid(t))) {
+    names.push_back(f.name);
+  }
   return names;
 }
 
 std::vector<SvgFile> frontier_svg_files(const FrontierTable& t) {
-  const Grid grid(t);
+  const frontier_internal::Grid grid(t);
   std::vector<SvgFile> files;
-  for (const Figure& f : figures(grid)) {
+  for (const frontier_internal::Figure& f : figures(grid)) {
     files.push_back(
         {f.name, f.h == kNone ? params_vs_gpu_days_svg(t, grid) : heatmap_svg(t, grid, f)});
   }

@@ -6,155 +6,24 @@
 #include <cmath>
 #include <cstdint>
 
+#include "reports/svg_plot_axes.h"
+
 namespace llmplan::reports {
 namespace {
+
+using plot_axes::check_axis;
+using plot_axes::check_value;
+using plot_axes::make_scale;
+using plot_axes::Scale;
+using plot_axes::Tick;
+using plot_axes::ticks_for;
 
 constexpr const char* kPalette[] = {"#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f",
                                     "#edc948", "#b07aa1", "#ff9da7", "#9c755f", "#bab0ac"};
 constexpr int kPaletteSize = sizeof(kPalette) / sizeof(kPalette[0]);
 constexpr double kMarginLeft = 78, kMarginRight = 24, kMarginTop = 40, kMarginBottom = 56;
-constexpr double kPadFraction = 0.05;  // of the axis span, each side, for automatic ranges
-
-
-// A resolved axis: range and the mapping of data values to pixels.
-struct Scale {
-  bool log = false;
-  double lo = 0, hi = 1;              // data range
-  double pixel_lo = 0, pixel_hi = 1;  // pixels for lo and hi
-  double transform(double v) const { return log ? std::log10(v) : v; }
-  double to_pixel(double v) const {
-    const double t = (transform(v) - transform(lo)) / (transform(hi) - transform(lo));
-    return pixel_lo + t * (pixel_hi - pixel_lo);
-  }
-};
-
-Status check_axis(const PlotAxis& axis, const char* name) {
-  const std::string where = std::string(name) + " axis";
-  const bool has_min = !std::isnan(axis.min), has_max = !std::isnan(axis.max);
-  if ((has_min && !std::isfinite(axis.min)) || (has_max && !std::isfinite(axis.max))) {
-    return Status::invalid_argument(where + ": range must be finite");
-  }
-  if (axis.log_scale && ((has_min && axis.min <= 0) || (has_max && axis.max <= 0))) {
-    return Status::invalid_argument(where + ": a log axis needs a positive range");
-  }
-  if (has_min && has_max && axis.min >= axis.max) {
-    return Status::invalid_argument(where + ": min must be below max");
-  }
-  return Status();
-}
-
-Status check_value(double v, bool log, const std::string& where) {
-  if (!std::isfinite(v)) return Status::invalid_argument(where + ": value is not finite");
-  if (log && v <= 0) {
-    return Status::invalid_argument(where + ": " + fmt::format("{:g}", v) +
-                                    " cannot be drawn on a log axis");
-  }
-  return Status();
-}
-
-// The range of one axis from its explicit limits, else the values, padded.
-Scale make_scale(const PlotAxis& axis, std::vector<double> values, double pixel_lo,
-                 double pixel_hi) {
-  Scale s;
-  s.log = axis.log_scale;
-  s.pixel_lo = pixel_lo;
-  s.pixel_hi = pixel_hi;
-  if (!std::isnan(axis.min)) values.push_back(axis.min);
-  if (!std::isnan(axis.max)) values.push_back(axis.max);
-  auto [lo_it, hi_it] = std::minmax_element(values.begin(), values.end());
-  double lo = s.transform(*lo_it), hi = s.transform(*hi_it);
-  if (hi - lo < 1e-12 * std::max(1.0, std::fabs(lo))) {  // one value: give it room
-    const double half = s.log ? 0.3 : std::max(1e-9, std::fabs(lo) * 0.1 + (lo == 0 ? 1 : 0));
-    lo -= half;
-    hi += half;
-  } else {
-    const double pad = kPadFraction * (hi - lo);
-    lo -= pad;
-    hi += pad;
-  }
-  auto back = [&](double t) { return s.log ? std::pow(10.0, t) : t; };
-  s.lo = std::isnan(axis.min) ? back(lo) : axis.min;
-  s.hi = std::isnan(axis.max) ? back(hi) : axis.max;
-  return s;
-}
-
-// "1.5", "0.02", "3e+09" -> "3e9": short labels for tick values.
-std::string number_label(double v, double step) {
-  if (v == 0) return "0";
-  const double a = std::fabs(v);
-  if (a >= 1e-3 && a < 1e5) {
-    const int decimals = std::clamp(static_cast<int>(-std::floor(std::log10(step) + 1e-9)), 0, 6);
-    return fmt::format("{:.{}f}", v, decimals);
-  }
-  std::string s = fmt::format("{:.3g}", v);
-  const size_t e = s.find('e');
-  if (e != std::string::npos) {  // drop '+' and leading zeros of the exponent
-    std::string mant = s.substr(0, e), exp = s.substr(e + 1);
-    const bool neg = !exp.empty() && exp[0] == '-';
-    if (!exp.empty() && (exp[0] == '+' || exp[0] == '-')) exp.erase(0, 1);
-    while (exp.size() > 1 && exp[0] == '0') exp.erase(0, 1);
-    s = mant + "e" + (neg ? "-" : "") + exp;
-  }
-  return s;
-}
-
-struct Tick {
-  double value = 0;
-  std::string label;  // SVG text content (may hold a <tspan>)
-};
-
-std::vector<Tick> linear_ticks(double lo, double hi) {
-  const double raw = (hi - lo) / 6;
-  const double mag = std::pow(10.0, std::floor(std::log10(raw)));
-  double step = mag;
-  for (double m : {1.0, 2.0, 5.0, 10.0}) {
-    step = m * mag;
-    if (step >= raw) break;
-  }
-  std::vector<Tick> ticks;
-  for (double k = std::ceil(lo / step - 1e-9); k * step <= hi + 1e-9 * step; k += 1) {
-    const double v = std::fabs(k) < 1e-12 ? 0 : k * step;
-    ticks.push_back({v, svg_escape(number_label(v, step))});
-  }
-  return ticks;
-}
-
-std::vector<Tick> log_ticks(double lo, double hi) {
-  const double llo = std::log10(lo), lhi = std::log10(hi);
-  const int first = static_cast<int>(std::ceil(llo - 1e-9));
-  const int last = static_cast<int>(std::floor(lhi + 1e-9));
-  std::vector<Tick> ticks;
-  if (last - first + 1 >= 2) {  // decades
-    const int stride = std::max(1, (last - first + 8) / 8);
-    for (int k = first; k <= last; ++k) {
-      if ((k - first) % stride != 0) continue;
-      std::string label =
-          k >= -3 && k <= 4
-              ? number_label(std::pow(10.0, k), std::pow(10.0, std::min(k, 0)))
-              : fmt::format("10<tspan dy=\"-0.5em\" font-size=\"0.75em\">{}</tspan>", k);
-      ticks.push_back({std::pow(10.0, k), label});
-    }
-    return ticks;
-  }
-  // Under two decades: 1-2-5 mantissas, or round linear steps when the range
-  // is too narrow for three of those (e.g. losses from 1.8 to 3.6).
-  for (int k = static_cast<int>(std::floor(llo)); k <= static_cast<int>(std::ceil(lhi)); ++k) {
-    for (double m : {1.0, 2.0, 5.0}) {
-      const double v = m * std::pow(10.0, k);
-      if (v >= lo * (1 - 1e-9) && v <= hi * (1 + 1e-9)) {
-        ticks.push_back({v, svg_escape(number_label(v, std::pow(10.0, k)))});
-      }
-    }
-  }
-  return ticks.size() >= 3 ? ticks : linear_ticks(lo, hi);
-}
-
-std::vector<Tick> ticks_for(const Scale& s) {
-  return s.log ? log_ticks(s.lo, s.hi) : linear_ticks(s.lo, s.hi);
-}
 
 std::string px(double v) { return fmt::format("{:.2f}", v); }
-
 
 constexpr LineStyle kLineCycle[] = {LineStyle::kSolid, LineStyle::kDashed, LineStyle::kDotted,
                                     LineStyle::kDashDot, LineStyle::kLongDash};
@@ -265,6 +134,19 @@ std::string svg_escape(const std::string& text) {
   return out;
 }
 
+std::string svg_short_number(double v) {
+  std::string s = fmt::format("{:.3g}", v);
+  const size_t e = s.find('e');
+  if (e != std::string::npos) {  // drop '+' and leading zeros of the exponent
+    std::string mant = s.substr(0, e), exp = s.substr(e + 1);
+    const bool neg = !exp.empty() && exp[0] == '-';
+    if (!exp.empty() && (exp[0] == '+' || exp[0] == '-')) exp.erase(0, 1);
+    while (exp.size() > 1 && exp[0] == '0') exp.erase(0, 1);
+    s = mant + "e" + (neg ? "-" : "") + exp;
+  }
+  return s;
+}
+
 uint64_t svg_hash(const std::string& text) {
   uint64_t h = 1469598103934665603ULL;
   for (unsigned char c : text) {
@@ -274,14 +156,16 @@ uint64_t svg_hash(const std::string& text) {
   return h;
 }
 
-Result<std::string> render_svg(const Plot& plot) {
-  if (plot.width_px < 200 || plot.height_px < 150) {
-    return Status::invalid_argument(fmt::format(
-        "plot size {}x{} px is too small (at least 200x150)", plot.width_px, plot.height_px));
-  }
+namespace {
+
+// The characters' width (px) the layout assumes, and the gap left of the legend.
+constexpr double kCharPx = 6.6, kLegendGap = 12;
+
+// Checks every value (finite, positive on a log axis) and collects the x
+// and y values the scales must show.
+Status collect_values(const Plot& plot, std::vector<double>* xs, std::vector<double>* ys) {
   LLMPLAN_RETURN_IF_ERROR(check_axis(plot.x, "x"));
   LLMPLAN_RETURN_IF_ERROR(check_axis(plot.y, "y"));
-  std::vector<double> xs, ys;
   for (size_t i = 0; i < plot.series.size(); ++i) {
     const PlotSeries& s = plot.series[i];
     const std::string where = fmt::format("series {} (\"{}\")", i, s.label);
@@ -294,8 +178,8 @@ Result<std::string> render_svg(const Plot& plot) {
           check_value(s.x[j], plot.x.log_scale, where + " x[" + std::to_string(j) + "]"));
       LLMPLAN_RETURN_IF_ERROR(
           check_value(s.y[j], plot.y.log_scale, where + " y[" + std::to_string(j) + "]"));
-      xs.push_back(s.x[j]);
-      ys.push_back(s.y[j]);
+      xs->push_back(s.x[j]);
+      ys->push_back(s.y[j]);
     }
   }
   for (size_t i = 0; i < plot.references.size(); ++i) {
@@ -303,10 +187,10 @@ Result<std::string> render_svg(const Plot& plot) {
     const std::string where = fmt::format("reference line {}", i);
     if (r.kind == ReferenceKind::kHorizontal) {
       LLMPLAN_RETURN_IF_ERROR(check_value(r.value, plot.y.log_scale, where));
-      ys.push_back(r.value);
+      ys->push_back(r.value);
     } else if (r.kind == ReferenceKind::kVertical) {
       LLMPLAN_RETURN_IF_ERROR(check_value(r.value, plot.x.log_scale, where));
-      xs.push_back(r.value);
+      xs->push_back(r.value);
     }
   }
   for (size_t i = 0; i < plot.highlights.size(); ++i) {
@@ -314,14 +198,36 @@ Result<std::string> render_svg(const Plot& plot) {
     const std::string where = fmt::format("highlight {} (\"{}\")", i, p.label);
     LLMPLAN_RETURN_IF_ERROR(check_value(p.x, plot.x.log_scale, where + " x"));
     LLMPLAN_RETURN_IF_ERROR(check_value(p.y, plot.y.log_scale, where + " y"));
-    xs.push_back(p.x);
-    ys.push_back(p.y);
+    xs->push_back(p.x);
+    ys->push_back(p.y);
   }
-  if ((xs.empty() && (std::isnan(plot.x.min) || std::isnan(plot.x.max))) ||
-      (ys.empty() && (std::isnan(plot.y.min) || std::isnan(plot.y.max)))) {
+  if ((xs->empty() && (std::isnan(plot.x.min) || std::isnan(plot.x.max))) ||
+      (ys->empty() && (std::isnan(plot.y.min) || std::isnan(plot.y.max)))) {
     return Status::invalid_argument("plot \"" + plot.title + "\" has no data to draw");
   }
 
+  return Status();
+}
+
+// One legend entry: a series or a labelled reference line.
+struct LegendEntry {
+  std::string label, color;
+  bool marker = false, reference = false;
+  LineStyle style = LineStyle::kSolid;
+  MarkerShape shape = MarkerShape::kCircle;
+};
+
+// How the series are drawn: line styles (of the line series, in order),
+// marker shapes (of the scatter series), every series' colour, the legend.
+struct SeriesLook {
+  std::vector<LineStyle> styles;
+  std::vector<MarkerShape> markers;
+  std::vector<std::string> colors;
+  std::vector<LegendEntry> legend;
+};
+
+SeriesLook series_look(const Plot& plot) {
+  SeriesLook look;
   // Styles of the series.
   std::vector<LineStyle> asked_styles;
   std::vector<MarkerShape> asked_markers;
@@ -330,41 +236,48 @@ Result<std::string> render_svg(const Plot& plot) {
       asked_styles.push_back(s.dashed ? LineStyle::kDashed : s.style);
     if (s.kind == SeriesKind::kScatter) asked_markers.push_back(s.marker);
   }
-  const std::vector<LineStyle> styles = resolve_auto(asked_styles, kLineCycle, LineStyle::kAuto);
-  const std::vector<MarkerShape> markers =
+  look.styles = resolve_auto(asked_styles, kLineCycle, LineStyle::kAuto);
+  look.markers =
       resolve_auto(asked_markers, kMarkerCycle, MarkerShape::kAuto);
 
   // The legend, in drawing order: labelled references, then labelled series.
-  struct LegendEntry {
-    std::string label, color;
-    bool marker = false, reference = false;
-    LineStyle style = LineStyle::kSolid;
-    MarkerShape shape = MarkerShape::kCircle;
-  };
-  std::vector<LegendEntry> legend;
+  std::vector<LegendEntry>& legend = look.legend;
   for (const ReferenceLine& r : plot.references) {
     if (!r.label.empty()) {
       legend.push_back({r.label, "#888", false, true, LineStyle::kDashed, MarkerShape::kCircle});
     }
   }
-  std::vector<std::string> colors;
+  std::vector<std::string>& colors = look.colors;
   {
     int palette_index = 0;
     size_t line_k = 0, scatter_k = 0;
     for (const PlotSeries& s : plot.series) {
       colors.push_back(s.color.empty() ? kPalette[palette_index++ % kPaletteSize] : s.color);
       const bool line = s.kind == SeriesKind::kLine;
-      const LineStyle style = line ? styles[line_k++] : LineStyle::kSolid;
-      const MarkerShape shape = line ? MarkerShape::kCircle : markers[scatter_k++];
+      const LineStyle style = line ? look.styles[line_k++] : LineStyle::kSolid;
+      const MarkerShape shape = line ? MarkerShape::kCircle : look.markers[scatter_k++];
       if (!s.label.empty()) legend.push_back({s.label, colors.back(), !line, false, style, shape});
     }
   }
 
-  const double w = plot.width_px, h = plot.height_px;
-  // The legend sits right of the frame; it takes at most 40 % of the width.
-  constexpr double kCharPx = 6.6, kLegendGap = 12;
+  return look;
+}
+
+// The image size, the plot frame's edges (px) and the legend's width.
+struct Frame {
+  double w = 0, h = 0, left = 0, right = 0, top = 0, bottom = 0;
   double legend_w = 0;
-  size_t legend_chars = 0;
+  size_t legend_chars = 0;  // the longest label shown in full
+};
+
+Frame plot_frame(const Plot& plot, const std::vector<LegendEntry>& legend) {
+  Frame fr;
+  fr.w = plot.width_px;
+  fr.h = plot.height_px;
+  const double w = fr.w;
+  // The legend sits right of the frame; it takes at most 40 % of the width.
+  double& legend_w = fr.legend_w;
+  size_t& legend_chars = fr.legend_chars;
   if (!legend.empty()) {
     for (const LegendEntry& e : legend) legend_chars = std::max(legend_chars, e.label.size());
     const size_t max_chars = static_cast<size_t>(std::max(4.0, (0.4 * w - 44) / kCharPx));
@@ -375,12 +288,19 @@ Result<std::string> render_svg(const Plot& plot) {
   for (const ReferenceLine& r : plot.references) {
     top_labels |= r.kind == ReferenceKind::kVertical && !r.axis_label.empty();
   }
-  const double left = kMarginLeft;
-  const double right = w - kMarginRight - (legend.empty() ? 0 : legend_w + kLegendGap - 8);
-  const double top = kMarginTop + (top_labels ? 14 : 0), bottom = h - kMarginBottom;
-  const Scale sx = make_scale(plot.x, xs, left, right);
-  const Scale sy = make_scale(plot.y, ys, bottom, top);
+  fr.left = kMarginLeft;
+  fr.right = w - kMarginRight - (legend.empty() ? 0 : legend_w + kLegendGap - 8);
+  fr.top = kMarginTop + (top_labels ? 14 : 0);
+  fr.bottom = fr.h - kMarginBottom;
+  return fr;
+}
 
+// The grid lines, tick labels and the frame.
+std::string grid_svg(const Scale& sx, const Scale& sy, const Frame& fr) {
+  const double left = fr.left;
+  const double right = fr.right;
+  const double top = fr.top;
+  const double bottom = fr.bottom;
   std::string body;
   // Grid and tick labels.
   for (const Tick& t : ticks_for(sx)) {
@@ -402,31 +322,41 @@ Result<std::string> render_svg(const Plot& plot) {
       "<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"none\" stroke=\"#333\"/>\n",
       px(left), px(top), px(right - left), px(bottom - top));
 
-  // Plot contents, clipped to the frame.
-  std::string contents, labels;
+  return body;
+}
+
+// The reference lines into *contents (clipped) and their axis labels into
+// *labels.
+void references_svg(const Plot& plot, const Scale& sx, const Scale& sy, const Frame& fr,
+                    std::string* contents, std::string* labels) {
+  const double w = fr.w;
+  const double left = fr.left;
+  const double right = fr.right;
+  const double top = fr.top;
+  const double bottom = fr.bottom;
   for (const ReferenceLine& r : plot.references) {
     std::string points;
     if (r.kind == ReferenceKind::kHorizontal) {
       const double y = sy.to_pixel(r.value);
       points = px(left) + "," + px(y) + " " + px(right) + "," + px(y);
       if (!r.axis_label.empty()) {
-        labels +=
+        *labels +=
             fmt::format("<line x1=\"{0}\" y1=\"{2}\" x2=\"{1}\" y2=\"{2}\" stroke=\"#555\"/>\n",
                         px(right), px(right + 5), px(y));
         // Above the line, or below it when the frame's top edge is too close.
-        labels += halo_text(right - 4, y - 14 < top ? y + 13 : y - 4, "end", r.axis_label,
+        *labels += halo_text(right - 4, y - 14 < top ? y + 13 : y - 4, "end", r.axis_label,
                             " fill=\"#444\" font-size=\"11\"");
       }
     } else if (r.kind == ReferenceKind::kVertical) {
       const double x = sx.to_pixel(r.value);
       points = px(x) + "," + px(top) + " " + px(x) + "," + px(bottom);
       if (!r.axis_label.empty()) {
-        labels +=
+        *labels +=
             fmt::format("<line x1=\"{0}\" y1=\"{1}\" x2=\"{0}\" y2=\"{2}\" stroke=\"#555\"/>\n",
                         px(x), px(top - 5), px(top));
         const double half = 0.5 * kCharPx * static_cast<double>(r.axis_label.size());
         const char* anchor = x + half > w - 4 ? "end" : x - half < 4 ? "start" : "middle";
-        labels += halo_text(x, top - 8, anchor, r.axis_label, " fill=\"#444\" font-size=\"11\"");
+        *labels += halo_text(x, top - 8, anchor, r.axis_label, " fill=\"#444\" font-size=\"11\"");
       }
     } else {  // y = x, sampled so it is right on mixed log/linear axes
       constexpr int kSamples = 64;
@@ -441,16 +371,21 @@ Result<std::string> render_svg(const Plot& plot) {
         points += px(sy.to_pixel(v));
       }
     }
-    contents += fmt::format(
+    *contents += fmt::format(
         "<polyline points=\"{}\" fill=\"none\" stroke=\"#888\" stroke-width=\"1\" "
         "stroke-dasharray=\"4 3\"/>\n",
         points);
   }
+}
+
+// The series' lines and markers (clipped).
+std::string series_svg(const Plot& plot, const SeriesLook& look, const Scale& sx, const Scale& sy) {
+  std::string contents;
   {
     size_t line_k = 0, scatter_k = 0;
     for (size_t i = 0; i < plot.series.size(); ++i) {
       const PlotSeries& s = plot.series[i];
-      const std::string color = svg_escape(colors[i]);
+      const std::string color = svg_escape(look.colors[i]);
       if (s.kind == SeriesKind::kLine) {
         std::string points;
         for (size_t j = 0; j < s.x.size(); ++j) {
@@ -459,9 +394,9 @@ Result<std::string> render_svg(const Plot& plot) {
         }
         contents += fmt::format(
             "<polyline points=\"{}\" fill=\"none\" stroke=\"{}\" stroke-width=\"2\"{}/>\n", points,
-            color, dash_attribute(styles[line_k++]));
+            color, dash_attribute(look.styles[line_k++]));
       } else {
-        const MarkerShape shape = markers[scatter_k++];
+        const MarkerShape shape = look.markers[scatter_k++];
         for (size_t j = 0; j < s.x.size(); ++j) {
           contents += marker_svg(shape, sx.to_pixel(s.x[j]), sy.to_pixel(s.y[j]), 3, color,
                                  " fill-opacity=\"0.75\"");
@@ -469,11 +404,15 @@ Result<std::string> render_svg(const Plot& plot) {
       }
     }
   }
-  const std::string clip_id = fmt::format("llmplan-clip-{:016x}", svg_hash(body + contents));
-  body += fmt::format("<g clip-path=\"url(#{})\">\n{}</g>\n", clip_id, contents);
-  body += labels;
+  return contents;
+}
 
-  // Highlighted points, over everything, with their labels kept in the frame.
+// Highlighted points, over everything, with their labels kept in the frame.
+std::string highlights_svg(const Plot& plot, const Scale& sx, const Scale& sy, const Frame& fr) {
+  const double left = fr.left;
+  const double right = fr.right;
+  const double top = fr.top;
+  std::string body;
   for (const PlotHighlight& p : plot.highlights) {
     const std::string color = svg_escape(p.color.empty() ? "#d62728" : p.color);
     const double x = sx.to_pixel(p.x), y = sy.to_pixel(p.y);
@@ -489,7 +428,16 @@ Result<std::string> render_svg(const Plot& plot) {
                       " font-weight=\"bold\" fill=\"" + color + "\"");
   }
 
-  // Legend, right of the frame.
+  return body;
+}
+
+// The legend, right of the frame.
+std::string legend_svg(const std::vector<LegendEntry>& legend, const Frame& fr) {
+  const double right = fr.right;
+  const double top = fr.top;
+  const double legend_w = fr.legend_w;
+  const size_t legend_chars = fr.legend_chars;
+  std::string body;
   if (!legend.empty()) {
     const double entry_h = 18;
     const double box_h = 8 + entry_h * static_cast<double>(legend.size());
@@ -513,7 +461,17 @@ Result<std::string> render_svg(const Plot& plot) {
                           px(bx + 36), px(cy), svg_escape(fit_label(e.label, legend_chars)));
     }
   }
-  // Titles.
+  return body;
+}
+
+// The plot's and the axes' titles.
+std::string titles_svg(const Plot& plot, const Frame& fr) {
+  const double h = fr.h;
+  const double left = fr.left;
+  const double right = fr.right;
+  const double top = fr.top;
+  const double bottom = fr.bottom;
+  std::string body;
   if (!plot.title.empty()) {
     body += fmt::format(
         "<text x=\"{}\" y=\"24\" text-anchor=\"middle\" font-size=\"15\" "
@@ -531,6 +489,39 @@ Result<std::string> render_svg(const Plot& plot) {
         "{1})\">{2}</text>\n",
         px(cx), px(cy), svg_escape(plot.y.title));
   }
+
+  return body;
+}
+
+}  // namespace
+
+Result<std::string> render_svg(const Plot& plot) {
+  if (plot.width_px < 200 || plot.height_px < 150) {
+    return Status::invalid_argument(fmt::format(
+        "plot size {}x{} px is too small (at least 200x150)", plot.width_px, plot.height_px));
+  }
+  std::vector<double> xs, ys;
+  LLMPLAN_RETURN_IF_ERROR(collect_values(plot, &xs, &ys));
+  const SeriesLook look = series_look(plot);
+  const Frame fr = plot_frame(plot, look.legend);
+  const double left = fr.left;
+  const double right = fr.right;
+  const double top = fr.top;
+  const double bottom = fr.bottom;
+  const Scale sx = make_scale(plot.x, xs, left, right);
+  const Scale sy = make_scale(plot.y, ys, bottom, top);
+
+  std::string body = grid_svg(sx, sy, fr);
+  // Plot contents, clipped to the frame.
+  std::string contents, labels;
+  references_svg(plot, sx, sy, fr, &contents, &labels);
+  contents += series_svg(plot, look, sx, sy);
+  const std::string clip_id = fmt::format("llmplan-clip-{:016x}", svg_hash(body + contents));
+  body += fmt::format("<g clip-path=\"url(#{})\">\n{}</g>\n", clip_id, contents);
+  body += labels;
+  body += highlights_svg(plot, sx, sy, fr);
+  body += legend_svg(look.legend, fr);
+  body += titles_svg(plot, fr);
 
   std::string svg = fmt::format(
       "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{0}\" height=\"{1}\" "

@@ -30,6 +30,10 @@ std::string svg_escape(const std::string& text);
 // differ between figures of one page.
 uint64_t svg_hash(const std::string& text);
 
+// v as printf's "%.3g" with the exponent's '+' and leading zeros dropped
+// ("1.5", "0.02", "3e9", "1e-5"): the plots' and heatmaps' short numbers.
+std::string svg_short_number(double v);
+
 enum class SeriesKind {
   kLine,     // points joined in the given order
   kScatter,  // one marker per point

@@ -16,6 +16,7 @@
 #include "planner/cli/planner_flags.h"
 #include "planner/cli/progress.h"
 #include "planner/cli/sim_inputs.h"
+#include "planner/search/gpu_count.h"
 #include "planner/study/distributed.h"
 #include "planner/study/frontier.h"
 #include "reports/frontier_report.h"
@@ -151,7 +152,7 @@ Result<FrontierStudy> make_study(const FrontierOptions& o, const GlobalOptions& 
   LLMPLAN_ASSIGN_OR_RETURN(std::vector<simulator::Cluster> clusters, resolve_hardware(catalog, o));
   for (const simulator::Cluster& c : clusters) {
     for (int g : study.gpus) {
-      if (g < c.gpus_per_node) {
+      if (check_gpu_count(g, {c.gpus_per_node, false, 0}) == GpuCountError::kBelowOneNode) {
         return Status::usage("--gpus: " + std::to_string(g) + " is below one node of " + c.name +
                              " (" + std::to_string(c.gpus_per_node) + " GPUs)");
       }

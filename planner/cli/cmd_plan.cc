@@ -16,6 +16,7 @@
 #include "planner/cli/plan_space_flags.h"
 #include "planner/cli/planner_flags.h"
 #include "planner/cli/progress.h"
+#include "planner/cli/run_flags.h"
 #include "planner/cli/sim_inputs.h"
 #include "planner/report/loss_verdict.h"
 #include "planner/report/plan_report.h"
@@ -61,8 +62,8 @@ Status check_some_layout(const SearchResult& result, const SearchOptions& s) {
 
 Status run_plan(const PlanOptions& o, const GlobalOptions& global) {
   LLMPLAN_ASSIGN_OR_RETURN(presets::Catalog catalog, load_catalog(global));
-  LLMPLAN_ASSIGN_OR_RETURN(simulator::Cluster cluster,
-                           resolve_cluster(catalog, o.cluster, o.gpu, 0, kDefaultCluster));
+  simulator::Cluster cluster;
+  LLMPLAN_RETURN_IF_ERROR(apply_cluster_flags({o.gpu, o.cluster, 0}, catalog, false, &cluster));
   LLMPLAN_ASSIGN_OR_RETURN(SearchOptions s, planner_search_options(o.flags, catalog));
   s.gpus = o.gpus;
   s.days = o.days;

@@ -10,7 +10,9 @@
 #include "planner/cli/command.h"
 #include "planner/cli/plan_space_flags.h"
 #include "planner/cli/progress.h"
+#include "planner/cli/run_flags.h"
 #include "planner/cli/sim_inputs.h"
+#include "planner/search/gpu_count.h"
 #include "planner/study/schedule/cluster_sim.h"
 #include "planner/study/schedule/job.h"
 #include "planner/study/schedule/policy.h"
@@ -56,7 +58,7 @@ Status check_options(const ScheduleOptions& o) {
   if (o.jobs_file.empty() == (o.generate == 0)) {
     return Status::invalid_argument("schedule: give exactly one of --jobs FILE and --generate N");
   }
-  if (o.gpus <= 0 || o.gpus > simulator::Plan::kMaxGpus) {
+  if (check_gpu_count(o.gpus, {}) != GpuCountError::kNone) {
     return Status::invalid_argument("--gpus: must be from 1 to " +
                                     std::to_string(simulator::Plan::kMaxGpus) + " (got " +
                                     std::to_string(o.gpus) + ")");
@@ -87,20 +89,10 @@ Status check_options(const ScheduleOptions& o) {
   return Status();
 }
 
-Status run_schedule(const ScheduleOptions& o, const GlobalOptions& global) {
-  LLMPLAN_RETURN_IF_ERROR(check_options(o));
-  LLMPLAN_ASSIGN_OR_RETURN(presets::Catalog catalog, load_catalog(global));
-  LLMPLAN_ASSIGN_OR_RETURN(simulator::Cluster cluster,
-                           resolve_cluster(catalog, o.cluster, o.gpu, 0, "dgx-a100-80gb"));
-  if (o.gpus < cluster.gpus_per_node || o.gpus % cluster.gpus_per_node != 0) {
-    return Status::invalid_argument("--gpus: " + std::to_string(o.gpus) +
-                                    " is not a positive multiple of the node size (" +
-                                    std::to_string(cluster.gpus_per_node) + " GPUs)");
-  }
-  schedule::ScheduleStudy study;
-  study.cluster = cluster.name;
-  study.total_gpus = o.gpus;
-  study.rescale_cost_s = o.rescale_cost_s;
+// The study's jobs: generated (--generate N) or read (--jobs FILE).
+Status load_jobs(const ScheduleOptions& o, const presets::Catalog& catalog,
+                 const simulator::Cluster& cluster, schedule::ScheduleStudy* study_out) {
+  schedule::ScheduleStudy& study = *study_out;
   if (o.generate > 0) {
     schedule::GenerateOptions g;
     g.num_jobs = o.generate;
@@ -124,9 +116,11 @@ Status run_schedule(const ScheduleOptions& o, const GlobalOptions& global) {
     }
     study.trace = o.jobs_file;
   }
-  if (!o.write_jobs.empty()) {
-    LLMPLAN_RETURN_IF_ERROR(write_output_file(o.write_jobs, schedule::jobs_to_csv(study.jobs), "--write-jobs"));
-  }
+  return Status();
+}
+
+// --policy NAME, or every policy ("all").
+Result<std::vector<std::unique_ptr<schedule::Policy>>> make_policies(const ScheduleOptions& o) {
   std::vector<std::unique_ptr<schedule::Policy>> policies;
   if (o.policy == "all") {
     for (const std::string& name : schedule::policy_names()) {
@@ -138,8 +132,14 @@ Status run_schedule(const ScheduleOptions& o, const GlobalOptions& global) {
     if (!p.ok()) return Status::invalid_argument("--policy: " + p.status().message());
     policies.push_back(std::move(p).value());
   }
+  return policies;
+}
 
-  // Throughput curves, one per distinct model.
+// The throughput curves, one per distinct model (study.curve_of_job maps
+// each job to its curve).
+Status compute_study_curves(const ScheduleOptions& o, const simulator::Cluster& cluster,
+                            schedule::ScheduleStudy* study_out) {
+  schedule::ScheduleStudy& study = *study_out;
   std::vector<simulator::Model> models;
   for (const Job& j : study.jobs) {
     int k = 0;
@@ -169,27 +169,12 @@ Status run_schedule(const ScheduleOptions& o, const GlobalOptions& global) {
   auto t0 = std::chrono::steady_clock::now();
   study.curves = schedule::compute_curves(models, cluster, copt, &study.plans_simulated);
   study.curves_wall_s = seconds_since(t0);
-  std::vector<const schedule::ThroughputCurve*> curve_ptrs;
-  for (int k : study.curve_of_job) curve_ptrs.push_back(&study.curves[k]);
+  return Status();
+}
 
-  t0 = std::chrono::steady_clock::now();
-  schedule::ClusterSimOptions sim;
-  sim.total_gpus = o.gpus;
-  sim.rescale_cost_s = o.rescale_cost_s;
-  for (const auto& p : policies) {
-    LLMPLAN_ASSIGN_OR_RETURN(schedule::ScheduleResult r,
-                             schedule::simulate_cluster(study.jobs, curve_ptrs, *p, sim));
-    study.results.push_back(std::move(r));
-  }
-  study.policies_wall_s = seconds_since(t0);
-  study.notes.push_back(
-      "jobs progress at the simulated throughput of the best plan (enumerate_plans, global batch "
-      "near --batch-tokens) for the GPUs they hold; a job holding g GPUs runs the fastest plan "
-      "on at most g");
-  study.notes.push_back(
-      "deadline ratio counts refused jobs as missed; JCT and makespan are over finished jobs; "
-      "utilisation is GPUs held (re-scale pauses included) over GPUs x makespan");
-
+// The report in --format, and the files of --out DIR.
+Result<std::string> schedule_output(const ScheduleOptions& o,
+                                    const schedule::ScheduleStudy& study) {
   LLMPLAN_ASSIGN_OR_RETURN(std::string svg, schedule::allocation_svg(study));
   const std::string md = schedule::schedule_markdown(
       study, o.out_dir.empty() ? "" : o.out_dir + "/allocation.svg");
@@ -207,7 +192,54 @@ Status run_schedule(const ScheduleOptions& o, const GlobalOptions& global) {
     LLMPLAN_RETURN_IF_ERROR(out.write("allocation.svg", svg));
     out.keep();
   }
-  const std::string& out = o.format == "json" ? json_text : o.format == "csv" ? summary_csv : md;
+  return o.format == "json" ? json_text : o.format == "csv" ? summary_csv : md;
+}
+
+Status run_schedule(const ScheduleOptions& o, const GlobalOptions& global) {
+  LLMPLAN_RETURN_IF_ERROR(check_options(o));
+  LLMPLAN_ASSIGN_OR_RETURN(presets::Catalog catalog, load_catalog(global));
+  simulator::Cluster cluster;
+  LLMPLAN_RETURN_IF_ERROR(apply_cluster_flags({o.gpu, o.cluster, 0}, catalog, false, &cluster));
+  const GpuCountError nodes = check_gpu_count(o.gpus, {cluster.gpus_per_node, true, 0});
+  if (nodes == GpuCountError::kBelowOneNode || nodes == GpuCountError::kNotWholeNodes) {
+    return Status::invalid_argument("--gpus: " + std::to_string(o.gpus) +
+                                    " is not a positive multiple of the node size (" +
+                                    std::to_string(cluster.gpus_per_node) + " GPUs)");
+  }
+  schedule::ScheduleStudy study;
+  study.cluster = cluster.name;
+  study.total_gpus = o.gpus;
+  study.rescale_cost_s = o.rescale_cost_s;
+  LLMPLAN_RETURN_IF_ERROR(load_jobs(o, catalog, cluster, &study));
+  if (!o.write_jobs.empty()) {
+    LLMPLAN_RETURN_IF_ERROR(write_output_file(o.write_jobs, schedule::jobs_to_csv(study.jobs), "--write-jobs"));
+  }
+  LLMPLAN_ASSIGN_OR_RETURN(const std::vector<std::unique_ptr<schedule::Policy>> policies,
+                           make_policies(o));
+
+  LLMPLAN_RETURN_IF_ERROR(compute_study_curves(o, cluster, &study));
+  std::vector<const schedule::ThroughputCurve*> curve_ptrs;
+  for (int k : study.curve_of_job) curve_ptrs.push_back(&study.curves[k]);
+
+  const auto t0 = std::chrono::steady_clock::now();
+  schedule::ClusterSimOptions sim;
+  sim.total_gpus = o.gpus;
+  sim.rescale_cost_s = o.rescale_cost_s;
+  for (const auto& p : policies) {
+    LLMPLAN_ASSIGN_OR_RETURN(schedule::ScheduleResult r,
+                             schedule::simulate_cluster(study.jobs, curve_ptrs, *p, sim));
+    study.results.push_back(std::move(r));
+  }
+  study.policies_wall_s = seconds_since(t0);
+  study.notes.push_back(
+      "jobs progress at the simulated throughput of the best plan (enumerate_plans, global batch "
+      "near --batch-tokens) for the GPUs they hold; a job holding g GPUs runs the fastest plan "
+      "on at most g");
+  study.notes.push_back(
+      "deadline ratio counts refused jobs as missed; JCT and makespan are over finished jobs; "
+      "utilisation is GPUs held (re-scale pauses included) over GPUs x makespan");
+
+  LLMPLAN_ASSIGN_OR_RETURN(const std::string out, schedule_output(o, study));
   return write_stdout(out);
 }
 

@@ -16,6 +16,7 @@
 #include "planner/cli/plan_space_flags.h"
 #include "planner/cli/planner_flags.h"
 #include "planner/cli/progress.h"
+#include "planner/cli/run_flags.h"
 #include "planner/cli/sim_inputs.h"
 #include "planner/report/plan_report.h"
 #include "planner/report/plan_report_json.h"
@@ -173,20 +174,238 @@ std::vector<simulator::Plan> sweep_plans(const simulator::Plan& base, const simu
   return plans;
 }
 
+// One sweep's simulations and what follows from them: each plan's result
+// (or error) and failure model, the training tokens and price, and the
+// fitting plans with their days and GPU-hours, the time-cost front among them.
+struct SweepRun {
+  std::vector<PlanResult> results;
+  std::vector<std::string> errors;
+  Reliability rel;
+  std::vector<Goodput> failures;  // per plan when rel.enabled
+  double params = 0, active = 0, tokens = 0, price = 0;
+  std::vector<int> ok_idx;        // fitting plans
+  std::vector<double> days, cost;  // of ok_idx
+  std::vector<bool> on_front;
+  std::vector<int> front;
+};
+
+// Simulates every plan (OpenMP, --threads; progress on stderr).
+void simulate_sweep(const SweepOptions& o, const std::vector<simulator::Plan>& plans,
+                    const presets::SimConfig& config, const simulator::SimOptions& sim,
+                    SweepRun* w) {
+  const long n = static_cast<long>(plans.size());
+  w->results.assign(n, PlanResult{});
+  w->errors.assign(n, std::string());
+  auto progress = counter(std::make_shared<Progress>("sweep", "plans", o.progress));
+  long done = 0;
+  const int threads = loop_threads(o.threads, omp_get_max_threads(), n);
+#pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
+  for (long i = 0; i < n; ++i) {
+    PlanResult& r = w->results[i];
+    r.plan = plans[i];
+    // world_size() needs a valid plan (its product could overflow an int).
+    if (simulator::validate(plans[i]).ok()) r.gpus_used = plans[i].world_size();
+    auto rep = simulator::simulate(config.model, plans[i], config.cluster, sim);
+    if (rep.ok()) {
+      record_simulation(rep.value(), &r);
+    } else {
+      w->errors[i] = rep.status().message();
+    }
+    if (progress) {
+#pragma omp critical(llmplan_sweep_progress)
+      progress(++done, n);
+    }
+  }
+}
+
+// A plan's days: expected wall-clock days with failures, else compute days.
+double sweep_days(const SweepRun& w, long i) {
+  return w.rel.enabled ? w.failures[i].wall_s / 86400.0 : training_days(w.results[i], w.tokens);
+}
+
+// The fitting plans' days and GPU-hours, and the time-cost Pareto front.
+void sweep_front(SweepRun* w) {
+  const long n = static_cast<long>(w->results.size());
+  for (long i = 0; i < n; ++i) {
+    if (!w->errors[i].empty() || !w->results[i].fits) continue;
+    w->ok_idx.push_back(static_cast<int>(i));
+    const double d = sweep_days(*w, i);
+    w->days.push_back(d);
+    w->cost.push_back(d * 24.0 * w->results[i].gpus_used);
+  }
+  w->on_front.assign(n, false);
+  for (int k : pareto_front(w->days, w->cost)) {
+    w->on_front[w->ok_idx[k]] = true;
+    w->front.push_back(w->ok_idx[k]);
+  }
+}
+
+// Plan i's row of --format json: numbers as numbers, null where the CSV is empty.
+boost::json::object sweep_json_row(const SweepRun& w, long i) {
+  const PlanResult& r = w.results[i];
+  const bool good = w.errors[i].empty();
+  const double d = good ? sweep_days(w, i) : 0;
+  const double price = w.price;
+  const auto number_or_null = [good](double x) {
+    return good ? boost::json::value(x) : boost::json::value(nullptr);
+  };
+  boost::json::object row{
+      {"tp", r.plan.tensor_parallel},
+      {"pp", r.plan.pipeline_parallel},
+      {"dp", r.plan.data_parallel},
+      {"cp", r.plan.context_parallel},
+      {"micro_batch", r.plan.micro_batch_size},
+      {"global_batch", r.plan.global_batch_size},
+      {"gpus", gpus_of(r.plan)},
+      {"iteration_s", number_or_null(r.iteration_time_s)},
+      {"days", number_or_null(d)},
+      {"mfu", number_or_null(r.mfu)},
+      {"gpu_hours", number_or_null(d * 24 * r.gpus_used)},
+      {"cost_usd", good && price > 0 ? boost::json::value(d * 24 * r.gpus_used * price)
+                                     : boost::json::value(nullptr)},
+      {"fits", good ? boost::json::value(r.fits) : boost::json::value(nullptr)},
+      {"pareto", static_cast<bool>(w.on_front[i])},
+      {"error", w.errors[i]},
+      {"virtual_stages", r.plan.virtual_stages},
+      {"recompute", simulator::to_string(r.plan.recompute)},
+      {"sequence_parallel", r.plan.sequence_parallel},
+      {"distributed_optimizer", r.plan.distributed_optimizer},
+      {"zero_stage", r.plan.sharding_stage()},
+      {"fsdp_group", r.plan.shard_group_size()},
+      {"tp_comm_overlap", r.plan.tp_comm_overlap},
+      {"overlap_grad_reduce", r.plan.overlap_grad_reduce},
+      {"overlap_param_gather", r.plan.overlap_param_gather},
+      {"ep", r.plan.expert_parallel},
+      {"moe_a2a_overlap", r.plan.moe_a2a_overlap}};
+  if (w.rel.enabled) {
+    row["compute_days"] = number_or_null(good ? training_days(r, w.tokens) : 0);
+    row["expected_interruptions"] = number_or_null(good ? w.failures[i].interruptions : 0);
+    row["goodput"] = number_or_null(good ? w.failures[i].goodput : 0);
+    row["checkpoint_interval_s"] = number_or_null(good ? w.failures[i].interval_s : 0);
+  }
+  return row;
+}
+
+// Plan i's row of the table (sweep.csv, the Markdown's "All plans").
+std::vector<std::string> sweep_cells(const SweepRun& w, long i) {
+  const PlanResult& r = w.results[i];
+  const bool good = w.errors[i].empty();
+  const double d = good ? sweep_days(w, i) : 0;
+  const double price = w.price;
+  std::vector<std::string> cells = {std::to_string(r.plan.tensor_parallel), std::to_string(r.plan.pipeline_parallel),
+             std::to_string(r.plan.data_parallel), std::to_string(r.plan.micro_batch_size),
+             std::to_string(r.plan.global_batch_size),
+             std::to_string(gpus_of(r.plan)),
+             good ? fmt::format("{:.4f}", r.iteration_time_s) : "",
+             good ? fmt::format("{:.2f}", d) : "", good ? fmt::format("{:.4f}", r.mfu) : "",
+             good ? fmt::format("{:.0f}", d * 24 * r.gpus_used) : "",
+             good && price > 0 ? fmt::format("{:.0f}", d * 24 * r.gpus_used * price) : "",
+             good ? (r.fits ? "1" : "0") : "", w.on_front[i] ? "1" : "0", w.errors[i],
+             std::to_string(r.plan.virtual_stages), simulator::to_string(r.plan.recompute),
+             r.plan.sequence_parallel ? "1" : "0", r.plan.distributed_optimizer ? "1" : "0",
+             std::to_string(r.plan.sharding_stage()), std::to_string(r.plan.shard_group_size()),
+             r.plan.tp_comm_overlap ? "1" : "0", r.plan.overlap_grad_reduce ? "1" : "0",
+             r.plan.overlap_param_gather ? "1" : "0", std::to_string(r.plan.expert_parallel),
+             r.plan.moe_a2a_overlap ? "1" : "0"};
+  if (w.rel.enabled) {
+    cells.insert(cells.end(),
+                 {good ? fmt::format("{:.2f}", training_days(r, w.tokens)) : "",
+                  good ? fmt::format("{:.2f}", w.failures[i].interruptions) : "",
+                  good ? fmt::format("{:.4f}", w.failures[i].goodput) : "",
+                  good ? fmt::format("{:.1f}", w.failures[i].interval_s) : ""});
+  }
+  return cells;
+}
+
+// The table of every plan, with issue 28's columns when failures are on.
+reports::Table sweep_table(const SweepRun& w) {
+  reports::Table t({"tp", "pp", "dp", "micro_batch", "global_batch", "gpus", "iteration_s", "days",
+                    "mfu", "gpu_hours", "cost_usd", "fits", "pareto", "error", "virtual_stages",
+                    "recompute", "sequence_parallel", "distributed_optimizer", "zero_stage",
+                    "fsdp_group", "tp_comm_overlap", "overlap_grad_reduce",
+                    "overlap_param_gather", "ep", "moe_a2a_overlap"});
+  if (w.rel.enabled) {  // issue 28's columns, appended
+    std::vector<std::string> header = t.header();
+    for (const char* h : {"compute_days", "expected_interruptions", "goodput", "checkpoint_interval_s"}) {
+      header.push_back(h);
+    }
+    t = reports::Table(header);
+  }
+  for (long i = 0; i < static_cast<long>(w.results.size()); ++i) t.add_row(sweep_cells(w, i));
+  return t;
+}
+
+// sweep.md: the header, notes, the Pareto front and every plan.
+std::string sweep_markdown(const SweepRun& w, const presets::SimConfig& config,
+                           const Pricing& pricing, const std::vector<std::string>& notes,
+                           const reports::Table& t) {
+  const long n = static_cast<long>(w.results.size());
+  const double params = w.params, active = w.active, tokens = w.tokens, price = w.price;
+  const Reliability& rel = w.rel;
+  std::string md = fmt::format("# llmplan sweep: {} ({} parameters{}, {} tokens) on {}\n\n",
+                               config.model.name, reports::count_human(params),
+                               config.model.is_moe() ? ", " + reports::count_human(active) + " active"
+                                                     : std::string(),
+                               reports::count_human(tokens), config.cluster.name);
+  md += fmt::format("{} plans simulated; {} fit in memory.\n\n", n, w.ok_idx.size());
+  if (pricing.stated) md += pricing_markdown(pricing);
+  for (const std::string& note : notes) md += "- " + note + "\n";
+  if (rel.enabled) {
+    md += fmt::format("- Days are expected wall-clock days with failures ({:.3g} interruptions per "
+                      "GPU-day, checkpoints and restarts; --no-interruptions: compute days)\n\n",
+                      rate_per_gpu_day(rel, config.cluster.gpus_per_node));
+  }
+  md += "## Time-cost Pareto front\n\n";
+  reports::Table pt({"plan", "GPUs", "iteration", "days", "MFU (16-bit peak)", "GPU-hours", "cost"});
+  for (int i : w.front) {
+    const PlanResult& r = w.results[i];
+    const double d = sweep_days(w, i);
+    pt.add_row({plan_label(r.plan), std::to_string(r.gpus_used), reports::seconds_human(r.iteration_time_s),
+                fmt::format("{:.1f}", d), reports::percent(r.mfu),
+                reports::count_human(d * 24 * r.gpus_used),
+                price > 0 ? reports::usd_human(d * 24 * r.gpus_used * price) : "n/a"});
+  }
+  md += pt.markdown() + "\n## All plans\n\n" + t.markdown();
+  return md;
+}
+
+// --out DIR (when given): sweep.json, sweep.md, sweep.csv and pareto.svg.
+Status write_sweep_files(const SweepOptions& o, const SweepRun& w, const std::string& json_text,
+                         const std::string& md, const reports::Table& t) {
+  if (!o.out_dir.empty()) {
+    LLMPLAN_ASSIGN_OR_RETURN(OutputDir out, OutputDir::open(o.out_dir, "--out"));
+    LLMPLAN_RETURN_IF_ERROR(out.write("sweep.json", json_text));
+    LLMPLAN_RETURN_IF_ERROR(out.write("sweep.md", md));
+    LLMPLAN_RETURN_IF_ERROR(out.write("sweep.csv", t.csv()));
+    if (!w.days.empty()) {
+      reports::Plot plot;
+      plot.title = "Sweep: training days vs GPU-hours";
+      plot.x = {"days", true};
+      plot.y = {"GPU-hours", true};
+      plot.series.push_back({"plans", reports::SeriesKind::kScatter, w.days, w.cost, "#999", false});
+      reports::PlotSeries f{"Pareto front", reports::SeriesKind::kLine, {}, {}, "#36c", false};
+      for (int i : w.front) {
+        const double d = training_days(w.results[i], w.tokens);
+        f.x.push_back(d);
+        f.y.push_back(d * 24 * w.results[i].gpus_used);
+      }
+      plot.series.push_back(f);
+      LLMPLAN_ASSIGN_OR_RETURN(std::string svg, reports::render_svg(plot));
+      LLMPLAN_RETURN_IF_ERROR(out.write("pareto.svg", svg));
+    }
+    out.keep();
+  }
+  return Status();
+}
+
 Status run_sweep(const SweepOptions& o, const GlobalOptions& global) {
   LLMPLAN_ASSIGN_OR_RETURN(presets::Catalog catalog, load_catalog(global));
   if (o.config.empty() == o.vtrain_config.empty()) {
     return Status::invalid_argument("sweep: give exactly one of --config or --vtrain-config");
   }
-  presets::SimConfig config;
-  if (!o.config.empty()) {
-    LLMPLAN_ASSIGN_OR_RETURN(config, presets::load_sim_config_file(o.config, catalog));
-  } else {
-    LLMPLAN_ASSIGN_OR_RETURN(config, presets::load_vtrain_config_file(o.vtrain_config, catalog));
-  }
-  if (!o.cluster.empty() || !o.gpu.empty()) {
-    LLMPLAN_ASSIGN_OR_RETURN(config.cluster, resolve_cluster(catalog, o.cluster, o.gpu, 0, "dgx-a100-80gb"));
-  }
+  LLMPLAN_ASSIGN_OR_RETURN(presets::SimConfig config,
+                           load_run_config(o.config, o.vtrain_config, {}, catalog));
+  LLMPLAN_RETURN_IF_ERROR(apply_cluster_flags({o.gpu, o.cluster, 0}, catalog, true, &config.cluster));
   LLMPLAN_ASSIGN_OR_RETURN(const std::vector<std::string> models, cost_models(o.pricing));
   LLMPLAN_ASSIGN_OR_RETURN(const OwnershipFile ownership, builtin_ownership());
   LLMPLAN_ASSIGN_OR_RETURN(const Pricing pricing,
@@ -199,167 +418,31 @@ Status run_sweep(const SweepOptions& o, const GlobalOptions& global) {
   std::vector<std::string> notes;
   simulator::SimOptions sim;
   LLMPLAN_ASSIGN_OR_RETURN(sim.cost_model, make_cost_model(config.cluster, o.cost, &notes));
+  SweepRun w;
+  simulate_sweep(o, plans, config, sim, &w);
   const long n = static_cast<long>(plans.size());
-  std::vector<PlanResult> results(n);
-  std::vector<std::string> errors(n);
-  auto progress = counter(std::make_shared<Progress>("sweep", "plans", o.progress));
-  long done = 0;
-  const int threads = loop_threads(o.threads, omp_get_max_threads(), n);
-#pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
-  for (long i = 0; i < n; ++i) {
-    PlanResult& r = results[i];
-    r.plan = plans[i];
-    // world_size() needs a valid plan (its product could overflow an int).
-    if (simulator::validate(plans[i]).ok()) r.gpus_used = plans[i].world_size();
-    auto rep = simulator::simulate(config.model, plans[i], config.cluster, sim);
-    if (rep.ok()) {
-      record_simulation(rep.value(), &r);
-    } else {
-      errors[i] = rep.status().message();
-    }
-    if (progress) {
-#pragma omp critical(llmplan_sweep_progress)
-      progress(++done, n);
-    }
-  }
-  const double params = static_cast<double>(config.model.parameter_count());
+  w.params = static_cast<double>(config.model.parameter_count());
   // Tokens per active parameter (all of them for a dense model).
-  const double active = static_cast<double>(config.model.active_parameter_count());
-  const double tokens = o.tokens > 0 ? o.tokens : 20.0 * active;
-  const double price = config.cluster.usd_per_gpu_hour;
+  w.active = static_cast<double>(config.model.active_parameter_count());
+  w.tokens = o.tokens > 0 ? o.tokens : 20.0 * w.active;
+  w.price = config.cluster.usd_per_gpu_hour;
   // Failures (issue 28): a plan's days are its expected wall-clock days
   // (compute days with --no-interruptions), as in the planner.
-  LLMPLAN_ASSIGN_OR_RETURN(const Reliability rel, resolve_reliability(o.reliability, config.cluster));
-  std::vector<Goodput> failures(rel.enabled ? n : 0);
-  if (rel.enabled) {
+  LLMPLAN_ASSIGN_OR_RETURN(w.rel, resolve_reliability(o.reliability, config.cluster));
+  w.failures.resize(w.rel.enabled ? n : 0);
+  if (w.rel.enabled) {
     for (long i = 0; i < n; ++i) {
-      if (!errors[i].empty()) continue;
-      failures[i] = goodput(config.model, results[i].plan, config.cluster, rel,
-                            training_days(results[i], tokens) * 86400.0);
+      if (!w.errors[i].empty()) continue;
+      w.failures[i] = goodput(config.model, w.results[i].plan, config.cluster, w.rel,
+                              training_days(w.results[i], w.tokens) * 86400.0);
     }
   }
-  const auto plan_days = [&](long i) {
-    return rel.enabled ? failures[i].wall_s / 86400.0 : training_days(results[i], tokens);
-  };
-  std::vector<int> ok_idx;
-  std::vector<double> days, cost;
-  for (long i = 0; i < n; ++i) {
-    if (!errors[i].empty() || !results[i].fits) continue;
-    ok_idx.push_back(static_cast<int>(i));
-    const double d = plan_days(i);
-    days.push_back(d);
-    cost.push_back(d * 24.0 * results[i].gpus_used);
-  }
-  std::vector<bool> on_front(n, false);
-  std::vector<int> front;
-  for (int k : pareto_front(days, cost)) {
-    on_front[ok_idx[k]] = true;
-    front.push_back(ok_idx[k]);
-  }
-  reports::Table t({"tp", "pp", "dp", "micro_batch", "global_batch", "gpus", "iteration_s", "days",
-                    "mfu", "gpu_hours", "cost_usd", "fits", "pareto", "error", "virtual_stages",
-                    "recompute", "sequence_parallel", "distributed_optimizer", "zero_stage",
-                    "fsdp_group", "tp_comm_overlap", "overlap_grad_reduce",
-                    "overlap_param_gather", "ep", "moe_a2a_overlap"});
-  if (rel.enabled) {  // issue 28's columns, appended
-    std::vector<std::string> header = t.header();
-    for (const char* h : {"compute_days", "expected_interruptions", "goodput", "checkpoint_interval_s"}) {
-      header.push_back(h);
-    }
-    t = reports::Table(header);
-  }
-  // --format json: the same rows, numbers as numbers (null where the CSV is empty).
+  sweep_front(&w);
+  const reports::Table t = sweep_table(w);
   boost::json::array rows;
-  for (long i = 0; i < n; ++i) {
-    const PlanResult& r = results[i];
-    const bool good = errors[i].empty();
-    const double d = good ? plan_days(i) : 0;
-    const auto number_or_null = [good](double x) {
-      return good ? boost::json::value(x) : boost::json::value(nullptr);
-    };
-    boost::json::object row{
-        {"tp", r.plan.tensor_parallel},
-        {"pp", r.plan.pipeline_parallel},
-        {"dp", r.plan.data_parallel},
-        {"cp", r.plan.context_parallel},
-        {"micro_batch", r.plan.micro_batch_size},
-        {"global_batch", r.plan.global_batch_size},
-        {"gpus", gpus_of(r.plan)},
-        {"iteration_s", number_or_null(r.iteration_time_s)},
-        {"days", number_or_null(d)},
-        {"mfu", number_or_null(r.mfu)},
-        {"gpu_hours", number_or_null(d * 24 * r.gpus_used)},
-        {"cost_usd", good && price > 0 ? boost::json::value(d * 24 * r.gpus_used * price)
-                                       : boost::json::value(nullptr)},
-        {"fits", good ? boost::json::value(r.fits) : boost::json::value(nullptr)},
-        {"pareto", static_cast<bool>(on_front[i])},
-        {"error", errors[i]},
-        {"virtual_stages", r.plan.virtual_stages},
-        {"recompute", simulator::to_string(r.plan.recompute)},
-        {"sequence_parallel", r.plan.sequence_parallel},
-        {"distributed_optimizer", r.plan.distributed_optimizer},
-        {"zero_stage", r.plan.sharding_stage()},
-        {"fsdp_group", r.plan.shard_group_size()},
-        {"tp_comm_overlap", r.plan.tp_comm_overlap},
-        {"overlap_grad_reduce", r.plan.overlap_grad_reduce},
-        {"overlap_param_gather", r.plan.overlap_param_gather},
-        {"ep", r.plan.expert_parallel},
-        {"moe_a2a_overlap", r.plan.moe_a2a_overlap}};
-    if (rel.enabled) {
-      row["compute_days"] = number_or_null(good ? training_days(r, tokens) : 0);
-      row["expected_interruptions"] = number_or_null(good ? failures[i].interruptions : 0);
-      row["goodput"] = number_or_null(good ? failures[i].goodput : 0);
-      row["checkpoint_interval_s"] = number_or_null(good ? failures[i].interval_s : 0);
-    }
-    rows.push_back(std::move(row));
-    std::vector<std::string> cells = {std::to_string(r.plan.tensor_parallel), std::to_string(r.plan.pipeline_parallel),
-               std::to_string(r.plan.data_parallel), std::to_string(r.plan.micro_batch_size),
-               std::to_string(r.plan.global_batch_size),
-               std::to_string(gpus_of(r.plan)),
-               good ? fmt::format("{:.4f}", r.iteration_time_s) : "",
-               good ? fmt::format("{:.2f}", d) : "", good ? fmt::format("{:.4f}", r.mfu) : "",
-               good ? fmt::format("{:.0f}", d * 24 * r.gpus_used) : "",
-               good && price > 0 ? fmt::format("{:.0f}", d * 24 * r.gpus_used * price) : "",
-               good ? (r.fits ? "1" : "0") : "", on_front[i] ? "1" : "0", errors[i],
-               std::to_string(r.plan.virtual_stages), simulator::to_string(r.plan.recompute),
-               r.plan.sequence_parallel ? "1" : "0", r.plan.distributed_optimizer ? "1" : "0",
-               std::to_string(r.plan.sharding_stage()), std::to_string(r.plan.shard_group_size()),
-               r.plan.tp_comm_overlap ? "1" : "0", r.plan.overlap_grad_reduce ? "1" : "0",
-               r.plan.overlap_param_gather ? "1" : "0", std::to_string(r.plan.expert_parallel),
-               r.plan.moe_a2a_overlap ? "1" : "0"};
-    if (rel.enabled) {
-      cells.insert(cells.end(),
-                   {good ? fmt::format("{:.2f}", training_days(r, tokens)) : "",
-                    good ? fmt::format("{:.2f}", failures[i].interruptions) : "",
-                    good ? fmt::format("{:.4f}", failures[i].goodput) : "",
-                    good ? fmt::format("{:.1f}", failures[i].interval_s) : ""});
-    }
-    t.add_row(cells);
-  }
-  std::string md = fmt::format("# llmplan sweep: {} ({} parameters{}, {} tokens) on {}\n\n",
-                               config.model.name, reports::count_human(params),
-                               config.model.is_moe() ? ", " + reports::count_human(active) + " active"
-                                                     : std::string(),
-                               reports::count_human(tokens), config.cluster.name);
-  md += fmt::format("{} plans simulated; {} fit in memory.\n\n", n, ok_idx.size());
-  if (pricing.stated) md += pricing_markdown(pricing);
-  for (const std::string& note : notes) md += "- " + note + "\n";
-  if (rel.enabled) {
-    md += fmt::format("- Days are expected wall-clock days with failures ({:.3g} interruptions per "
-                      "GPU-day, checkpoints and restarts; --no-interruptions: compute days)\n\n",
-                      rate_per_gpu_day(rel, config.cluster.gpus_per_node));
-  }
-  md += "## Time-cost Pareto front\n\n";
-  reports::Table pt({"plan", "GPUs", "iteration", "days", "MFU (16-bit peak)", "GPU-hours", "cost"});
-  for (int i : front) {
-    const PlanResult& r = results[i];
-    const double d = plan_days(i);
-    pt.add_row({plan_label(r.plan), std::to_string(r.gpus_used), reports::seconds_human(r.iteration_time_s),
-                fmt::format("{:.1f}", d), reports::percent(r.mfu),
-                reports::count_human(d * 24 * r.gpus_used),
-                price > 0 ? reports::usd_human(d * 24 * r.gpus_used * price) : "n/a"});
-  }
-  md += pt.markdown() + "\n## All plans\n\n" + t.markdown();
+  for (long i = 0; i < n; ++i) rows.push_back(sweep_json_row(w, i));
+  const std::string md = sweep_markdown(w, config, pricing, notes, t);
+  const double params = w.params, active = w.active, tokens = w.tokens, price = w.price;
   boost::json::object doc{{"model", config.model.name},
                                 {"params", params},
                                 {"active_params", active},
@@ -367,7 +450,7 @@ Status run_sweep(const SweepOptions& o, const GlobalOptions& global) {
                                 {"cluster", config.cluster.name},
                                 {"usd_per_gpu_hour", price},
                                 {"plans_simulated", n},
-                                {"plans_fit", ok_idx.size()},
+                                {"plans_fit", w.ok_idx.size()},
                                 {"notes", boost::json::value_from(notes)},
                                 {"plans", std::move(rows)}};
   if (pricing.stated) {  // --cost-model given (absent otherwise: the cloud price)
@@ -375,29 +458,7 @@ Status run_sweep(const SweepOptions& o, const GlobalOptions& global) {
     doc["ownership"] = ownership_json(pricing);
   }
   LLMPLAN_ASSIGN_OR_RETURN(const std::string json_text, json::pretty_finite(doc, "sweep"));
-  if (!o.out_dir.empty()) {
-    LLMPLAN_ASSIGN_OR_RETURN(OutputDir out, OutputDir::open(o.out_dir, "--out"));
-    LLMPLAN_RETURN_IF_ERROR(out.write("sweep.json", json_text));
-    LLMPLAN_RETURN_IF_ERROR(out.write("sweep.md", md));
-    LLMPLAN_RETURN_IF_ERROR(out.write("sweep.csv", t.csv()));
-    if (!days.empty()) {
-      reports::Plot plot;
-      plot.title = "Sweep: training days vs GPU-hours";
-      plot.x = {"days", true};
-      plot.y = {"GPU-hours", true};
-      plot.series.push_back({"plans", reports::SeriesKind::kScatter, days, cost, "#999", false});
-      reports::PlotSeries f{"Pareto front", reports::SeriesKind::kLine, {}, {}, "#36c", false};
-      for (int i : front) {
-        const double d = training_days(results[i], tokens);
-        f.x.push_back(d);
-        f.y.push_back(d * 24 * results[i].gpus_used);
-      }
-      plot.series.push_back(f);
-      LLMPLAN_ASSIGN_OR_RETURN(std::string svg, reports::render_svg(plot));
-      LLMPLAN_RETURN_IF_ERROR(out.write("pareto.svg", svg));
-    }
-    out.keep();
-  }
+  LLMPLAN_RETURN_IF_ERROR(write_sweep_files(o, w, json_text, md, t));
   return write_stdout(o.format == "json" ? json_text : o.format == "csv" ? t.csv() : md);
 }
 

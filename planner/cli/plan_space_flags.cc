@@ -137,141 +137,153 @@ void add_plan_space_flags(CLI::App* cmd, PlanSpaceFlags* f, const std::string& w
   }
 }
 
-Result<PlanSpace> to_plan_space(const PlanSpaceFlags& f) {
-  PlanSpace s;
+namespace {
+
+// Whether list flag `name` was given (as "" too: an empty list, an error).
+bool list_given(const PlanSpaceFlags& f, const char* name, const std::string& value) {
+  return !value.empty() || f.given.count(name) > 0;
+}
+
+// A comma-separated list of distinct items, each read by `parse` (whose
+// error names the item), into *out; "" is an empty list (an error).
+template <typename T, typename Parse>
+Status parse_unique_list(const std::string& text, const char* flag, Parse parse,
+                         std::vector<T>* out) {
+  if (text.empty()) return empty_list(flag);
+  for (const std::string& item : split(text)) {
+    LLMPLAN_ASSIGN_OR_RETURN(const T x, parse(item));
+    if (std::find(out->begin(), out->end(), x) != out->end()) {
+      return Status::invalid_argument(std::string(flag) + ": " + item + " is listed twice");
+    }
+    out->push_back(x);
+  }
+  return Status();
+}
+
+Result<simulator::Schedule> parse_schedule_item(const std::string& item) {
+  if (item == "1f1b") return simulator::Schedule::kOneFOneB;
+  if (item == "zb-h1") return simulator::Schedule::kZbH1;
+  return Status::invalid_argument("--schedule: '" + item +
+                                  "' is not one of 1f1b, zb-h1 (interleaving: --virtual-stages)");
+}
+
+Result<simulator::Recompute> parse_recompute_item(const std::string& item) {
+  if (item == "none") return simulator::Recompute::kNone;
+  if (item == "selective") return simulator::Recompute::kSelective;
+  if (item == "full") return simulator::Recompute::kFull;
+  return Status::invalid_argument("--recompute: '" + item + "' is not one of none, selective, full");
+}
+
+Result<int> parse_zero_item(const std::string& item) {
+  if (item.size() != 1 || item[0] < '0' || item[0] > '3') {
+    return Status::invalid_argument("--zero: '" + item + "' is not a ZeRO stage (0, 1, 2 or 3)");
+  }
+  return item[0] - '0';
+}
+
+Result<simulator::Precision> parse_precision_item(const std::string& item) {
+  if (item == "bf16") return simulator::Precision::kBf16;
+  if (item == "fp16") return simulator::Precision::kFp16;
+  if (item == "fp8") return simulator::Precision::kFp8;
+  if (item == "nvfp4") return simulator::Precision::kNvfp4;
+  return Status::invalid_argument("--precision: '" + item +
+                                  "' is not a precision (bf16, fp16, fp8 or nvfp4)");
+}
+
+// The size lists: global batches, tp, pp, cp, micro-batches, virtual stages.
+Status parse_size_lists(const PlanSpaceFlags& f, PlanSpace* s) {
   using simulator::Plan;
-  // A flag given as "" is an empty list (an error), not an absent flag.
   const auto given = [&](const char* name, const std::string& value) {
-    return !value.empty() || f.given.count(name) > 0;
+    return list_given(f, name, value);
   };
   if (given("--global-batch-tokens", f.global_batch_tokens)) {
-    LLMPLAN_ASSIGN_OR_RETURN(s.global_batch_tokens,
+    LLMPLAN_ASSIGN_OR_RETURN(s->global_batch_tokens,
                              parse_tokens_list(f.global_batch_tokens, "--global-batch-tokens"));
   }
   if (given("--global-batch", f.global_batch)) {
-    LLMPLAN_ASSIGN_OR_RETURN(s.global_batch,
+    LLMPLAN_ASSIGN_OR_RETURN(s->global_batch,
                              parse_int_list(f.global_batch, "--global-batch", Plan::kMaxGlobalBatch));
   }
   if (given("--tp", f.tp)) {
-    LLMPLAN_ASSIGN_OR_RETURN(s.tp, parse_int_list(f.tp, "--tp", Plan::kMaxGpus));
+    LLMPLAN_ASSIGN_OR_RETURN(s->tp, parse_int_list(f.tp, "--tp", Plan::kMaxGpus));
   }
   if (given("--pp", f.pp)) {
-    LLMPLAN_ASSIGN_OR_RETURN(s.pp, parse_int_list(f.pp, "--pp", Plan::kMaxGpus));
+    LLMPLAN_ASSIGN_OR_RETURN(s->pp, parse_int_list(f.pp, "--pp", Plan::kMaxGpus));
   }
   if (given("--cp", f.cp)) {
-    LLMPLAN_ASSIGN_OR_RETURN(s.context_parallel, parse_int_list(f.cp, "--cp", Plan::kMaxGpus));
+    LLMPLAN_ASSIGN_OR_RETURN(s->context_parallel, parse_int_list(f.cp, "--cp", Plan::kMaxGpus));
   }
   if (given("--micro-batch", f.micro_batch)) {
-    LLMPLAN_ASSIGN_OR_RETURN(s.micro_batch,
+    LLMPLAN_ASSIGN_OR_RETURN(s->micro_batch,
                              parse_int_list(f.micro_batch, "--micro-batch", Plan::kMaxGlobalBatch));
   }
   if (given("--virtual-stages", f.virtual_stages)) {
-    LLMPLAN_ASSIGN_OR_RETURN(s.virtual_stages, parse_int_list(f.virtual_stages, "--virtual-stages",
+    LLMPLAN_ASSIGN_OR_RETURN(s->virtual_stages, parse_int_list(f.virtual_stages, "--virtual-stages",
                                                               simulator::Model::kMaxLayers));
   }
+  return Status();
+}
+
+// The other axes: schedule, recompute, sharding, expert parallelism, the
+// on/off/both choices, precision and FP8 recipe.
+Status parse_axis_lists(const PlanSpaceFlags& f, PlanSpace* s) {
+  using simulator::Plan;
+  const auto given = [&](const char* name, const std::string& value) {
+    return list_given(f, name, value);
+  };
   if (given("--schedule", f.schedule)) {
-    if (f.schedule.empty()) return empty_list("--schedule");
-    for (const std::string& item : split(f.schedule)) {
-      simulator::Schedule x;
-      if (item == "1f1b") {
-        x = simulator::Schedule::kOneFOneB;
-      } else if (item == "zb-h1") {
-        x = simulator::Schedule::kZbH1;
-      } else {
-        return Status::invalid_argument(
-            "--schedule: '" + item +
-            "' is not one of 1f1b, zb-h1 (interleaving: --virtual-stages)");
-      }
-      if (std::find(s.schedule.begin(), s.schedule.end(), x) != s.schedule.end()) {
-        return Status::invalid_argument("--schedule: " + item + " is listed twice");
-      }
-      s.schedule.push_back(x);
-    }
+    LLMPLAN_RETURN_IF_ERROR(
+        parse_unique_list(f.schedule, "--schedule", parse_schedule_item, &s->schedule));
   }
   if (given("--recompute", f.recompute)) {
-    if (f.recompute.empty()) return empty_list("--recompute");
-    for (const std::string& item : split(f.recompute)) {
-      simulator::Recompute r;
-      if (item == "none") {
-        r = simulator::Recompute::kNone;
-      } else if (item == "selective") {
-        r = simulator::Recompute::kSelective;
-      } else if (item == "full") {
-        r = simulator::Recompute::kFull;
-      } else {
-        return Status::invalid_argument("--recompute: '" + item +
-                                        "' is not one of none, selective, full");
-      }
-      if (std::find(s.recompute.begin(), s.recompute.end(), r) != s.recompute.end()) {
-        return Status::invalid_argument("--recompute: " + item + " is listed twice");
-      }
-      s.recompute.push_back(r);
-    }
+    LLMPLAN_RETURN_IF_ERROR(
+        parse_unique_list(f.recompute, "--recompute", parse_recompute_item, &s->recompute));
   }
   if (!f.sequence_parallel.empty()) {
-    LLMPLAN_ASSIGN_OR_RETURN(s.sequence_parallel, parse_choice(f.sequence_parallel, "--sequence-parallel"));
+    LLMPLAN_ASSIGN_OR_RETURN(s->sequence_parallel, parse_choice(f.sequence_parallel, "--sequence-parallel"));
   }
   if (!f.distributed_optimizer.empty()) {
-    LLMPLAN_ASSIGN_OR_RETURN(s.distributed_optimizer,
+    LLMPLAN_ASSIGN_OR_RETURN(s->distributed_optimizer,
                              parse_choice(f.distributed_optimizer, "--distributed-optimizer"));
   }
   if (given("--zero", f.zero)) {
-    if (f.zero.empty()) return empty_list("--zero");
-    for (const std::string& item : split(f.zero)) {
-      if (item.size() != 1 || item[0] < '0' || item[0] > '3') {
-        return Status::invalid_argument("--zero: '" + item + "' is not a ZeRO stage (0, 1, 2 or 3)");
-      }
-      const int z = item[0] - '0';
-      if (std::find(s.zero_stage.begin(), s.zero_stage.end(), z) != s.zero_stage.end()) {
-        return Status::invalid_argument("--zero: " + item + " is listed twice");
-      }
-      s.zero_stage.push_back(z);
-    }
+    LLMPLAN_RETURN_IF_ERROR(parse_unique_list(f.zero, "--zero", parse_zero_item, &s->zero_stage));
   }
   if (given("--fsdp-group", f.fsdp_group)) {
-    LLMPLAN_ASSIGN_OR_RETURN(s.fsdp_group,
+    LLMPLAN_ASSIGN_OR_RETURN(s->fsdp_group,
                              parse_int_list(f.fsdp_group, "--fsdp-group", Plan::kMaxGpus));
   }
   if (given("--ep", f.ep)) {
-    LLMPLAN_ASSIGN_OR_RETURN(s.expert_parallel, parse_int_list(f.ep, "--ep", Plan::kMaxGpus));
+    LLMPLAN_ASSIGN_OR_RETURN(s->expert_parallel, parse_int_list(f.ep, "--ep", Plan::kMaxGpus));
   }
   const std::pair<const std::string*, std::pair<Choice*, const char*>> choices[] = {
-      {&f.moe_a2a_overlap, {&s.moe_a2a_overlap, "--moe-a2a-overlap"}},
-      {&f.tp_comm_overlap, {&s.tp_comm_overlap, "--tp-comm-overlap"}},
-      {&f.overlap_grad_reduce, {&s.overlap_grad_reduce, "--overlap-grad-reduce"}},
-      {&f.overlap_param_gather, {&s.overlap_param_gather, "--overlap-param-gather"}}};
+      {&f.moe_a2a_overlap, {&s->moe_a2a_overlap, "--moe-a2a-overlap"}},
+      {&f.tp_comm_overlap, {&s->tp_comm_overlap, "--tp-comm-overlap"}},
+      {&f.overlap_grad_reduce, {&s->overlap_grad_reduce, "--overlap-grad-reduce"}},
+      {&f.overlap_param_gather, {&s->overlap_param_gather, "--overlap-param-gather"}}};
   for (const auto& [text, target] : choices) {
     if (!text->empty()) {
       LLMPLAN_ASSIGN_OR_RETURN(*target.first, parse_choice(*text, target.second));
     }
   }
   if (given("--precision", f.precision)) {
-    if (f.precision.empty()) return empty_list("--precision");
-    for (const std::string& item : split(f.precision)) {
-      simulator::Precision p;
-      if (item == "bf16") {
-        p = simulator::Precision::kBf16;
-      } else if (item == "fp16") {
-        p = simulator::Precision::kFp16;
-      } else if (item == "fp8") {
-        p = simulator::Precision::kFp8;
-      } else if (item == "nvfp4") {
-        p = simulator::Precision::kNvfp4;
-      } else {
-        return Status::invalid_argument("--precision: '" + item +
-                                        "' is not a precision (bf16, fp16, fp8 or nvfp4)");
-      }
-      if (std::find(s.precision.begin(), s.precision.end(), p) != s.precision.end()) {
-        return Status::invalid_argument("--precision: " + item + " is listed twice");
-      }
-      s.precision.push_back(p);
-    }
+    LLMPLAN_RETURN_IF_ERROR(
+        parse_unique_list(f.precision, "--precision", parse_precision_item, &s->precision));
   }
   if (!f.fp8_recipe.empty()) {
-    s.fp8_recipe = f.fp8_recipe == "current" ? simulator::Fp8Recipe::kCurrent
+    s->fp8_recipe = f.fp8_recipe == "current" ? simulator::Fp8Recipe::kCurrent
                    : f.fp8_recipe == "mxfp8" ? simulator::Fp8Recipe::kMxfp8
                                              : simulator::Fp8Recipe::kDelayed;
   }
+  return Status();
+}
+
+}  // namespace
+
+Result<PlanSpace> to_plan_space(const PlanSpaceFlags& f) {
+  PlanSpace s;
+  LLMPLAN_RETURN_IF_ERROR(parse_size_lists(f, &s));
+  LLMPLAN_RETURN_IF_ERROR(parse_axis_lists(f, &s));
   s.max_model_parallel = f.max_model_parallel;
   LLMPLAN_RETURN_IF_ERROR(validate(s));
   return s;

@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "planner/report/loss_verdict.h"
+#include "reports/ownership_json.h"
 #include "base/version.h"
 #include "scaling/law_json.h"
 #include "simulator/caveats.h"
@@ -132,74 +133,74 @@ boost::json::value ownership_json(const Pricing& p) {
   if (p.model != "owned") return nullptr;
   const OwnedCost& c = p.owned;
   boost::json::object w;
-  w["capex_usd_per_gpu"] = c.capex_usd_per_gpu;
-  w["amortisation_years"] = c.amortisation_years;
-  w["pue"] = c.pue;
-  w["usd_per_kwh"] = c.usd_per_kwh;
-  w["tdp_w"] = c.tdp_w;
-  w["non_gpu_power_share"] = c.non_gpu_power_share;
-  w["it_power_w"] = c.it_power_w;
-  w["capex_usd_per_gpu_hour"] = c.capex_usd_per_gpu_hour;
-  w["power_usd_per_gpu_hour"] = c.power_usd_per_gpu_hour;
+  reports::add_owned_cost_numbers(c, &w);
   w["cloud_usd_per_gpu_hour"] = p.cloud_usd_per_gpu_hour;
-  boost::json::object src;
-  src["capex"] = c.capex_source;
-  src["amortisation_years"] = c.years_source;
-  src["pue"] = c.pue_source;
-  src["usd_per_kwh"] = c.kwh_source;
-  src["power"] = c.power_source;
-  w["sources"] = std::move(src);
+  w["sources"] = reports::owned_cost_sources(c);
   return w;
 }
 
-boost::json::object plan_report_to_json(const PlanReportView& v) {
-  const SearchResult& r = v.result;
-  const SearchOptions& opt = v.options;
-  boost::json::object o;
-  o["schema_version"] = kResultSchemaVersion;
-  boost::json::object tool;
-  tool["name"] = "llmplan";
-  tool["version"] = version_line("llmplan");
-  o["tool"] = tool;
-  boost::json::array argv;
-  for (const std::string& a : v.command_line) argv.emplace_back(a);
-  o["command_line"] = argv;
-  if (r.best >= 0) {
-    boost::json::object best = candidate_json(v, r, r.best);
-    o["best"] = best;
-  } else {
-    o["best"] = nullptr;
-  }
-  // The answer's predicted loss as an interval (loss_verdict.h).
-  o["loss_interval"] = r.best >= 0 && r.candidates[r.best].best_plan >= 0
-                           ? boost::json::value(loss_interval_json(
-                                 candidate_loss_interval(v.options.law, r.candidates[r.best])))
-                           : boost::json::value(nullptr);
-  o["pinned"] = r.pinned;
-  boost::json::object naive;
-  naive["params"] = r.naive_params;
-  naive["tokens"] = r.naive_tokens;
-  naive["flops"] = r.naive_flops;
-  naive["simulated_days"] = r.naive_days;
-  o["naive"] = naive;
-  o["candidates_evaluated"] = static_cast<int64_t>(r.candidates.size());
-  o["plans_evaluated"] = r.plans_evaluated;
-  {
-    // Issue 30: how many plans the lower bound proved unable to matter.
-    boost::json::object pruning;
-    pruning["exhaustive"] = !r.pruning_off.empty();
-    if (!r.pruning_off.empty()) pruning["why_exhaustive"] = r.pruning_off;
-    pruning["pruned_deadline"] = r.plans_pruned_deadline;
-    pruning["pruned_incumbent"] = r.plans_pruned_incumbent;
-    pruning["pruned_answer"] = r.plans_pruned_answer;
-    pruning["simulated"] = r.plans_evaluated;  // beside the pruned counts: their sum is every plan
-    o["pruning"] = pruning;
-  }
-  o["gpus"] = opt.gpus;
-  o["days"] = opt.days;
-  o["cluster"] = v.cluster.name;
-  o["objective"] = r.pinned ? "pinned" : opt.objective == Objective::kLargest ? "largest" : "loss";
+namespace {
 
+// Issue 30: how many plans the lower bound proved unable to matter.
+boost::json::object pruning_json(const SearchResult& r) {
+  // Issue 30: how many plans the lower bound proved unable to matter.
+  boost::json::object pruning;
+  pruning["exhaustive"] = !r.pruning_off.empty();
+  if (!r.pruning_off.empty()) pruning["why_exhaustive"] = r.pruning_off;
+  pruning["pruned_deadline"] = r.plans_pruned_deadline;
+  pruning["pruned_incumbent"] = r.plans_pruned_incumbent;
+  pruning["pruned_answer"] = r.plans_pruned_answer;
+  pruning["simulated"] = r.plans_evaluated;  // beside the pruned counts: their sum is every plan
+  return pruning;
+}
+
+// The loss law: its constants, MoE terms and uncertainty.
+boost::json::object law_json(const scaling::LossLaw& law_in) {
+  boost::json::object law;
+  law["name"] = law_in.name;
+  law["E"] = law_in.E;
+  law["A"] = law_in.A;
+  law["B"] = law_in.B;
+  law["alpha"] = law_in.alpha;
+  law["beta"] = law_in.beta;
+  if (law_in.moe.present) {
+    const boost::json::value full = scaling::law_to_json(law_in);
+    law["moe"] = full.as_object().at("moe");
+  }
+  if (law_in.joint.present) law["joint_moe"] = scaling::law_to_json(law_in).as_object().at("joint_moe");
+  {
+    boost::json::object u;
+    u["kind"] = scaling::to_string(law_in.uncertainty.kind);
+    u["source"] = law_in.uncertainty.source;
+    law["uncertainty"] = u;
+  }
+  return law;
+}
+
+// The answer's time band (the pooled band without an answer).
+boost::json::object band_json(const PlanReportView& v) {
+  const SearchOptions& opt = v.options;
+  const TimeBand& ab = answer_band(v);
+  boost::json::object band;
+  band["known"] = ab.known;
+  if (ab.known) {
+    band["p_low"] = ab.p_low;
+    band["p_high"] = ab.p_high;
+    band["low_ratio"] = ab.low_ratio;
+    band["high_ratio"] = ab.high_ratio;
+    band["samples"] = ab.samples;
+    band["group"] = ab.group;
+    band["pooled_samples"] = opt.band.samples;
+    band["source"] = ab.source;
+  }
+  band["confidence"] = ab.confidence;
+  band["confidence_ratio"] = ab.confidence_ratio;
+  return band;
+}
+
+// "assumptions": the cluster, pricing, shapes, batches, tokens, law, band, notes.
+boost::json::object assumptions_json(const PlanReportView& v) {
+  const SearchOptions& opt = v.options;
   boost::json::object as;
   as["gpu"] = v.cluster.gpu.name;
   as["gpu_peak_bf16_flops"] = v.cluster.gpu.peak_bf16_flops;
@@ -235,53 +236,17 @@ boost::json::object plan_report_to_json(const PlanReportView& v) {
                       : opt.tokens.use_law             ? "law"
                                                        : "tokens_per_param";
   as["tokens_per_param"] = opt.tokens.tokens_per_param;
-  boost::json::object law;
-  law["name"] = opt.law.name;
-  law["E"] = opt.law.E;
-  law["A"] = opt.law.A;
-  law["B"] = opt.law.B;
-  law["alpha"] = opt.law.alpha;
-  law["beta"] = opt.law.beta;
-  if (opt.law.moe.present) {
-    const boost::json::value full = scaling::law_to_json(opt.law);
-    law["moe"] = full.as_object().at("moe");
-  }
-  if (opt.law.joint.present) law["joint_moe"] = scaling::law_to_json(opt.law).as_object().at("joint_moe");
-  {
-    boost::json::object u;
-    u["kind"] = scaling::to_string(opt.law.uncertainty.kind);
-    u["source"] = opt.law.uncertainty.source;
-    law["uncertainty"] = u;
-  }
-  as["law"] = law;
-  // The answer's band (the pooled band without an answer).
-  const TimeBand& ab = answer_band(v);
-  boost::json::object band;
-  band["known"] = ab.known;
-  if (ab.known) {
-    band["p_low"] = ab.p_low;
-    band["p_high"] = ab.p_high;
-    band["low_ratio"] = ab.low_ratio;
-    band["high_ratio"] = ab.high_ratio;
-    band["samples"] = ab.samples;
-    band["group"] = ab.group;
-    band["pooled_samples"] = opt.band.samples;
-    band["source"] = ab.source;
-  }
-  band["confidence"] = ab.confidence;
-  band["confidence_ratio"] = ab.confidence_ratio;
-  as["error_band"] = band;
+  as["law"] = law_json(opt.law);
+  as["error_band"] = band_json(v);
   boost::json::array notes;
   for (const std::string& n : v.notes) notes.emplace_back(n);
   as["notes"] = notes;
-  o["assumptions"] = as;
-  boost::json::array caveats;
-  for (const simulator::Caveat& c : v.caveats) caveats.push_back(boost::json::object{{"code", c.code}, {"text", c.text}});
-  o["caveats"] = caveats;
+  return as;
+}
 
-  boost::json::array cands;
-  for (int i = 0; i < static_cast<int>(r.candidates.size()); ++i) cands.push_back(candidate_json(v, r, i));
-  o["candidates"] = cands;
+// The chosen model's time-cost Pareto front of plans.
+boost::json::array pareto_json(const PlanReportView& v) {
+  const SearchResult& r = v.result;
   boost::json::array front;
   for (int i : best_pareto(v)) {
     const PlanResult& p = r.plans[i];
@@ -295,46 +260,102 @@ boost::json::object plan_report_to_json(const PlanReportView& v) {
     f["model_tflops_per_gpu"] = model_tflops_per_gpu(p, v.cluster.gpu);
     front.push_back(f);
   }
-  o["pareto_front"] = front;
-  if (has_training_objective(opt)) o["training_objective"] = training_objective_json(v);
-  if (v.dense_result != nullptr) {
-    const SearchResult& d = *v.dense_result;
-    boost::json::object dc;
-    dc["family"] = "llama";
-    dc["law"] = v.dense_options->law.name;
-    // The dense search's own view: its candidates' best_plan index its
-    // plans (their band), not the MoE result's.
-    const PlanReportView dense_view{v.cluster, *v.dense_options, d, v.dense_options->law.name, {}, nullptr, {}, {}};
-    dc["best"] = d.best >= 0 ? boost::json::value(candidate_json(dense_view, d, d.best)) : nullptr;
-    dc["candidates_evaluated"] = static_cast<int64_t>(d.candidates.size());
-    dc["plans_evaluated"] = d.plans_evaluated;
-    dc["loss_difference"] =
-        r.best >= 0 && d.best >= 0
-            ? number(r.candidates[r.best].loss - d.candidates[d.best].loss)
-            : boost::json::value(nullptr);
-    // The verdict under the chosen objective (loss_verdict.h).
-    const DenseVerdict dv = dense_verdict(v);
-    dc["objective"] = opt.objective == Objective::kLoss ? "loss" : "largest";
-    if (dv.available) {
-      boost::json::object vj;
-      vj["headline"] = dv.headline;
-      vj["moe_loss"] = dv.moe_loss;
-      vj["dense_loss"] = dv.dense_loss;
-      vj["moe_loss_interval"] = loss_interval_json(dv.moe_interval);
-      vj["dense_loss_interval"] = loss_interval_json(dv.dense_interval);
-      vj["difference"] = dv.comparison.difference;
-      vj["difference_low"] = dv.comparison.known ? boost::json::value(dv.comparison.low) : nullptr;
-      vj["difference_high"] = dv.comparison.known ? boost::json::value(dv.comparison.high) : nullptr;
-      vj["exceeds_uncertainty"] =
-          dv.comparison.known ? boost::json::value(dv.comparison.exceeds) : nullptr;
-      vj["method"] = dv.comparison.method;
-      vj["sentence"] = dv.sentence;
-      dc["verdict"] = vj;
-    } else {
-      dc["verdict"] = nullptr;
-    }
-    o["dense_comparison"] = dc;
+  return front;
+}
+
+// --family moe: the dense (llama) answer for the same budget and the verdict.
+boost::json::object dense_comparison_json(const PlanReportView& v) {
+  const SearchResult& r = v.result;
+  const SearchOptions& opt = v.options;
+  const SearchResult& d = *v.dense_result;
+  boost::json::object dc;
+  dc["family"] = "llama";
+  dc["law"] = v.dense_options->law.name;
+  // The dense search's own view: its candidates' best_plan index its
+  // plans (their band), not the MoE result's.
+  const PlanReportView dense_view{v.cluster, *v.dense_options, d, v.dense_options->law.name, {}, nullptr, {}, {}};
+  dc["best"] = d.best >= 0 ? boost::json::value(candidate_json(dense_view, d, d.best)) : nullptr;
+  dc["candidates_evaluated"] = static_cast<int64_t>(d.candidates.size());
+  dc["plans_evaluated"] = d.plans_evaluated;
+  dc["loss_difference"] =
+      r.best >= 0 && d.best >= 0
+          ? number(r.candidates[r.best].loss - d.candidates[d.best].loss)
+          : boost::json::value(nullptr);
+  // The verdict under the chosen objective (loss_verdict.h).
+  const DenseVerdict dv = dense_verdict(v);
+  dc["objective"] = opt.objective == Objective::kLoss ? "loss" : "largest";
+  if (dv.available) {
+    boost::json::object vj;
+    vj["headline"] = dv.headline;
+    vj["moe_loss"] = dv.moe_loss;
+    vj["dense_loss"] = dv.dense_loss;
+    vj["moe_loss_interval"] = loss_interval_json(dv.moe_interval);
+    vj["dense_loss_interval"] = loss_interval_json(dv.dense_interval);
+    vj["difference"] = dv.comparison.difference;
+    vj["difference_low"] = dv.comparison.known ? boost::json::value(dv.comparison.low) : nullptr;
+    vj["difference_high"] = dv.comparison.known ? boost::json::value(dv.comparison.high) : nullptr;
+    vj["exceeds_uncertainty"] =
+        dv.comparison.known ? boost::json::value(dv.comparison.exceeds) : nullptr;
+    vj["method"] = dv.comparison.method;
+    vj["sentence"] = dv.sentence;
+    dc["verdict"] = vj;
+  } else {
+    dc["verdict"] = nullptr;
   }
+  return dc;
+}
+
+}  // namespace
+
+boost::json::object plan_report_to_json(const PlanReportView& v) {
+  const SearchResult& r = v.result;
+  const SearchOptions& opt = v.options;
+  boost::json::object o;
+  o["schema_version"] = kResultSchemaVersion;
+  boost::json::object tool;
+  tool["name"] = "llmplan";
+  tool["version"] = version_line("llmplan");
+  o["tool"] = tool;
+  boost::json::array argv;
+  for (const std::string& a : v.command_line) argv.emplace_back(a);
+  o["command_line"] = argv;
+  if (r.best >= 0) {
+    boost::json::object best = candidate_json(v, r, r.best);
+    o["best"] = best;
+  } else {
+    o["best"] = nullptr;
+  }
+  // The answer's predicted loss as an interval (loss_verdict.h).
+  o["loss_interval"] = r.best >= 0 && r.candidates[r.best].best_plan >= 0
+                           ? boost::json::value(loss_interval_json(
+                                 candidate_loss_interval(v.options.law, r.candidates[r.best])))
+                           : boost::json::value(nullptr);
+  o["pinned"] = r.pinned;
+  boost::json::object naive;
+  naive["params"] = r.naive_params;
+  naive["tokens"] = r.naive_tokens;
+  naive["flops"] = r.naive_flops;
+  naive["simulated_days"] = r.naive_days;
+  o["naive"] = naive;
+  o["candidates_evaluated"] = static_cast<int64_t>(r.candidates.size());
+  o["plans_evaluated"] = r.plans_evaluated;
+  o["pruning"] = pruning_json(r);
+  o["gpus"] = opt.gpus;
+  o["days"] = opt.days;
+  o["cluster"] = v.cluster.name;
+  o["objective"] = r.pinned ? "pinned" : opt.objective == Objective::kLargest ? "largest" : "loss";
+
+  o["assumptions"] = assumptions_json(v);
+  boost::json::array caveats;
+  for (const simulator::Caveat& c : v.caveats) caveats.push_back(boost::json::object{{"code", c.code}, {"text", c.text}});
+  o["caveats"] = caveats;
+
+  boost::json::array cands;
+  for (int i = 0; i < static_cast<int>(r.candidates.size()); ++i) cands.push_back(candidate_json(v, r, i));
+  o["candidates"] = cands;
+  o["pareto_front"] = pareto_json(v);
+  if (has_training_objective(opt)) o["training_objective"] = training_objective_json(v);
+  if (v.dense_result != nullptr) o["dense_comparison"] = dense_comparison_json(v);
   return o;
 }
 

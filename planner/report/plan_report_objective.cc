@@ -36,6 +36,113 @@ double inference_gpu_hours(const PlanReportView& v, double params) {
 
 std::string flops_text(double f) { return fmt::format("{:.3g}", f); }
 
+// --unique-tokens: the data limit, the answer's epochs and the best few by loss.
+std::string unique_tokens_markdown(const PlanReportView& v) {
+  const SearchResult& r = v.result;
+  const TrainingObjective& t = v.options.training;
+  const Candidate* best = r.best >= 0 ? &r.candidates[r.best] : nullptr;
+  std::string md;
+  const scaling::DataConstrainedConstants k;
+  md += fmt::format(
+      "- Data limit (--unique-tokens): {} distinct tokens. Candidates train as many tokens as "
+      "the deadline allows{} and are ranked by the data-constrained loss (repeated tokens and "
+      "parameters beyond the compute-optimal size for the unique data decay in value, R_D* "
+      "{:g}, R_N* {:g}; {}).\n",
+      count_human(t.unique_tokens), t.tokens > 0 ? " (here: --tokens)" : "", k.r_d_star,
+      k.r_n_star, scaling::kDataConstrainedSource);
+  if (best != nullptr) {
+    md += fmt::format(
+        "- The answer trains {} tokens = **{:.2f} epochs** over the unique data; predicted loss "
+        "{:.3f}, of which **{:.4f}** is the penalty of repeating (the same model on {} "
+        "distinct tokens: {:.3f}).\n",
+        count_human(best->tokens), best->epochs, best->loss, best->repeat_penalty,
+        count_human(best->tokens), best->loss - best->repeat_penalty);
+    // The best few by loss: what more epochs on a smaller model would cost.
+    std::vector<int> feasible;
+    for (int i = 0; i < static_cast<int>(r.candidates.size()); ++i) {
+      if (r.candidates[i].feasible) feasible.push_back(i);
+    }
+    std::stable_sort(feasible.begin(), feasible.end(), [&](int a, int b) {
+      return r.candidates[a].loss < r.candidates[b].loss;
+    });
+    if (feasible.size() > 5) feasible.resize(5);
+    reports::Table table({"parameters", "tokens", "epochs", "loss", "repeat penalty"});
+    for (int i : feasible) {
+      const Candidate& c = r.candidates[i];
+      table.add_row({count_human(c.params) + (i == r.best ? " (answer)" : ""),
+                     count_human(c.tokens), fmt::format("{:.2f}", c.epochs),
+                     fmt::format("{:.4f}", c.loss), fmt::format("{:.4f}", c.repeat_penalty)});
+    }
+    md += "\n" + table.markdown();
+  }
+  return md;
+}
+
+// --inference-tokens: the lifetime compute against the compute-optimal answer.
+std::string inference_markdown(const PlanReportView& v) {
+  const SearchResult& r = v.result;
+  const TrainingObjective& t = v.options.training;
+  const Candidate* best = r.best >= 0 ? &r.candidates[r.best] : nullptr;
+  std::string md;
+  const InferenceReference& ref = r.inference_reference;
+  md += fmt::format(
+      "- Inference demand (--inference-tokens): {} tokens served over the model's life, 2 N "
+      "FLOPs each; lifetime compute 6 N D + 2 N T (Sardana et al. 2024, Beyond "
+      "Chinchilla-Optimal, arXiv:2401.00448). The compute-optimal answer is the planner's "
+      "answer without --inference-tokens (its tokens rule); every candidate trains the tokens "
+      "that reach that answer's loss, and the answer has the least lifetime compute among "
+      "those that finish by the deadline (simulated).\n",
+      count_human(t.inference_tokens));
+  if (ref.present && best != nullptr) {
+    const double n = active_of(*best);
+    const double saving = ref.lifetime_flops - best->lifetime_flops;
+    md += fmt::format(
+        "- The answer is **{:.2f}x the size** of the compute-optimal model ({} vs {} "
+        "parameters) trained on **{:.2f}x the tokens** ({:.0f} vs {:.0f} tokens per "
+        "parameter) to the same loss {:.3f}; lifetime compute {} vs {} FLOPs: **{} FLOPs "
+        "({:.1f} %) saved**.\n",
+        n / ref.active_params, count_human(best->params), count_human(ref.params),
+        best->tokens / ref.tokens, best->tokens / n, ref.tokens / ref.active_params, ref.loss,
+        flops_text(best->lifetime_flops), flops_text(ref.lifetime_flops), flops_text(saving),
+        100.0 * saving / ref.lifetime_flops);
+    const double price = v.cluster.usd_per_gpu_hour;
+    const bool dollars = t.serving_mfu > 0 && price > 0;
+    std::vector<std::string> head = {"", "parameters", "tokens", "tokens/param",
+                                     "training FLOPs", "inference FLOPs", "lifetime FLOPs",
+                                     "days"};
+    if (dollars) head.insert(head.end(), {"training $", "inference $", "lifetime $"});
+    reports::Table table(head);
+    auto row = [&](const std::string& name, double params, double tokens, double days,
+                   double train_usd) {
+      std::vector<std::string> cells = {
+          name, count_human(params), count_human(tokens), fmt::format("{:.0f}", tokens / params),
+          flops_text(6 * params * tokens), flops_text(2 * params * t.inference_tokens),
+          flops_text(scaling::lifetime_flops(params, tokens, t.inference_tokens)),
+          days > 0 ? fmt::format("{:.1f}", days) : "-"};
+      if (dollars) {
+        const double inf_usd = inference_gpu_hours(v, params) * price;
+        cells.insert(cells.end(), {train_usd > 0 ? usd_human(train_usd) : "-", usd_human(inf_usd),
+                                   train_usd > 0 ? usd_human(train_usd + inf_usd) : "-"});
+      }
+      table.add_row(cells);
+    };
+    row("compute-optimal", ref.active_params, ref.tokens, ref.days, ref.cost_usd);
+    row("inference-aware (answer)", n, best->tokens, best->days, best->cost_usd);
+    if (ref.formula_params > 0) row("the law alone (no simulation)", ref.formula_params, ref.formula_tokens, 0, 0);
+    md += "\n" + table.markdown();
+    if (dollars) {
+      const double ref_usd = ref.cost_usd + inference_gpu_hours(v, ref.active_params) * price;
+      const double ans_usd = best->cost_usd + inference_gpu_hours(v, n) * price;
+      md += fmt::format(
+          "\nInference priced at serving MFU {:g} on {} at {}/GPU-hour: lifetime {} vs {}, "
+          "**{} saved**.\n",
+          t.serving_mfu, v.cluster.gpu.name, usd_human(price), usd_human(ans_usd),
+          usd_human(ref_usd), usd_human(ref_usd - ans_usd));
+    }
+  }
+  return md;
+}
+
 }  // namespace
 
 bool has_training_objective(const SearchOptions& o) {
@@ -57,99 +164,8 @@ std::string training_objective_markdown(const PlanReportView& v) {
                             t.tokens / active_of(*best), best->model.is_moe() ? "active " : "")
               : ".\n";
   }
-  if (t.unique_tokens > 0) {
-    const scaling::DataConstrainedConstants k;
-    md += fmt::format(
-        "- Data limit (--unique-tokens): {} distinct tokens. Candidates train as many tokens as "
-        "the deadline allows{} and are ranked by the data-constrained loss (repeated tokens and "
-        "parameters beyond the compute-optimal size for the unique data decay in value, R_D* "
-        "{:g}, R_N* {:g}; {}).\n",
-        count_human(t.unique_tokens), t.tokens > 0 ? " (here: --tokens)" : "", k.r_d_star,
-        k.r_n_star, scaling::kDataConstrainedSource);
-    if (best != nullptr) {
-      md += fmt::format(
-          "- The answer trains {} tokens = **{:.2f} epochs** over the unique data; predicted loss "
-          "{:.3f}, of which **{:.4f}** is the penalty of repeating (the same model on {} "
-          "distinct tokens: {:.3f}).\n",
-          count_human(best->tokens), best->epochs, best->loss, best->repeat_penalty,
-          count_human(best->tokens), best->loss - best->repeat_penalty);
-      // The best few by loss: what more epochs on a smaller model would cost.
-      std::vector<int> feasible;
-      for (int i = 0; i < static_cast<int>(r.candidates.size()); ++i) {
-        if (r.candidates[i].feasible) feasible.push_back(i);
-      }
-      std::stable_sort(feasible.begin(), feasible.end(), [&](int a, int b) {
-        return r.candidates[a].loss < r.candidates[b].loss;
-      });
-      if (feasible.size() > 5) feasible.resize(5);
-      reports::Table table({"parameters", "tokens", "epochs", "loss", "repeat penalty"});
-      for (int i : feasible) {
-        const Candidate& c = r.candidates[i];
-        table.add_row({count_human(c.params) + (i == r.best ? " (answer)" : ""),
-                       count_human(c.tokens), fmt::format("{:.2f}", c.epochs),
-                       fmt::format("{:.4f}", c.loss), fmt::format("{:.4f}", c.repeat_penalty)});
-      }
-      md += "\n" + table.markdown();
-    }
-  }
-  if (t.inference_tokens > 0) {
-    const InferenceReference& ref = r.inference_reference;
-    md += fmt::format(
-        "- Inference demand (--inference-tokens): {} tokens served over the model's life, 2 N "
-        "FLOPs each; lifetime compute 6 N D + 2 N T (Sardana et al. 2024, Beyond "
-        "Chinchilla-Optimal, arXiv:2401.00448). The compute-optimal answer is the planner's "
-        "answer without --inference-tokens (its tokens rule); every candidate trains the tokens "
-        "that reach that answer's loss, and the answer has the least lifetime compute among "
-        "those that finish by the deadline (simulated).\n",
-        count_human(t.inference_tokens));
-    if (ref.present && best != nullptr) {
-      const double n = active_of(*best);
-      const double saving = ref.lifetime_flops - best->lifetime_flops;
-      md += fmt::format(
-          "- The answer is **{:.2f}x the size** of the compute-optimal model ({} vs {} "
-          "parameters) trained on **{:.2f}x the tokens** ({:.0f} vs {:.0f} tokens per "
-          "parameter) to the same loss {:.3f}; lifetime compute {} vs {} FLOPs: **{} FLOPs "
-          "({:.1f} %) saved**.\n",
-          n / ref.active_params, count_human(best->params), count_human(ref.params),
-          best->tokens / ref.tokens, best->tokens / n, ref.tokens / ref.active_params, ref.loss,
-          flops_text(best->lifetime_flops), flops_text(ref.lifetime_flops), flops_text(saving),
-          100.0 * saving / ref.lifetime_flops);
-      const double price = v.cluster.usd_per_gpu_hour;
-      const bool dollars = t.serving_mfu > 0 && price > 0;
-      std::vector<std::string> head = {"", "parameters", "tokens", "tokens/param",
-                                       "training FLOPs", "inference FLOPs", "lifetime FLOPs",
-                                       "days"};
-      if (dollars) head.insert(head.end(), {"training $", "inference $", "lifetime $"});
-      reports::Table table(head);
-      auto row = [&](const std::string& name, double params, double tokens, double days,
-                     double train_usd) {
-        std::vector<std::string> cells = {
-            name, count_human(params), count_human(tokens), fmt::format("{:.0f}", tokens / params),
-            flops_text(6 * params * tokens), flops_text(2 * params * t.inference_tokens),
-            flops_text(scaling::lifetime_flops(params, tokens, t.inference_tokens)),
-            days > 0 ? fmt::format("{:.1f}", days) : "-"};
-        if (dollars) {
-          const double inf_usd = inference_gpu_hours(v, params) * price;
-          cells.insert(cells.end(), {train_usd > 0 ? usd_human(train_usd) : "-", usd_human(inf_usd),
-                                     train_usd > 0 ? usd_human(train_usd + inf_usd) : "-"});
-        }
-        table.add_row(cells);
-      };
-      row("compute-optimal", ref.active_params, ref.tokens, ref.days, ref.cost_usd);
-      row("inference-aware (answer)", n, best->tokens, best->days, best->cost_usd);
-      if (ref.formula_params > 0) row("the law alone (no simulation)", ref.formula_params, ref.formula_tokens, 0, 0);
-      md += "\n" + table.markdown();
-      if (dollars) {
-        const double ref_usd = ref.cost_usd + inference_gpu_hours(v, ref.active_params) * price;
-        const double ans_usd = best->cost_usd + inference_gpu_hours(v, n) * price;
-        md += fmt::format(
-            "\nInference priced at serving MFU {:g} on {} at {}/GPU-hour: lifetime {} vs {}, "
-            "**{} saved**.\n",
-            t.serving_mfu, v.cluster.gpu.name, usd_human(price), usd_human(ans_usd),
-            usd_human(ref_usd), usd_human(ref_usd - ans_usd));
-      }
-    }
-  }
+  if (t.unique_tokens > 0) md += unique_tokens_markdown(v);
+  if (t.inference_tokens > 0) md += inference_markdown(v);
   return md + "\n";
 }
 

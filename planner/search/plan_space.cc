@@ -1,14 +1,11 @@
 #include "planner/search/plan_space.h"
 
-#include <fmt/format.h>
-
 #include <algorithm>
 #include <cmath>
 #include <set>
 #include <tuple>
 #include <utility>
 
-#include "reports/format.h"
 #include "simulator/memory.h"
 
 namespace llmplan::planner {
@@ -51,188 +48,6 @@ std::vector<double> auto_batch_ladder(double flops) {
   size_t top = 0;
   while (top + 1 < ladder.size() && ladder[top] < best) ++top;
   return {ladder[top]};
-}
-
-Status validate(const PlanSpace& s) {
-  auto sizes = [](const std::vector<int>& list, const char* flag, int max) -> Status {
-    for (int x : list) {
-      if (x < 1 || x > max) {
-        return Status::invalid_argument(fmt::format("{}: {} is not a size in [1, {}]", flag, x, max));
-      }
-    }
-    return Status();
-  };
-  LLMPLAN_RETURN_IF_ERROR(sizes(s.tp, "--tp", Plan::kMaxGpus));
-  LLMPLAN_RETURN_IF_ERROR(sizes(s.pp, "--pp", Plan::kMaxGpus));
-  LLMPLAN_RETURN_IF_ERROR(sizes(s.context_parallel, "--cp", Plan::kMaxGpus));
-  LLMPLAN_RETURN_IF_ERROR(sizes(s.micro_batch, "--micro-batch", Plan::kMaxGlobalBatch));
-  LLMPLAN_RETURN_IF_ERROR(sizes(s.virtual_stages, "--virtual-stages", Model::kMaxLayers));
-  LLMPLAN_RETURN_IF_ERROR(sizes(s.global_batch, "--global-batch", Plan::kMaxGlobalBatch));
-  for (double x : s.global_batch_tokens) {
-    // Bound: the most sequences times the longest context.
-    if (!(x >= 1) || !(x <= static_cast<double>(Plan::kMaxGlobalBatch) * Model::kMaxSeqLength)) {
-      return Status::invalid_argument(
-          fmt::format("--global-batch-tokens: {} is not a positive token count (at most 2^44)", x));
-    }
-  }
-  if (!s.global_batch.empty() && !s.global_batch_tokens.empty()) {
-    return Status::invalid_argument(
-        "--global-batch and --global-batch-tokens: give one of them (sequences or tokens)");
-  }
-  for (simulator::Schedule x : s.schedule) {
-    if (x != simulator::Schedule::kOneFOneB && x != simulator::Schedule::kZbH1) {
-      return Status::invalid_argument(fmt::format(
-          "--schedule: {} is not a schedule of pipelines without interleaving (1f1b, zb-h1)",
-          simulator::to_string(x)));
-    }
-  }
-  for (int z : s.zero_stage) {
-    if (z < 0 || z > 3) {
-      return Status::invalid_argument(fmt::format("--zero: {} is not a ZeRO stage (0, 1, 2 or 3)", z));
-    }
-  }
-  if (!s.zero_stage.empty() && s.distributed_optimizer != Choice::kAuto) {
-    return Status::invalid_argument(
-        "--zero and --distributed-optimizer: give one of them (the distributed optimizer is ZeRO "
-        "stage 1)");
-  }
-  LLMPLAN_RETURN_IF_ERROR(sizes(s.fsdp_group, "--fsdp-group", Plan::kMaxGpus));
-  LLMPLAN_RETURN_IF_ERROR(sizes(s.expert_parallel, "--ep", Plan::kMaxGpus));
-  if (s.max_model_parallel < 0) {
-    return Status::invalid_argument("--max-model-parallel: must be >= 0 (0: no limit)");
-  }
-  return Status();
-}
-
-Status check_against_model(const PlanSpace& s, const Model& m) {
-  if (!s.tp.empty() &&
-      std::none_of(s.tp.begin(), s.tp.end(), [&](int t) {
-        return m.num_heads % t == 0 && m.kv_heads() % t == 0 && m.ffn_hidden() % t == 0;
-      })) {
-    return Status::invalid_argument(fmt::format(
-        "--tp {}: no value divides {}'s {} heads, {} KV heads and FFN size {}",
-        fmt::join(s.tp, ","), m.name, m.num_heads, m.kv_heads(), m.ffn_hidden()));
-  }
-  // Sequence parallelism on (automatic: on when t > 1) splits the sequence t ways.
-  const bool sp_always = s.sequence_parallel == Choice::kAuto || s.sequence_parallel == Choice::kOn;
-  if (!s.tp.empty() && sp_always &&
-      std::none_of(s.tp.begin(), s.tp.end(), [&](int t) {
-        return m.num_heads % t == 0 && m.kv_heads() % t == 0 && m.ffn_hidden() % t == 0 &&
-               (t == 1 || m.seq_length % t == 0);
-      })) {
-    return Status::invalid_argument(fmt::format(
-        "--tp {}: sequence parallelism (on with t > 1) splits {}'s sequence of {} tokens t "
-        "ways, and no value that divides its heads divides it (--sequence-parallel both "
-        "also tries it off)",
-        fmt::join(s.tp, ","), m.name, m.seq_length));
-  }
-  if (!s.context_parallel.empty() &&
-      std::none_of(s.context_parallel.begin(), s.context_parallel.end(),
-                   [&](int cp) { return m.seq_length % (2 * static_cast<long>(cp)) == 0; })) {
-    return Status::invalid_argument(fmt::format(
-        "--cp {}: no value splits {}'s sequence of {} tokens into 2 * cp equal chunks",
-        fmt::join(s.context_parallel, ","), m.name, m.seq_length));
-  }
-  if (!s.pp.empty() &&
-      std::none_of(s.pp.begin(), s.pp.end(), [&](int p) { return p <= m.num_layers; })) {
-    return Status::invalid_argument(fmt::format("--pp {}: every value exceeds {}'s {} layers",
-                                                fmt::join(s.pp, ","), m.name, m.num_layers));
-  }
-  if (!s.expert_parallel.empty()) {
-    if (!m.is_moe() && std::none_of(s.expert_parallel.begin(), s.expert_parallel.end(),
-                                    [](int ep) { return ep == 1; })) {
-      return Status::invalid_argument(fmt::format(
-          "--ep {}: {} is a dense model (no experts); expert parallelism needs an MoE model",
-          fmt::join(s.expert_parallel, ","), m.name));
-    }
-    if (m.is_moe() && std::none_of(s.expert_parallel.begin(), s.expert_parallel.end(),
-                                   [&](int ep) { return m.num_experts % ep == 0; })) {
-      return Status::invalid_argument(fmt::format("--ep {}: no value divides the {} experts of {}",
-                                                  fmt::join(s.expert_parallel, ","),
-                                                  m.num_experts, m.name));
-    }
-  }
-  if (s.max_model_parallel > 0 && !s.tp.empty() && !s.pp.empty()) {
-    const int tmin = *std::min_element(s.tp.begin(), s.tp.end());
-    const int pmin = *std::min_element(s.pp.begin(), s.pp.end());
-    if (static_cast<long>(tmin) * pmin > s.max_model_parallel) {
-      return Status::invalid_argument(fmt::format(
-          "--max-model-parallel {}: smaller than the smallest --tp x --pp ({} x {})",
-          s.max_model_parallel, tmin, pmin));
-    }
-  }
-  return Status();
-}
-
-Status check_against_cluster(const PlanSpace& s, const simulator::Cluster& c, int gpus) {
-  if (!s.precision.empty() && precisions_for(s, c.gpu).empty()) {
-    const bool fp8_listed =
-        std::find(s.precision.begin(), s.precision.end(), simulator::Precision::kFp8) !=
-        s.precision.end();
-    if (!fp8_listed) {  // then nvfp4 was listed, and dropped
-      return Status::invalid_argument(fmt::format(
-          "--precision nvfp4: GPU {} has no FP4 tensor cores (its preset has no "
-          "peak_fp4_flops); use --precision bf16 or fp8, or a Blackwell GPU such as b200",
-          c.gpu.name));
-    }
-    if (!(c.gpu.peak_fp8_flops > 0)) {
-      return Status::invalid_argument(fmt::format(
-          "--precision fp8: GPU {} has no FP8 tensor cores (its preset has no peak_fp8_flops); "
-          "use --precision bf16, or an FP8 GPU such as h100-sxm",
-          c.gpu.name));
-    }
-    return Status::invalid_argument(fmt::format(
-        "--fp8-recipe mxfp8: GPU {} has no FP8 block scaling (MXFP8 needs Blackwell); use "
-        "--fp8-recipe delayed or current",
-        c.gpu.name));
-  }
-  if (!s.tp.empty() && std::none_of(s.tp.begin(), s.tp.end(), [&](int t) {
-        return c.nvlink_domain() % t == 0 && (gpus <= 0 || t <= gpus);
-      })) {
-    return Status::invalid_argument(fmt::format(
-        "--tp {}: no value forms a tensor-parallel group within an NVLink domain: a size must "
-        "divide the {} GPUs per NVLink domain of {} (and be at most --gpus {})",
-        fmt::join(s.tp, ","), c.nvlink_domain(), c.name, gpus));
-  }
-  return Status();
-}
-
-std::string fixed_axes(const PlanSpace& s) {
-  std::vector<std::string> out;
-  auto ints = [&](const char* flag, const std::vector<int>& v) {
-    if (!v.empty()) out.push_back(fmt::format("{} {}", flag, fmt::join(v, ",")));
-  };
-  auto choice = [&](const char* flag, Choice ch) {
-    if (ch != Choice::kAuto) out.push_back(fmt::format("{} {}", flag, to_string(ch)));
-  };
-  ints("--global-batch", s.global_batch);
-  if (!s.global_batch_tokens.empty()) {
-    std::vector<std::string> parts;
-    for (double t : s.global_batch_tokens) parts.push_back(fmt::format("{}", t));
-    out.push_back(fmt::format("--global-batch-tokens {}", fmt::join(parts, ",")));
-  }
-  ints("--tp", s.tp);
-  ints("--pp", s.pp);
-  ints("--cp", s.context_parallel);
-  ints("--micro-batch", s.micro_batch);
-  ints("--virtual-stages", s.virtual_stages);
-  if (!s.recompute.empty()) {
-    std::vector<std::string> rc;
-    for (Recompute r : s.recompute) rc.push_back(simulator::to_string(r));
-    out.push_back(fmt::format("--recompute {}", fmt::join(rc, ",")));
-  }
-  choice("--sequence-parallel", s.sequence_parallel);
-  choice("--distributed-optimizer", s.distributed_optimizer);
-  ints("--zero", s.zero_stage);
-  ints("--fsdp-group", s.fsdp_group);
-  if (!s.precision.empty()) {
-    std::vector<std::string> ps;
-    for (simulator::Precision p : s.precision) ps.push_back(simulator::to_string(p));
-    out.push_back(fmt::format("--precision {}", fmt::join(ps, ",")));
-  }
-  ints("--ep", s.expert_parallel);
-  if (s.max_model_parallel > 0) out.push_back(fmt::format("--max-model-parallel {}", s.max_model_parallel));
-  return fmt::format("{}", fmt::join(out, " "));
 }
 
 namespace {
@@ -328,21 +143,21 @@ std::vector<bool> choice_values(Choice c, bool auto_value, bool meaningful) {
   return {auto_value};
 }
 
-// A strict order on plans for the duplicate check: the fields the planner's
-// axes set.
-struct PlanLess {
-  static auto key(const Plan& p) {
-    return std::make_tuple(p.tensor_parallel, p.context_parallel, p.pipeline_parallel, p.data_parallel,
-                           p.micro_batch_size, p.global_batch_size, p.virtual_stages,
-                           p.sequence_parallel, p.distributed_optimizer, p.zero_stage,
-                           p.fsdp_group, p.tp_comm_overlap, p.overlap_grad_reduce,
-                           p.overlap_param_gather, static_cast<int>(p.recompute),
-                           static_cast<int>(p.precision), static_cast<int>(p.fp8_recipe),
-                           static_cast<int>(p.schedule), p.expert_parallel,
-                           p.expert_tensor_parallel, p.moe_a2a_overlap);
-  }
-  bool operator()(const Plan& a, const Plan& b) const { return key(a) < key(b); }
-};
+// The fields the planner's axes set, as a tuple: the duplicate check's
+// order (PlanLess).
+auto plan_key(const Plan& p) {
+  return std::make_tuple(p.tensor_parallel, p.context_parallel, p.pipeline_parallel, p.data_parallel,
+                         p.micro_batch_size, p.global_batch_size, p.virtual_stages,
+                         p.sequence_parallel, p.distributed_optimizer, p.zero_stage,
+                         p.fsdp_group, p.tp_comm_overlap, p.overlap_grad_reduce,
+                         p.overlap_param_gather, static_cast<int>(p.recompute),
+                         static_cast<int>(p.precision), static_cast<int>(p.fp8_recipe),
+                         static_cast<int>(p.schedule), p.expert_parallel,
+                         p.expert_tensor_parallel, p.moe_a2a_overlap);
+}
+
+// A strict order on plans for the duplicate check.
+using PlanLess = decltype([](const Plan& a, const Plan& b) { return plan_key(a) < plan_key(b); });
 
 }  // namespace
 
@@ -489,13 +304,20 @@ std::vector<simulator::Precision> precisions_for(const PlanSpace& space,
   return out;
 }
 
-std::vector<Plan> enumerate_plans(const Model& model, const simulator::Cluster& cluster, int gpus,
-                                  const PlanSpace& space, EnumerationStats* stats) {
-  const std::vector<simulator::Precision> precisions = precisions_for(space, cluster.gpu);
-  EnumerationStats local;
-  EnumerationStats& st = stats ? *stats : local;
-  std::vector<Plan> out;
-  const double capacity = cluster.gpu.hbm_bytes;
+namespace {
+
+// The axes of enumerate_plans before the data-parallel widths: the (t, cp)
+// pairs (t divides the heads and fits an NVLink domain; t * cp fits the
+// GPUs), pipeline degrees, micro-batches, virtual stages and global batches
+// in sequences (sorted, unique).
+struct EnumerationAxes {
+  std::vector<std::pair<int, int>> t_cps;
+  std::vector<int> pps, bs, vs, batches;
+};
+
+EnumerationAxes enumeration_axes(const Model& model, const simulator::Cluster& cluster, int gpus,
+                                 const PlanSpace& space) {
+  EnumerationAxes ax;
   std::vector<int> tps = space.tp;
   if (tps.empty()) {
     // Powers of two up to the NVLink domain, at most 8: beyond 8 the
@@ -504,32 +326,27 @@ std::vector<Plan> enumerate_plans(const Model& model, const simulator::Cluster& 
     // more; --tp takes larger sizes that divide the domain.
     for (int t = 1; t <= std::min(cluster.nvlink_domain(), 8); t *= 2) tps.push_back(t);
   }
-  const std::vector<int> pps = space.pp.empty() ? auto_pipeline_degrees(model.num_layers) : space.pp;
+  ax.pps = space.pp.empty() ? auto_pipeline_degrees(model.num_layers) : space.pp;
   std::vector<int> cps;
   for (int cp : space.context_parallel.empty() ? auto_context_parallel(model)
                                                : space.context_parallel) {
     if (model.seq_length % (2 * static_cast<int64_t>(cp)) == 0 || cp == 1) cps.push_back(cp);
   }
-  const std::vector<int> bs = space.micro_batch.empty() ? std::vector<int>{1, 2, 4} : space.micro_batch;
-  const std::vector<int> vs = space.virtual_stages.empty() ? std::vector<int>{1, 2} : space.virtual_stages;
+  ax.bs = space.micro_batch.empty() ? std::vector<int>{1, 2, 4} : space.micro_batch;
+  ax.vs = space.virtual_stages.empty() ? std::vector<int>{1, 2} : space.virtual_stages;
   // Global batches in sequences.
-  std::vector<int> batches;
   if (!space.global_batch.empty()) {
-    batches = space.global_batch;
+    ax.batches = space.global_batch;
   } else {
     const std::vector<double> tokens =
         space.global_batch_tokens.empty() ? default_batch_ladder_tokens() : space.global_batch_tokens;
     for (double t : tokens) {
       const double seqs = std::round(t / model.seq_length);
-      batches.push_back(static_cast<int>(std::clamp(seqs, 1.0, double{Plan::kMaxGlobalBatch})));
+      ax.batches.push_back(static_cast<int>(std::clamp(seqs, 1.0, double{Plan::kMaxGlobalBatch})));
     }
   }
-  std::sort(batches.begin(), batches.end());
-  batches.erase(std::unique(batches.begin(), batches.end()), batches.end());
-  // Plans already listed (recompute is still none when inserted).
-  std::set<Plan, PlanLess> seen;
-  // (t, cp) pairs: t divides the heads and fits a node; t * cp fits the GPUs.
-  std::vector<std::pair<int, int>> t_cps;
+  std::sort(ax.batches.begin(), ax.batches.end());
+  ax.batches.erase(std::unique(ax.batches.begin(), ax.batches.end()), ax.batches.end());
   for (int t : tps) {
     if (model.num_heads % t != 0 || model.kv_heads() % t != 0 || model.ffn_hidden() % t != 0) continue;
     // Within an NVLink domain: t consecutive ranks must not straddle two
@@ -537,86 +354,116 @@ std::vector<Plan> enumerate_plans(const Model& model, const simulator::Cluster& 
     const int domain = cluster.nvlink_domain();
     if (t > domain || domain % t != 0 || t > gpus) continue;
     for (int cp : cps) {
-      if (static_cast<long>(t) * cp <= gpus) t_cps.emplace_back(t, cp);
+      if (static_cast<long>(t) * cp <= gpus) ax.t_cps.emplace_back(t, cp);
     }
   }
-  for (const auto& [t, cp] : t_cps) {
+  return ax;
+}
+
+// The layout (t, cp, p, d, b, B, v, sp) with the automatic rules: the
+// schedule, the distributed optimizer over the d * cp ranks sharing the
+// gradients, and the recipes' overlaps.
+Plan base_plan(int t, int cp, int p, int d, int b, long global, int v, bool sp) {
+  Plan base;
+  base.tensor_parallel = t;
+  base.context_parallel = cp;
+  base.pipeline_parallel = p;
+  base.data_parallel = d;
+  base.micro_batch_size = b;
+  base.global_batch_size = static_cast<int>(global);
+  base.virtual_stages = v;
+  base.schedule = v > 1 ? simulator::Schedule::kInterleaved
+                        : simulator::Schedule::kOneFOneB;
+  base.sequence_parallel = sp;
+  // The automatic rule: shard over the d * cp ranks sharing the gradients.
+  base.distributed_optimizer = static_cast<long>(d) * cp > 1;
+  // The recipes' overlaps (PlanSpace): TP communication with SP,
+  // the parameter all-gather with the distributed optimizer
+  // (gradient-reduce overlap is on in Plan already).
+  base.tp_comm_overlap = sp && t > 1;
+  base.overlap_param_gather = base.distributed_optimizer;
+  return base;
+}
+
+// Appends the plans of layout `base` (its expert, schedule, sharding and
+// precision axes, each with the first recompute that fits, or every listed
+// one) to *out, skipping those already in *seen; counts into *st.
+void add_layout_plans(const Model& model, const simulator::Cluster& cluster,
+                      const PlanSpace& space, const std::vector<simulator::Precision>& precisions,
+                      const Plan& base, std::set<Plan, PlanLess>* seen, EnumerationStats* st,
+                      std::vector<Plan>* out) {
+  const double capacity = cluster.gpu.hbm_bytes;
+  std::vector<Plan> expanded;
+  for (const Plan& experts :
+       expand_expert_axes(space, model, base, cluster.nvlink_domain(), cluster.gpus_per_node)) {
+    for (const Plan& scheduled : expand_schedule_axis(space, experts)) {
+      for (const Plan& q : expand_sharding_axes(space, scheduled)) expanded.push_back(q);
+    }
+  }
+  for (const Plan& sharded : expanded) {
+    for (simulator::Precision precision : precisions) {
+      Plan plan = sharded;
+      plan.precision = precision;
+      if (precision == simulator::Precision::kFp8) plan.fp8_recipe = space.fp8_recipe;
+      if (!seen->insert(plan).second) continue;
+      ++st->layouts;
+      st->most_gpus = std::max<long>(st->most_gpus, plan.world_size());
+      std::vector<Recompute> rcs = space.recompute;
+      const bool auto_rc = rcs.empty();
+      if (auto_rc) rcs = {Recompute::kNone, Recompute::kFull};
+      bool kept_one = false;
+      for (Recompute rc : rcs) {
+        plan.recompute = rc;
+        if (estimate_peak_bytes(model, plan) > capacity) continue;
+        out->push_back(plan);
+        ++st->kept;
+        kept_one = true;
+        if (auto_rc) break;  // full only when none does not fit
+      }
+      if (!kept_one) ++st->memory_pruned;
+    }
+  }
+}
+
+}  // namespace
+
+std::vector<Plan> enumerate_plans(const Model& model, const simulator::Cluster& cluster, int gpus,
+                                  const PlanSpace& space, EnumerationStats* stats) {
+  const std::vector<simulator::Precision> precisions = precisions_for(space, cluster.gpu);
+  EnumerationStats local;
+  EnumerationStats& st = stats ? *stats : local;
+  std::vector<Plan> out;
+  const EnumerationAxes ax = enumeration_axes(model, cluster, gpus, space);
+  // Plans already listed (recompute is still none when inserted).
+  std::set<Plan, PlanLess> seen;
+  const Widths widths = space.all_gpus_only ? Widths::kWidest
+                        : space.every_width ? Widths::kEvery
+                                            : Widths::kFloor;
+  for (const auto& [t, cp] : ax.t_cps) {
     const long tc = static_cast<long>(t) * cp;
-    for (int p : pps) {
+    for (int p : ax.pps) {
       if (tc * p > gpus) continue;
       if (space.max_model_parallel > 0 && static_cast<long>(t) * p > space.max_model_parallel) continue;
       if (p > model.num_layers) continue;
       const int d_max = static_cast<int>(gpus / (tc * p));
-      for (int v : vs) {
+      for (int v : ax.vs) {
         if (v > 1 && (p == 1 || model.num_layers % (p * v) != 0)) continue;
-        for (int b : bs) {
-          for (int target : batches) {
+        for (int b : ax.bs) {
+          for (int target : ax.batches) {
             if (target < b) continue;
-            const Widths widths = space.all_gpus_only ? Widths::kWidest
-                                  : space.every_width ? Widths::kEvery
-                                                      : Widths::kFloor;
             for (int d : data_parallel_widths(d_max, target, b, p, widths)) {
               const long per = static_cast<long>(d) * b;
               const long global = std::max(1L, std::lround(static_cast<double>(target) / per)) * per;
               if (global > Plan::kMaxGlobalBatch) continue;
               for (bool sp : choice_values(space.sequence_parallel, t > 1, t > 1)) {
-                Plan base;
-                base.tensor_parallel = t;
-                base.context_parallel = cp;
-                base.pipeline_parallel = p;
-                base.data_parallel = d;
-                base.micro_batch_size = b;
-                base.global_batch_size = static_cast<int>(global);
-                base.virtual_stages = v;
-                base.schedule = v > 1 ? simulator::Schedule::kInterleaved
-                                      : simulator::Schedule::kOneFOneB;
-                base.sequence_parallel = sp;
-                // The automatic rule: shard over the d * cp ranks sharing the gradients.
-                base.distributed_optimizer = static_cast<long>(d) * cp > 1;
-                // The recipes' overlaps (PlanSpace): TP communication with SP,
-                // the parameter all-gather with the distributed optimizer
-                // (gradient-reduce overlap is on in Plan already).
-                base.tp_comm_overlap = sp && t > 1;
-                base.overlap_param_gather = base.distributed_optimizer;
+                const Plan base = base_plan(t, cp, p, d, b, global, v, sp);
                 if (!simulator::validate(base).ok() || !simulator::validate(model, base).ok()) continue;
                 if (p > 1 && base.num_micro_batches() < p) continue;  // pipeline never fills
                 if (static_cast<long>(base.num_micro_batches()) * p * v >
                     Plan::kMaxMicroBatchPasses) {
                   continue;
                 }
-                std::vector<Plan> expanded;
-                for (const Plan& experts :
-                     expand_expert_axes(space, model, base, cluster.nvlink_domain(),
-                                        cluster.gpus_per_node)) {
-                  for (const Plan& scheduled : expand_schedule_axis(space, experts)) {
-                    for (const Plan& q : expand_sharding_axes(space, scheduled)) {
-                      expanded.push_back(q);
-                    }
-                  }
-                }
-                for (const Plan& sharded : expanded) {
-                 for (simulator::Precision precision : precisions) {
-                  Plan plan = sharded;
-                  plan.precision = precision;
-                  if (precision == simulator::Precision::kFp8) plan.fp8_recipe = space.fp8_recipe;
-                  if (!seen.insert(plan).second) continue;
-                  ++st.layouts;
-                  st.most_gpus = std::max<long>(st.most_gpus, plan.world_size());
-                  std::vector<Recompute> rcs = space.recompute;
-                  const bool auto_rc = rcs.empty();
-                  if (auto_rc) rcs = {Recompute::kNone, Recompute::kFull};
-                  bool kept_one = false;
-                  for (Recompute rc : rcs) {
-                    plan.recompute = rc;
-                    if (estimate_peak_bytes(model, plan) > capacity) continue;
-                    out.push_back(plan);
-                    ++st.kept;
-                    kept_one = true;
-                    if (auto_rc) break;  // full only when none does not fit
-                  }
-                  if (!kept_one) ++st.memory_pruned;
-                 }
-                }
+                add_layout_plans(model, cluster, space, precisions, base, &seen, &st, &out);
               }
             }
           }
@@ -625,71 +472,6 @@ std::vector<Plan> enumerate_plans(const Model& model, const simulator::Cluster& 
     }
   }
   return out;
-}
-
-std::string describe(const PlanSpace& s) {
-  auto list = [](const std::vector<int>& v) {
-    return v.empty() ? std::string("auto") : fmt::format("{}", fmt::join(v, ","));
-  };
-  std::string batch;
-  if (!s.global_batch.empty()) {
-    batch = fmt::format("{} sequences", fmt::join(s.global_batch, ","));
-  } else if (!s.global_batch_tokens.empty()) {
-    std::vector<std::string> parts;
-    for (double t : s.global_batch_tokens) parts.push_back(reports::count_human(t));
-    batch = fmt::format("{} tokens", fmt::join(parts, ","));
-  } else {
-    batch = "ladder 1M..64M tokens (Llama 3 405B: 16M; DeepSeek-V3: 63M), per model up to the "
-            "compute-optimal batch (DeepSeek LLM: 0.292 C^0.3271, rounded up to a rung)";
-  }
-  std::vector<std::string> rc;
-  for (Recompute r : s.recompute) rc.push_back(simulator::to_string(r));
-  std::vector<std::string> precisions;
-  for (simulator::Precision p : s.precision) precisions.push_back(simulator::to_string(p));
-  std::string precision = precisions.empty() ? std::string("auto (bf16, and fp8 where the GPU has it)")
-                                             : fmt::format("{}", fmt::join(precisions, ","));
-  const bool fp8_listed = precisions.empty() || std::find(s.precision.begin(), s.precision.end(),
-                                                          simulator::Precision::kFp8) != s.precision.end();
-  if (fp8_listed) precision += fmt::format(" (fp8: {} scaling)", simulator::to_string(s.fp8_recipe));
-  std::vector<std::string> schedule_names;
-  for (simulator::Schedule x : s.schedule.empty() ? kAutoSchedules : s.schedule) {
-    schedule_names.push_back(simulator::to_string(x));
-  }
-  const std::string schedules = fmt::format("{}{} (v = 1; interleaved when v > 1)",
-                                            s.schedule.empty() ? "auto " : "",
-                                            fmt::join(schedule_names, ","));
-  return fmt::format(
-      "global batch {}; tp {}; pp {}; cp {}; micro-batch {}; virtual stages {}; schedule {}; "
-      "recompute {}; "
-      "sequence parallel {}; distributed optimizer {}; ZeRO stage {}; FSDP group {}; "
-      "TP comm overlap {}; grad-reduce overlap {}; param-gather overlap {}; "
-      "precision {}; ep {}; MoE a2a overlap {}; max model parallel {}{}",
-      batch, list(s.tp), list(s.pp),
-      s.context_parallel.empty() ? std::string("auto (1; beyond 8192 tokens also 2,4,8)")
-                                 : list(s.context_parallel),
-      list(s.micro_batch), list(s.virtual_stages), schedules,
-      rc.empty() ? std::string("auto (none, full if none does not fit)") : fmt::format("{}", fmt::join(rc, ",")),
-      to_string(s.sequence_parallel), to_string(s.distributed_optimizer),
-      s.zero_stage.empty() ? std::string("auto (1 when d > 1, or as --distributed-optimizer)")
-                           : fmt::format("{}", fmt::join(s.zero_stage, ",")),
-      s.fsdp_group.empty() ? std::string("whole data-parallel group")
-                           : fmt::format("{}", fmt::join(s.fsdp_group, ",")),
-      s.tp_comm_overlap == Choice::kAuto ? std::string("auto (on when t > 1 with SP)")
-                                         : std::string(to_string(s.tp_comm_overlap)),
-      s.overlap_grad_reduce == Choice::kAuto ? std::string("auto (on)")
-                                             : std::string(to_string(s.overlap_grad_reduce)),
-      s.overlap_param_gather == Choice::kAuto ? std::string("auto (on when sharded)")
-                                              : std::string(to_string(s.overlap_param_gather)),
-      precision,
-      s.expert_parallel.empty()
-          ? fmt::format("auto (MoE models: the largest power of two dividing the experts and t x cp "
-                        "x d within a node, and up to {} across nodes; dense: 1)",
-                        kMaxAutoExpertParallel)
-          : list(s.expert_parallel),
-      s.moe_a2a_overlap == Choice::kAuto ? std::string("auto (off and on where ep > 1)")
-                                         : std::string(to_string(s.moe_a2a_overlap)),
-      s.max_model_parallel > 0 ? std::to_string(s.max_model_parallel) : std::string("none"),
-      s.all_gpus_only ? "; all GPUs only" : "");
 }
 
 }  // namespace llmplan::planner

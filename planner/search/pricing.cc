@@ -1,68 +1,10 @@
 #include "planner/search/pricing.h"
 
-#include <boost/json.hpp>
+#include <algorithm>
 #include <cmath>
-#include <set>
-
-#include "presets/embedded.h"
-#include "base/strict_json.h"
 
 namespace llmplan::planner {
 namespace {
-
-namespace bj = boost::json;
-
-// `key` of `o`, written {"value": X, "source": "..."} (a source is
-// required: every default is cited), finite and within [min, max]
-// (`min_open`: value > min).
-Status read_sourced(const bj::object& o, const std::string& path, const char* key, double min,
-                    bool min_open, double max, Sourced* out) {
-  const std::string at = path + "." + key;
-  auto it = o.find(key);
-  if (it == o.end()) return Status::invalid_argument(at + ": missing");
-  if (!it->value().is_object()) {
-    return Status::invalid_argument(at + ": expected {\"value\": number, \"source\": text}");
-  }
-  const bj::object& w = it->value().get_object();
-  for (const auto& kv : w) {
-    if (kv.key() != "value" && kv.key() != "source") {
-      return Status::invalid_argument(at + ": unknown key \"" + std::string(kv.key()) + "\"");
-    }
-  }
-  auto v = w.find("value");
-  auto s = w.find("source");
-  if (v == w.end() || !v->value().is_number()) {
-    return Status::invalid_argument(at + ".value: expected a number");
-  }
-  if (s == w.end() || !s->value().is_string() || s->value().get_string().empty()) {
-    return Status::invalid_argument(at + ".source: expected a non-empty string");
-  }
-  const double x = v->value().to_number<double>();
-  if (!std::isfinite(x) || (min_open ? !(x > min) : !(x >= min)) || x > max) {
-    return Status::invalid_argument(at + ".value: " + std::to_string(x) + " is out of range");
-  }
-  out->value = x;
-  out->source = std::string(s->value().get_string());
-  return Status();
-}
-
-Status check_keys(const bj::object& o, const std::string& path,
-                  std::initializer_list<const char*> keys) {
-  for (const auto& kv : o) {
-    bool known = false;
-    for (const char* k : keys) known = known || kv.key() == k;
-    if (!known) {
-      return Status::invalid_argument(path + ": unknown key \"" + std::string(kv.key()) + "\"");
-    }
-  }
-  return Status();
-}
-
-// Flag bounds (check_overrides).
-constexpr double kMaxCapexUsdPerGpu = 1e7;
-constexpr double kMaxYears = 30;
-constexpr double kMaxPue = 5;
-constexpr double kMaxUsdPerKwh = 10;
 
 Status check_flag(const char* flag, double x, double min, bool min_open, double max,
                   const char* what) {
@@ -76,78 +18,13 @@ Status check_flag(const char* flag, double x, double min, bool min_open, double 
 
 }  // namespace
 
-const OwnershipGpu* OwnershipFile::find(std::string_view gpu) const {
-  for (const OwnershipGpu& g : gpus) {
-    if (g.gpu == gpu) return &g;
-  }
-  return nullptr;
-}
-
-Result<OwnershipFile> parse_ownership(std::string_view text, const std::string& source_name) {
-  LLMPLAN_ASSIGN_OR_RETURN(bj::value root, json::parse(text, source_name));
-  if (!root.is_object()) return Status::invalid_argument(source_name + ": expected an object");
-  const bj::object& o = root.get_object();
-  const std::string& p = source_name;
-  LLMPLAN_RETURN_IF_ERROR(check_keys(o, p,
-                                     {"note", "amortisation_years", "pue", "usd_per_kwh",
-                                      "non_gpu_power_share", "gpus"}));
-  OwnershipFile f;
-  LLMPLAN_RETURN_IF_ERROR(
-      read_sourced(o, p, "amortisation_years", 0, true, kMaxYears, &f.amortisation_years));
-  LLMPLAN_RETURN_IF_ERROR(read_sourced(o, p, "pue", 1, false, kMaxPue, &f.pue));
-  LLMPLAN_RETURN_IF_ERROR(read_sourced(o, p, "usd_per_kwh", 0, true, kMaxUsdPerKwh, &f.usd_per_kwh));
-  LLMPLAN_RETURN_IF_ERROR(
-      read_sourced(o, p, "non_gpu_power_share", 0, false, 10, &f.non_gpu_power_share));
-  auto gpus = o.find("gpus");
-  if (gpus == o.end() || !gpus->value().is_array()) {
-    return Status::invalid_argument(p + ".gpus: expected an array");
-  }
-  std::set<std::string> seen;
-  const bj::array& a = gpus->value().get_array();
-  for (size_t i = 0; i < a.size(); ++i) {
-    const std::string at = p + ".gpus[" + std::to_string(i) + "]";
-    if (!a[i].is_object()) return Status::invalid_argument(at + ": expected an object");
-    const bj::object& e = a[i].get_object();
-    LLMPLAN_RETURN_IF_ERROR(
-        check_keys(e, at, {"gpu", "capex_usd_per_gpu", "system_power_w", "system_gpus"}));
-    OwnershipGpu g;
-    auto name = e.find("gpu");
-    if (name == e.end() || !name->value().is_string() || name->value().get_string().empty()) {
-      return Status::invalid_argument(at + ".gpu: expected a GPU preset name");
-    }
-    g.gpu = std::string(name->value().get_string());
-    if (!seen.insert(g.gpu).second) {
-      return Status::invalid_argument(at + ".gpu: \"" + g.gpu + "\" is listed twice");
-    }
-    LLMPLAN_RETURN_IF_ERROR(
-        read_sourced(e, at, "capex_usd_per_gpu", 0, true, kMaxCapexUsdPerGpu, &g.capex_usd_per_gpu));
-    LLMPLAN_RETURN_IF_ERROR(read_sourced(e, at, "system_power_w", 0, true, 1e7, &g.system_power_w));
-    LLMPLAN_RETURN_IF_ERROR(read_sourced(e, at, "system_gpus", 1, false, 1e6, &g.system_gpus));
-    if (g.system_gpus.value != std::floor(g.system_gpus.value)) {
-      return Status::invalid_argument(at + ".system_gpus.value: expected an integer");
-    }
-    f.gpus.push_back(std::move(g));
-  }
-  return f;
-}
-
-Result<OwnershipFile> builtin_ownership() {
-  for (const presets::EmbeddedFile& file : presets::embedded_files()) {
-    if (file.name != "ownership.json") continue;
-    Result<OwnershipFile> f = parse_ownership(file.text, "built-in ownership.json");
-    if (!f.ok()) return Status::internal("broken built-in preset: " + f.status().message());
-    return f;
-  }
-  return Status::internal("built-in ownership.json is missing");
-}
-
 Status check_overrides(const OwnershipOverrides& o) {
   LLMPLAN_RETURN_IF_ERROR(check_flag("--capex-usd-per-gpu", o.capex_usd_per_gpu, 0, true,
-                                     kMaxCapexUsdPerGpu, "a dollar amount > 0 and <= 1e7"));
+                                     presets::kMaxCapexUsdPerGpu, "a dollar amount > 0 and <= 1e7"));
   LLMPLAN_RETURN_IF_ERROR(check_flag("--amortisation-years", o.amortisation_years, 0, true,
-                                     kMaxYears, "a number of years > 0 and <= 30"));
-  LLMPLAN_RETURN_IF_ERROR(check_flag("--pue", o.pue, 1, false, kMaxPue, "between 1 and 5"));
-  LLMPLAN_RETURN_IF_ERROR(check_flag("--usd-per-kwh", o.usd_per_kwh, 0, true, kMaxUsdPerKwh,
+                                     presets::kMaxAmortisationYears, "a number of years > 0 and <= 30"));
+  LLMPLAN_RETURN_IF_ERROR(check_flag("--pue", o.pue, 1, false, presets::kMaxPue, "between 1 and 5"));
+  LLMPLAN_RETURN_IF_ERROR(check_flag("--usd-per-kwh", o.usd_per_kwh, 0, true, presets::kMaxUsdPerKwh,
                                      "a price > 0 and <= 10 dollars per kWh"));
   return Status();
 }

@@ -18,6 +18,7 @@
 #include <string_view>
 #include <vector>
 
+#include "presets/ownership.h"
 #include "simulator/cluster.h"
 #include "base/status.h"
 
@@ -26,37 +27,14 @@ namespace llmplan::planner {
 // 365.25 days x 24 h: the hours of an average (Julian) year.
 inline constexpr double kHoursPerYear = 8766.0;
 
-// A number of ownership.json with its source.
-struct Sourced {
-  double value = 0;
-  std::string source;
-};
-
-// One GPU's entry: its all-in system price per GPU and its system's power.
-struct OwnershipGpu {
-  std::string gpu;  // GPU preset name; need not exist as a GPU preset
-  Sourced capex_usd_per_gpu;
-  Sourced system_power_w;
-  Sourced system_gpus;
-};
-
-// presets/ownership.json.
-struct OwnershipFile {
-  Sourced amortisation_years;
-  Sourced pue;
-  Sourced usd_per_kwh;
-  Sourced non_gpu_power_share;  // for a GPU without an entry
-  std::vector<OwnershipGpu> gpus;
-  // The entry of `gpu`, or null.
-  const OwnershipGpu* find(std::string_view gpu) const;
-};
-
-// Parses an ownership file; errors name `source_name` and the field. Every
-// number must be finite and within bounds (capex, years, PUE >= 1, $/kWh,
-// power, GPUs > 0; share >= 0); GPU names unique. Thread-safe.
-Result<OwnershipFile> parse_ownership(std::string_view text, const std::string& source_name);
-// The built-in presets/ownership.json (embedded); Internal if it is broken.
-Result<OwnershipFile> builtin_ownership();
+// The ownership file and the owned-cost figures (presets/ownership.h), by
+// their planner names.
+using presets::builtin_ownership;
+using presets::OwnedCost;
+using presets::OwnershipFile;
+using presets::OwnershipGpu;
+using presets::parse_ownership;
+using presets::Sourced;
 
 // The --capex-usd-per-gpu, --amortisation-years, --pue and --usd-per-kwh
 // flags; 0: the file's default.
@@ -72,21 +50,6 @@ struct OwnershipOverrides {
 // years, PUE below 1 or above 5, more than $10 per kWh. 0 means "not given"
 // and passes.
 Status check_overrides(const OwnershipOverrides& o);
-
-// The owned cost of one GPU-hour, every number it used, with sources.
-struct OwnedCost {
-  double capex_usd_per_gpu = 0;
-  double amortisation_years = 0;
-  double pue = 0;
-  double usd_per_kwh = 0;
-  double tdp_w = 0;
-  double non_gpu_power_share = 0;
-  double it_power_w = 0;                // tdp_w x (1 + non_gpu_power_share)
-  double capex_usd_per_gpu_hour = 0;    // capex / (years x kHoursPerYear)
-  double power_usd_per_gpu_hour = 0;    // it_power_w / 1000 x pue x usd_per_kwh
-  double usd_per_gpu_hour = 0;          // the sum
-  std::string capex_source, years_source, pue_source, kwh_source, power_source;
-};
 
 // The formula above, pure. Inputs must be finite, capex and years > 0.
 OwnedCost owned_cost(double capex_usd_per_gpu, double amortisation_years, double pue,

@@ -111,6 +111,17 @@ double quantile(const std::vector<double>& sorted, double p) {
   return sorted[i] + (at - static_cast<double>(i)) * (sorted[j] - sorted[i]);
 }
 
+// The wall-time model's constants of a breakdown's rate, delta and E[R].
+FailureCosts goodput_failure_costs(const Goodput& g) {
+  FailureCosts f;
+  f.enabled = true;
+  f.rate_per_s = g.rate_per_s;
+  f.delta_s = g.checkpoint_exposed_s;
+  f.mean_restart_s = g.mean_restart_s;
+  f.tau_opt_s = optimal_interval_s(f.rate_per_s, f.delta_s);
+  return f;
+}
+
 }  // namespace
 
 JobSize job_size(int gpus_used, const simulator::Cluster& cluster, int gpus_per_switch) {
@@ -147,15 +158,8 @@ double expected_segment_s(double rate_per_s, double mean_restart_s, double segme
 
 FailureCosts failure_costs(const simulator::Model& model, const simulator::Plan& plan,
                            const simulator::Cluster& cluster, const Reliability& rel) {
-  FailureCosts f;
-  if (!rel.enabled) return f;
-  const Goodput g = goodput(model, plan, cluster, rel, 0);
-  f.enabled = true;
-  f.rate_per_s = g.rate_per_s;
-  f.delta_s = g.checkpoint_exposed_s;
-  f.mean_restart_s = g.mean_restart_s;
-  f.tau_opt_s = optimal_interval_s(f.rate_per_s, f.delta_s);
-  return f;
+  if (!rel.enabled) return FailureCosts{};
+  return goodput_failure_costs(goodput(model, plan, cluster, rel, 0));
 }
 
 double expected_wall_s(const FailureCosts& f, double compute_s, double* checkpoints) {
@@ -233,12 +237,7 @@ Goodput goodput(const simulator::Model& model, const simulator::Plan& plan,
   g.young_daly_interval_s =
       g.rate_per_s > 0 ? young_daly_interval_s(g.checkpoint_exposed_s, g.mtbi_s) : 0;
   if (!(compute_s > 0)) return g;
-  FailureCosts f;
-  f.enabled = true;
-  f.rate_per_s = g.rate_per_s;
-  f.delta_s = g.checkpoint_exposed_s;
-  f.mean_restart_s = g.mean_restart_s;
-  f.tau_opt_s = optimal_interval_s(f.rate_per_s, f.delta_s);
+  const FailureCosts f = goodput_failure_costs(g);
   g.wall_s = expected_wall_s(f, compute_s, &g.checkpoints);
   g.goodput = g.wall_s > 0 ? compute_s / g.wall_s : 1.0;
   if (!(g.checkpoints > 0) || g.wall_s >= kNever) return g;
@@ -268,12 +267,7 @@ WallDistribution monte_carlo(const Goodput& g, const BandRatios& band, int trial
     sigma = (std::log(band.high_ratio) - std::log(band.low_ratio)) / (z_high - z_low);
     mu = std::log(band.low_ratio) - sigma * z_low;
   }
-  FailureCosts f;
-  f.enabled = true;
-  f.rate_per_s = g.rate_per_s;
-  f.delta_s = g.checkpoint_exposed_s;
-  f.mean_restart_s = g.mean_restart_s;
-  f.tau_opt_s = optimal_interval_s(f.rate_per_s, f.delta_s);
+  const FailureCosts f = goodput_failure_costs(g);
   std::vector<double> cumulative;
   double acc = 0;
   for (const CauseCost& c : g.causes) cumulative.push_back(acc += c.rate_per_s);

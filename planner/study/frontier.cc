@@ -295,18 +295,22 @@ Status validate_study(const FrontierStudy& study) {
   return Status();
 }
 
-Result<reports::FrontierTable> run_frontier(const FrontierStudy& study, const ProcessGroup& group,
-                                            const FrontierRunOptions& options) {
-  LLMPLAN_RETURN_IF_ERROR(validate_study(study));
-  const std::vector<CellSpec> specs = cell_specs(study);
-  // Never more threads than a loop has items (base/threads.h).
-  auto threads_for = [&](long items) {
-    return loop_threads(options.threads, omp_get_max_threads(), items);
-  };
+namespace {
+
+// Never more threads than a loop has items (base/threads.h).
+int frontier_threads(const FrontierRunOptions& options, long items) {
+  return loop_threads(options.threads, omp_get_max_threads(), items);
+}
+
+// The cells' searches started: each cell's first step (its plan
+// enumeration), cells in parallel.
+Result<std::vector<SearchRun>> start_runs(const FrontierStudy& study,
+                                          const std::vector<CellSpec>& specs,
+                                          const FrontierRunOptions& options) {
   // Each cell's first step (its plan enumeration), cells in parallel.
   const long cell_count = static_cast<long>(specs.size());
   std::vector<std::optional<SearchRun>> slots(specs.size());
-#pragma omp parallel for schedule(dynamic, 1) num_threads(threads_for(cell_count))
+#pragma omp parallel for schedule(dynamic, 1) num_threads(frontier_threads(options, cell_count))
   for (long c = 0; c < cell_count; ++c) {
     Result<SearchRun> run =
         SearchRun::start(study.hardware[specs[c].hardware].cluster, specs[c].options);
@@ -318,131 +322,124 @@ Result<reports::FrontierTable> run_frontier(const FrontierStudy& study, const Pr
     if (!slots[c]) return Status::internal("frontier: a validated cell failed to start");
     runs.push_back(std::move(*slots[c]));
   }
-  slots.clear();
-  const int hw = static_cast<int>(study.hardware.size());
-  std::vector<SimulationCache> caches(hw);
-  std::vector<simulator::SimOptions> sims(hw);
-  for (int h = 0; h < hw; ++h) sims[h].cost_model = study.hardware[h].options.cost_model;
-  // Each hardware's cluster validated and cost model built once (simulate.h,
-  // SimSetup); an invalid cluster: each task fails as simulate() fails it.
-  std::vector<Result<simulator::SimSetup>> setups;
-  for (int h = 0; h < hw; ++h) {
-    setups.push_back(simulator::SimSetup::make(study.hardware[h].cluster, sims[h].cost_model));
-  }
+  return runs;
+}
 
-  FrontierProgress status;
-  status.cells = static_cast<long>(runs.size());
-  long simulations = 0, lookups = 0;
-  const int ranks = std::max(1, group.size);
-  for (int round = 1;; ++round) {
-    // The entries each unfinished cell's step needs; the new ones are jobs.
-    struct Job {
-      int hardware;
-      int entry;
-    };
-    std::vector<Job> jobs;
-    std::vector<std::vector<int>> needs(runs.size());
-    for (size_t c = 0; c < runs.size(); ++c) {
-      if (runs[c].done()) continue;
-      SimulationCache& cache = caches[specs[c].hardware];
-      std::vector<int> shape_ids;
-      for (const Model& m : runs[c].step_shapes()) shape_ids.push_back(cache.shape_id(m));
-      for (const PlanTask& t : runs[c].step_tasks()) {
-        bool added = false;
-        const int e = cache.entry(shape_ids[t.shape], t.plan, &added);
-        if (added) jobs.push_back({specs[c].hardware, e});
-        needs[c].push_back(e);
-      }
-      lookups += static_cast<long>(runs[c].step_tasks().size());
+// One simulation a round needs: a hardware entry's cache entry.
+struct FrontierJob {
+  int hardware;
+  int entry;
+};
+
+// The entries each unfinished cell's step needs (into *needs); the new ones
+// are the round's jobs. Adds the cells' plan lookups to *lookups.
+std::vector<FrontierJob> round_jobs(const std::vector<SearchRun>& runs,
+                                    const std::vector<CellSpec>& specs,
+                                    std::vector<SimulationCache>* caches,
+                                    std::vector<std::vector<int>>* needs, long* lookups) {
+  std::vector<FrontierJob> jobs;
+  needs->assign(runs.size(), {});
+  for (size_t c = 0; c < runs.size(); ++c) {
+    if (runs[c].done()) continue;
+    SimulationCache& cache = (*caches)[specs[c].hardware];
+    std::vector<int> shape_ids;
+    for (const Model& m : runs[c].step_shapes()) shape_ids.push_back(cache.shape_id(m));
+    for (const PlanTask& t : runs[c].step_tasks()) {
+      bool added = false;
+      const int e = cache.entry(shape_ids[t.shape], t.plan, &added);
+      if (added) jobs.push_back({specs[c].hardware, e});
+      (*needs)[c].push_back(e);
     }
-    status.round = round;
-    status.cells_done =
-        std::count_if(runs.begin(), runs.end(), [](const SearchRun& r) { return r.done(); });
-    status.simulations = simulations;
-    status.plan_lookups = lookups;
-    if (status.cells_done == status.cells) break;
+    *lookups += static_cast<long>(runs[c].step_tasks().size());
+  }
+  return jobs;
+}
 
-    // This rank's share: jobs rank, rank + N, ...
-    std::vector<long> mine;
-    for (long j = group.rank; j < static_cast<long>(jobs.size()); j += ranks) mine.push_back(j);
-    std::vector<PlanResult> results(mine.size());
-    status.round_jobs = static_cast<long>(jobs.size());
-    status.round_total = static_cast<long>(mine.size());
-    status.round_done = 0;
-    if (options.progress) options.progress(status);
-    const long n = static_cast<long>(mine.size());
-    long done = 0;
-#pragma omp parallel for schedule(dynamic, 4) num_threads(threads_for(n))
-    for (long i = 0; i < n; ++i) {
-      const Job& job = jobs[mine[i]];
-      const SimulationCache& cache = caches[job.hardware];
-      const Result<simulator::SimSetup>& setup = setups[job.hardware];
-      results[i] = setup.ok() ? simulate_task(cache.shape(cache.entry_shape(job.entry)),
-                                              cache.plan(job.entry), setup.value(),
-                                              sims[job.hardware])
-                              : simulate_task(cache.shape(cache.entry_shape(job.entry)),
-                                              cache.plan(job.entry),
-                                              study.hardware[job.hardware].cluster,
-                                              sims[job.hardware]);
-      if (options.progress) {
+// The simulations of the cluster entries, each hardware's set up once.
+struct FrontierSims {
+  std::vector<simulator::SimOptions> sims;
+  std::vector<Result<simulator::SimSetup>> setups;
+};
+
+// This rank's share of the jobs (`mine`) simulated, in parallel, progress
+// after every 64.
+std::vector<PlanResult> simulate_share(const FrontierStudy& study,
+                                       const std::vector<FrontierJob>& jobs,
+                                       const std::vector<long>& mine,
+                                       const std::vector<SimulationCache>& caches,
+                                       const FrontierSims& fs, const FrontierRunOptions& options,
+                                       const FrontierProgress& status) {
+  const std::vector<simulator::SimOptions>& sims = fs.sims;
+  const std::vector<Result<simulator::SimSetup>>& setups = fs.setups;
+  std::vector<PlanResult> results(mine.size());
+  const long n = static_cast<long>(mine.size());
+  long done = 0;
+#pragma omp parallel for schedule(dynamic, 4) num_threads(frontier_threads(options, n))
+  for (long i = 0; i < n; ++i) {
+    const FrontierJob& job = jobs[mine[i]];
+    const SimulationCache& cache = caches[job.hardware];
+    const Result<simulator::SimSetup>& setup = setups[job.hardware];
+    results[i] = setup.ok() ? simulate_task(cache.shape(cache.entry_shape(job.entry)),
+                                            cache.plan(job.entry), setup.value(),
+                                            sims[job.hardware])
+                            : simulate_task(cache.shape(cache.entry_shape(job.entry)),
+                                            cache.plan(job.entry),
+                                            study.hardware[job.hardware].cluster,
+                                            sims[job.hardware]);
+    if (options.progress) {
 #pragma omp critical(llmplan_frontier_progress)
-        {
-          ++done;
-          if (done % 64 == 0 && done < n) {
-            FrontierProgress p = status;
-            p.round_done = done;
-            options.progress(p);
-          }
+      {
+        ++done;
+        if (done % 64 == 0 && done < n) {
+          FrontierProgress p = status;
+          p.round_done = done;
+          options.progress(p);
         }
       }
     }
-    std::string blob;
-    blob.reserve(results.size() * kRecordBytes);
-    for (const PlanResult& r : results) serialize(r, &blob);
-    LLMPLAN_ASSIGN_OR_RETURN(std::vector<std::string> blobs,
-                             options.gather ? options.gather(blob) : all_gather(group, blob));
-    if (static_cast<int>(blobs.size()) != ranks) {
-      return Status::internal("frontier: all_gather returned " + std::to_string(blobs.size()) +
-                              " results for " + std::to_string(ranks) + " ranks");
+  }
+  return results;
+}
+
+// Every rank's results (this one's `results`) gathered into the caches.
+Status gather_results(const std::vector<PlanResult>& results,
+                      const std::vector<FrontierJob>& jobs, const ProcessGroup& group,
+                      const FrontierRunOptions& options, std::vector<SimulationCache>* caches) {
+  const int ranks = std::max(1, group.size);
+  std::string blob;
+  blob.reserve(results.size() * kRecordBytes);
+  for (const PlanResult& r : results) serialize(r, &blob);
+  LLMPLAN_ASSIGN_OR_RETURN(std::vector<std::string> blobs,
+                           options.gather ? options.gather(blob) : all_gather(group, blob));
+  if (static_cast<int>(blobs.size()) != ranks) {
+    return Status::internal("frontier: all_gather returned " + std::to_string(blobs.size()) +
+                            " results for " + std::to_string(ranks) + " ranks");
+  }
+  for (int r = 0; r < ranks; ++r) {
+    const long count = r < static_cast<long>(jobs.size())
+                           ? (static_cast<long>(jobs.size()) - r + ranks - 1) / ranks
+                           : 0;
+    if (blobs[r].size() != static_cast<size_t>(count) * kRecordBytes) {
+      return Status::internal("frontier: rank " + std::to_string(r) + " sent " +
+                              std::to_string(blobs[r].size()) + " bytes for " +
+                              std::to_string(count) + " simulations");
     }
-    for (int r = 0; r < ranks; ++r) {
-      const long count = r < static_cast<long>(jobs.size())
-                             ? (static_cast<long>(jobs.size()) - r + ranks - 1) / ranks
-                             : 0;
-      if (blobs[r].size() != static_cast<size_t>(count) * kRecordBytes) {
-        return Status::internal("frontier: rank " + std::to_string(r) + " sent " +
-                                std::to_string(blobs[r].size()) + " bytes for " +
-                                std::to_string(count) + " simulations");
-      }
-      for (long k = 0; k < count; ++k) {
-        const Job& job = jobs[r + k * ranks];
-        PlanResult& out = caches[job.hardware].result(job.entry);
-        deserialize(blobs[r].data() + k * kRecordBytes, &out);
-        out.plan = caches[job.hardware].plan(job.entry);
-        out.gpus_used = out.plan.world_size();
-      }
-    }
-    simulations += static_cast<long>(jobs.size());
-    // Every cell's next step (selection, the refinement's enumeration), cells
-    // in parallel; the cache is only read here.
-#pragma omp parallel for schedule(dynamic, 1) num_threads(threads_for(cell_count))
-    for (long c = 0; c < cell_count; ++c) {
-      if (runs[c].done()) continue;
-      const SimulationCache& cache = caches[specs[c].hardware];
-      std::vector<PlanResult> step(needs[c].size());
-      for (size_t i = 0; i < needs[c].size(); ++i) step[i] = cache.result(needs[c][i]);
-      runs[c].advance(step);
-    }
-    if (options.progress) {
-      FrontierProgress p = status;
-      p.round_done = n;
-      p.simulations = simulations;
-      p.cells_done =
-          std::count_if(runs.begin(), runs.end(), [](const SearchRun& r) { return r.done(); });
-      options.progress(p);
+    for (long k = 0; k < count; ++k) {
+      const FrontierJob& job = jobs[r + k * ranks];
+      PlanResult& out = (*caches)[job.hardware].result(job.entry);
+      deserialize(blobs[r].data() + k * kRecordBytes, &out);
+      out.plan = (*caches)[job.hardware].plan(job.entry);
+      out.gpus_used = out.plan.world_size();
     }
   }
+  return Status();
+}
 
+// The study's table from the finished searches.
+reports::FrontierTable frontier_table(const FrontierStudy& study,
+                                      const std::vector<CellSpec>& specs,
+                                      const std::vector<SearchRun>& runs, long simulations,
+                                      long lookups) {
   reports::FrontierTable t;
   for (const FrontierHardware& h : study.hardware) {
     t.hardware.push_back(h.cluster.name);
@@ -458,25 +455,9 @@ Result<reports::FrontierTable> run_frontier(const FrontierStudy& study, const Pr
       std::vector<reports::FrontierPricing> row;
       for (const Pricing& p : h.pricings) {
         reports::FrontierPricing f;
+        if (p.model == "owned") static_cast<presets::OwnedCost&>(f) = p.owned;
         f.cost_model = p.model;
         f.usd_per_gpu_hour = p.usd_per_gpu_hour();
-        if (p.model == "owned") {
-          const OwnedCost& o = p.owned;
-          f.capex_usd_per_gpu = o.capex_usd_per_gpu;
-          f.amortisation_years = o.amortisation_years;
-          f.pue = o.pue;
-          f.usd_per_kwh = o.usd_per_kwh;
-          f.tdp_w = o.tdp_w;
-          f.non_gpu_power_share = o.non_gpu_power_share;
-          f.it_power_w = o.it_power_w;
-          f.capex_usd_per_gpu_hour = o.capex_usd_per_gpu_hour;
-          f.power_usd_per_gpu_hour = o.power_usd_per_gpu_hour;
-          f.capex_source = o.capex_source;
-          f.years_source = o.years_source;
-          f.pue_source = o.pue_source;
-          f.kwh_source = o.kwh_source;
-          f.power_source = o.power_source;
-        }
         row.push_back(std::move(f));
       }
       t.pricing.push_back(std::move(row));
@@ -506,6 +487,75 @@ Result<reports::FrontierTable> run_frontier(const FrontierStudy& study, const Pr
   t.plan_lookups = lookups;
   t.command_line = study.command_line;
   return t;
+}
+
+}  // namespace
+
+Result<reports::FrontierTable> run_frontier(const FrontierStudy& study, const ProcessGroup& group,
+                                            const FrontierRunOptions& options) {
+  LLMPLAN_RETURN_IF_ERROR(validate_study(study));
+  const std::vector<CellSpec> specs = cell_specs(study);
+  const long cell_count = static_cast<long>(specs.size());
+  LLMPLAN_ASSIGN_OR_RETURN(std::vector<SearchRun> runs, start_runs(study, specs, options));
+  const int hw = static_cast<int>(study.hardware.size());
+  std::vector<SimulationCache> caches(hw);
+  FrontierSims fs;
+  fs.sims.resize(hw);
+  for (int h = 0; h < hw; ++h) fs.sims[h].cost_model = study.hardware[h].options.cost_model;
+  // Each hardware's cluster validated and cost model built once (simulate.h,
+  // SimSetup); an invalid cluster: each task fails as simulate() fails it.
+  for (int h = 0; h < hw; ++h) {
+    fs.setups.push_back(simulator::SimSetup::make(study.hardware[h].cluster, fs.sims[h].cost_model));
+  }
+
+  FrontierProgress status;
+  status.cells = static_cast<long>(runs.size());
+  long simulations = 0, lookups = 0;
+  const int ranks = std::max(1, group.size);
+  for (int round = 1;; ++round) {
+    // The entries each unfinished cell's step needs; the new ones are jobs.
+    std::vector<std::vector<int>> needs;
+    const std::vector<FrontierJob> jobs = round_jobs(runs, specs, &caches, &needs, &lookups);
+    status.round = round;
+    status.cells_done =
+        std::count_if(runs.begin(), runs.end(), [](const SearchRun& r) { return r.done(); });
+    status.simulations = simulations;
+    status.plan_lookups = lookups;
+    if (status.cells_done == status.cells) break;
+
+    // This rank's share: jobs rank, rank + N, ...
+    std::vector<long> mine;
+    for (long j = group.rank; j < static_cast<long>(jobs.size()); j += ranks) mine.push_back(j);
+    status.round_jobs = static_cast<long>(jobs.size());
+    status.round_total = static_cast<long>(mine.size());
+    status.round_done = 0;
+    if (options.progress) options.progress(status);
+    const long n = static_cast<long>(mine.size());
+    const std::vector<PlanResult> results =
+        simulate_share(study, jobs, mine, caches, fs, options, status);
+    LLMPLAN_RETURN_IF_ERROR(gather_results(results, jobs, group, options, &caches));
+    simulations += static_cast<long>(jobs.size());
+    // Every cell's next step (selection, the refinement's enumeration), cells
+    // in parallel; the cache is only read here.
+#pragma omp parallel for schedule(dynamic, 1) num_threads(frontier_threads(options, cell_count))
+    for (long c = 0; c < cell_count; ++c) {
+      if (runs[c].done()) continue;
+      const SimulationCache& cache = caches[specs[c].hardware];
+      std::vector<PlanResult> step(needs[c].size());
+      for (size_t i = 0; i < needs[c].size(); ++i) step[i] = cache.result(needs[c][i]);
+      runs[c].advance(step);
+    }
+    if (options.progress) {
+      FrontierProgress p = status;
+      p.round_done = n;
+      p.simulations = simulations;
+      p.cells_done =
+          std::count_if(runs.begin(), runs.end(), [](const SearchRun& r) { return r.done(); });
+      options.progress(p);
+    }
+  }
+
+  return frontier_table(study, specs, runs, simulations, lookups);
 }
 
 }  // namespace llmplan::planner

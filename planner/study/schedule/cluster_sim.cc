@@ -4,6 +4,8 @@
 #include <cmath>
 #include <limits>
 
+#include "planner/search/gpu_count.h"
+
 namespace llmplan::planner::schedule {
 namespace {
 
@@ -19,6 +21,157 @@ struct Running {
   bool admitted = false;
   GpuRange range;
 };
+
+
+// Job i's tokens per second at its current GPUs.
+double rate_of(const std::vector<const ThroughputCurve*>& curves, const std::vector<Running>& st,
+               int i) {
+  return curves[i]->tokens_per_s(st[i].gpus);
+}
+
+// simulate_cluster's checks of its inputs; the node size (GPUs per step).
+Result<int> check_cluster_inputs(const std::vector<Job>& jobs,
+                                 const std::vector<const ThroughputCurve*>& curves,
+                                 const ClusterSimOptions& options) {
+  const int n = static_cast<int>(jobs.size());
+  if (curves.size() != jobs.size()) {
+    return Status::invalid_argument("simulate_cluster: " + std::to_string(curves.size()) +
+                                    " curves for " + std::to_string(n) + " jobs");
+  }
+  if (!(options.rescale_cost_s >= 0) || !std::isfinite(options.rescale_cost_s)) {
+    return Status::invalid_argument("--rescale-cost-s: must be finite and >= 0");
+  }
+  int step = 1;
+  for (int i = 0; i < n; ++i) {
+    if (curves[i] == nullptr) return Status::invalid_argument("simulate_cluster: missing curve");
+    step = curves[i]->step_gpus();
+    if (i > 0 && jobs[i].arrival_s < jobs[i - 1].arrival_s) {
+      return Status::invalid_argument("simulate_cluster: jobs not sorted by arrival");
+    }
+  }
+  // step >= 1 (ThroughputCurve), so a count below one is below one node too.
+  const GpuCountError gpus = check_gpu_count(options.total_gpus, {step, false, 0});
+  if (gpus == GpuCountError::kNotPositive || gpus == GpuCountError::kBelowOneNode) {
+    return Status::invalid_argument("--gpus: " + std::to_string(options.total_gpus) +
+                                    " is less than one node (" + std::to_string(step) + " GPUs)");
+  }
+  return step;
+}
+
+// The next event: an arrival or the earliest completion (kInf: none);
+// *active: whether a job is still active.
+double next_event_s(const std::vector<Job>& jobs, const std::vector<const ThroughputCurve*>& curves,
+                    const std::vector<Running>& st, int next_arrival, double now, bool* active) {
+  const int n = static_cast<int>(jobs.size());
+  double t = next_arrival < n ? jobs[next_arrival].arrival_s : kInf;
+  *active = false;
+  for (int i = 0; i < n; ++i) {
+    if (st[i].state != State::kActive) continue;
+    *active = true;
+    if (st[i].gpus == 0) continue;
+    t = std::min(t, std::max(now, st[i].pause_until_s) + st[i].remaining / rate_of(curves, st, i));
+  }
+  return t;
+}
+
+// Every running job advanced from `now` to t; the finished retired.
+void advance_jobs(const std::vector<Job>& jobs, const std::vector<const ThroughputCurve*>& curves,
+                  double now, double t, std::vector<Running>* st_out, ScheduleResult* result) {
+  const int n = static_cast<int>(jobs.size());
+  std::vector<Running>& st = *st_out;
+  for (int i = 0; i < n; ++i) {
+    if (st[i].state != State::kActive || st[i].gpus == 0) continue;
+    const double busy = t - std::max(now, st[i].pause_until_s);
+    if (busy > 0) st[i].remaining -= rate_of(curves, st, i) * busy;
+    result->jobs[i].gpu_seconds += st[i].gpus * (t - now);
+    if (st[i].remaining <= jobs[i].tokens * 1e-9) {
+      st[i].state = State::kDone;
+      st[i].remaining = 0;
+      st[i].gpus = 0;
+      JobOutcome& o = result->jobs[i];
+      o.finished = true;
+      o.finish_s = t;
+      o.jct_s = t - jobs[i].arrival_s;
+      o.met_deadline = t <= jobs[i].deadline_s * (1 + 1e-12);
+    }
+  }
+}
+
+// Arrivals up to `now`; a job no count can run is refused here, whatever
+// the policy.
+void admit_arrivals(const std::vector<Job>& jobs, const std::vector<const ThroughputCurve*>& curves,
+                    const ClusterSimOptions& options, double now, int* next_arrival_io,
+                    std::vector<Running>* st_out, ScheduleResult* result) {
+  const int n = static_cast<int>(jobs.size());
+  std::vector<Running>& st = *st_out;
+  int& next_arrival = *next_arrival_io;
+  for (; next_arrival < n && jobs[next_arrival].arrival_s <= now; ++next_arrival) {
+    const int i = next_arrival;
+    st[i].range = gpu_range(jobs[i], *curves[i], options.total_gpus);
+    if (st[i].range.lo > 0) {
+      st[i].state = State::kActive;
+      continue;
+    }
+    st[i].state = State::kRefused;
+    result->jobs[i].refused =
+        curves[i]->min_feasible_gpus() == 0
+            ? "no plan fits in memory on up to " + std::to_string(curves[i]->max_gpus()) + " GPUs"
+            : "needs at least " + std::to_string(curves[i]->min_feasible_gpus()) +
+                  " GPUs to fit; its bounds and the cluster allow none";
+  }
+}
+
+// Asks the policy and applies its decision; the GPUs it allocates in all.
+Result<int> apply_decision(const std::vector<Job>& jobs,
+                           const std::vector<const ThroughputCurve*>& curves,
+                           const Policy& policy, const ClusterSimOptions& options,
+                           const std::string& who, int step, double now, PolicyContext* ctx,
+                           std::vector<Running>* st_out, ScheduleResult* result) {
+  const int n = static_cast<int>(jobs.size());
+  std::vector<Running>& st = *st_out;
+  std::vector<int> index;
+  std::vector<JobView> views;
+  for (int i = 0; i < n; ++i) {
+    if (st[i].state != State::kActive) continue;
+    index.push_back(i);
+    views.push_back({&jobs[i], curves[i], st[i].remaining, st[i].gpus, st[i].admitted});
+  }
+  ctx->now_s = now;
+  const Decision d = policy.decide(*ctx, views);
+  if (d.gpus.size() != views.size() || d.refused.size() != views.size()) {
+    return Status::internal(who + "decision size differs from the active jobs");
+  }
+  int total = 0;
+  for (size_t k = 0; k < views.size(); ++k) {
+    const int i = index[k];
+    const std::string where = who + "job " + jobs[i].name + ": ";
+    if (!d.refused[k].empty()) {
+      if (st[i].admitted) return Status::internal(where + "refused after admission");
+      st[i].state = State::kRefused;
+      result->jobs[i].refused = d.refused[k];
+      continue;
+    }
+    st[i].admitted = true;
+    const int g = d.gpus[k];
+    if (g != 0 && (g % step != 0 || g < st[i].range.lo || g > st[i].range.hi)) {
+      return Status::internal(where + std::to_string(g) + " GPUs is outside its range " +
+                              std::to_string(st[i].range.lo) + ".." +
+                              std::to_string(st[i].range.hi) + " in steps of " +
+                              std::to_string(step));
+    }
+    total += g;
+    if (g == st[i].gpus) continue;
+    JobOutcome& o = result->jobs[i];
+    if (g > 0) {
+      st[i].pause_until_s = now + options.rescale_cost_s;
+      ++o.rescales;
+      if (o.start_s < 0) o.start_s = now;
+      o.max_gpus = std::max(o.max_gpus, g);
+    }
+    st[i].gpus = g;
+  }
+  return total;
+}
 
 }  // namespace
 
@@ -57,25 +210,7 @@ Result<ScheduleResult> simulate_cluster(const std::vector<Job>& jobs,
                                         const std::vector<const ThroughputCurve*>& curves,
                                         const Policy& policy, const ClusterSimOptions& options) {
   const int n = static_cast<int>(jobs.size());
-  if (curves.size() != jobs.size()) {
-    return Status::invalid_argument("simulate_cluster: " + std::to_string(curves.size()) +
-                                    " curves for " + std::to_string(n) + " jobs");
-  }
-  if (!(options.rescale_cost_s >= 0) || !std::isfinite(options.rescale_cost_s)) {
-    return Status::invalid_argument("--rescale-cost-s: must be finite and >= 0");
-  }
-  int step = 1;
-  for (int i = 0; i < n; ++i) {
-    if (curves[i] == nullptr) return Status::invalid_argument("simulate_cluster: missing curve");
-    step = curves[i]->step_gpus();
-    if (i > 0 && jobs[i].arrival_s < jobs[i - 1].arrival_s) {
-      return Status::invalid_argument("simulate_cluster: jobs not sorted by arrival");
-    }
-  }
-  if (options.total_gpus < step) {
-    return Status::invalid_argument("--gpus: " + std::to_string(options.total_gpus) +
-                                    " is less than one node (" + std::to_string(step) + " GPUs)");
-  }
+  LLMPLAN_ASSIGN_OR_RETURN(const int step, check_cluster_inputs(jobs, curves, options));
   const std::string who = "policy " + policy.name() + ": ";
 
   ScheduleResult result;
@@ -91,98 +226,20 @@ Result<ScheduleResult> simulate_cluster(const std::vector<Job>& jobs,
   int next_arrival = 0, held = 0;
   const long max_events = 50L * n + 1000;
 
-  auto rate_of = [&](int i) { return curves[i]->tokens_per_s(st[i].gpus); };
   while (true) {
-    // The next event: an arrival or the earliest completion.
-    double t = next_arrival < n ? jobs[next_arrival].arrival_s : kInf;
     bool active = false;
-    for (int i = 0; i < n; ++i) {
-      if (st[i].state != State::kActive) continue;
-      active = true;
-      if (st[i].gpus == 0) continue;
-      t = std::min(t, std::max(now, st[i].pause_until_s) + st[i].remaining / rate_of(i));
-    }
+    double t = next_event_s(jobs, curves, st, next_arrival, now, &active);
     if (t == kInf) {
       if (active) return Status::internal(who + "left jobs waiting on an idle cluster");
       break;
     }
     if (++result.events > max_events) return Status::internal(who + "too many events");
     t = std::max(t, now);
-    // Advance every running job to t; retire the finished.
-    for (int i = 0; i < n; ++i) {
-      if (st[i].state != State::kActive || st[i].gpus == 0) continue;
-      const double busy = t - std::max(now, st[i].pause_until_s);
-      if (busy > 0) st[i].remaining -= rate_of(i) * busy;
-      result.jobs[i].gpu_seconds += st[i].gpus * (t - now);
-      if (st[i].remaining <= jobs[i].tokens * 1e-9) {
-        st[i].state = State::kDone;
-        st[i].remaining = 0;
-        st[i].gpus = 0;
-        JobOutcome& o = result.jobs[i];
-        o.finished = true;
-        o.finish_s = t;
-        o.jct_s = t - jobs[i].arrival_s;
-        o.met_deadline = t <= jobs[i].deadline_s * (1 + 1e-12);
-      }
-    }
+    advance_jobs(jobs, curves, now, t, &st, &result);
     now = t;
-    // Arrivals; a job no count can run is refused here, whatever the policy.
-    for (; next_arrival < n && jobs[next_arrival].arrival_s <= now; ++next_arrival) {
-      const int i = next_arrival;
-      st[i].range = gpu_range(jobs[i], *curves[i], options.total_gpus);
-      if (st[i].range.lo > 0) {
-        st[i].state = State::kActive;
-        continue;
-      }
-      st[i].state = State::kRefused;
-      result.jobs[i].refused =
-          curves[i]->min_feasible_gpus() == 0
-              ? "no plan fits in memory on up to " + std::to_string(curves[i]->max_gpus()) + " GPUs"
-              : "needs at least " + std::to_string(curves[i]->min_feasible_gpus()) +
-                    " GPUs to fit; its bounds and the cluster allow none";
-    }
-    // Ask the policy.
-    std::vector<int> index;
-    std::vector<JobView> views;
-    for (int i = 0; i < n; ++i) {
-      if (st[i].state != State::kActive) continue;
-      index.push_back(i);
-      views.push_back({&jobs[i], curves[i], st[i].remaining, st[i].gpus, st[i].admitted});
-    }
-    ctx.now_s = now;
-    const Decision d = policy.decide(ctx, views);
-    if (d.gpus.size() != views.size() || d.refused.size() != views.size()) {
-      return Status::internal(who + "decision size differs from the active jobs");
-    }
-    int total = 0;
-    for (size_t k = 0; k < views.size(); ++k) {
-      const int i = index[k];
-      const std::string where = who + "job " + jobs[i].name + ": ";
-      if (!d.refused[k].empty()) {
-        if (st[i].admitted) return Status::internal(where + "refused after admission");
-        st[i].state = State::kRefused;
-        result.jobs[i].refused = d.refused[k];
-        continue;
-      }
-      st[i].admitted = true;
-      const int g = d.gpus[k];
-      if (g != 0 && (g % step != 0 || g < st[i].range.lo || g > st[i].range.hi)) {
-        return Status::internal(where + std::to_string(g) + " GPUs is outside its range " +
-                                std::to_string(st[i].range.lo) + ".." +
-                                std::to_string(st[i].range.hi) + " in steps of " +
-                                std::to_string(step));
-      }
-      total += g;
-      if (g == st[i].gpus) continue;
-      JobOutcome& o = result.jobs[i];
-      if (g > 0) {
-        st[i].pause_until_s = now + options.rescale_cost_s;
-        ++o.rescales;
-        if (o.start_s < 0) o.start_s = now;
-        o.max_gpus = std::max(o.max_gpus, g);
-      }
-      st[i].gpus = g;
-    }
+    admit_arrivals(jobs, curves, options, now, &next_arrival, &st, &result);
+    LLMPLAN_ASSIGN_OR_RETURN(const int total, apply_decision(jobs, curves, policy, options, who,
+                                                             step, now, &ctx, &st, &result));
     if (total > options.total_gpus) {
       return Status::internal(who + "allocated " + std::to_string(total) + " of " +
                               std::to_string(options.total_gpus) + " GPUs");
