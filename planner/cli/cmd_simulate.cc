@@ -180,15 +180,10 @@ Status apply_plan_flags(const SimulateOptions& o, Plan* plan) {
   }
   if (o.given("--cpu-offload-layers")) plan->cpu_offload_layers = o.cpu_offload_layers;
   if (o.given("--precision")) {
-    plan->precision = o.precision == "bf16"    ? simulator::Precision::kBf16
-                      : o.precision == "fp16"  ? simulator::Precision::kFp16
-                      : o.precision == "nvfp4" ? simulator::Precision::kNvfp4
-                                               : simulator::Precision::kFp8;
+    simulator::parse_precision(o.precision, &plan->precision);  // a name CLI::IsMember admitted
   }
   if (o.given("--fp8-recipe")) {
-    plan->fp8_recipe = o.fp8_recipe == "delayed"   ? simulator::Fp8Recipe::kDelayed
-                       : o.fp8_recipe == "current" ? simulator::Fp8Recipe::kCurrent
-                                                   : simulator::Fp8Recipe::kMxfp8;
+    simulator::parse_fp8_recipe(o.fp8_recipe, &plan->fp8_recipe);  // a name CLI::IsMember admitted
     if (plan->precision != simulator::Precision::kFp8) {
       return Status::invalid_argument("simulate: --fp8-recipe needs --precision fp8");
     }
@@ -455,11 +450,11 @@ void add_simulate_command(CLI::App& app, const GlobalOptions& global, Action* ac
                   "Training precision: bf16, fp16, fp8 (linear-layer GEMMs in FP8 with "
                   "Transformer Engine's casts; Hopper and Blackwell) or nvfp4 (the same GEMMs in "
                   "NVFP4, Transformer Engine's NVFP4BlockScaling recipe; Blackwell)")
-      ->check(CLI::IsMember({"bf16", "fp16", "fp8", "nvfp4"}));
+      ->check(CLI::IsMember(simulator::precision_names()));
   cmd->add_option("--fp8-recipe", o->fp8_recipe,
                   "FP8 scaling recipe with --precision fp8: delayed (default), current, mxfp8 "
                   "(Blackwell)")
-      ->check(CLI::IsMember({"delayed", "current", "mxfp8"}));
+      ->check(CLI::IsMember(simulator::fp8_recipe_names()));
   cmd->add_option("--bf16-layers-at-start", o->bf16_layers_at_start,
                   "With --precision fp8 or nvfp4: transformer layers kept in bf16 at the start "
                   "of the model (Megatron-Core --first-last-layers-bf16 "

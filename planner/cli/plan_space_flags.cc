@@ -116,7 +116,7 @@ void add_plan_space_flags(CLI::App* cmd, PlanSpaceFlags* f, const std::string& w
   cmd->add_option("--fp8-recipe", f->fp8_recipe,
                   what + ": FP8 scaling recipe of the fp8 plans: delayed (default), current, "
                          "mxfp8 (Blackwell)")
-      ->check(CLI::IsMember({"delayed", "current", "mxfp8"}));
+      ->check(CLI::IsMember(simulator::fp8_recipe_names()));
   cmd->add_option("--ep", f->ep,
                   what + ": expert-parallel sizes for MoE models, e.g. 8,32 (default: per layout the "
                          "largest power of two dividing the experts and t x cp x d within an NVLink "
@@ -249,15 +249,7 @@ Result<PlanSpace> to_plan_space(const PlanSpaceFlags& f) {
     if (f.precision.empty()) return empty_list("--precision");
     for (const std::string& item : split(f.precision)) {
       simulator::Precision p;
-      if (item == "bf16") {
-        p = simulator::Precision::kBf16;
-      } else if (item == "fp16") {
-        p = simulator::Precision::kFp16;
-      } else if (item == "fp8") {
-        p = simulator::Precision::kFp8;
-      } else if (item == "nvfp4") {
-        p = simulator::Precision::kNvfp4;
-      } else {
+      if (!simulator::parse_precision(item, &p)) {
         return Status::invalid_argument("--precision: '" + item +
                                         "' is not a precision (bf16, fp16, fp8 or nvfp4)");
       }
@@ -268,9 +260,7 @@ Result<PlanSpace> to_plan_space(const PlanSpaceFlags& f) {
     }
   }
   if (!f.fp8_recipe.empty()) {
-    s.fp8_recipe = f.fp8_recipe == "current" ? simulator::Fp8Recipe::kCurrent
-                   : f.fp8_recipe == "mxfp8" ? simulator::Fp8Recipe::kMxfp8
-                                             : simulator::Fp8Recipe::kDelayed;
+    simulator::parse_fp8_recipe(f.fp8_recipe, &s.fp8_recipe);  // a name CLI::IsMember admitted
   }
   s.max_model_parallel = f.max_model_parallel;
   LLMPLAN_RETURN_IF_ERROR(validate(s));
