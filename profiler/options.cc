@@ -221,9 +221,8 @@ Result<ProfileOptions> finish_profile_options(ProfileOptions o, ProfileFlagValue
   if (!v.precisions.empty()) {
     o.precisions.clear();
     for (const std::string& p : v.precisions) {
-      const auto prec = p == "bf16"   ? simulator::Precision::kBf16
-                        : p == "fp16" ? simulator::Precision::kFp16
-                                      : simulator::Precision::kFp8;
+      simulator::Precision prec = simulator::Precision::kBf16;
+      simulator::parse_precision(p, &prec);  // bf16, fp16 or fp8: CLI::IsMember admitted it
       if (std::find(o.precisions.begin(), o.precisions.end(), prec) == o.precisions.end()) {
         o.precisions.push_back(prec);
       }

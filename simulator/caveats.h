@@ -57,7 +57,7 @@ inline constexpr uint32_t kAllCaveats = (1u << 6) - 1;
 // Qwen3-30B-A3B on 26.02); 27.8 % before the MoE constants (#27), 18.9 %
 // before the recipes' dispatcher and pipeline split (planner/accuracy/
 // moe_recipes.h), 17.7 % before the flex dispatcher's per-node inter-node
-// copies (lowering/moe_dispatch.h), 13.9 % before GPT-OSS's per-expert FC2
+// copies (layers/moe_dispatch.h), 13.9 % before GPT-OSS's per-expert FC2
 // bias kernels and the recompute modules, 12.9 % before GPT-OSS's unfused
 // activation clamp (moe_act_clamp). Held out by model: 19.2 %
 // (`llmplan calibrate ... --moe-only`; 13.6 % on the latest release of each

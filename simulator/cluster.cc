@@ -59,104 +59,122 @@ Status check_precision(const Plan& plan, const GpuSpec& gpu) {
   return Status();
 }
 
-Status validate(const Cluster& c) {
-  auto bad = [](const std::string& field, const std::string& why) {
-    return Status::invalid_argument("cluster." + field + ": " + why);
-  };
-  // NaN fails every comparison, so each test is written to reject it.
-  auto positive = [](double x) { return x > 0 && std::isfinite(x); };
-  auto fraction = [](double x) { return x > 0 && x <= 1; };
-  auto seconds = [](double x, double max) { return x >= 0 && x <= max; };
+namespace {
+
+// validate(Cluster)'s error for `field`: InvalidArgument "cluster.<field>: <why>".
+Status bad_cluster_field(const std::string& field, const std::string& why) {
+  return Status::invalid_argument("cluster." + field + ": " + why);
+}
+// NaN fails every comparison, so each test is written to reject it.
+bool positive(double x) { return x > 0 && std::isfinite(x); }
+bool fraction(double x) { return x > 0 && x <= 1; }
+bool seconds(double x, double max) { return x >= 0 && x <= max; }
+
+// The node shape, cluster size and the GPU's and links' speeds.
+Status validate_cluster_shape(const Cluster& c) {
   if (c.gpus_per_node < 1 || c.gpus_per_node > Cluster::kMaxGpusPerNode) {
-    return bad("gpus_per_node",
+    return bad_cluster_field("gpus_per_node",
                "must be between 1 and " + std::to_string(Cluster::kMaxGpusPerNode));
   }
   if (c.nvlink_domain_gpus != 0 &&
       (c.nvlink_domain_gpus < c.gpus_per_node || c.nvlink_domain_gpus > Cluster::kMaxGpusPerNode ||
        c.nvlink_domain_gpus % c.gpus_per_node != 0)) {
-    return bad("nvlink_domain_gpus", "must be 0 (the node) or a multiple of gpus_per_node (" +
+    return bad_cluster_field("nvlink_domain_gpus", "must be 0 (the node) or a multiple of gpus_per_node (" +
                                          std::to_string(c.gpus_per_node) + ") up to " +
                                          std::to_string(Cluster::kMaxGpusPerNode));
   }
-  if (c.num_nodes < 0) return bad("nodes", "must not be negative");
+  if (c.num_nodes < 0) return bad_cluster_field("nodes", "must not be negative");
   if (c.num_nodes > Plan::kMaxGpus / c.gpus_per_node) {
-    return bad("nodes",
+    return bad_cluster_field("nodes",
                "nodes * gpus_per_node must be at most " + std::to_string(Plan::kMaxGpus) + " GPUs");
   }
-  if (!positive(c.gpu.peak_bf16_flops)) return bad("gpu.peak_bf16_flops", "must be positive");
-  if (!positive(c.gpu.peak_fp16_flops)) return bad("gpu.peak_fp16_flops", "must be positive");
-  if (!positive(c.gpu.hbm_bytes)) return bad("gpu.hbm_bytes", "must be positive");
-  if (!positive(c.gpu.hbm_bytes_per_s)) return bad("gpu.hbm_bytes_per_s", "must be positive");
-  if (!positive(c.gpu.nvlink_bytes_per_s)) return bad("gpu.nvlink_bytes_per_s", "must be positive");
-  if (c.gpu.num_sms <= 0) return bad("gpu.num_sms", "must be positive");
-  if (!positive(c.nic_bytes_per_s)) return bad("nic_bytes_per_s", "must be positive");
+  if (!positive(c.gpu.peak_bf16_flops)) return bad_cluster_field("gpu.peak_bf16_flops", "must be positive");
+  if (!positive(c.gpu.peak_fp16_flops)) return bad_cluster_field("gpu.peak_fp16_flops", "must be positive");
+  if (!positive(c.gpu.hbm_bytes)) return bad_cluster_field("gpu.hbm_bytes", "must be positive");
+  if (!positive(c.gpu.hbm_bytes_per_s)) return bad_cluster_field("gpu.hbm_bytes_per_s", "must be positive");
+  if (!positive(c.gpu.nvlink_bytes_per_s)) return bad_cluster_field("gpu.nvlink_bytes_per_s", "must be positive");
+  if (c.gpu.num_sms <= 0) return bad_cluster_field("gpu.num_sms", "must be positive");
+  if (!positive(c.nic_bytes_per_s)) return bad_cluster_field("nic_bytes_per_s", "must be positive");
   if (!(c.host_link_bytes_per_s >= 0 && std::isfinite(c.host_link_bytes_per_s))) {
-    return bad("host_link_bytes_per_s", "must be a finite number >= 0");
+    return bad_cluster_field("host_link_bytes_per_s", "must be a finite number >= 0");
   }
+  return Status();
+}
+
+// The GPU's roofline constants and their ceilings.
+Status validate_cluster_roofline(const Cluster& c) {
   const RooflineConstants& r = c.gpu.roofline;
-  if (!fraction(r.gemm_efficiency)) return bad("gpu.roofline.gemm_efficiency", "must be in (0, 1]");
+  if (!fraction(r.gemm_efficiency)) return bad_cluster_field("gpu.roofline.gemm_efficiency", "must be in (0, 1]");
   if (!fraction(r.memory_efficiency)) {
-    return bad("gpu.roofline.memory_efficiency", "must be in (0, 1]");
+    return bad_cluster_field("gpu.roofline.memory_efficiency", "must be in (0, 1]");
   }
   if (!fraction(r.fp8_gemm_efficiency)) {
-    return bad("gpu.roofline.fp8_gemm_efficiency", "must be in (0, 1]");
+    return bad_cluster_field("gpu.roofline.fp8_gemm_efficiency", "must be in (0, 1]");
   }
   if (!(c.gpu.peak_fp8_flops >= 0) || !std::isfinite(c.gpu.peak_fp8_flops)) {
-    return bad("gpu.peak_fp8_flops", "must be a finite number >= 0 (0: no FP8)");
+    return bad_cluster_field("gpu.peak_fp8_flops", "must be a finite number >= 0 (0: no FP8)");
   }
   if (!fraction(r.fp4_gemm_efficiency)) {
-    return bad("gpu.roofline.fp4_gemm_efficiency", "must be in (0, 1]");
+    return bad_cluster_field("gpu.roofline.fp4_gemm_efficiency", "must be in (0, 1]");
   }
   if (!(c.gpu.peak_fp4_flops >= 0) || !std::isfinite(c.gpu.peak_fp4_flops)) {
-    return bad("gpu.peak_fp4_flops", "must be a finite number >= 0 (0: no FP4)");
+    return bad_cluster_field("gpu.peak_fp4_flops", "must be a finite number >= 0 (0: no FP4)");
   }
   if (!fraction(r.flash_attention_efficiency)) {
-    return bad("gpu.roofline.flash_attention_efficiency", "must be in (0, 1]");
+    return bad_cluster_field("gpu.roofline.flash_attention_efficiency", "must be in (0, 1]");
   }
   if (!(r.ssd_scan_efficiency >= 0 && r.ssd_scan_efficiency <= 1)) {
-    return bad("gpu.roofline.ssd_scan_efficiency", "must be in [0, 1] (0: flash attention's)");
+    return bad_cluster_field("gpu.roofline.ssd_scan_efficiency", "must be in [0, 1] (0: flash attention's)");
   }
   if (!(r.gemm_dim_half >= 0) || !std::isfinite(r.gemm_dim_half) || !(r.gemm_tile >= 1) ||
       !std::isfinite(r.gemm_tile) || !(r.host_run_ahead_s >= 0)) {
-    return bad("gpu.roofline", "constants must not be negative or NaN");
+    return bad_cluster_field("gpu.roofline", "constants must not be negative or NaN");
   }
   // Host costs are per kernel, per micro-batch and per iteration: a second
   // (an hour per iteration) is far beyond any real value and keeps every
   // sum of them finite.
   if (!seconds(r.kernel_overhead_s, 1.0)) {
-    return bad("gpu.roofline.kernel_overhead_s", "must be between 0 and 1 s");
+    return bad_cluster_field("gpu.roofline.kernel_overhead_s", "must be between 0 and 1 s");
   }
   if (!seconds(r.microbatch_overhead_s, 1.0)) {
-    return bad("gpu.roofline.microbatch_overhead_s", "must be between 0 and 1 s");
+    return bad_cluster_field("gpu.roofline.microbatch_overhead_s", "must be between 0 and 1 s");
   }
   if (!seconds(r.iteration_overhead_s, 3600.0)) {
-    return bad("gpu.roofline.iteration_overhead_s", "must be between 0 and 3600 s");
+    return bad_cluster_field("gpu.roofline.iteration_overhead_s", "must be between 0 and 3600 s");
   }
   const RooflineCeilings& ceil = c.gpu.ceilings;
   if (!fraction(ceil.gemm_efficiency) || !fraction(ceil.fp8_gemm_efficiency) ||
       !fraction(ceil.fp4_gemm_efficiency) ||
       !fraction(ceil.memory_efficiency) ||
       !fraction(ceil.flash_attention_efficiency)) {
-    return bad("gpu.ceilings", "efficiency ceilings must be in (0, 1]");
+    return bad_cluster_field("gpu.ceilings", "efficiency ceilings must be in (0, 1]");
   }
+  return Status();
+}
+
+}  // namespace
+
+Status validate(const Cluster& c) {
+  LLMPLAN_RETURN_IF_ERROR(validate_cluster_shape(c));
+  LLMPLAN_RETURN_IF_ERROR(validate_cluster_roofline(c));
   Status valid = validate(c.gpu.validation);
   if (!valid.ok()) return valid.with_prefix("cluster.gpu");
   const NetworkConstants& n = c.network;
   if (!fraction(n.nvlink_efficiency) || !fraction(n.nic_efficiency) ||
       !fraction(n.nvlink_a2a_efficiency)) {
-    return bad("network", "efficiencies must be in (0, 1]");
+    return bad_cluster_field("network", "efficiencies must be in (0, 1]");
   }
   // A per-hop latency of a second is a million times a real one.
   if (!seconds(n.nvlink_latency_s, 1.0)) {
-    return bad("network.nvlink_latency_s", "must be between 0 and 1 s");
+    return bad_cluster_field("network.nvlink_latency_s", "must be between 0 and 1 s");
   }
   if (!seconds(n.nic_latency_s, 1.0)) {
-    return bad("network.nic_latency_s", "must be between 0 and 1 s");
+    return bad_cluster_field("network.nic_latency_s", "must be between 0 and 1 s");
   }
   Status curves = validate(c.collectives);
   if (!curves.ok()) return curves.with_prefix("cluster.collectives");
   if (!(c.usd_per_gpu_hour >= 0) || !std::isfinite(c.usd_per_gpu_hour)) {
-    return bad("usd_per_gpu_hour", "must not be negative");
+    return bad_cluster_field("usd_per_gpu_hour", "must not be negative");
   }
   return Status();
 }

@@ -45,13 +45,13 @@ enum class KernelKind {
   kExpertFc2Gemm,    // grouped: batch = local experts, [m_e, f_e/etp] x [f_e/etp, h]
   kMoeExpertBias,    // experts with biases: FC2's bias x routing weight added per expert, memory-bound
   kMoeActClamp,      // clamped gated activation: FC1's output clamped and concatenated, memory-bound
-  // Mamba-2 mixer (hybrid models; lowering/mamba.h):
+  // Mamba-2 mixer (hybrid models; layers/mamba.h):
   kMambaInProjGemm,  // [b*s, h] x [h, (2 d_inner + 2 G N + H)/t]
   kMambaConv,        // depthwise causal conv1d + SiLU over the x, B, C channels, memory-bound
   kSsdScan,          // SSD chunked scan: FLOPs (chunk matmuls) and HBM bytes, the larger wins
   kMambaGatedNorm,   // y * silu(z) and the grouped RMSNorm, memory-bound
   kMambaOutProjGemm, // [b*s, d_inner/t] x [d_inner/t, h]
-  kRope,             // rotary position embedding on q and k, memory-bound (lowering/attention.h)
+  kRope,             // rotary position embedding on q and k, memory-bound (layers/attention.h)
   kCount
 };
 
@@ -107,13 +107,13 @@ struct CollectiveDesc {
   CommGroup group;
   // kAllToAll only: the share of the uniform inter-node bytes ((n - k)/n of
   // S) that actually leaves the node, in (0, 1]; below 1 for node-limited
-  // MoE routing (Model::moe_router_groups, lowering/moe.h) and for the flex
-  // dispatcher's one copy per destination node (lowering/moe_dispatch.h).
+  // MoE routing (Model::moe_router_groups, layers/moe.h) and for the flex
+  // dispatcher's one copy per destination node (layers/moe_dispatch.h).
   double off_node_scale = 1.0;
   // kAllToAll only: the factor on the uniform in-node NVLink bytes ((k - 1)/n
   // of S), >= 1: above 1 when the copies that cross the NIC are forwarded
   // over NVLink inside the receiving node (the flex dispatcher,
-  // lowering/moe_dispatch.h); 1 for NCCL's all-to-all.
+  // layers/moe_dispatch.h); 1 for NCCL's all-to-all.
   double in_node_scale = 1.0;
 };
 

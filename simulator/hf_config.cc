@@ -5,11 +5,17 @@
 #include <set>
 #include <string_view>
 
+#include "simulator/hf_config_reader.h"
 #include "simulator/model_json.h"
 
 namespace llmplan::simulator {
 
 namespace {
+
+using hf_internal::ignored_keys;
+using hf_internal::Mapper;
+using hf_internal::Reader;
+using hf_internal::period_of;
 
 enum class Arch {
   kLlama,
@@ -43,175 +49,6 @@ constexpr ArchName kArchitectures[] = {
     {"NemotronHForCausalLM", Arch::kNemotronH},
 };
 
-// Keys that change neither the time nor the memory of a training step:
-// positional-encoding constants, token ids, dtypes and initialisation,
-// norm epsilons, inference-only switches, loss coefficients, and keys that
-// only restate what other keys give (model_type).
-const std::set<std::string_view>& ignored_keys() {
-  static const std::set<std::string_view> keys = {
-      "_name_or_path", "architectures", "model_type", "transformers_version", "torch_dtype",
-      "dtype", "auto_map", "initializer_range", "initializer_factor", "use_cache",
-      "bos_token_id", "eos_token_id", "pad_token_id", "boi_token_index", "eoi_token_index",
-      "image_token_index", "rope_theta", "rope_scaling", "rope_parameters", "rope_interleave",
-      "original_max_position_embeddings", "rms_norm_eps",
-      "layer_norm_epsilon", "layer_norm_eps", "norm_eps", "attention_dropout", "hidden_dropout",
-      "residual_in_fp32", "rescale_prenorm_residual", "output_router_logits",
-      "router_aux_loss_coef", "router_jitter_noise", "router_z_loss_coef", "aux_loss_alpha",
-      "seq_aux", "norm_topk_prob", "routed_scaling_factor", "topk_method", "ep_size",
-      "pretraining_tp", "num_logits_to_keep", "use_qk_norm", "attn_temperature_tuning",
-      "floor_scale", "attn_scale", "max_position_embeddings",
-      "time_step_min", "time_step_max", "time_step_floor", "time_step_limit", "time_step_rank",
-      "mamba_hidden_act", "use_conv_bias", "use_bias", "mamba_proj_bias", "mamba_conv_bias",
-      "quantization_config", "use_mamba_kernels", "layer_types", "max_window_layers",
-      "initial_context_length"};
-  return keys;
-}
-
-// Reads an HF config's keys with their types, remembering which were used.
-class Reader {
- public:
-  Reader(const boost::json::object& o, std::string path) : o_(o), path_(std::move(path)) {}
-
-  const boost::json::value* find(std::string_view key) {
-    used_.insert(std::string(key));
-    const boost::json::value* v = o_.if_contains(key);
-    return v == nullptr || v->is_null() ? nullptr : v;
-  }
-  bool has(std::string_view key) { return find(key) != nullptr; }
-
-  // An integer >= 0 (JSON integer, or a float with no fraction); `fallback`
-  // when absent, an error when `required` and absent.
-  Result<int> integer(std::string_view key, bool required, int fallback = 0) {
-    const boost::json::value* v = find(key);
-    if (v == nullptr) {
-      if (required) return bad(key, "missing (required for this architecture)");
-      return fallback;
-    }
-    double x = 0;
-    if (v->is_int64()) {
-      x = static_cast<double>(v->as_int64());
-    } else if (v->is_uint64()) {
-      x = static_cast<double>(v->as_uint64());
-    } else if (v->is_double() && v->as_double() == static_cast<double>(static_cast<int64_t>(v->as_double()))) {
-      x = v->as_double();
-    } else {
-      return bad(key, "expected an integer, got " + boost::json::serialize(*v));
-    }
-    if (x < 0 || x > 2147483647.0) {
-      return bad(key, "must be an integer in [0, 2^31), got " + boost::json::serialize(*v));
-    }
-    return static_cast<int>(x);
-  }
-  // A finite number >= 0 (JSON integer or float); 0 when absent.
-  Result<double> number(std::string_view key) {
-    const boost::json::value* v = find(key);
-    if (v == nullptr) return 0.0;
-    double x = 0;
-    if (v->is_int64()) {
-      x = static_cast<double>(v->as_int64());
-    } else if (v->is_uint64()) {
-      x = static_cast<double>(v->as_uint64());
-    } else if (v->is_double()) {
-      x = v->as_double();
-    } else {
-      return bad(key, "expected a number, got " + boost::json::serialize(*v));
-    }
-    if (!(x >= 0 && x <= 1e6)) return bad(key, "must be in [0, 1e6], got " + boost::json::serialize(*v));
-    return x;
-  }
-  Result<bool> boolean(std::string_view key, bool fallback) {
-    const boost::json::value* v = find(key);
-    if (v == nullptr) return fallback;
-    if (!v->is_bool()) return bad(key, "expected true or false, got " + boost::json::serialize(*v));
-    return v->as_bool();
-  }
-  Result<std::string> string(std::string_view key) {
-    const boost::json::value* v = find(key);
-    if (v == nullptr) return std::string();
-    if (!v->is_string()) return bad(key, "expected a string, got " + boost::json::serialize(*v));
-    return std::string(v->as_string());
-  }
-  // A list of integers (empty when absent).
-  Result<std::vector<int>> int_list(std::string_view key) {
-    const boost::json::value* v = find(key);
-    std::vector<int> out;
-    if (v == nullptr) return out;
-    if (!v->is_array()) return bad(key, "expected an array of integers");
-    for (const boost::json::value& e : v->as_array()) {
-      if (!e.is_int64() || e.as_int64() < 0 || e.as_int64() > 2147483647) {
-        return bad(key, "expected an array of non-negative integers");
-      }
-      out.push_back(static_cast<int>(e.as_int64()));
-    }
-    return out;
-  }
-  Result<std::vector<std::string>> string_list(std::string_view key) {
-    const boost::json::value* v = find(key);
-    std::vector<std::string> out;
-    if (v == nullptr) return out;
-    if (!v->is_array()) return bad(key, "expected an array of strings");
-    for (const boost::json::value& e : v->as_array()) {
-      if (!e.is_string()) return bad(key, "expected an array of strings");
-      out.emplace_back(e.as_string());
-    }
-    return out;
-  }
-
-  Status bad(std::string_view key, const std::string& why) const {
-    return Status::invalid_argument(path_ + "." + std::string(key) + ": " + why);
-  }
-
-  // The keys nobody read, split into ignored ones and unknown ones.
-  void leftovers(std::vector<std::string>* ignored, std::vector<std::string>* unknown) const {
-    for (const auto& kv : o_) {
-      const std::string key(kv.key());
-      if (used_.count(key) > 0) continue;  // mapped (or read and found null)
-      if (ignored_keys().count(key) > 0) {
-        ignored->push_back(key);
-      } else {
-        unknown->push_back(key);
-      }
-    }
-  }
-
- private:
-  const boost::json::object& o_;
-  std::string path_;
-  std::set<std::string> used_;
-};
-
-// The period k of a layer list whose "special" layers are exactly those
-// with i % k == k - 1, or 0 when the special layers follow no such pattern
-// (or there are none).
-int period_of(const std::vector<bool>& special) {
-  const int n = static_cast<int>(special.size());
-  int first = -1;
-  for (int i = 0; i < n; ++i) {
-    if (special[i]) {
-      first = i;
-      break;
-    }
-  }
-  if (first < 0) return 0;
-  const int k = first + 1;
-  for (int i = 0; i < n; ++i) {
-    if (special[i] != (i % k == k - 1)) return 0;
-  }
-  return k;
-}
-
-struct Mapper {
-  Reader& r;
-  boost::json::object out;
-  std::vector<std::string> warnings;
-
-  Status set_int(const char* llmplan_key, std::string_view hf_key, bool required) {
-    LLMPLAN_ASSIGN_OR_RETURN(int v, r.integer(hf_key, required));
-    if (r.has(hf_key)) out[llmplan_key] = v;
-    return Status();
-  }
-  void warn(const std::string& what) { warnings.push_back(what); }
-};
 
 // Keys every listed architecture shares (Llama-style decoder).
 Status map_common(Mapper& m, bool gated) {
@@ -377,8 +214,114 @@ Status map_nemotron_h(Mapper& m) {
   return Status();
 }
 
-Status map_architecture(Arch arch, Mapper& m) {
+// Qwen3-MoE: routed experts on every decoder_sparse_step-th layer.
+Status map_qwen3_moe(Mapper& m) {
   Reader& r = m.r;
+  LLMPLAN_RETURN_IF_ERROR(map_common(m, true));
+  LLMPLAN_RETURN_IF_ERROR(m.set_int("ffn_hidden", "intermediate_size", false));
+  LLMPLAN_RETURN_IF_ERROR(m.set_int("experts", "num_experts", true));
+  LLMPLAN_RETURN_IF_ERROR(m.set_int("top_k", "num_experts_per_tok", true));
+  LLMPLAN_RETURN_IF_ERROR(m.set_int("expert_ffn_hidden", "moe_intermediate_size", true));
+  m.out["router"] = "softmax";
+  // Qwen3MoeDecoderLayer: sparse when (i + 1) % decoder_sparse_step == 0
+  // and i is not in mlp_only_layers (modeling_qwen3_moe.py).
+  LLMPLAN_ASSIGN_OR_RETURN(int step, r.integer("decoder_sparse_step", false, 1));
+  if (step < 1) return r.bad("decoder_sparse_step", "must be at least 1");
+  LLMPLAN_ASSIGN_OR_RETURN(std::vector<int> dense, r.int_list("mlp_only_layers"));
+  int first = step - 1;
+  if (!dense.empty()) {
+    std::vector<int> sorted = dense;
+    std::sort(sorted.begin(), sorted.end());
+    const bool prefix = step == 1 && sorted.front() == 0 &&
+                        sorted.back() == static_cast<int>(sorted.size()) - 1;
+    if (!prefix) return r.bad("mlp_only_layers", "not a prefix 0..k-1 of the layers: not expressible");
+    first = static_cast<int>(sorted.size());
+  }
+  m.out["moe_every"] = step;
+  m.out["moe_first_dense"] = first;
+  return map_window(m, true);
+}
+
+// DeepSeek-V3: MoE with shared experts, MLA, MTP, group-limited routing.
+Status map_deepseek_v3(Mapper& m) {
+  Reader& r = m.r;
+  LLMPLAN_RETURN_IF_ERROR(map_common(m, true));
+  LLMPLAN_RETURN_IF_ERROR(m.set_int("ffn_hidden", "intermediate_size", true));
+  LLMPLAN_RETURN_IF_ERROR(m.set_int("experts", "n_routed_experts", true));
+  LLMPLAN_RETURN_IF_ERROR(m.set_int("top_k", "num_experts_per_tok", true));
+  LLMPLAN_RETURN_IF_ERROR(m.set_int("expert_ffn_hidden", "moe_intermediate_size", true));
+  LLMPLAN_RETURN_IF_ERROR(m.set_int("shared_experts", "n_shared_experts", false));
+  LLMPLAN_RETURN_IF_ERROR(m.set_int("moe_first_dense", "first_k_dense_replace", false));
+  LLMPLAN_RETURN_IF_ERROR(m.set_int("moe_every", "moe_layer_freq", false));
+  LLMPLAN_ASSIGN_OR_RETURN(std::string scoring, r.string("scoring_func"));
+  m.out["router"] = scoring == "sigmoid" ? "sigmoid" : "softmax";
+  // Multi-head latent attention and MTP (keys of helper "mla"), group-
+  // limited routing (helper "moe"). The KV head count of DeepSeek-V3's
+  // config (128) restates the heads: MLA has no GQA.
+  LLMPLAN_RETURN_IF_ERROR(m.set_int("q_lora_rank", "q_lora_rank", false));
+  LLMPLAN_RETURN_IF_ERROR(m.set_int("kv_lora_rank", "kv_lora_rank", true));
+  LLMPLAN_RETURN_IF_ERROR(m.set_int("qk_nope_head_dim", "qk_nope_head_dim", true));
+  LLMPLAN_RETURN_IF_ERROR(m.set_int("qk_rope_head_dim", "qk_rope_head_dim", true));
+  LLMPLAN_RETURN_IF_ERROR(m.set_int("v_head_dim", "v_head_dim", true));
+  LLMPLAN_RETURN_IF_ERROR(m.set_int("mtp_layers", "num_nextn_predict_layers", false));
+  LLMPLAN_RETURN_IF_ERROR(m.set_int("router_groups", "n_group", false));
+  LLMPLAN_RETURN_IF_ERROR(m.set_int("router_group_limit", "topk_group", false));
+  return Status();
+}
+
+// GPT-OSS: biased MoE, clamped SwiGLU, alternating sliding-window layers.
+Status map_gpt_oss(Mapper& m) {
+  Reader& r = m.r;
+  LLMPLAN_RETURN_IF_ERROR(map_common(m, true));
+  LLMPLAN_RETURN_IF_ERROR(m.set_int("ffn_hidden", "intermediate_size", true));
+  LLMPLAN_RETURN_IF_ERROR(m.set_int("expert_ffn_hidden", "intermediate_size", true));
+  LLMPLAN_RETURN_IF_ERROR(m.set_int("experts", "num_local_experts", true));
+  LLMPLAN_ASSIGN_OR_RETURN(int k, r.integer("num_experts_per_tok", false));
+  LLMPLAN_ASSIGN_OR_RETURN(int k2, r.integer("experts_per_token", false));
+  if (k > 0 && k2 > 0 && k != k2) {
+    return r.bad("experts_per_token", "conflicts with num_experts_per_tok " + std::to_string(k));
+  }
+  if (k == 0 && k2 == 0) return r.bad("num_experts_per_tok", "missing (required for this architecture)");
+  m.out["top_k"] = k > 0 ? k : k2;
+  m.out["router"] = "softmax";
+  // GPT-OSS: biased attention and expert projections (model card).
+  LLMPLAN_ASSIGN_OR_RETURN(bool bias, r.boolean("attention_bias", true));
+  m.out["linear_bias"] = bias;
+  m.warnings.erase(std::remove_if(m.warnings.begin(), m.warnings.end(),
+                                  [](const std::string& w) { return w.rfind("attention_bias", 0) == 0; }),
+                   m.warnings.end());
+  m.warn("attention sinks (one learned logit per head, GptOssAttention.sinks; not costed)");
+  // The clamped gated activation (Model::activation_clamp).
+  LLMPLAN_ASSIGN_OR_RETURN(double clamp, r.number("swiglu_limit"));
+  if (clamp > 0) m.out["activation_clamp"] = clamp;
+  LLMPLAN_ASSIGN_OR_RETURN(int window, r.integer("sliding_window", false));
+  LLMPLAN_ASSIGN_OR_RETURN(int layers, r.integer("num_hidden_layers", true));
+  LLMPLAN_ASSIGN_OR_RETURN(std::vector<std::string> types, r.string_list("layer_types"));
+  if (window > 0) {
+    m.out["sliding_window"] = window;
+    if (!types.empty()) {
+      if (static_cast<int>(types.size()) != layers) {
+        return r.bad("layer_types", "has " + std::to_string(types.size()) +
+                                        " entries, not num_hidden_layers " + std::to_string(layers));
+      }
+      std::vector<bool> full(layers);
+      for (int i = 0; i < layers; ++i) {
+        if (types[i] != "full_attention" && types[i] != "sliding_attention") {
+          return r.bad("layer_types", "unknown layer type \"" + types[i] + "\"");
+        }
+        full[i] = types[i] == "full_attention";
+      }
+      const int every = period_of(full);
+      if (every == 0 && std::any_of(full.begin(), full.end(), [](bool b) { return b; })) {
+        return r.bad("layer_types", "full-attention layers not every k-th layer from k - 1: not expressible");
+      }
+      m.out["full_attention_every"] = every;
+    }
+  }
+  return Status();
+}
+
+Status map_architecture(Arch arch, Mapper& m) {
   switch (arch) {
     case Arch::kLlama:
     case Arch::kQwen3:
@@ -404,104 +347,12 @@ Status map_architecture(Arch arch, Mapper& m) {
       LLMPLAN_RETURN_IF_ERROR(m.set_int("top_k", "num_experts_per_tok", true));
       m.out["router"] = "softmax";
       return map_window(m, false);
-    case Arch::kQwen3Moe: {
-      LLMPLAN_RETURN_IF_ERROR(map_common(m, true));
-      LLMPLAN_RETURN_IF_ERROR(m.set_int("ffn_hidden", "intermediate_size", false));
-      LLMPLAN_RETURN_IF_ERROR(m.set_int("experts", "num_experts", true));
-      LLMPLAN_RETURN_IF_ERROR(m.set_int("top_k", "num_experts_per_tok", true));
-      LLMPLAN_RETURN_IF_ERROR(m.set_int("expert_ffn_hidden", "moe_intermediate_size", true));
-      m.out["router"] = "softmax";
-      // Qwen3MoeDecoderLayer: sparse when (i + 1) % decoder_sparse_step == 0
-      // and i is not in mlp_only_layers (modeling_qwen3_moe.py).
-      LLMPLAN_ASSIGN_OR_RETURN(int step, r.integer("decoder_sparse_step", false, 1));
-      if (step < 1) return r.bad("decoder_sparse_step", "must be at least 1");
-      LLMPLAN_ASSIGN_OR_RETURN(std::vector<int> dense, r.int_list("mlp_only_layers"));
-      int first = step - 1;
-      if (!dense.empty()) {
-        std::vector<int> sorted = dense;
-        std::sort(sorted.begin(), sorted.end());
-        const bool prefix = step == 1 && sorted.front() == 0 &&
-                            sorted.back() == static_cast<int>(sorted.size()) - 1;
-        if (!prefix) return r.bad("mlp_only_layers", "not a prefix 0..k-1 of the layers: not expressible");
-        first = static_cast<int>(sorted.size());
-      }
-      m.out["moe_every"] = step;
-      m.out["moe_first_dense"] = first;
-      return map_window(m, true);
-    }
-    case Arch::kDeepseekV3: {
-      LLMPLAN_RETURN_IF_ERROR(map_common(m, true));
-      LLMPLAN_RETURN_IF_ERROR(m.set_int("ffn_hidden", "intermediate_size", true));
-      LLMPLAN_RETURN_IF_ERROR(m.set_int("experts", "n_routed_experts", true));
-      LLMPLAN_RETURN_IF_ERROR(m.set_int("top_k", "num_experts_per_tok", true));
-      LLMPLAN_RETURN_IF_ERROR(m.set_int("expert_ffn_hidden", "moe_intermediate_size", true));
-      LLMPLAN_RETURN_IF_ERROR(m.set_int("shared_experts", "n_shared_experts", false));
-      LLMPLAN_RETURN_IF_ERROR(m.set_int("moe_first_dense", "first_k_dense_replace", false));
-      LLMPLAN_RETURN_IF_ERROR(m.set_int("moe_every", "moe_layer_freq", false));
-      LLMPLAN_ASSIGN_OR_RETURN(std::string scoring, r.string("scoring_func"));
-      m.out["router"] = scoring == "sigmoid" ? "sigmoid" : "softmax";
-      // Multi-head latent attention and MTP (keys of helper "mla"), group-
-      // limited routing (helper "moe"). The KV head count of DeepSeek-V3's
-      // config (128) restates the heads: MLA has no GQA.
-      LLMPLAN_RETURN_IF_ERROR(m.set_int("q_lora_rank", "q_lora_rank", false));
-      LLMPLAN_RETURN_IF_ERROR(m.set_int("kv_lora_rank", "kv_lora_rank", true));
-      LLMPLAN_RETURN_IF_ERROR(m.set_int("qk_nope_head_dim", "qk_nope_head_dim", true));
-      LLMPLAN_RETURN_IF_ERROR(m.set_int("qk_rope_head_dim", "qk_rope_head_dim", true));
-      LLMPLAN_RETURN_IF_ERROR(m.set_int("v_head_dim", "v_head_dim", true));
-      LLMPLAN_RETURN_IF_ERROR(m.set_int("mtp_layers", "num_nextn_predict_layers", false));
-      LLMPLAN_RETURN_IF_ERROR(m.set_int("router_groups", "n_group", false));
-      LLMPLAN_RETURN_IF_ERROR(m.set_int("router_group_limit", "topk_group", false));
-      return Status();
-    }
-    case Arch::kGptOss: {
-      LLMPLAN_RETURN_IF_ERROR(map_common(m, true));
-      LLMPLAN_RETURN_IF_ERROR(m.set_int("ffn_hidden", "intermediate_size", true));
-      LLMPLAN_RETURN_IF_ERROR(m.set_int("expert_ffn_hidden", "intermediate_size", true));
-      LLMPLAN_RETURN_IF_ERROR(m.set_int("experts", "num_local_experts", true));
-      LLMPLAN_ASSIGN_OR_RETURN(int k, r.integer("num_experts_per_tok", false));
-      LLMPLAN_ASSIGN_OR_RETURN(int k2, r.integer("experts_per_token", false));
-      if (k > 0 && k2 > 0 && k != k2) {
-        return r.bad("experts_per_token", "conflicts with num_experts_per_tok " + std::to_string(k));
-      }
-      if (k == 0 && k2 == 0) return r.bad("num_experts_per_tok", "missing (required for this architecture)");
-      m.out["top_k"] = k > 0 ? k : k2;
-      m.out["router"] = "softmax";
-      // GPT-OSS: biased attention and expert projections (model card).
-      LLMPLAN_ASSIGN_OR_RETURN(bool bias, r.boolean("attention_bias", true));
-      m.out["linear_bias"] = bias;
-      m.warnings.erase(std::remove_if(m.warnings.begin(), m.warnings.end(),
-                                      [](const std::string& w) { return w.rfind("attention_bias", 0) == 0; }),
-                       m.warnings.end());
-      m.warn("attention sinks (one learned logit per head, GptOssAttention.sinks; not costed)");
-      // The clamped gated activation (Model::activation_clamp).
-      LLMPLAN_ASSIGN_OR_RETURN(double clamp, r.number("swiglu_limit"));
-      if (clamp > 0) m.out["activation_clamp"] = clamp;
-      LLMPLAN_ASSIGN_OR_RETURN(int window, r.integer("sliding_window", false));
-      LLMPLAN_ASSIGN_OR_RETURN(int layers, r.integer("num_hidden_layers", true));
-      LLMPLAN_ASSIGN_OR_RETURN(std::vector<std::string> types, r.string_list("layer_types"));
-      if (window > 0) {
-        m.out["sliding_window"] = window;
-        if (!types.empty()) {
-          if (static_cast<int>(types.size()) != layers) {
-            return r.bad("layer_types", "has " + std::to_string(types.size()) +
-                                            " entries, not num_hidden_layers " + std::to_string(layers));
-          }
-          std::vector<bool> full(layers);
-          for (int i = 0; i < layers; ++i) {
-            if (types[i] != "full_attention" && types[i] != "sliding_attention") {
-              return r.bad("layer_types", "unknown layer type \"" + types[i] + "\"");
-            }
-            full[i] = types[i] == "full_attention";
-          }
-          const int every = period_of(full);
-          if (every == 0 && std::any_of(full.begin(), full.end(), [](bool b) { return b; })) {
-            return r.bad("layer_types", "full-attention layers not every k-th layer from k - 1: not expressible");
-          }
-          m.out["full_attention_every"] = every;
-        }
-      }
-      return Status();
-    }
+    case Arch::kQwen3Moe:
+      return map_qwen3_moe(m);
+    case Arch::kDeepseekV3:
+      return map_deepseek_v3(m);
+    case Arch::kGptOss:
+      return map_gpt_oss(m);
     case Arch::kLlama4:
     case Arch::kLlama4Conditional:
       return map_llama4_text(m);

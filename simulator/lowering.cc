@@ -2,16 +2,20 @@
 
 #include <algorithm>
 #include <array>
+#include <memory>
 #include <optional>
+#include <string>
 #include <utility>
+#include <vector>
 
-#include "simulator/lowering/attention.h"
-#include "simulator/lowering/embedding.h"
-#include "simulator/lowering/layer_part.h"
-#include "simulator/lowering/mamba.h"
-#include "simulator/lowering/mla.h"
-#include "simulator/lowering/mlp.h"
-#include "simulator/lowering/moe.h"
+#include "simulator/layers/attention.h"
+#include "simulator/layers/embedding.h"
+#include "simulator/layers/layer_kind.h"
+#include "simulator/layers/layer_part.h"
+#include "simulator/layers/mamba.h"
+#include "simulator/layers/mla.h"
+#include "simulator/layers/mlp.h"
+#include "simulator/layers/moe.h"
 #include "simulator/lowering/passes.h"
 #include "simulator/lowering/sharding.h"
 #include "simulator/memory.h"
@@ -31,64 +35,12 @@ const char* to_string(StreamKind s) {
   return "?";
 }
 
-Placement place(const Plan& plan, const Cluster& cluster) {
-  const int t = plan.tensor_parallel, d = plan.data_parallel, p = plan.pipeline_parallel;
-  const int cp = plan.context_parallel;
-  // "Node" below means the NVLink (scale-up) domain: ranks inside one talk
-  // over NVLink, groups spanning domains over the NICs. It is the node on
-  // HGX/DGX (nvlink_domain_gpus 0 or 8) and the 72-GPU rack on GB200/GB300
-  // NVL72, whose 4-GPU compute trays share one NVLink switch domain; nothing
-  // here depends on the tray (the NICs are per GPU either way).
-  const int G = cluster.nvlink_domain();
-  // Ranks t apart, `n` consecutive of them in one group: how many share a domain.
-  auto stride_t = [&](int n) { return t >= G ? 1 : std::max(1, std::min(n, G / t)); };
-  Placement pl;
-  pl.host_link_bytes_per_s = cluster.host_link_bytes_per_s;
-  pl.tensor = {t, std::min(t, G)};
-  // CP peers of a rank are t apart, inside the node first.
-  pl.context = {cp, stride_t(cp)};
-  // The gradient-reduction group: the d * cp ranks (t apart) of one
-  // (tensor, pipeline) position, contiguous since CP and DP are adjacent in
-  // the rank order.
-  pl.data = {d * cp, stride_t(d * cp)};
-  // Shard groups are S * cp consecutive ranks (t apart); the replicas of a
-  // shard S * cp * t apart.
-  const int S = plan.shard_ranks();
-  pl.shard = {S, stride_t(S)};
-  const int R = std::max(1, d / plan.shard_group_size());
-  const int64_t replica_stride = static_cast<int64_t>(S) * t;
-  pl.replica = {R, replica_stride >= G ? 1 : std::max(1, std::min<int>(R, G / replica_stride))};
-  const int64_t stage_ranks = static_cast<int64_t>(t) * cp * d;
-  pl.pipe_crosses_node.assign(p, false);
-  for (int r = 0; r < p; ++r) {
-    const int next = (r + 1) % p;
-    bool crosses = stage_ranks >= G;
-    for (int64_t i = 0; !crosses && i < stage_ranks; ++i) {
-      crosses = (stage_ranks * r + i) / G != (stage_ranks * next + i) / G;
-    }
-    pl.pipe_crosses_node[r] = crosses;
-  }
-  const bool emb_cross = p > 1 && (stage_ranks * (p - 1)) / G != 0;
-  pl.embedding = {2, emb_cross ? 1 : 2};
-  // Expert layers: the stage's t * cp * d ranks as etp x ep x edp, etp
-  // fastest. `n` ranks `stride` apart: how many share a node.
-  auto per_node = [&](int64_t stride, int n) {
-    return stride >= G ? 1 : std::max(1, static_cast<int>(std::min<int64_t>(n, G / stride)));
-  };
-  const int etp = plan.expert_tensor_parallel, ep = plan.expert_parallel;
-  const int edp = std::max<int64_t>(1, stage_ranks / (static_cast<int64_t>(etp) * ep));
-  pl.expert_tensor = {etp, per_node(1, etp)};
-  pl.expert = {ep, per_node(etp, ep)};
-  pl.expert_data = {edp, per_node(static_cast<int64_t>(etp) * ep, edp)};
-  return pl;
-}
-
 namespace {
 
 using lowering::LayerPart;
 using lowering::LayerPartKind;
 
-// Which parts layer `layer` has (lowering/layer_part.h): attention, then an
+// Which parts layer `layer` has (layers/layer_part.h): attention, then an
 // MoE block on the layers Model::is_moe_layer picks, a dense MLP elsewhere.
 // A hybrid model's layer (Model::layer_pattern) holds one of them, or a
 // Mamba mixer.
@@ -105,6 +57,11 @@ lowering::LayerKinds layer_kinds(const Model& model, int layer) {
     case Model::LayerKind::kAttention: kinds.has_feed_forward = false; break;
     case Model::LayerKind::kMlp:
     case Model::LayerKind::kMoe: kinds.has_mixer = false; break;
+    case Model::LayerKind::kRegistered:
+      kinds.mixer = LayerPartKind::kRegistered;
+      kinds.symbol = model.layer_pattern[static_cast<size_t>(layer)];
+      kinds.has_feed_forward = false;
+      break;
   }
   return kinds;
 }
@@ -118,16 +75,29 @@ class LayerParts {
         mla_(model, plan, placement, cost),
         mlp_(model, plan, placement, cost),
         moe_(model, plan, placement, cost),
-        mamba_(model, plan, placement, cost) {}
+        mamba_(model, plan, placement, cost) {
+    // A part for each registered layer kind (layers/layer_kind.h) the model has.
+    for (const layers::LayerKindSpec& kind : layers::registered_layer_kinds()) {
+      if (model.layer_pattern.find(kind.symbol) != std::string::npos) {
+        registered_.emplace_back(kind.symbol, kind.make_part(model, plan, placement, cost));
+      }
+    }
+  }
 
-  // The object that lowers the parts of `kind`: the one switch over kinds.
-  LayerPart& part(LayerPartKind kind) {
+  // The object that lowers the parts of `kind` (`symbol`: a registered
+  // kind's): the one switch over kinds.
+  LayerPart& part(LayerPartKind kind, char symbol) {
     switch (kind) {
       case LayerPartKind::kAttention: return attention_;
       case LayerPartKind::kMla: return mla_;
       case LayerPartKind::kDenseMlp: return mlp_;
       case LayerPartKind::kMoe: return moe_;
       case LayerPartKind::kMamba: return mamba_;
+      case LayerPartKind::kRegistered:
+        for (auto& [s, part] : registered_) {
+          if (s == symbol) return *part;
+        }
+        break;
     }
     LLMPLAN_CHECK(false);  // not a LayerPartKind
     return attention_;
@@ -137,6 +107,7 @@ class LayerParts {
   double cp_hidden_s() const {
     double s = 0;
     for (const LayerPart* part : all()) s += part->cp_hidden_s();
+    for (const auto& [symbol, part] : registered_) s += part->cp_hidden_s();
     return s;
   }
 
@@ -151,6 +122,7 @@ class LayerParts {
   lowering::DenseMlp mlp_;
   lowering::Moe moe_;
   lowering::Mamba mamba_;
+  std::vector<std::pair<char, std::unique_ptr<LayerPart>>> registered_;  // by symbol
 };
 
 // One layer as the driver lowers it: its parts and its parameters on this
@@ -212,8 +184,8 @@ class ChunkLowerer {
     Layer out;
     out.low_precision = plan_.low_precision_layer(layer, model_.num_layers);
     LayerParts& parts = parts16_ && !out.low_precision ? *parts16_ : parts_;
-    if (kinds.has_mixer) out.mixer = &parts.part(kinds.mixer);
-    if (kinds.has_feed_forward) out.feed_forward = &parts.part(kinds.feed_forward);
+    if (kinds.has_mixer) out.mixer = &parts.part(kinds.mixer, kinds.symbol);
+    if (kinds.has_feed_forward) out.feed_forward = &parts.part(kinds.feed_forward, kinds.symbol);
     if (out.mixer) out.mixer->begin_layer(layer);
     if (out.feed_forward) out.feed_forward->begin_layer(layer);
     out.moe = kinds.has_feed_forward && kinds.feed_forward == LayerPartKind::kMoe;
@@ -442,7 +414,7 @@ class ChunkLowerer {
     out->push_back(op);
   }
 
-  // A layer's forward: two pre-norm residual blocks (lowering/layer_part.h),
+  // A layer's forward: two pre-norm residual blocks (layers/layer_part.h),
   // its mixer's and its feed-forward block's. With ZeRO-3 in FP8 the
   // gathered weights of the layer are cast once after the first norm.
   void layer_forward(const Layer& layer, std::vector<LoweredOp>* out, OpCategory cat) {

@@ -13,27 +13,27 @@
 // on the last.
 //
 // lower_chunk (lowering.cc) is a small driver: it walks the chunk's layers
-// in pass order and asks one file per layer part for each block's ops, then
-// applies the whole-pass transforms. Each part's header holds its modelling
-// notes:
-//   lowering/layer_part.h  what a layer part is; which parts a layer has
-//   lowering/attention.h   attention: dense, GQA, sliding window, context
+// in pass order and asks each layer kind's part for each block's ops, then
+// applies the whole-pass transforms. The layer kinds' kernels live with the
+// rest of each kind in simulator/layers/ (layers/layer_kind.h lists them,
+// and says how to add one); each header holds its modelling notes:
+//   layers/layer_part.h    what a layer part is; which parts a layer has
+//   layers/attention.h     attention: dense, GQA, sliding window, context
 //                          parallelism (ring and all-gather KV exchange)
-//   lowering/mlp.h         the dense MLP (GeLU, SwiGLU)
-//   lowering/moe.h         mixture of experts: router, routing, permutation,
+//   layers/mla.h           multi-head latent attention
+//   layers/mlp.h           the dense MLP (GeLU, SwiGLU)
+//   layers/moe.h           mixture of experts: router, routing, permutation,
 //                          dispatch/combine all-to-all, grouped expert GEMMs,
 //                          shared experts, moe_a2a_overlap, expert parameters
-//   lowering/embedding.h   the embedding and the head (logits, loss)
-//   lowering/precision.h   number formats and FP8 casts
+//   layers/mamba.h         the Mamba-2 mixer of hybrid models
+//   layers/embedding.h     the embedding and the head (logits, loss)
+// and the whole-pass parts of the lowering:
+//   precision.h            number formats and FP8 / NVFP4 casts
 //   lowering/sharding.h    ZeRO-2/3 gathers and reduce-scatters in the passes
 //   lowering/passes.h      tp_comm_overlap and the zb-h1 split backward
 //   lowering/emitter.h     the shapes and emit helpers the parts share
 //
-// Adding a layer kind (latent attention, a state-space layer) is one new
-// file lowering/<kind>.{h,cc} with a LayerPart, its LayerPartKind, and its
-// object in the driver's LayerParts: a member, one case in the part()
-// switch, an entry in all() (plus the rule in layer_kinds() saying which
-// layers use it). No other file changes: see lowering/layer_part.h.
+// Adding a layer kind: see simulator/layers/layer_kind.h.
 //
 // Overlap is done analytically in the lowering so that a pass stays one
 // task (the planner runs ~10^5 simulations; splitting passes per layer would
@@ -41,8 +41,8 @@
 // what is hidden is accounted in ChunkProgram (the *_hidden_s fields) and
 // costs the compute it overlaps cost.comm_compute_slowdown() x the hidden
 // time (LoweredOp::slowdown_s). The rules are in lowering/passes.h
-// (tp_comm_overlap), lowering/sharding.h (ZeRO-2/3), lowering/attention.h
-// (context-parallel ring) and lowering/moe.h (moe_a2a_overlap).
+// (tp_comm_overlap), lowering/sharding.h (ZeRO-2/3), layers/attention.h
+// (context-parallel ring) and layers/moe.h (moe_a2a_overlap).
 #ifndef LLMPLAN_SIMULATOR_LOWERING_H_
 #define LLMPLAN_SIMULATOR_LOWERING_H_
 
@@ -147,26 +147,6 @@ struct Placement {
   // Cluster::host_link_bytes_per_s: activation CPU offloading's copies.
   double host_link_bytes_per_s = 0;
 };
-
-// FP8 training (Plan::precision kFp8, Transformer Engine's recipes): HBM
-// bytes per element of one fp8_cast_transpose (the profile's convention):
-// 4 with delayed scaling (read bf16, write the fp8 copy and its fp8
-// transpose, amax fused), 6 with current scaling (one more read of the
-// tensor for its amax before the cast), 4 + 2/32 with MXFP8 (a 1-byte scale
-// per 32 elements of each copy). Without `fp8_transpose` (Blackwell:
-// CostModel::fp8_transpose_copy()) tensor scaling writes no transposed copy,
-// one byte less: 3 delayed, 5 current; MXFP8 keeps both copies either way.
-double fp8_cast_bytes_per_element(Fp8Recipe recipe, bool fp8_transpose = true);
-
-// NVFP4 training (Plan::precision kNvfp4, lowering/precision.h): HBM bytes
-// per element of one cast: the tensor read for its amax (2), read again (2),
-// and written as a rowwise and a columnwise NVFP4 copy (2 x
-// kNvfp4BytesPerElement).
-inline constexpr double kNvfp4CastBytesPerElement = 4.0 + 2.0 * kNvfp4BytesPerElement;
-
-// Bytes per element of one cast of `plan`'s low precision: nvfp4's above, or
-// fp8_cast_bytes_per_element(plan.fp8_recipe, fp8_transpose).
-double cast_bytes_per_element(const Plan& plan, bool fp8_transpose = true);
 
 // REQUIRES: validate(model, plan).ok() and cluster.gpus_per_node >= 1.
 Placement place(const Plan& plan, const Cluster& cluster);

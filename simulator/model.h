@@ -1,4 +1,8 @@
 // The transformer being trained: its shape, and the counts derived from it.
+// The description is here (and in model.cc: layer kinds, validate()); the
+// counts are defined where they belong: the sums over layers in
+// model_size.cc, each layer kind's own parameters in simulator/layers/
+// (<kind>.cc, see layers/layer_kind.h).
 #ifndef LLMPLAN_SIMULATOR_MODEL_H_
 #define LLMPLAN_SIMULATOR_MODEL_H_
 
@@ -75,7 +79,7 @@ struct Model {
   // the gate half of FC1's output is clamped to at most this value and the
   // linear half to [-value, value]; 0 = no clamp. Needs the SwiGLU (gated)
   // activation. Costed in the MoE experts, where Megatron-Core runs the
-  // clamp in eager PyTorch outside its fused activation (lowering/moe.cc);
+  // clamp in eager PyTorch outside its fused activation (layers/moe.cc);
   // a dense MLP's clamp is not costed.
   double activation_clamp = 0;
   // Share of each query and key head's width that the rotary embedding
@@ -85,7 +89,7 @@ struct Model {
   // position embedding is applied in attention at all (NoPE: the hybrid
   // Nemotron-H / Nemotron 3 models, whose Megatron providers set
   // position_embedding_type "none"). Costed as the RoPE kernel in the
-  // attention lowering (lowering/attention.h); latent attention (MLA) costs
+  // attention lowering (layers/attention.h); latent attention (MLA) costs
   // its own RoPE on qk_rope_head_dim and ignores this.
   double rotary_fraction = 1.0;
 
@@ -117,7 +121,7 @@ struct Model {
   // experts split into moe_router_groups equal groups and every token picks
   // its experts within moe_router_group_limit of them. 0 / 0: off. When set,
   // groups divide the experts and 1 <= limit <= groups. Effect: the
-  // dispatch/combine all-to-all's inter-node bytes (lowering/moe.h).
+  // dispatch/combine all-to-all's inter-node bytes (layers/moe.h).
   int moe_router_groups = 0;
   int moe_router_group_limit = 0;
   // Latent MoE (Nemotron 3 Super; Megatron-Core moe_layer.py, MoELayer with
@@ -208,8 +212,10 @@ struct Model {
   int mamba_conv_kernel = 4;    // Megatron-Core MambaMixer d_conv default
   int mamba_chunk_size = 128;   // Megatron-Core MambaMixer chunk_size default
 
-  // What one layer holds (layer_kind).
-  enum class LayerKind { kStandard, kMamba, kAttention, kMlp, kMoe };
+  // What one layer holds (layer_kind). kRegistered: a layer_pattern
+  // character of a kind registered in simulator/layers/layer_kind.h (its
+  // LayerKindSpec says what it holds).
+  enum class LayerKind { kStandard, kMamba, kAttention, kMlp, kMoe, kRegistered };
   bool is_hybrid() const { return !layer_pattern.empty(); }
   LayerKind layer_kind(int layer) const;
   int mamba_inner() const { return mamba_heads * mamba_head_dim; }

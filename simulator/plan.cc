@@ -19,65 +19,57 @@ const char* to_string(Recompute r) {
   }
   return "?";
 }
-const char* to_string(Precision p) {
-  switch (p) {
-    case Precision::kBf16: return "bf16";
-    case Precision::kFp16: return "fp16";
-    case Precision::kFp8: return "fp8";
-    case Precision::kNvfp4: return "nvfp4";
-  }
-  return "?";
-}
-const char* to_string(Fp8Recipe r) {
-  switch (r) {
-    case Fp8Recipe::kDelayed: return "delayed";
-    case Fp8Recipe::kCurrent: return "current";
-    case Fp8Recipe::kMxfp8: return "mxfp8";
-  }
-  return "?";
-}
 const char* to_string(CpComm c) { return c == CpComm::kP2p ? "p2p" : "all_gather"; }
 
-Status validate(const Plan& p) {
-  auto bad = [](const char* field, const std::string& why) {
-    return Status::invalid_argument(std::string("plan.") + field + ": " + why);
-  };
-  auto in_range = [&](const char* field, int64_t v, int64_t max) {
-    if (v < 1) return bad(field, "must be >= 1, got " + std::to_string(v));
-    if (v > max) {
-      return bad(field, "must be at most " + std::to_string(max) + ", got " + std::to_string(v));
-    }
-    return Status();
-  };
-  LLMPLAN_RETURN_IF_ERROR(in_range("tp", p.tensor_parallel, Plan::kMaxGpus));
-  LLMPLAN_RETURN_IF_ERROR(in_range("pp", p.pipeline_parallel, Plan::kMaxGpus));
-  LLMPLAN_RETURN_IF_ERROR(in_range("dp", p.data_parallel, Plan::kMaxGpus));
-  LLMPLAN_RETURN_IF_ERROR(in_range("cp", p.context_parallel, Plan::kMaxGpus));
-  LLMPLAN_RETURN_IF_ERROR(in_range("global_batch", p.global_batch_size, Plan::kMaxGlobalBatch));
-  LLMPLAN_RETURN_IF_ERROR(in_range("micro_batch", p.micro_batch_size, Plan::kMaxGlobalBatch));
-  LLMPLAN_RETURN_IF_ERROR(in_range("virtual_stages", p.virtual_stages, Model::kMaxLayers));
-  LLMPLAN_RETURN_IF_ERROR(in_range("ep", p.expert_parallel, Plan::kMaxGpus));
-  LLMPLAN_RETURN_IF_ERROR(in_range("etp", p.expert_tensor_parallel, Plan::kMaxGpus));
+namespace {
+
+// validate(Plan)'s error for `field`: InvalidArgument "plan.<field>: <why>".
+Status bad_plan_field(const char* field, const std::string& why) {
+  return Status::invalid_argument(std::string("plan.") + field + ": " + why);
+}
+
+// OK when 1 <= v <= max.
+Status plan_in_range(const char* field, int64_t v, int64_t max) {
+  if (v < 1) return bad_plan_field(field, "must be >= 1, got " + std::to_string(v));
+  if (v > max) {
+    return bad_plan_field(field, "must be at most " + std::to_string(max) + ", got " +
+                                     std::to_string(v));
+  }
+  return Status();
+}
+
+// The degrees, batch sizes and per-field ranges; recomputation and CPU
+// offloading.
+Status validate_plan_fields(const Plan& p) {
+  LLMPLAN_RETURN_IF_ERROR(plan_in_range("tp", p.tensor_parallel, Plan::kMaxGpus));
+  LLMPLAN_RETURN_IF_ERROR(plan_in_range("pp", p.pipeline_parallel, Plan::kMaxGpus));
+  LLMPLAN_RETURN_IF_ERROR(plan_in_range("dp", p.data_parallel, Plan::kMaxGpus));
+  LLMPLAN_RETURN_IF_ERROR(plan_in_range("cp", p.context_parallel, Plan::kMaxGpus));
+  LLMPLAN_RETURN_IF_ERROR(plan_in_range("global_batch", p.global_batch_size, Plan::kMaxGlobalBatch));
+  LLMPLAN_RETURN_IF_ERROR(plan_in_range("micro_batch", p.micro_batch_size, Plan::kMaxGlobalBatch));
+  LLMPLAN_RETURN_IF_ERROR(plan_in_range("virtual_stages", p.virtual_stages, Model::kMaxLayers));
+  LLMPLAN_RETURN_IF_ERROR(plan_in_range("ep", p.expert_parallel, Plan::kMaxGpus));
+  LLMPLAN_RETURN_IF_ERROR(plan_in_range("etp", p.expert_tensor_parallel, Plan::kMaxGpus));
   if (!(p.moe_imbalance >= 1.0 && p.moe_imbalance <= 64.0)) {
-    return bad("moe_imbalance", "must be in [1, 64] (tokens on the busiest expert-parallel rank "
+    return bad_plan_field("moe_imbalance", "must be in [1, 64] (tokens on the busiest expert-parallel rank "
                                 "over the balanced share), got " + std::to_string(p.moe_imbalance));
   }
   if (p.bf16_layers_at_start < 0 || p.bf16_layers_at_start > Model::kMaxLayers) {
-    return bad("bf16_layers_at_start", "must be between 0 and " + std::to_string(Model::kMaxLayers));
+    return bad_plan_field("bf16_layers_at_start", "must be between 0 and " + std::to_string(Model::kMaxLayers));
   }
   if (p.bf16_layers_at_end < 0 || p.bf16_layers_at_end > Model::kMaxLayers) {
-    return bad("bf16_layers_at_end", "must be between 0 and " + std::to_string(Model::kMaxLayers));
+    return bad_plan_field("bf16_layers_at_end", "must be between 0 and " + std::to_string(Model::kMaxLayers));
   }
-  if (p.grad_bucket_bytes < 0) return bad("grad_bucket_bytes", "must not be negative");
+  if (p.grad_bucket_bytes < 0) return bad_plan_field("grad_bucket_bytes", "must not be negative");
   if (p.recompute_modules >= (kRecomputeMlaUpProj << 1)) {
-    return bad("recompute_modules", "unknown module bit set");
+    return bad_plan_field("recompute_modules", "unknown module bit set");
   }
   if (p.recompute_modules != 0 && p.recompute == Recompute::kFull) {
-    return bad("recompute_modules", "selective recompute modules cannot be combined with full "
+    return bad_plan_field("recompute_modules", "selective recompute modules cannot be combined with full "
                                     "recompute");
   }
   if (p.cpu_offload_layers < 0 || p.cpu_offload_layers > Model::kMaxLayers) {
-    return bad("cpu_offloading_num_layers",
+    return bad_plan_field("cpu_offloading_num_layers",
                "must be between 0 and " + std::to_string(Model::kMaxLayers) + ", got " +
                    std::to_string(p.cpu_offload_layers));
   }
@@ -85,73 +77,88 @@ Status validate(const Plan& p) {
     // Megatron-Core's TransformerConfig.__post_init__ refuses CPU offloading
     // with pipeline parallelism and with activation recomputation.
     if (p.pipeline_parallel > 1) {
-      return bad("cpu_offloading_num_layers",
+      return bad_plan_field("cpu_offloading_num_layers",
                  "activation CPU offloading needs pp = 1 (Megatron-Core has no CPU offloading "
                  "with pipeline parallelism)");
     }
     if (p.schedule == Schedule::kZbH1) {
-      return bad("cpu_offloading_num_layers",
+      return bad_plan_field("cpu_offloading_num_layers",
                  "activation CPU offloading is not modelled with the zb-h1 schedule");
     }
     if (p.recompute != Recompute::kNone || p.recompute_modules != 0) {
-      return bad("cpu_offloading_num_layers",
+      return bad_plan_field("cpu_offloading_num_layers",
                  "activation CPU offloading does not work with activation recomputation "
                  "(Megatron-Core)");
     }
   }
+  return Status();
+}
+
+// ZeRO stage and hybrid sharding.
+Status validate_plan_sharding(const Plan& p) {
   if (p.zero_stage < 0 || p.zero_stage > 3) {
-    return bad("zero_stage", "must be 0, 1, 2 or 3, got " + std::to_string(p.zero_stage));
+    return bad_plan_field("zero_stage", "must be 0, 1, 2 or 3, got " + std::to_string(p.zero_stage));
   }
   if (p.fsdp_group < 0) {
-    return bad("fsdp_group", "must not be negative, got " + std::to_string(p.fsdp_group));
+    return bad_plan_field("fsdp_group", "must not be negative, got " + std::to_string(p.fsdp_group));
   }
   if (p.fsdp_group > 0) {
     if (p.sharding_stage() == 0) {
-      return bad("fsdp_group", "hybrid sharding needs zero_stage >= 1 (or the distributed optimizer)");
+      return bad_plan_field("fsdp_group", "hybrid sharding needs zero_stage >= 1 (or the distributed optimizer)");
     }
     if (p.data_parallel % p.fsdp_group != 0) {
-      return bad("fsdp_group", "fsdp_group " + std::to_string(p.fsdp_group) +
+      return bad_plan_field("fsdp_group", "fsdp_group " + std::to_string(p.fsdp_group) +
                                    " does not divide dp = " + std::to_string(p.data_parallel));
     }
   }
+  return Status();
+}
+
+// The GPU count and the global batch's split into micro-batch passes.
+Status validate_plan_batches(const Plan& p) {
   // Each factor is <= 2^20 here, so the products below fit in 64 bits.
   const int64_t tp_pp = static_cast<int64_t>(p.tensor_parallel) * p.pipeline_parallel;
   if (tp_pp > Plan::kMaxGpus || tp_pp * p.data_parallel > Plan::kMaxGpus) {
-    return bad("dp", "tp * pp * dp = " + std::to_string(tp_pp * p.data_parallel) +
+    return bad_plan_field("dp", "tp * pp * dp = " + std::to_string(tp_pp * p.data_parallel) +
                          " GPUs is more than the limit of " + std::to_string(Plan::kMaxGpus));
   }
   const int64_t world = tp_pp * p.data_parallel * p.context_parallel;
   if (world > Plan::kMaxGpus) {
-    return bad("cp", "tp * cp * pp * dp = " + std::to_string(world) +
+    return bad_plan_field("cp", "tp * cp * pp * dp = " + std::to_string(world) +
                          " GPUs is more than the limit of " + std::to_string(Plan::kMaxGpus));
   }
   const int64_t per_step = static_cast<int64_t>(p.data_parallel) * p.micro_batch_size;
   if (p.global_batch_size % per_step != 0) {
-    return bad("global_batch", "global batch " + std::to_string(p.global_batch_size) +
+    return bad_plan_field("global_batch", "global batch " + std::to_string(p.global_batch_size) +
                                    " is not divisible by dp * micro_batch = " +
                                    std::to_string(per_step));
   }
   const int64_t passes = p.global_batch_size / per_step * p.pipeline_parallel * p.virtual_stages;
   if (passes > Plan::kMaxMicroBatchPasses) {
-    return bad("global_batch", "global batch " + std::to_string(p.global_batch_size) + " makes " +
+    return bad_plan_field("global_batch", "global batch " + std::to_string(p.global_batch_size) + " makes " +
                                    std::to_string(passes) +
                                    " micro-batch passes per step (micro-batches per replica * pp * "
                                    "virtual_stages), more than the limit of " +
                                    std::to_string(Plan::kMaxMicroBatchPasses) +
                                    "; use a larger micro batch or dp");
   }
+  return Status();
+}
+
+// The pipeline schedule and its virtual stages.
+Status validate_plan_schedule(const Plan& p) {
   if (p.schedule == Schedule::kZbH1 && p.virtual_stages != 1) {
-    return bad("virtual_stages", "zb-h1 needs virtual_stages = 1, got " +
+    return bad_plan_field("virtual_stages", "zb-h1 needs virtual_stages = 1, got " +
                                      std::to_string(p.virtual_stages) +
                                      " (the interleaved zero-bubble ZB-V is not modelled)");
   }
   if (p.schedule != Schedule::kInterleaved && p.virtual_stages != 1) {
-    return bad("virtual_stages", "virtual stages > 1 need the interleaved schedule");
+    return bad_plan_field("virtual_stages", "virtual stages > 1 need the interleaved schedule");
   }
   if (p.schedule == Schedule::kInterleaved) {
-    if (p.pipeline_parallel < 2) return bad("schedule", "interleaving needs pp >= 2");
+    if (p.pipeline_parallel < 2) return bad_plan_field("schedule", "interleaving needs pp >= 2");
     if (p.num_micro_batches() % p.pipeline_parallel != 0) {
-      return bad("schedule", "interleaved 1F1B needs micro-batches per replica (" +
+      return bad_plan_field("schedule", "interleaved 1F1B needs micro-batches per replica (" +
                                  std::to_string(p.num_micro_batches()) +
                                  ") to be a multiple of pp (" +
                                  std::to_string(p.pipeline_parallel) + ")");
@@ -160,9 +167,20 @@ Status validate(const Plan& p) {
   return Status();
 }
 
-Status validate(const Model& model, const Plan& plan) {
-  LLMPLAN_RETURN_IF_ERROR(validate(model));
-  LLMPLAN_RETURN_IF_ERROR(validate(plan));
+}  // namespace
+
+Status validate(const Plan& p) {
+  LLMPLAN_RETURN_IF_ERROR(validate_plan_fields(p));
+  LLMPLAN_RETURN_IF_ERROR(validate_plan_sharding(p));
+  LLMPLAN_RETURN_IF_ERROR(validate_plan_batches(p));
+  return validate_plan_schedule(p);
+}
+
+namespace {
+
+// Tensor parallelism against the model's heads, FFN and vocabulary (and
+// the bf16 layers against its layers).
+Status validate_tensor_parallel(const Model& model, const Plan& plan) {
   const int t = plan.tensor_parallel;
   if (model.num_heads % t != 0) {
     return Status::invalid_argument("plan.tp: tensor parallelism " + std::to_string(t) +
@@ -174,7 +192,7 @@ Status validate(const Model& model, const Plan& plan) {
                                     " does not divide " + std::to_string(model.kv_heads()) +
                                     " kv heads");
   }
-  // Mamba layers (lowering/mamba.h): Megatron-Core splits the Mamba heads
+  // Mamba layers (layers/mamba.h): Megatron-Core splits the Mamba heads
   // and groups over TP; context parallelism for them is not modelled.
   if (model.is_hybrid() && model.layer_pattern.find('M') != std::string::npos) {
     if (model.mamba_heads % t != 0 || model.mamba_groups % t != 0) {
@@ -205,6 +223,12 @@ Status validate(const Model& model, const Plan& plan) {
         "plan.tp: tensor parallelism " + std::to_string(t) + " is larger than the vocabulary of " +
         std::to_string(model.vocab_size) + " (every rank holds a slice of the embedding)");
   }
+  return Status();
+}
+
+// Expert parallelism against the model's experts.
+Status validate_expert_parallel(const Model& model, const Plan& plan) {
+  const int t = plan.tensor_parallel;
   const int ep = plan.expert_parallel, etp = plan.expert_tensor_parallel;
   if (!model.is_moe()) {
     if (ep > 1) {
@@ -243,39 +267,52 @@ Status validate(const Model& model, const Plan& plan) {
           " tensor x context x data ranks of a pipeline stage (expert layers fold onto them)");
     }
   }
+  return Status();
+}
+
+// The uneven layout (plan.h): both ends given, the middle chunks fed.
+Status validate_uneven_layout(const Model& model, const Plan& plan, int64_t chunks,
+                              bool first_set) {
+  const bool last_set = plan.pipeline_last_chunk_layers >= 0;
+  const char* field = first_set ? "plan.pipeline_first_chunk_layers"
+                                : "plan.pipeline_last_chunk_layers";
+  if (!first_set || !last_set) {
+    return Status::invalid_argument(
+        std::string(field) + ": pipeline_first_chunk_layers and pipeline_last_chunk_layers "
+        "are set together, each >= 0 (-1 for neither)");
+  }
+  if (plan.account_for_embedding_in_pipeline_split || plan.account_for_loss_in_pipeline_split) {
+    return Status::invalid_argument(
+        std::string(field) + ": the first / last chunk layers and the embedding- / "
+        "loss-aware pipeline split are alternatives; set one");
+  }
+  if (chunks < 2) {
+    return Status::invalid_argument(std::string(field) +
+                                    ": the first / last chunk layers need pp * "
+                                    "virtual_stages >= 2 pipeline chunks");
+  }
+  const int64_t middle = static_cast<int64_t>(model.num_layers) -
+                         plan.pipeline_first_chunk_layers - plan.pipeline_last_chunk_layers;
+  if (middle < chunks - 2 || (chunks == 2 && middle != 0)) {
+    return Status::invalid_argument(
+        std::string(field) + ": " + std::to_string(model.num_layers) + " layers less " +
+        std::to_string(plan.pipeline_first_chunk_layers) + " (first chunk) and " +
+        std::to_string(plan.pipeline_last_chunk_layers) + " (last chunk) leave " +
+        std::to_string(middle) + " for the " + std::to_string(chunks - 2) +
+        " middle pipeline chunks (each needs at least one; none with 2 chunks)");
+  }
+  return Status();
+}
+
+// The model's layers over the pipeline chunks; offloading and recompute
+// modules against the model.
+Status validate_pipeline_split(const Model& model, const Plan& plan) {
   const int64_t chunks = static_cast<int64_t>(plan.pipeline_parallel) * plan.virtual_stages;
   const bool first_set = plan.pipeline_first_chunk_layers >= 0;
   const bool last_set = plan.pipeline_last_chunk_layers >= 0;
   if (first_set || last_set || plan.pipeline_first_chunk_layers < -1 ||
       plan.pipeline_last_chunk_layers < -1) {
-    // The uneven layout (plan.h): both ends given, the middle chunks fed.
-    const char* field = first_set ? "plan.pipeline_first_chunk_layers"
-                                  : "plan.pipeline_last_chunk_layers";
-    if (!first_set || !last_set) {
-      return Status::invalid_argument(
-          std::string(field) + ": pipeline_first_chunk_layers and pipeline_last_chunk_layers "
-          "are set together, each >= 0 (-1 for neither)");
-    }
-    if (plan.account_for_embedding_in_pipeline_split || plan.account_for_loss_in_pipeline_split) {
-      return Status::invalid_argument(
-          std::string(field) + ": the first / last chunk layers and the embedding- / "
-          "loss-aware pipeline split are alternatives; set one");
-    }
-    if (chunks < 2) {
-      return Status::invalid_argument(std::string(field) +
-                                      ": the first / last chunk layers need pp * "
-                                      "virtual_stages >= 2 pipeline chunks");
-    }
-    const int64_t middle = static_cast<int64_t>(model.num_layers) -
-                           plan.pipeline_first_chunk_layers - plan.pipeline_last_chunk_layers;
-    if (middle < chunks - 2 || (chunks == 2 && middle != 0)) {
-      return Status::invalid_argument(
-          std::string(field) + ": " + std::to_string(model.num_layers) + " layers less " +
-          std::to_string(plan.pipeline_first_chunk_layers) + " (first chunk) and " +
-          std::to_string(plan.pipeline_last_chunk_layers) + " (last chunk) leave " +
-          std::to_string(middle) + " for the " + std::to_string(chunks - 2) +
-          " middle pipeline chunks (each needs at least one; none with 2 chunks)");
-    }
+    LLMPLAN_RETURN_IF_ERROR(validate_uneven_layout(model, plan, chunks, first_set));
   }
   const int accounted = (plan.account_for_embedding_in_pipeline_split ? 1 : 0) +
                         (plan.account_for_loss_in_pipeline_split ? 1 : 0);
@@ -309,6 +346,12 @@ Status validate(const Model& model, const Plan& plan) {
                                     " layers cannot fill pp * virtual_stages = " +
                                     std::to_string(chunks) + " pipeline chunks");
   }
+  return Status();
+}
+
+// Sequence and context parallelism against the sequence length.
+Status validate_sequence_split(const Model& model, const Plan& plan) {
+  const int t = plan.tensor_parallel;
   if (plan.sequence_parallel && model.seq_length % t != 0) {
     return Status::invalid_argument("plan.sequence_parallel: sequence length " +
                                     std::to_string(model.seq_length) +
@@ -337,6 +380,17 @@ Status validate(const Model& model, const Plan& plan) {
     }
   }
   return Status();
+}
+
+}  // namespace
+
+Status validate(const Model& model, const Plan& plan) {
+  LLMPLAN_RETURN_IF_ERROR(validate(model));
+  LLMPLAN_RETURN_IF_ERROR(validate(plan));
+  LLMPLAN_RETURN_IF_ERROR(validate_tensor_parallel(model, plan));
+  LLMPLAN_RETURN_IF_ERROR(validate_expert_parallel(model, plan));
+  LLMPLAN_RETURN_IF_ERROR(validate_pipeline_split(model, plan));
+  return validate_sequence_split(model, plan);
 }
 
 int layers_in_chunk(const Model& model, const Plan& plan, int chunk) {

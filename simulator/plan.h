@@ -6,6 +6,7 @@
 #include <string>
 
 #include "simulator/model.h"
+#include "simulator/precision.h"
 #include "base/status.h"
 
 namespace llmplan::simulator {
@@ -16,39 +17,11 @@ namespace llmplan::simulator {
 // see schedule.h.
 enum class Schedule { kGpipe, kOneFOneB, kInterleaved, kZbH1 };
 enum class Recompute { kNone, kSelective, kFull };
-// Precision of the matrix math. kFp8: the linear layers' GEMMs (QKV, output
-// projection, FC1, FC2) run in FP8 with Transformer Engine's casts; attention,
-// the logits GEMM, norms and activations stay bf16 (Transformer Engine's and
-// Megatron-Core's FP8 training). kNvfp4: the same GEMMs (forward, data and
-// weight gradient) in NVFP4 -- E2M1 values, an E4M3 scale per 16 elements and
-// an FP32 scale per tensor -- under Transformer Engine's NVFP4BlockScaling
-// recipe (transformer_engine/common/recipe/__init__.py @000b637: 16x16 2-D
-// weight blocks, random Hadamard transform on the weight-gradient GEMM's
-// inputs, stochastic rounding of gradients; attention stays bf16, fp8_dpa
-// False); everything else as kFp8 (see lowering/precision.h). Blackwell only
-// (GpuSpec::peak_fp4_flops > 0).
-enum class Precision { kBf16, kFp16, kFp8, kNvfp4 };
-// How FP8 tensors get their scales (Transformer Engine recipes): delayed
-// scaling (per-tensor scale from an amax history), current scaling (per-
-// tensor amax of the tensor itself: one more read before each cast), MXFP8
-// (32-element block scales; Blackwell only).
-enum class Fp8Recipe { kDelayed, kCurrent, kMxfp8 };
 // How context parallelism exchanges keys and values (Megatron-Core's
 // --cp-comm-type): kP2p passes each rank's KV chunk around the CP ring,
 // overlapped with attention (ring attention, the default); kAllGather
 // all-gathers the KV over the CP group before attention.
 enum class CpComm { kP2p, kAllGather };
-
-// Whether the linear layers' GEMMs run in a quantized format with Transformer
-// Engine's casts around them (fp8 or nvfp4), as opposed to 16-bit training.
-inline bool low_precision(Precision p) { return p == Precision::kFp8 || p == Precision::kNvfp4; }
-
-// HBM bytes per element of an NVFP4 tensor: the 4-bit E2M1 value and a
-// 1-byte E4M3 scale per 16-element block (the per-tensor FP32 scale is
-// negligible); Transformer Engine's NVFP4Tensor (rowwise or columnwise data
-// with its scale_inv). 2-D weight blocks (16x16) keep the same 1x16 scale
-// layout the FP4 GEMM reads.
-inline constexpr double kNvfp4BytesPerElement = 0.5 + 1.0 / 16.0;
 
 // Modules of Plan::recompute_modules (bit values). kLayernorm: the norm in
 // front of an MoE block (Megatron-Core's pre_mlp_layernorm, a TENorm of its
@@ -64,8 +37,6 @@ enum RecomputeModule : uint32_t {
 
 const char* to_string(Schedule s);
 const char* to_string(Recompute r);
-const char* to_string(Precision p);
-const char* to_string(Fp8Recipe r);
 const char* to_string(CpComm c);  // "p2p", "all_gather" (the JSON values)
 
 // The parallelism degrees, the batching of one optimizer step, and which
@@ -211,7 +182,7 @@ struct Plan {
   // Engine's fused_apply_rotary_pos_emb, Megatron-Core apply_rope_fusion;
   // JSON "rope_fusion", simulate --no-rope-fusion). False: Megatron-Core's
   // eager _apply_rotary_pos_emb_bshd, a dozen PyTorch elementwise kernels
-  // per tensor (lowering/attention.h has the bytes). Default true, as the
+  // per tensor (layers/attention.h has the bytes). Default true, as the
   // Megatron-Bridge performance scripts set it for every model; its
   // GPTModelProvider turns it off again for yarn (GPT-OSS), which the runs
   // files map (planner/accuracy/runs_file.cc). No effect on models without
@@ -297,9 +268,9 @@ struct Plan {
   // sent once to every expert-parallel rank that holds one of its top-k
   // experts, not once per expert as the alltoall dispatcher does, so the
   // dispatch / combine bytes scale by the expected distinct destination
-  // ranks over k (lowering/moe_dispatch.h). Across nodes a token crosses the
+  // ranks over k (layers/moe_dispatch.h). Across nodes a token crosses the
   // network once per destination node and is forwarded over NVLink there
-  // (DeepEP internode / HybridEP; lowering/moe.cc). Dropless routing only.
+  // (DeepEP internode / HybridEP; layers/moe.cc). Dropless routing only.
   bool moe_flex_dispatcher = false;
 
   // Whether Plan::recompute_modules holds `m`.

@@ -1,8 +1,35 @@
 #include "simulator/plan_json.h"
 
+#include <string>
+#include <string_view>
+#include <vector>
+
 #include "base/strict_json.h"
+#include "simulator/precision.h"
 
 namespace llmplan::simulator {
+
+namespace {
+
+// Reads the number format `key` through its parser (simulator/precision.h);
+// an unknown name fails as JsonObjectReader::read_enum words it.
+template <typename E>
+void read_format(json::JsonObjectReader* r, std::string_view key, E* out,
+                 bool (*parse)(std::string_view, E*), const std::vector<std::string>& names) {
+  std::string s;
+  const bool had = r->has(key);
+  r->read_string(key, &s);
+  if (!had || !r->status().ok()) return;
+  if (parse(s, out)) return;
+  std::string allowed;
+  for (const std::string& name : names) {
+    allowed += allowed.empty() ? "" : ", ";
+    allowed += name;
+  }
+  r->fail(key, "unknown value \"" + s + "\" (expected one of: " + allowed + ")");
+}
+
+}  // namespace
 
 Status apply_plan_json(const boost::json::value& v, const std::string& path, Plan* out) {
   Plan p = *out;
@@ -60,15 +87,8 @@ Status apply_plan_json(const boost::json::value& v, const std::string& path, Pla
   r.read_bool("sequence_parallel", &p.sequence_parallel);
   r.read_bool("distributed_optimizer", &p.distributed_optimizer);
   r.read_bool("flash_attention", &p.flash_attention);
-  r.read_enum("precision", &p.precision,
-              {{"bf16", Precision::kBf16},
-               {"fp16", Precision::kFp16},
-               {"fp8", Precision::kFp8},
-               {"nvfp4", Precision::kNvfp4}});
-  r.read_enum("fp8_recipe", &p.fp8_recipe,
-              {{"delayed", Fp8Recipe::kDelayed},
-               {"current", Fp8Recipe::kCurrent},
-               {"mxfp8", Fp8Recipe::kMxfp8}});
+  read_format(&r, "precision", &p.precision, parse_precision, precision_names());
+  read_format(&r, "fp8_recipe", &p.fp8_recipe, parse_fp8_recipe, fp8_recipe_names());
   r.read_int("bf16_layers_at_start", &p.bf16_layers_at_start, false, 0);
   r.read_int("bf16_layers_at_end", &p.bf16_layers_at_end, false, 0);
   r.read_int64("grad_bucket_bytes", &p.grad_bucket_bytes, false, 0);

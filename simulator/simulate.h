@@ -64,10 +64,10 @@ struct StageBreakdown {
   // ZeRO-2/3 per-micro-batch gradient reduce-scatters, exposed part.
   double fsdp_reduce_scatter_exposed_s = 0;
   // Context-parallel KV exchange (ring send_recv or all-gather /
-  // reduce-scatter), exposed part (lowering/attention.h).
+  // reduce-scatter), exposed part (layers/attention.h).
   double cp_comm_s = 0;
   // MoE dispatch and combine all-to-alls over the expert-parallel group,
-  // exposed part (lowering/moe.h).
+  // exposed part (layers/moe.h).
   double moe_a2a_s = 0;
   // Activation CPU offloading (Plan::cpu_offload_layers): the offload and
   // reload copies' time beyond the layer compute they overlap, exposed.
@@ -161,7 +161,7 @@ struct StepReport {
 //    hidden part, both counted at the end of this iteration. An approximation
 //    (steady state of consecutive iterations) that ignores that the pipeline
 //    fill may leave a stage idle (and the gather free) before its first forward.
-//  - MoE models (lowering/moe.h): the routed experts' gradients are reduced
+//  - MoE models (layers/moe.h): the routed experts' gradients are reduced
 //    over Placement::expert_data (the edp = t*cp*d / (etp*ep) ranks holding
 //    the same experts; nothing when edp = 1) in their own buckets (a
 //    bucket cut flushes the dense and the expert bytes, each to its group),

@@ -65,23 +65,20 @@ Status GraphBuilder::run_fast() {
 // bit the reference engine's; only the order of independent steps differs,
 // and the bookkeeping emit_step_fast needs for any schedule (step decoding,
 // bucket checks, the work list) is left out.
-void GraphBuilder::run_ordered_1f1b() {
-  // Pass and transfer times per chunk (v = 1: chunk = stage); the lean
-  // loop below needs them all valid, else the general step reports the
-  // bad one exactly as the reference engine does.
+bool GraphBuilder::ordered_1f1b_times_valid(bool zb) const {
   auto good = [](double d) { return d >= 0 && std::isfinite(d); };
-  const bool zb = plan_.schedule == Schedule::kZbH1;
   for (int r = 0; r < p_; ++r) {
     const ChunkProgram& prog = *programs_[r];
-    if (!good(prog.forward_s) || !good(send_fwd_s_[r]) || !good(send_bwd_s_[r])) return;
+    if (!good(prog.forward_s) || !good(send_fwd_s_[r]) || !good(send_bwd_s_[r])) return false;
     if (zb ? !good(prog.backward_input_s) || !good(prog.backward_weight_s)
            : !good(prog.backward_s)) {
-      return;
+      return false;
     }
   }
-  // The loop works on local copies (no aliasing between the stages' state
-  // and the transfer arrays, so the compiler keeps them in registers) and
-  // writes them back at the end.
+  return true;
+}
+
+void GraphBuilder::load_lanes(bool zb) {
   const int m = m_, p = p_;
   lanes_.resize(p);
   Lane* __restrict lanes = lanes_.data();
@@ -101,6 +98,44 @@ void GraphBuilder::run_ordered_1f1b() {
                     r < p - 1 ? 2 : 1, r > 0 ? 2 : 1, static_cast<int>(st.next), st.warmup,
                     zb ? std::min(r, m - st.warmup) : m};
   }
+}
+
+void GraphBuilder::store_lanes() {
+  const int m = m_, p = p_;
+  const Lane* lanes = lanes_.data();
+  int tasks = 0;
+  for (int r = 0; r < p; ++r) {
+    StageState& st = stages_[r];
+    const Lane& lane = lanes[r];
+    st.compute_end_s = lane.compute_end;
+    st.pipe_forward_end_s = lane.forward_end;
+    st.pipe_backward_end_s = lane.backward_end;
+    st.busy_s = lane.busy;
+    st.pp_wait_s = lane.pp_wait;
+    st.any_pass = st.any_pass || lane.next > 0;
+    st.next = static_cast<size_t>(lane.next);
+    // Its passes and sends: F(0 .. w + m - 2) (w + m - 1 of them, none for
+    // a stage without a round's forward), B(0 .. m - 2), the W's.
+    const int forwards = std::min(lane.warmup + m - 1, m);
+    const int backwards = m - 1;
+    tasks += forwards * lane.forward_tasks + backwards * lane.backward_tasks +
+             (lane.next - forwards - backwards);
+  }
+  external_tasks_ += tasks;
+}
+
+void GraphBuilder::run_ordered_1f1b() {
+  // Pass and transfer times per chunk (v = 1: chunk = stage); the lean
+  // loop below needs them all valid, else the general step reports the
+  // bad one exactly as the reference engine does.
+  const bool zb = plan_.schedule == Schedule::kZbH1;
+  if (!ordered_1f1b_times_valid(zb)) return;
+  // The loop works on local copies (no aliasing between the stages' state
+  // and the transfer arrays, so the compiler keeps them in registers) and
+  // writes them back at the end.
+  load_lanes(zb);
+  const int m = m_, p = p_;
+  Lane* __restrict lanes = lanes_.data();
   // A transfer read before it was written (an order bug): the loop goes on
   // (it cannot wait) and the build fails.
   bool early = false;
@@ -179,25 +214,7 @@ void GraphBuilder::run_ordered_1f1b() {
       store(c, l);
     }
   }
-  int tasks = 0;
-  for (int r = 0; r < p; ++r) {
-    StageState& st = stages_[r];
-    const Lane& lane = lanes[r];
-    st.compute_end_s = lane.compute_end;
-    st.pipe_forward_end_s = lane.forward_end;
-    st.pipe_backward_end_s = lane.backward_end;
-    st.busy_s = lane.busy;
-    st.pp_wait_s = lane.pp_wait;
-    st.any_pass = st.any_pass || lane.next > 0;
-    st.next = static_cast<size_t>(lane.next);
-    // Its passes and sends: F(0 .. w + m - 2) (w + m - 1 of them, none for
-    // a stage without a round's forward), B(0 .. m - 2), the W's.
-    const int forwards = std::min(lane.warmup + m - 1, m);
-    const int backwards = m - 1;
-    tasks += forwards * lane.forward_tasks + backwards * lane.backward_tasks +
-             (lane.next - forwards - backwards);
-  }
-  external_tasks_ += tasks;
+  store_lanes();
   if (early && duration_error_.ok()) {
     duration_error_ = Status::internal("1F1B replay read a transfer before it ended (order bug)");
   }

@@ -169,18 +169,17 @@ void GraphBuilder::record_bad_duration(int stage, double duration, const Label& 
       "; check the profile or constants it was built from");
 }
 
-void GraphBuilder::finish_stage(int r) {
-  StageState& state = stages_[r];
-  const TaskId previous = state.previous;
-  // `t` waits for the stage's last pass (the fast path keeps it outside the graph).
-  auto after_passes = [&](TaskId t) {
-    if (fast_) {
-      if (state.any_pass) graph_.add_dependency_on_time(state.compute_end_s, t);
-    } else if (previous >= 0) {
-      graph_.add_dependency(previous, t);
-    }
-  };
-  std::vector<TaskId>& dp_tasks = state.dp_tasks;
+void GraphBuilder::after_passes(int r, TaskId t) {
+  const StageState& state = stages_[r];
+  if (fast_) {
+    if (state.any_pass) graph_.add_dependency_on_time(state.compute_end_s, t);
+  } else if (state.previous >= 0) {
+    graph_.add_dependency(state.previous, t);
+  }
+}
+
+void GraphBuilder::reduce_gradients_after_passes(int r) {
+  std::vector<TaskId>& dp_tasks = stages_[r].dp_tasks;
   const bool has_dp = dense_dp();  // d * cp ranks share the gradients
   const int stage = plan_.sharding_stage();
   // Without overlap: reduce every chunk's gradients after the stage's last pass.
@@ -190,14 +189,14 @@ void GraphBuilder::finish_stage(int r) {
       for (double bytes : has_dp ? bucket_list(prog.grad_bytes) : std::vector<double>()) {
         const TaskId t = add_dp(r, dp_time(grad_kind(), bytes, grad_group()),
                                 Label{dp_label(grad_kind()), -1, c * p_ + r});
-        after_passes(t);
+        after_passes(r, t);
         dp_tasks.push_back(t);
       }
       if (!expert_dp() || prog.expert_grad_bytes <= 0) continue;
       for (double bytes : bucket_list(prog.expert_grad_bytes)) {
         const TaskId t = add_dp(r, dp_time(grad_kind(), bytes, placement_.expert_data),
                                 Label{expert_dp_label(grad_kind()), -1, c * p_ + r});
-        after_passes(t);
+        after_passes(r, t);
         dp_tasks.push_back(t);
       }
     }
@@ -211,17 +210,18 @@ void GraphBuilder::finish_stage(int r) {
     c.group = placement_.embedding;
     const TaskId t =
         add_dp(r, cost_.collective_time_s(c), Label{"embedding gradient all_reduce"});
-    after_passes(t);
+    after_passes(r, t);
     dp_tasks.push_back(t);
   }
+}
+
+TaskId GraphBuilder::optimizer_step(int r, const StageSums& sums) {
+  std::vector<TaskId>& dp_tasks = stages_[r].dp_tasks;
+  const int stage = plan_.sharding_stage();
+  const double params = sums.params, grad_bytes = sums.grad_bytes;
+  const double expert_params = sums.expert_params;
   // Hybrid sharding: all-reduce this rank's 1/S gradient shard across the
   // d/S replicas, once per step after the shard's reduction.
-  double params = 0, grad_bytes = 0, expert_params = 0;
-  for (int c = 0; c < v_; ++c) {
-    params += programs_[c * p_ + r]->parameters;
-    grad_bytes += programs_[c * p_ + r]->grad_bytes;
-    expert_params += programs_[c * p_ + r]->expert_parameters;
-  }
   // Routed experts are sharded over the whole expert-data group (no hybrid
   // replicas); the rest as before.
   const double dense_params = params - expert_params;
@@ -231,7 +231,7 @@ void GraphBuilder::finish_stage(int r) {
     const TaskId t =
         add_dp(r, dp_time(CollectiveKind::kAllReduce, grad_bytes / S, placement_.replica),
                Label{"dp all_reduce gradient shard across replicas"});
-    after_passes(t);
+    after_passes(r, t);
     for (TaskId d : dp_tasks) graph_.add_dependency(d, t);
     dp_tasks.push_back(t);
   }
@@ -248,7 +248,7 @@ void GraphBuilder::finish_stage(int r) {
   double opt_s = std::max(cost_.kernel_time_s(opt), cost_.launch_interval_s());
   if (low_precision(plan_.precision) && stage < 3) {
     // The updated layer weights cast to their cached fp8 / nvfp4 copies
-    // (lowering/precision.h).
+    // (simulator/precision.h).
     double layer_params = 0;
     for (int c = 0; c < v_; ++c) layer_params += programs_[c * p_ + r]->layer_parameters;
     KernelDesc cast;
@@ -259,10 +259,18 @@ void GraphBuilder::finish_stage(int r) {
     opt_s += std::max(cost_.kernel_time_s(cast), cost_.launch_interval_s());
   }
   const TaskId o = add(r, StreamKind::kCompute, opt_s, Label{"optimizer step"});
-  after_passes(o);
+  after_passes(r, o);
   for (TaskId t : dp_tasks) graph_.add_dependency(t, o);
-  optimizer_task_[r] = o;
-  stage_end_task_[r] = o;
+  return o;
+}
+
+void GraphBuilder::gather_parameters(int r, TaskId o, const StageSums& sums) {
+  const bool has_dp = dense_dp();  // d * cp ranks share the gradients
+  const int stage = plan_.sharding_stage();
+  const double params = sums.params, expert_params = sums.expert_params;
+  // Routed experts are sharded over the whole expert-data group.
+  const double dense_params = params - expert_params;
+  const int S = plan_.shard_ranks();
   // Stages 1 and 2: gather the updated bf16 parameters over the shard group
   // (stage 3 gathers per layer in the passes). With overlap_param_gather it
   // runs under the next iteration's first forward pass of each of the
@@ -306,6 +314,21 @@ void GraphBuilder::finish_stage(int r) {
     graph_.add_dependency(o, g);
     stage_end_task_[r] = g;
   }
+}
+
+void GraphBuilder::finish_stage(int r) {
+  reduce_gradients_after_passes(r);
+  // The stage's parameters and gradient bytes over its chunks.
+  StageSums sums;
+  for (int c = 0; c < v_; ++c) {
+    sums.params += programs_[c * p_ + r]->parameters;
+    sums.grad_bytes += programs_[c * p_ + r]->grad_bytes;
+    sums.expert_params += programs_[c * p_ + r]->expert_parameters;
+  }
+  const TaskId o = optimizer_step(r, sums);
+  optimizer_task_[r] = o;
+  stage_end_task_[r] = o;
+  gather_parameters(r, o, sums);
 }
 
 TaskId GraphBuilder::add_dp(int stage, double duration, const Label& label) {

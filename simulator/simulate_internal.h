@@ -190,6 +190,21 @@ class GraphBuilder {
   // After the stage's last pass: the remaining gradient reductions, the
   // optimizer step and (distributed optimizer) the parameter all-gather.
   void finish_stage(int r);
+  // finish_stage's parts. `t` waits for stage r's last pass (the fast path
+  // keeps it outside the graph).
+  void after_passes(int r, TaskId t);
+  // Without overlap, every chunk's gradient reduction after the last pass;
+  // the tied embeddings' all-reduce (into StageState::dp_tasks).
+  void reduce_gradients_after_passes(int r);
+  // Stage r's parameters summed over its chunks (routed experts among them)
+  // and its gradient bytes.
+  struct StageSums {
+    double params = 0, grad_bytes = 0, expert_params = 0;
+  };
+  // Hybrid sharding's replica all-reduce and the optimizer step (returned).
+  TaskId optimizer_step(int r, const StageSums& sums);
+  // Stages 1 and 2: the updated parameters' all-gather after `optimizer`.
+  void gather_parameters(int r, TaskId optimizer, const StageSums& sums);
   // A data-parallel task whose full duration counts as issued DP communication.
   TaskId add_dp(int stage, double duration, const Label& label);
   // Bucket boundaries in a chunk's backward ops: cut after the op at which
@@ -242,6 +257,13 @@ class GraphBuilder {
   // 1F1B and zb-h1 with m >= p: every step but the last round's in an
   // order in which its transfer is already emitted (see the definition).
   inline void run_ordered_1f1b();
+  // run_ordered_1f1b's set-up and write-back around its loop: whether every
+  // pass and transfer time is valid (else the general steps report the bad
+  // one), the lanes loaded from the stages, and the stages' state (and the
+  // task count) written back from them.
+  inline bool ordered_1f1b_times_valid(bool zb) const;
+  inline void load_lanes(bool zb);
+  inline void store_lanes();
   // Interleaved and GPipe (steps listed): sweeps over the stages that time
   // every step whose transfer is emitted (see the definition).
   void run_listed_sweeps();

@@ -116,7 +116,7 @@ void add_plan_space_flags(CLI::App* cmd, PlanSpaceFlags* f, const std::string& w
   cmd->add_option("--fp8-recipe", f->fp8_recipe,
                   what + ": FP8 scaling recipe of the fp8 plans: delayed (default), current, "
                          "mxfp8 (Blackwell)")
-      ->check(CLI::IsMember({"delayed", "current", "mxfp8"}));
+      ->check(CLI::IsMember(simulator::fp8_recipe_names()));
   cmd->add_option("--ep", f->ep,
                   what + ": expert-parallel sizes for MoE models, e.g. 8,32 (default: per layout the "
                          "largest power of two dividing the experts and t x cp x d within an NVLink "
@@ -182,10 +182,8 @@ Result<int> parse_zero_item(const std::string& item) {
 }
 
 Result<simulator::Precision> parse_precision_item(const std::string& item) {
-  if (item == "bf16") return simulator::Precision::kBf16;
-  if (item == "fp16") return simulator::Precision::kFp16;
-  if (item == "fp8") return simulator::Precision::kFp8;
-  if (item == "nvfp4") return simulator::Precision::kNvfp4;
+  simulator::Precision p;
+  if (simulator::parse_precision(item, &p)) return p;
   return Status::invalid_argument("--precision: '" + item +
                                   "' is not a precision (bf16, fp16, fp8 or nvfp4)");
 }
@@ -271,9 +269,7 @@ Status parse_axis_lists(const PlanSpaceFlags& f, PlanSpace* s) {
         parse_unique_list(f.precision, "--precision", parse_precision_item, &s->precision));
   }
   if (!f.fp8_recipe.empty()) {
-    s->fp8_recipe = f.fp8_recipe == "current" ? simulator::Fp8Recipe::kCurrent
-                   : f.fp8_recipe == "mxfp8" ? simulator::Fp8Recipe::kMxfp8
-                                             : simulator::Fp8Recipe::kDelayed;
+    simulator::parse_fp8_recipe(f.fp8_recipe, &s->fp8_recipe);  // a name CLI::IsMember admitted
   }
   return Status();
 }

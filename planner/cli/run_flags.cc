@@ -134,17 +134,10 @@ Status apply_schedule_flags(const PlanFlags& o, Plan* plan) {
 // The precision, FP8 recipe and bf16 layers flags.
 Status apply_precision_flags(const PlanFlags& o, Plan* plan) {
   if (o.given("--precision")) {
-    using simulator::Precision;
-    plan->precision = named(o.precision,
-                            {{"bf16", Precision::kBf16}, {"fp16", Precision::kFp16},
-                             {"nvfp4", Precision::kNvfp4}},
-                            Precision::kFp8);
+    simulator::parse_precision(o.precision, &plan->precision);  // a name CLI::IsMember admitted
   }
   if (o.given("--fp8-recipe")) {
-    using simulator::Fp8Recipe;
-    plan->fp8_recipe = named(o.fp8_recipe,
-                             {{"delayed", Fp8Recipe::kDelayed}, {"current", Fp8Recipe::kCurrent}},
-                             Fp8Recipe::kMxfp8);
+    simulator::parse_fp8_recipe(o.fp8_recipe, &plan->fp8_recipe);  // a name CLI::IsMember admitted
     if (plan->precision != simulator::Precision::kFp8) {
       return Status::invalid_argument("simulate: --fp8-recipe needs --precision fp8");
     }
@@ -352,11 +345,11 @@ void add_plan_flags(CLI::App* cmd, PlanFlags* f) {
                   "Training precision: bf16, fp16, fp8 (linear-layer GEMMs in FP8 with "
                   "Transformer Engine's casts; Hopper and Blackwell) or nvfp4 (the same GEMMs in "
                   "NVFP4, Transformer Engine's NVFP4BlockScaling recipe; Blackwell)")
-      ->check(CLI::IsMember({"bf16", "fp16", "fp8", "nvfp4"}));
+      ->check(CLI::IsMember(simulator::precision_names()));
   cmd->add_option("--fp8-recipe", f->fp8_recipe,
                   "FP8 scaling recipe with --precision fp8: delayed (default), current, mxfp8 "
                   "(Blackwell)")
-      ->check(CLI::IsMember({"delayed", "current", "mxfp8"}));
+      ->check(CLI::IsMember(simulator::fp8_recipe_names()));
   cmd->add_option("--bf16-layers-at-start", f->bf16_layers_at_start,
                   "With --precision fp8 or nvfp4: transformer layers kept in bf16 at the start "
                   "of the model (Megatron-Core --first-last-layers-bf16 "

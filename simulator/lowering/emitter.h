@@ -10,7 +10,7 @@
 
 #include "simulator/cost_model.h"
 #include "simulator/lowering.h"
-#include "simulator/lowering/precision.h"
+#include "simulator/precision.h"
 #include "simulator/model.h"
 #include "simulator/plan.h"
 

@@ -7,6 +7,75 @@
 namespace llmplan::simulator::lowering {
 namespace {
 
+// One collective of `bytes` over `over`.
+double collective_s(const CostModel& cost, const CommGroup& over, CollectiveKind kind,
+                    double bytes) {
+  CollectiveDesc c;
+  c.kind = kind;
+  c.bytes = bytes;
+  c.group = over;
+  return cost.collective_time_s(c);
+}
+
+// Each unit's parameter all-gather (`gather`) and gradient reduce-scatter
+// (`scatter`) time into (*gather_s)[u], (*scatter_s)[u]; a unit's
+// routed-expert parameters go over the expert-data group, back to back with
+// the rest on the network. Appends what is issued to `issued` (when not
+// null).
+void unit_collective_times(const Plan& plan, const CommGroup& group,
+                           const CommGroup& expert_group, const CostModel& cost, bool gather,
+                           bool scatter, const std::vector<Unit>& units,
+                           std::vector<double>* gather_s, std::vector<double>* scatter_s,
+                           std::vector<PassCollective>* issued) {
+  for (size_t u = 0; u < units.size(); ++u) {
+    const double experts = units[u].expert_parameters;
+    if (gather) {
+      const double bytes = units[u].parameters * 2.0;
+      (*gather_s)[u] = collective_s(cost, group, CollectiveKind::kAllGather, bytes);
+      if (issued != nullptr) issued->push_back({CollectiveKind::kAllGather, bytes, (*gather_s)[u]});
+      if (experts > 0) {
+        const double s = collective_s(cost, expert_group, CollectiveKind::kAllGather, experts * 2.0);
+        (*gather_s)[u] += s;
+        if (issued != nullptr) issued->push_back({CollectiveKind::kAllGather, experts * 2.0, s});
+      }
+    }
+    if (scatter) {
+      const double bytes = units[u].parameters * plan.grad_reduce_bytes();
+      (*scatter_s)[u] = collective_s(cost, group, CollectiveKind::kReduceScatter, bytes);
+      if (issued != nullptr) {
+        issued->push_back({CollectiveKind::kReduceScatter, bytes, (*scatter_s)[u]});
+      }
+      if (experts > 0) {
+        const double eb = experts * plan.grad_reduce_bytes();
+        const double s = collective_s(cost, expert_group, CollectiveKind::kReduceScatter, eb);
+        (*scatter_s)[u] += s;
+        if (issued != nullptr) issued->push_back({CollectiveKind::kReduceScatter, eb, s});
+      }
+    }
+  }
+}
+
+// An exposed data-parallel collective of `s` seconds on the pass.
+LoweredOp exposed_op(OpCategory cat, double s, const char* name) {
+  LoweredOp op;
+  op.stream = StreamKind::kDataComm;
+  op.category = cat;
+  op.duration_s = s;
+  op.name = name;
+  return op;
+}
+
+// SM contention: `slowdown` x `hid` on the last compute kernel of out[first, end).
+void add_slowdown(double slowdown, double hid, size_t first, std::vector<LoweredOp>* out) {
+  for (size_t k = out->size(); k > first; --k) {
+    LoweredOp& op = (*out)[k - 1];
+    if (op.stream != StreamKind::kCompute || op.category == OpCategory::kHostOverhead) continue;
+    op.duration_s += slowdown * hid;
+    op.slowdown_s += slowdown * hid;
+    break;
+  }
+}
+
 // ZeRO-2/3 data-parallel collectives of one pass (see sharding.h): each
 // unit's parameter all-gather before it (`gather`), its gradient
 // reduce-scatter after it (`scatter`). Rebuilds `ops` with the exposed parts
@@ -20,54 +89,9 @@ double shard_pass(const Plan& plan, const CommGroup& group, const CommGroup& exp
   if (!gather && !scatter) return 0;
   const double slowdown = cost.comm_compute_slowdown();
   const size_t n = units.size();
-  auto time_over = [&](const CommGroup& over, CollectiveKind kind, double bytes) {
-    CollectiveDesc c;
-    c.kind = kind;
-    c.bytes = bytes;
-    c.group = over;
-    return cost.collective_time_s(c);
-  };
-  auto time = [&](CollectiveKind kind, double bytes) { return time_over(group, kind, bytes); };
   std::vector<double> gather_s(n, 0.0), scatter_s(n, 0.0);
-  // A unit's routed-expert parameters go over the expert-data group, back
-  // to back with the rest on the network.
-  auto expert_time = [&](CollectiveKind kind, double bytes) {
-    return time_over(expert_group, kind, bytes);
-  };
-  for (size_t u = 0; u < n; ++u) {
-    const double experts = units[u].expert_parameters;
-    if (gather) {
-      const double bytes = units[u].parameters * 2.0;
-      gather_s[u] = time(CollectiveKind::kAllGather, bytes);
-      if (issued != nullptr) issued->push_back({CollectiveKind::kAllGather, bytes, gather_s[u]});
-      if (experts > 0) {
-        const double s = expert_time(CollectiveKind::kAllGather, experts * 2.0);
-        gather_s[u] += s;
-        if (issued != nullptr) issued->push_back({CollectiveKind::kAllGather, experts * 2.0, s});
-      }
-    }
-    if (scatter) {
-      const double bytes = units[u].parameters * plan.grad_reduce_bytes();
-      scatter_s[u] = time(CollectiveKind::kReduceScatter, bytes);
-      if (issued != nullptr) {
-        issued->push_back({CollectiveKind::kReduceScatter, bytes, scatter_s[u]});
-      }
-      if (experts > 0) {
-        const double eb = experts * plan.grad_reduce_bytes();
-        const double s = expert_time(CollectiveKind::kReduceScatter, eb);
-        scatter_s[u] += s;
-        if (issued != nullptr) issued->push_back({CollectiveKind::kReduceScatter, eb, s});
-      }
-    }
-  }
-  auto exposed_op = [](OpCategory cat, double s, const char* name) {
-    LoweredOp op;
-    op.stream = StreamKind::kDataComm;
-    op.category = cat;
-    op.duration_s = s;
-    op.name = name;
-    return op;
-  };
+  unit_collective_times(plan, group, expert_group, cost, gather, scatter, units, &gather_s,
+                        &scatter_s, issued);
   std::vector<LoweredOp> out;
   out.reserve(ops->size() + 3 * n + 2);
   out.insert(out.end(), ops->begin(), ops->begin() + static_cast<int64_t>(units[0].begin));
@@ -94,14 +118,7 @@ double shard_pass(const Plan& plan, const CommGroup& group, const CommGroup& exp
     out.insert(out.end(), ops->begin() + static_cast<int64_t>(units[u].begin),
                ops->begin() + static_cast<int64_t>(units[u].end));
     if (hid > 0) {
-      // SM contention on the unit's last kernel.
-      for (size_t k = out.size(); k > first; --k) {
-        LoweredOp& op = out[k - 1];
-        if (op.stream != StreamKind::kCompute || op.category == OpCategory::kHostOverhead) continue;
-        op.duration_s += slowdown * hid;
-        op.slowdown_s += slowdown * hid;
-        break;
-      }
+      add_slowdown(slowdown, hid, first, &out);
       hidden += hid;
     }
     const double exposed = concurrent - hid;

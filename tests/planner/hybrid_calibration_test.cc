@@ -16,7 +16,7 @@
 #include "planner/accuracy/runs_file.h"
 #include "presets/catalog.h"
 #include "tests/planner/runs_fixtures.h"
-#include "simulator/lowering/moe_dispatch.h"
+#include "simulator/layers/moe_dispatch.h"
 #include "simulator/roofline.h"
 
 namespace llmplan::planner {

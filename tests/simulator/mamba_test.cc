@@ -1,4 +1,4 @@
-// Hybrid Mamba-2 models (Model::layer_pattern, lowering/mamba.h): pattern
+// Hybrid Mamba-2 models (Model::layer_pattern, layers/mamba.h): pattern
 // validation, parameters and model FLOPs against hand formulas, the Mamba
 // mixer's kernels (GEMM shapes, SSD FLOPs and bytes, conv and norm bytes) at
 // tp 1 and 2, plan checks (TP over heads/groups, cp refused), the

@@ -1,5 +1,5 @@
 // Multi-head latent attention and multi-token prediction (simulator/model.h,
-// lowering/mla.h): parameter counts of the deepseek-v3 and kimi-k2 presets
+// layers/mla.h): parameter counts of the deepseek-v3 and kimi-k2 presets
 // against the published figures, the MLA layer's GEMM and attention FLOPs
 // against hand formulas, its tensor-parallel sharding and SP gathers,
 // activation memory, the NeMo deepseekv3 model-FLOPs formula, what an MTP

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "simulator/lowering.h"
-#include "simulator/lowering/moe_dispatch.h"
+#include "simulator/layers/moe_dispatch.h"
 #include "simulator/roofline.h"
 #include "simulator/simulate.h"
 #include "tests/planner/simulate_cli.h"
@@ -243,7 +243,7 @@ TEST(MoeLowering, AllToAllBytesMatchAHandComputation) {
   EXPECT_EQ(skewed.all_to_alls().front().bytes, 1.5 * 2048 * 8 * 4096 * 2);
 }
 
-// The flex dispatcher's distinct destination ranks (lowering/moe_dispatch.h)
+// The flex dispatcher's distinct destination ranks (layers/moe_dispatch.h)
 // against hand counts, and its all-to-all bytes.
 TEST(MoeLowering, FlexDispatcherSendsATokenOncePerDestinationRank) {
   using lowering::flex_dispatch_byte_scale;
@@ -295,7 +295,7 @@ TEST(MoeLowering, FlexDispatcherSendsATokenOncePerDestinationRank) {
 
 // Across nodes the flex dispatcher sends a token once per destination node
 // over the NIC and forwards it over NVLink inside that node
-// (lowering/moe_dispatch.h): hand counts of the distinct nodes, and the
+// (layers/moe_dispatch.h): hand counts of the distinct nodes, and the
 // all-to-all's off-node and in-node factors in the lowering.
 TEST(MoeLowering, FlexDispatcherAcrossNodesSendsOneCopyPerNode) {
   using lowering::flex_dispatch_nodes_per_token;

@@ -2,7 +2,7 @@
 // recipe): which GEMMs and casts run in NVFP4, the cast bytes, the FP4 peak
 // and efficiency in the Roofline, the memory of the FP4 copies, the error on
 // GPUs without FP4, the plan JSON and the caveats (semantics in
-// simulator/lowering/precision.h, simulator/memory.h, simulator/caveats.h).
+// simulator/simulator/precision.h, simulator/memory.h, simulator/caveats.h).
 #include <gtest/gtest.h>
 
 #include <mutex>

@@ -1,4 +1,4 @@
-// Rotary position embedding in the attention lowering (lowering/attention.h):
+// Rotary position embedding in the attention lowering (layers/attention.h):
 // the bytes of Transformer Engine's fused kernel and of Megatron-Core's
 // eager path, partial rotary, the layers and models without RoPE, full
 // recomputation, the new fields' checks and JSON, and the runs files'
@@ -12,7 +12,7 @@
 #include "planner/accuracy/runs_file.h"
 #include "presets/catalog.h"
 #include "simulator/lowering.h"
-#include "simulator/lowering/attention.h"
+#include "simulator/layers/attention.h"
 #include "simulator/model_json.h"
 #include "simulator/plan_json.h"
 #include "tests/simulator/test_cluster.h"

@@ -8,17 +8,14 @@
 // and asks the block's LayerPart for its core, from the input cast after
 // the norm to the tensor-parallel reduction of its output.
 //
-// Adding a layer kind (latent attention, a state-space mixer):
-//   1. a file lowering/<kind>.{h,cc} with a LayerPart subclass;
-//   2. its LayerPartKind below and, in the driver's LayerParts (lowering.cc),
-//      a member of its class, the case in part() that returns it and its
-//      entry in all();
-//   3. the rule in layer_kinds() (lowering.cc) saying which layers use it.
-// Nothing else in the lowering changes: parts do not call each other
-// (except through a part's own public helpers, as the MoE's shared experts
-// use the dense MLP's core).
-#ifndef LLMPLAN_SIMULATOR_LOWERING_LAYER_PART_H_
-#define LLMPLAN_SIMULATOR_LOWERING_LAYER_PART_H_
+// Each part is lowered by its layer kind's file (simulator/layers/<kind>.*).
+// A new layer kind brings its LayerPart through its LayerKindSpec
+// (layer_kind.h: the recipe); the driver holds one object per registered
+// kind the model uses (LayerPartKind::kRegistered). Parts do not call each
+// other (except through a part's own public helpers, as the MoE's shared
+// experts use the dense MLP's core).
+#ifndef LLMPLAN_SIMULATOR_LAYERS_LAYER_PART_H_
+#define LLMPLAN_SIMULATOR_LAYERS_LAYER_PART_H_
 
 #include <vector>
 
@@ -29,11 +26,12 @@ namespace llmplan::simulator::lowering {
 
 // The kinds of layer parts, each lowered by one file.
 enum class LayerPartKind {
-  kAttention,  // lowering/attention.h: dense, GQA, sliding window, context parallel
-  kMla,        // lowering/mla.h: multi-head latent attention (Model::kv_lora_rank > 0)
-  kDenseMlp,   // lowering/mlp.h: GeLU or SwiGLU MLP
-  kMoe,        // lowering/moe.h: router, all-to-alls, grouped expert GEMMs, shared experts
-  kMamba,      // lowering/mamba.h: Mamba-2 mixer (in_proj, conv1d, SSD scan, gated norm, out_proj)
+  kAttention,  // layers/attention.h: dense, GQA, sliding window, context parallel
+  kMla,        // layers/mla.h: multi-head latent attention (Model::kv_lora_rank > 0)
+  kDenseMlp,   // layers/mlp.h: GeLU or SwiGLU MLP
+  kMoe,        // layers/moe.h: router, all-to-alls, grouped expert GEMMs, shared experts
+  kMamba,      // layers/mamba.h: Mamba-2 mixer (in_proj, conv1d, SSD scan, gated norm, out_proj)
+  kRegistered, // a registered layer kind's part (layer_kind.h), by LayerKinds::symbol
 };
 
 // The parts of one layer, in order. A hybrid model's layer
@@ -43,6 +41,7 @@ struct LayerKinds {
   LayerPartKind mixer = LayerPartKind::kAttention;
   LayerPartKind feed_forward = LayerPartKind::kDenseMlp;
   bool has_mixer = true, has_feed_forward = true;
+  char symbol = 0;  // the registered kind of a kRegistered mixer (Model::layer_pattern)
 };
 
 // The core of one block of a layer (see the file comment), for the layer
@@ -67,4 +66,4 @@ class LayerPart : public Emitter {
 
 }  // namespace llmplan::simulator::lowering
 
-#endif  // LLMPLAN_SIMULATOR_LOWERING_LAYER_PART_H_
+#endif  // LLMPLAN_SIMULATOR_LAYERS_LAYER_PART_H_

@@ -1,8 +1,81 @@
-#include "simulator/lowering/precision.h"
+#include "simulator/precision.h"
 
-#include "simulator/lowering.h"
+#include "simulator/cost_model.h"
+#include "simulator/plan.h"
 
 namespace llmplan::simulator {
+
+namespace {
+
+// The one table of format names (to_string and the parsers read it).
+template <typename E>
+struct Named {
+  const char* name;
+  E value;
+};
+constexpr Named<Precision> kPrecisionNames[] = {
+    {"bf16", Precision::kBf16},
+    {"fp16", Precision::kFp16},
+    {"fp8", Precision::kFp8},
+    {"nvfp4", Precision::kNvfp4},
+};
+constexpr Named<Fp8Recipe> kFp8RecipeNames[] = {
+    {"delayed", Fp8Recipe::kDelayed},
+    {"current", Fp8Recipe::kCurrent},
+    {"mxfp8", Fp8Recipe::kMxfp8},
+};
+
+// The name of `value` in `table`, "?" when it has none.
+template <typename Table, typename E>
+const char* name_in(const Table& table, E value) {
+  for (const auto& row : table) {
+    if (row.value == value) return row.name;
+  }
+  return "?";
+}
+
+// Looks `text` up in `table`: true and `*out` set when found.
+template <typename Table, typename E>
+bool parse_in(const Table& table, std::string_view text, E* out) {
+  for (const auto& row : table) {
+    if (text == row.name) {
+      *out = row.value;
+      return true;
+    }
+  }
+  return false;
+}
+
+// Every name of `table`, in order.
+template <typename Table>
+std::vector<std::string> names_in(const Table& table) {
+  std::vector<std::string> out;
+  for (const auto& row : table) out.emplace_back(row.name);
+  return out;
+}
+
+}  // namespace
+
+const char* to_string(Precision p) { return name_in(kPrecisionNames, p); }
+const char* to_string(Fp8Recipe r) { return name_in(kFp8RecipeNames, r); }
+bool parse_precision(std::string_view text, Precision* out) {
+  return parse_in(kPrecisionNames, text, out);
+}
+bool parse_fp8_recipe(std::string_view text, Fp8Recipe* out) {
+  return parse_in(kFp8RecipeNames, text, out);
+}
+std::vector<std::string> precision_names() { return names_in(kPrecisionNames); }
+std::vector<std::string> fp8_recipe_names() { return names_in(kFp8RecipeNames); }
+
+double gemm_input_bytes_per_element(Precision precision) {
+  switch (precision) {
+    case Precision::kFp8: return 1.0;
+    case Precision::kNvfp4: return kNvfp4BytesPerElement;
+    case Precision::kBf16:
+    case Precision::kFp16: return 2.0;
+  }
+  return 2.0;
+}
 
 double fp8_cast_bytes_per_element(Fp8Recipe recipe, bool fp8_transpose) {
   // Tensor scaling without a transposed copy writes 1 byte, not 2.

@@ -1,10 +1,13 @@
-#include "simulator/lowering/moe.h"
+#include "simulator/layers/moe.h"
 
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <string>
 
-#include "simulator/lowering/moe_dispatch.h"
+#include "simulator/layers/attention.h"
+#include "simulator/layers/mlp.h"
+#include "simulator/layers/moe_dispatch.h"
 
 namespace llmplan::simulator::lowering {
 
@@ -308,3 +311,183 @@ double overlap_a2a(double slowdown, size_t begin, std::vector<LoweredOp>* ops) {
 }
 
 }  // namespace llmplan::simulator::lowering
+
+namespace llmplan::simulator::layers {
+
+int64_t expert_parameters(const Model& m) {
+  const int64_t w = m.moe_routed_width(), f = m.moe_ffn_hidden();
+  const int64_t bias = m.linear_bias ? 1 : 0;
+  return m.activation == Activation::kSwiglu ? 3 * w * f + bias * (2 * f + w)
+                                             : 2 * w * f + bias * (f + w);
+}
+
+int64_t moe_layer_dense_parameters(const Model& m) {
+  const int64_t h = m.hidden_size, e = m.num_experts;
+  const int64_t router = h * e + (m.linear_bias ? e : 0);
+  return attention_and_norms_parameters(m) + router +
+         static_cast<int64_t>(m.moe_shared_experts) * mlp_parameters(m, m.moe_ffn_hidden()) +
+         m.moe_latent_parameters();
+}
+
+double moe_tokens(const Model& model, const Plan& plan) {
+  const double tokens = rank_tokens(model, plan);
+  return plan.tensor_parallel > 1 ? tokens / plan.tensor_parallel : tokens;
+}
+
+double expert_rows(const Model& model, const Plan& plan) {
+  const double q = model.moe_capacity_factor > 0 ? model.moe_capacity_factor : plan.moe_imbalance;
+  return model.moe_top_k * moe_tokens(model, plan) * plan.expert_tensor_parallel * q;
+}
+
+MoeActivations moe_activations(const Model& model, const Plan& plan) {
+  const double h = model.hidden_size;
+  const double gemm_in = gemm_input_bytes_per_element(plan.precision);
+  const double fe = model.moe_ffn_hidden(), experts = model.num_experts;
+  const double etp = plan.expert_tensor_parallel;
+  MoeActivations act;
+  // Plan::recompute_modules layernorm: the MoE block's norm (Megatron-Core's
+  // pre_mlp_layernorm, a TENorm of its own) is checkpointed without its
+  // output, so the router's bf16 input (the norm output) is not held.
+  const double router_input = plan.recomputes(kRecomputeLayernorm) ? 0.0 : 2.0 * h;
+  act.router = moe_tokens(model, plan) * (router_input + 9.0 * experts);
+  // Latent MoE: the routed rows are L wide; fc1_latent_proj keeps its input
+  // in the GEMM format (the norm output's own bf16 copy when that is the
+  // format) and fc2_latent_proj its L-wide input.
+  const double w = model.moe_routed_width(), latent = model.moe_latent_size;
+  act.latent_inputs =
+      latent > 0 ? moe_tokens(model, plan) * ((gemm_in < 2.0 ? gemm_in * h : 0.0) + gemm_in * latent)
+                 : 0.0;
+  // Plan::recompute_modules moe_act: the routed experts' activation is
+  // checkpointed without its output, so FC2's input is not held (rebuilt
+  // from FC1's output before FC2's backward). Assumption for FP8 / NVFP4:
+  // FC2 keeps no quantized copy of its own either (Megatron-Core's grouped
+  // MLP asks Transformer Engine to save the original input when moe_act is
+  // recomputed), so the whole g f_e / etp per row goes.
+  const double fc2_input = plan.recomputes(kRecomputeMoeAct) ? 0.0 : gemm_in;
+  // Model::activation_clamp (GPT-OSS): the clamps keep FC1's output for
+  // their backward and the fused activation saves the clamped, concatenated
+  // copy (layers/moe.cc), a second FC1-output-sized tensor; with moe_act
+  // recomputed neither is held beyond FC1's output.
+  const double clamp_copy = model.activation_clamp > 0 && !plan.recomputes(kRecomputeMoeAct)
+                                ? fc1_output_bytes(model)
+                                : 0.0;
+  act.routed =
+      expert_rows(model, plan) *
+      (gemm_in * w + (fc1_output_bytes(model) + clamp_copy + fc2_input) * fe / etp + 4.0);
+  return act;
+}
+
+double shared_experts_weight_grad_per_token(const Model& model, const Plan& plan) {
+  const double t = plan.tensor_parallel, h = model.hidden_size;
+  const bool swiglu = model.activation == Activation::kSwiglu;
+  const double shared = static_cast<double>(model.moe_shared_experts) * model.moe_ffn_hidden() / t;
+  return shared > 0 ? (h + (swiglu ? 2.0 : 1.0) * shared) + (shared + h) : 0.0;
+}
+
+MoeWeightGrads moe_weight_grads(const Model& model, const Plan& plan, double tokens) {
+  const double t = plan.tensor_parallel, h = model.hidden_size;
+  const bool swiglu = model.activation == Activation::kSwiglu;
+  MoeWeightGrads g;
+  // The router and the experts see T_moe tokens (T / t) and R rows; here T =
+  // s b as above.
+  const double moe_tok = t > 1 ? tokens / t : tokens;
+  g.router = moe_tok * (h + model.num_experts);
+  const double q = model.moe_capacity_factor > 0 ? model.moe_capacity_factor : plan.moe_imbalance;
+  const double rows = model.moe_top_k * moe_tok * plan.expert_tensor_parallel * q;
+  const double fe = static_cast<double>(model.moe_ffn_hidden()) / plan.expert_tensor_parallel;
+  const double w = model.moe_routed_width(), latent = model.moe_latent_size;
+  g.routed = rows * ((w + (swiglu ? 2.0 : 1.0) * fe) + (fe + w));
+  // Latent MoE's two projections: inputs and output gradients.
+  g.projections = latent > 0 ? moe_tok * 2.0 * (h + latent) : 0.0;
+  return g;
+}
+
+namespace {
+
+// A dense model: no expert field may be set (it would be silently ignored).
+Status validate_dense_has_no_experts(const Model& m) {
+  if (m.moe_top_k != 0) return bad_field("top_k", "needs experts (the model is dense)");
+  if (m.moe_ffn_hidden_size != 0) {
+    return bad_field("expert_ffn_hidden", "needs experts (the model is dense)");
+  }
+  if (m.moe_shared_experts != 0) {
+    return bad_field("shared_experts", "needs experts (the model is dense)");
+  }
+  if (m.moe_layer_every != 1) return bad_field("moe_every", "needs experts (the model is dense)");
+  if (m.moe_first_dense != 0) {
+    return bad_field("moe_first_dense", "needs experts (the model is dense)");
+  }
+  if (m.moe_capacity_factor != 0) {
+    return bad_field("capacity_factor", "needs experts (the model is dense)");
+  }
+  if (m.moe_router != MoeRouter::kSoftmax) {
+    return bad_field("router", "needs experts (the model is dense)");
+  }
+  if (m.moe_router_groups != 0) {
+    return bad_field("router_groups", "needs experts (the model is dense)");
+  }
+  if (m.moe_router_group_limit != 0) {
+    return bad_field("router_group_limit", "needs experts (the model is dense)");
+  }
+  return Status();
+}
+
+// An MoE model's expert fields in range and its node-limited routing.
+Status validate_expert_fields(const Model& m) {
+  LLMPLAN_RETURN_IF_ERROR(field_in_range("top_k", m.moe_top_k, 1, m.num_experts));
+  LLMPLAN_RETURN_IF_ERROR(
+      field_in_range("expert_ffn_hidden", m.moe_ffn_hidden_size, 0, Model::kMaxFfnHidden));
+  LLMPLAN_RETURN_IF_ERROR(
+      field_in_range("shared_experts", m.moe_shared_experts, 0, Model::kMaxExperts));
+  LLMPLAN_RETURN_IF_ERROR(field_in_range("moe_every", m.moe_layer_every, 1, Model::kMaxLayers));
+  LLMPLAN_RETURN_IF_ERROR(
+      field_in_range("moe_first_dense", m.moe_first_dense, 0, m.num_layers - 1));
+  if (!(m.moe_capacity_factor == 0 || (m.moe_capacity_factor >= 1 && m.moe_capacity_factor <= 64))) {
+    return bad_field("capacity_factor", "must be 0 (dropless) or in [1, 64], got " +
+                                            std::to_string(m.moe_capacity_factor));
+  }
+  // Node-limited routing: both 0 (off), or groups dividing the experts
+  // and a limit in [1, groups].
+  LLMPLAN_RETURN_IF_ERROR(field_in_range("router_groups", m.moe_router_groups, 0, m.num_experts));
+  if (m.moe_router_groups > 0 && m.num_experts % m.moe_router_groups != 0) {
+    return bad_field("router_groups", "must divide experts (" + std::to_string(m.num_experts) +
+                                          "), got " + std::to_string(m.moe_router_groups));
+  }
+  if (m.moe_router_groups == 0 && m.moe_router_group_limit != 0) {
+    return bad_field("router_group_limit", "needs router_groups");
+  }
+  if (m.moe_router_groups > 0) {
+    LLMPLAN_RETURN_IF_ERROR(
+        field_in_range("router_group_limit", m.moe_router_group_limit, 1, m.moe_router_groups));
+  }
+  return Status();
+}
+
+}  // namespace
+
+Status validate_moe(const Model& m) {
+  LLMPLAN_RETURN_IF_ERROR(field_in_range("experts", m.num_experts, 0, Model::kMaxExperts));
+  LLMPLAN_RETURN_IF_ERROR(m.is_moe() ? validate_expert_fields(m) : validate_dense_has_no_experts(m));
+  // Latent MoE.
+  LLMPLAN_RETURN_IF_ERROR(field_in_range("moe_latent_size", m.moe_latent_size, 0, m.hidden_size));
+  if (m.moe_latent_size > 0 && !m.is_moe()) {
+    return bad_field("moe_latent_size", "needs experts (the model is dense)");
+  }
+  return Status();
+}
+
+}  // namespace llmplan::simulator::layers
+
+namespace llmplan::simulator {
+
+int64_t Model::expert_parameters_per_layer() const {
+  return static_cast<int64_t>(num_experts) * layers::expert_parameters(*this);
+}
+
+int64_t Model::moe_latent_parameters() const {
+  if (moe_latent_size <= 0) return 0;
+  const int64_t h = hidden_size, l = moe_latent_size;
+  return 2 * h * l + (linear_bias ? l + h : 0);
+}
+
+}  // namespace llmplan::simulator

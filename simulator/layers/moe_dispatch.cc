@@ -1,4 +1,4 @@
-#include "simulator/lowering/moe_dispatch.h"
+#include "simulator/layers/moe_dispatch.h"
 
 #include <algorithm>
 

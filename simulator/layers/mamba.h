@@ -1,4 +1,6 @@
-// Internal to the lowering: the Mamba-2 mixer block's core (layer_part.h) of
+// A layer kind (layer_kind.h): its parameters, checks and memory (the
+// layers:: functions at the end) and its kernels:
+// the Mamba-2 mixer block's core (layer_part.h) of
 // hybrid models (Model::layer_pattern 'M'; Nemotron-H, Nemotron 3), from the
 // in_proj input's cast to out_proj's tensor-parallel reduction.
 //
@@ -26,12 +28,13 @@
 // at flash attention's efficiency and its bytes (roofline.cc).
 // Not modelled: context parallelism for Mamba layers (validate(model, plan)
 // rejects cp > 1 on a model with Mamba layers).
-#ifndef LLMPLAN_SIMULATOR_LOWERING_MAMBA_H_
-#define LLMPLAN_SIMULATOR_LOWERING_MAMBA_H_
+#ifndef LLMPLAN_SIMULATOR_LAYERS_MAMBA_H_
+#define LLMPLAN_SIMULATOR_LAYERS_MAMBA_H_
 
 #include <vector>
 
-#include "simulator/lowering/layer_part.h"
+#include "simulator/layers/layer_part.h"
+#include "simulator/layers/layer_kind.h"
 
 namespace llmplan::simulator::lowering {
 
@@ -49,4 +52,19 @@ class Mamba : public LayerPart {
 
 }  // namespace llmplan::simulator::lowering
 
-#endif  // LLMPLAN_SIMULATOR_LOWERING_MAMBA_H_
+namespace llmplan::simulator::layers {
+
+// A Mamba-2 mixer's stored activations split by TP, per token of the rank:
+// in_proj's output [z, x, B, C, dt] (kept for the conv1d and the gated
+// norm), the conv1d output (the scan's x, B, C), the scan's output y (the
+// gated norm's input), the fp32 dt and cumulative decay the scan saves
+// (8 H), out_proj's input (`gemm_in` bytes per element).
+double mamba_split_activation_bytes(const Model& model, double gemm_in);
+
+// validate(Model)'s checks of the Mamba fields: in range when the model has
+// Mamba layers (`has_mamba`), at their defaults otherwise.
+Status validate_mamba(const Model& model, bool has_mamba);
+
+}  // namespace llmplan::simulator::layers
+
+#endif  // LLMPLAN_SIMULATOR_LAYERS_MAMBA_H_

@@ -1,4 +1,6 @@
-// Internal to the lowering: the ends of the model -- the embedding on the
+// A layer kind (layer_kind.h): its parameters, checks and memory (the
+// layers:: functions at the end) and its kernels:
+// the ends of the model -- the embedding on the
 // first chunk, the final norm, logits and loss on the last -- and the
 // parameters each holds on one device.
 //
@@ -7,8 +9,8 @@
 // TP. The head is the final LayerNorm, the logits GEMM [T, h] x [h, V/t] and
 // the vocabulary-parallel cross-entropy (fp32 logits, three small TP
 // all-reduces: max, sum of exponentials, target logit).
-#ifndef LLMPLAN_SIMULATOR_LOWERING_EMBEDDING_H_
-#define LLMPLAN_SIMULATOR_LOWERING_EMBEDDING_H_
+#ifndef LLMPLAN_SIMULATOR_LAYERS_EMBEDDING_H_
+#define LLMPLAN_SIMULATOR_LAYERS_EMBEDDING_H_
 
 #include <vector>
 
@@ -57,4 +59,4 @@ double mtp_input_parameters(const Model& model, const Plan& plan);
 
 }  // namespace llmplan::simulator::lowering
 
-#endif  // LLMPLAN_SIMULATOR_LOWERING_EMBEDDING_H_
+#endif  // LLMPLAN_SIMULATOR_LAYERS_EMBEDDING_H_

@@ -1,8 +1,11 @@
-#include "simulator/lowering/attention.h"
+#include "simulator/layers/attention.h"
 
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <string>
+
+#include "simulator/layers/mla.h"
 
 namespace llmplan::simulator::lowering {
 
@@ -231,3 +234,104 @@ LoweredOp Attention::cp_op(double seconds, const char* name) {
 }
 
 }  // namespace llmplan::simulator::lowering
+
+namespace llmplan::simulator::layers {
+
+int64_t attention_and_norms_parameters(const Model& m) {
+  const int64_t h = m.hidden_size;
+  if (m.is_mla()) return mla_attention_parameters(m) + 2 * h;
+  const int64_t d = m.head_dim();
+  const int64_t q = static_cast<int64_t>(m.num_heads) * d;
+  const int64_t kv = static_cast<int64_t>(m.kv_heads()) * d;
+  const int64_t bias = m.linear_bias ? 1 : 0;
+  const int64_t attn = h * (q + 2 * kv) + q * h + bias * (q + 2 * kv + h);
+  const int64_t norms = 2 * (m.linear_bias ? 2 * h : h);
+  return attn + norms;
+}
+
+AttentionActivations attention_activations(const Model& model, const Plan& plan, bool mlp_input) {
+  if (model.is_mla()) return mla_activations(model, plan, mlp_input);
+  const double h = model.hidden_size;
+  const double q_ratio = static_cast<double>(model.num_heads) * model.head_dim() / h;
+  const double kv_ratio = static_cast<double>(model.kv_heads()) * model.head_dim() / h;
+  const double gemm_in = gemm_input_bytes_per_element(plan.precision);
+  AttentionActivations a;
+  // Not split by TP (unless SP): both norm inputs (4), the QKV input (and
+  // the FC1 input of a dense MLP), the two dropout masks (1 + 1) when
+  // dropout is on.
+  a.replicated = 4.0 + (mlp_input ? 2.0 : 1.0) * gemm_in + (plan.dropout ? 2.0 : 0.0);
+  // Split by TP: Q (2), K and V (2 each), the attention output O = the
+  // output projection's input. Fused (flash) attention saves q, k, v, out
+  // and the softmax statistics (Transformer Engine
+  // transformer_engine/pytorch/attention (FusedAttnFunc.forward:
+  // ctx.save_for_backward(q, k, v, out, softmax_lse / aux_ctx_tensors)), all
+  // in bf16; the output projection (TE linear.py, _Linear.forward) saves its
+  // input: the same tensor as O in bf16, its own fp8 copy in FP8 (2 + 1).
+  a.split = 2.0 * q_ratio + 4.0 * kv_ratio + (gemm_in < 2.0 ? 2.0 + gemm_in : 2.0) * q_ratio;
+  // The fp32 log-sum-exp per head and token (flash attention's softmax
+  // statistics), a d-th of a head's width: 4 a / h bytes per token per h.
+  if (plan.flash_attention) a.split += 4.0 * model.num_heads / h;
+  return a;
+}
+
+double attention_weight_grad_per_token(const Model& model, const Plan& plan) {
+  if (model.is_mla()) return mla_weight_grad_per_token(model, plan);
+  const double t = plan.tensor_parallel, h = model.hidden_size;
+  const double qkv_cols =
+      static_cast<double>(model.num_heads + 2 * model.kv_heads()) * model.head_dim() / t;
+  const double attn_cols = static_cast<double>(model.num_heads) * model.head_dim() / t;
+  return (h + qkv_cols) + (attn_cols + h);
+}
+
+double context_parallel_kv_columns(const Model& model) {
+  return model.is_mla() ? static_cast<double>(model.num_heads) *
+                              (model.mla_qk_head_dim() + model.v_head_dim)
+                        : 2.0 * model.kv_heads() * model.head_dim();
+}
+
+Status validate_attention_windows(const Model& m) {
+  if (!(m.rotary_fraction >= 0 && m.rotary_fraction <= 1)) {
+    return bad_field("rotary_fraction",
+                     "must be in [0, 1], got " + std::to_string(m.rotary_fraction));
+  }
+  if (m.rotary_fraction != 1.0 && m.positions != PositionEmbedding::kRotary) {
+    return bad_field("rotary_fraction", "needs rotary positions");
+  }
+  if (m.full_attention_every > 0 && m.sliding_window == 0) {
+    return bad_field("full_attention_every", "needs a sliding_window");
+  }
+  // Chunked attention (Llama 4).
+  LLMPLAN_RETURN_IF_ERROR(
+      field_in_range("attention_chunk", m.attention_chunk, 0, Model::kMaxSeqLength));
+  LLMPLAN_RETURN_IF_ERROR(
+      field_in_range("global_attention_every", m.global_attention_every, 0, Model::kMaxLayers));
+  if (m.global_attention_every > 0 && m.attention_chunk == 0) {
+    return bad_field("global_attention_every", "needs an attention_chunk");
+  }
+  if (m.attention_chunk > 0 && m.sliding_window > 0) {
+    return bad_field("attention_chunk",
+                     "cannot be combined with sliding_window (give one of them)");
+  }
+  return Status();
+}
+
+Status validate_attention_heads(const Model& m) {
+  if (m.head_dim_size > 0 &&
+      static_cast<int64_t>(m.num_heads) * m.head_dim_size > Model::kMaxFfnHidden) {
+    return bad_field("head_dim", "heads x head_dim must be at most " +
+                                     std::to_string(Model::kMaxFfnHidden) + ", got " +
+                                     std::to_string(static_cast<int64_t>(m.num_heads) *
+                                                    m.head_dim_size));
+  }
+  if (!m.is_mla() && m.head_dim_size == 0 && m.hidden_size % m.num_heads != 0) {
+    return bad_field("heads", std::to_string(m.num_heads) + " heads do not divide hidden size " +
+                                  std::to_string(m.hidden_size));
+  }
+  if (m.num_heads % m.kv_heads() != 0) {
+    return bad_field("kv_heads", std::to_string(m.kv_heads()) + " kv heads do not divide " +
+                                     std::to_string(m.num_heads) + " heads");
+  }
+  return Status();
+}
+
+}  // namespace llmplan::simulator::layers

@@ -43,8 +43,8 @@
 // both directions: Megatron-Core's fused_a2a sizes the DeepEP buffers for
 // max(element size, 2) bytes per element and passes its bf16 activations
 // (an FP8 dispatch is not modelled).
-#ifndef LLMPLAN_SIMULATOR_LOWERING_MOE_DISPATCH_H_
-#define LLMPLAN_SIMULATOR_LOWERING_MOE_DISPATCH_H_
+#ifndef LLMPLAN_SIMULATOR_LAYERS_MOE_DISPATCH_H_
+#define LLMPLAN_SIMULATOR_LAYERS_MOE_DISPATCH_H_
 
 namespace llmplan::simulator::lowering {
 
@@ -68,4 +68,4 @@ double flex_dispatch_byte_scale(int experts, int top_k, int ep, int groups = 0,
 
 }  // namespace llmplan::simulator::lowering
 
-#endif  // LLMPLAN_SIMULATOR_LOWERING_MOE_DISPATCH_H_
+#endif  // LLMPLAN_SIMULATOR_LAYERS_MOE_DISPATCH_H_

@@ -1,4 +1,4 @@
-#include "simulator/lowering/embedding.h"
+#include "simulator/layers/embedding.h"
 
 namespace llmplan::simulator::lowering {
 
@@ -92,3 +92,19 @@ double head_parameters(const Model& model, const Plan& plan) {
 }
 
 }  // namespace llmplan::simulator::lowering
+
+namespace llmplan::simulator {
+
+int64_t Model::embedding_parameters() const {
+  int64_t p = static_cast<int64_t>(vocab_size) * hidden_size;
+  if (positions == PositionEmbedding::kLearned) p += static_cast<int64_t>(seq_length) * hidden_size;
+  return p;
+}
+
+int64_t Model::head_parameters() const {
+  int64_t p = linear_bias ? 2LL * hidden_size : hidden_size;  // final norm
+  if (!tied_embeddings) p += static_cast<int64_t>(vocab_size) * hidden_size;
+  return p;
+}
+
+}  // namespace llmplan::simulator

@@ -1,4 +1,6 @@
-// Internal to the lowering: the attention block's core (layer_part.h), from
+// A layer kind (layer_kind.h): its parameters, checks and memory (the
+// layers:: functions at the end) and its kernels:
+// the attention block's core (layer_part.h), from
 // the QKV input's cast to the output projection's tensor-parallel reduction.
 //
 // Dense and grouped-query attention (Model::kv_heads): the QKV GEMM of
@@ -77,12 +79,13 @@
 // The RoPE output replaces the pre-RoPE q and k that core attention saves,
 // so nothing is added to memory; full recomputation runs the forward
 // again, selective recomputation (core_attn) starts after it.
-#ifndef LLMPLAN_SIMULATOR_LOWERING_ATTENTION_H_
-#define LLMPLAN_SIMULATOR_LOWERING_ATTENTION_H_
+#ifndef LLMPLAN_SIMULATOR_LAYERS_ATTENTION_H_
+#define LLMPLAN_SIMULATOR_LAYERS_ATTENTION_H_
 
 #include <vector>
 
-#include "simulator/lowering/layer_part.h"
+#include "simulator/layers/layer_part.h"
+#include "simulator/layers/layer_kind.h"
 
 namespace llmplan::simulator::lowering {
 
@@ -137,4 +140,39 @@ class Attention : public LayerPart {
 
 }  // namespace llmplan::simulator::lowering
 
-#endif  // LLMPLAN_SIMULATOR_LOWERING_ATTENTION_H_
+namespace llmplan::simulator::layers {
+
+// Attention's parameters (QKV, output projection, their biases) and the two
+// norms of a standard layer; MLA's projections and latent norms with MLA.
+int64_t attention_and_norms_parameters(const Model& model);
+
+// Attention (and norms, masks) activations of one layer per token of the
+// rank, in units of h bytes: the `replicated` part (split by t only with
+// SP) and the `split` part (split by t). `mlp_input` adds the FC1 input of a
+// dense MLP to the replicated part. MLA's (mla.h) with MLA.
+struct AttentionActivations {
+  double replicated = 0;
+  double split = 0;
+};
+AttentionActivations attention_activations(const Model& model, const Plan& plan, bool mlp_input);
+
+// What attention keeps per token for zb-h1's deferred weight-gradient GEMMs:
+// the inputs and output gradients of QKV and the output projection (MLA's
+// five GEMMs with MLA), in elements.
+double attention_weight_grad_per_token(const Model& model, const Plan& plan);
+
+// K and V columns per token that context parallelism exchanges: 2 g d, or
+// MLA's a (qk + v) up-projected ones.
+double context_parallel_kv_columns(const Model& model);
+
+// validate(Model)'s checks of the position embedding and attention windows
+// (rotary_fraction, full_attention_every, attention_chunk,
+// global_attention_every), in its order.
+Status validate_attention_windows(const Model& model);
+// validate(Model)'s last checks: heads x head_dim, heads dividing hidden,
+// kv heads dividing heads.
+Status validate_attention_heads(const Model& model);
+
+}  // namespace llmplan::simulator::layers
+
+#endif  // LLMPLAN_SIMULATOR_LAYERS_ATTENTION_H_

@@ -1,4 +1,6 @@
-// Internal to the lowering: the mixture-of-experts block's core
+// A layer kind (layer_kind.h): its parameters, checks and memory (the
+// layers:: functions at the end) and its kernels:
+// the mixture-of-experts block's core
 // (layer_part.h) for the layers Model::is_moe_layer picks: Megatron-Core's
 // MoE layer with the alltoall token dispatcher.
 //
@@ -51,14 +53,15 @@
 // Placement::expert_data (edp ranks), the others over `data` / `shard` as
 // for dense models; the ZeRO-2/3 collectives of a unit carry both, back to
 // back (sharding.h).
-#ifndef LLMPLAN_SIMULATOR_LOWERING_MOE_H_
-#define LLMPLAN_SIMULATOR_LOWERING_MOE_H_
+#ifndef LLMPLAN_SIMULATOR_LAYERS_MOE_H_
+#define LLMPLAN_SIMULATOR_LAYERS_MOE_H_
 
 #include <cstddef>
 #include <vector>
 
-#include "simulator/lowering/layer_part.h"
-#include "simulator/lowering/mlp.h"
+#include "simulator/layers/layer_part.h"
+#include "simulator/layers/mlp.h"
+#include "simulator/layers/layer_kind.h"
 
 namespace llmplan::simulator::lowering {
 
@@ -128,4 +131,44 @@ double overlap_a2a(double slowdown, size_t begin, std::vector<LoweredOp>* ops);
 
 }  // namespace llmplan::simulator::lowering
 
-#endif  // LLMPLAN_SIMULATOR_LOWERING_MOE_H_
+namespace llmplan::simulator::layers {
+
+// One routed expert: an MLP of width f_e on moe_routed_width()-wide rows.
+int64_t expert_parameters(const Model& model);
+// An MoE layer without its routed experts: attention, norms, router, shared
+// experts, latent projections.
+int64_t moe_layer_dense_parameters(const Model& model);
+
+// Tokens an MoE layer's router and dispatcher see on this rank: T / t with
+// tensor parallelism (sequence-parallel MoE).
+double moe_tokens(const Model& model, const Plan& plan);
+// Rows reaching this rank's experts: k T_moe etp q.
+double expert_rows(const Model& model, const Plan& plan);
+
+// What an MoE block stores beyond its layer's attention and shared
+// experts, per micro-batch on this rank (bytes): the router's input and
+// scores, latent MoE's projection inputs, the routed experts' rows.
+struct MoeActivations {
+  double router = 0, latent_inputs = 0, routed = 0;
+};
+MoeActivations moe_activations(const Model& model, const Plan& plan);
+
+// An MoE block's GEMM inputs and output gradients for zb-h1's deferred
+// weight-gradient GEMMs, in elements, for `tokens` (s b) tokens: the shared
+// experts' per token (shared_experts_weight_grad_per_token; 0 without
+// shared experts), and the router's, routed experts' and latent
+// projections' over the block's tokens and rows.
+double shared_experts_weight_grad_per_token(const Model& model, const Plan& plan);
+struct MoeWeightGrads {
+  double router = 0, routed = 0, projections = 0;
+};
+MoeWeightGrads moe_weight_grads(const Model& model, const Plan& plan, double tokens);
+
+// validate(Model)'s checks of the expert fields: none set on a dense model;
+// in range, node-limited routing consistent and latent MoE within hidden on
+// an MoE model.
+Status validate_moe(const Model& model);
+
+}  // namespace llmplan::simulator::layers
+
+#endif  // LLMPLAN_SIMULATOR_LAYERS_MOE_H_

@@ -1,4 +1,33 @@
-#include "simulator/lowering/mlp.h"
+#include "simulator/layers/mlp.h"
+
+#include <cstdint>
+#include <string>
+
+namespace llmplan::simulator::layers {
+
+int64_t mlp_parameters(const Model& m, int64_t f) {
+  const int64_t h = m.hidden_size;
+  const int64_t bias = m.linear_bias ? 1 : 0;
+  return m.activation == Activation::kSwiglu ? 3 * h * f + bias * (2 * f + h)
+                                             : 2 * h * f + bias * (f + h);
+}
+
+double fc1_output_bytes(const Model& model) {
+  return model.activation == Activation::kSwiglu ? 4.0 : 2.0;
+}
+
+Status validate_activation_clamp(const Model& m) {
+  if (!(m.activation_clamp >= 0 && m.activation_clamp <= 1e6)) {
+    return bad_field("activation_clamp", "must be 0 (none) or in (0, 1e6], got " +
+                                             std::to_string(m.activation_clamp));
+  }
+  if (m.activation_clamp > 0 && m.activation != Activation::kSwiglu) {
+    return bad_field("activation_clamp", "needs the gated activation (swiglu)");
+  }
+  return Status();
+}
+
+}  // namespace llmplan::simulator::layers
 
 namespace llmplan::simulator::lowering {
 

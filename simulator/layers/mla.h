@@ -1,4 +1,6 @@
-// Internal to the lowering: multi-head latent attention (DeepSeek-V2/V3,
+// A layer kind (layer_kind.h): its parameters, checks and memory (the
+// layers:: functions at the end) and its kernels:
+// multi-head latent attention (DeepSeek-V2/V3,
 // Kimi K2; Model::kv_lora_rank > 0) as Megatron-Core's MLASelfAttention
 // (megatron/core/transformer/multi_latent_attention.py) runs it, from the
 // input's cast to the output projection's tensor-parallel reduction.
@@ -28,12 +30,12 @@
 //  - the output projection [a v / t -> h], row-parallel, and its reduction.
 // Left out: the once-per-step TP all-reduce of the duplicated down-
 // projections' gradients (Megatron's finalize_model_grads, once per step).
-#ifndef LLMPLAN_SIMULATOR_LOWERING_MLA_H_
-#define LLMPLAN_SIMULATOR_LOWERING_MLA_H_
+#ifndef LLMPLAN_SIMULATOR_LAYERS_MLA_H_
+#define LLMPLAN_SIMULATOR_LAYERS_MLA_H_
 
 #include <vector>
 
-#include "simulator/lowering/attention.h"
+#include "simulator/layers/attention.h"
 
 namespace llmplan::simulator::lowering {
 
@@ -59,4 +61,32 @@ class Mla : public Attention {
 
 }  // namespace llmplan::simulator::lowering
 
-#endif  // LLMPLAN_SIMULATOR_LOWERING_MLA_H_
+namespace llmplan::simulator::layers {
+
+// MLA's projections and latent norms (Model::q_lora_rank ...): q down +
+// norm + up (or the direct q projection), kv down (latent + rotary key) +
+// norm + up, output projection. No biases (validate() refuses linear_bias).
+int64_t mla_attention_parameters(const Model& model);
+
+// MLA's attention activations per token in units of h bytes (as
+// attention_activations, attention.h; see mla.cc).
+AttentionActivations mla_activations(const Model& model, const Plan& plan, bool mlp_input);
+
+// MLA's GEMMs for the deferred weight-gradient GEMMs (zb-h1), per token: the
+// inputs and output gradients of q_down (h, ql), kv_down (h, kl + r), q_up
+// (ql or h, a qk / t), kv_up (kl, a (n + v) / t) and o_proj (a v / t, h).
+double mla_weight_grad_per_token(const Model& model, const Plan& plan);
+
+// mla_up_proj recompute (Plan::recompute_modules): one layer's q, k, v
+// rebuilt for its backward, for `tokens` tokens of the rank.
+double mla_up_proj_recompute_bytes(const Model& model, const Plan& plan, double tokens);
+
+// validate(Model)'s range checks of the MLA widths (every one may be 0).
+Status validate_mla_sizes(const Model& model);
+// validate(Model)'s checks of MLA on (kv_lora_rank > 0: its widths set,
+// head_dim and kv_heads unset, no biases, rotary) or off (no MLA field set).
+Status validate_mla(const Model& model);
+
+}  // namespace llmplan::simulator::layers
+
+#endif  // LLMPLAN_SIMULATOR_LAYERS_MLA_H_

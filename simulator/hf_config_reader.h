@@ -1,0 +1,191 @@
+// Internal to hf_config.cc: the typed reader of an HF config's keys (which
+// remembers the keys it read, so the rest can be reported or refused) and
+// the mapper that writes llmplan's model JSON keys from them.
+#ifndef LLMPLAN_SIMULATOR_HF_CONFIG_READER_H_
+#define LLMPLAN_SIMULATOR_HF_CONFIG_READER_H_
+
+#include <boost/json.hpp>
+#include <cstdint>
+#include <set>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "base/status.h"
+
+namespace llmplan::simulator::hf_internal {
+
+// Keys that change neither the time nor the memory of a training step:
+// positional-encoding constants, token ids, dtypes and initialisation,
+// norm epsilons, inference-only switches, loss coefficients, and keys that
+// only restate what other keys give (model_type).
+inline const std::set<std::string_view>& ignored_keys() {
+  static const std::set<std::string_view> keys = {
+      "_name_or_path", "architectures", "model_type", "transformers_version", "torch_dtype",
+      "dtype", "auto_map", "initializer_range", "initializer_factor", "use_cache",
+      "bos_token_id", "eos_token_id", "pad_token_id", "boi_token_index", "eoi_token_index",
+      "image_token_index", "rope_theta", "rope_scaling", "rope_parameters", "rope_interleave",
+      "original_max_position_embeddings", "rms_norm_eps",
+      "layer_norm_epsilon", "layer_norm_eps", "norm_eps", "attention_dropout", "hidden_dropout",
+      "residual_in_fp32", "rescale_prenorm_residual", "output_router_logits",
+      "router_aux_loss_coef", "router_jitter_noise", "router_z_loss_coef", "aux_loss_alpha",
+      "seq_aux", "norm_topk_prob", "routed_scaling_factor", "topk_method", "ep_size",
+      "pretraining_tp", "num_logits_to_keep", "use_qk_norm", "attn_temperature_tuning",
+      "floor_scale", "attn_scale", "max_position_embeddings",
+      "time_step_min", "time_step_max", "time_step_floor", "time_step_limit", "time_step_rank",
+      "mamba_hidden_act", "use_conv_bias", "use_bias", "mamba_proj_bias", "mamba_conv_bias",
+      "quantization_config", "use_mamba_kernels", "layer_types", "max_window_layers",
+      "initial_context_length"};
+  return keys;
+}
+
+// Reads an HF config's keys with their types, remembering which were used.
+class Reader {
+ public:
+  Reader(const boost::json::object& o, std::string path) : o_(o), path_(std::move(path)) {}
+
+  const boost::json::value* find(std::string_view key) {
+    used_.insert(std::string(key));
+    const boost::json::value* v = o_.if_contains(key);
+    return v == nullptr || v->is_null() ? nullptr : v;
+  }
+  bool has(std::string_view key) { return find(key) != nullptr; }
+
+  // An integer >= 0 (JSON integer, or a float with no fraction); `fallback`
+  // when absent, an error when `required` and absent.
+  Result<int> integer(std::string_view key, bool required, int fallback = 0) {
+    const boost::json::value* v = find(key);
+    if (v == nullptr) {
+      if (required) return bad(key, "missing (required for this architecture)");
+      return fallback;
+    }
+    double x = 0;
+    if (v->is_int64()) {
+      x = static_cast<double>(v->as_int64());
+    } else if (v->is_uint64()) {
+      x = static_cast<double>(v->as_uint64());
+    } else if (v->is_double() && v->as_double() == static_cast<double>(static_cast<int64_t>(v->as_double()))) {
+      x = v->as_double();
+    } else {
+      return bad(key, "expected an integer, got " + boost::json::serialize(*v));
+    }
+    if (x < 0 || x > 2147483647.0) {
+      return bad(key, "must be an integer in [0, 2^31), got " + boost::json::serialize(*v));
+    }
+    return static_cast<int>(x);
+  }
+  // A finite number >= 0 (JSON integer or float); 0 when absent.
+  Result<double> number(std::string_view key) {
+    const boost::json::value* v = find(key);
+    if (v == nullptr) return 0.0;
+    double x = 0;
+    if (v->is_int64()) {
+      x = static_cast<double>(v->as_int64());
+    } else if (v->is_uint64()) {
+      x = static_cast<double>(v->as_uint64());
+    } else if (v->is_double()) {
+      x = v->as_double();
+    } else {
+      return bad(key, "expected a number, got " + boost::json::serialize(*v));
+    }
+    if (!(x >= 0 && x <= 1e6)) return bad(key, "must be in [0, 1e6], got " + boost::json::serialize(*v));
+    return x;
+  }
+  Result<bool> boolean(std::string_view key, bool fallback) {
+    const boost::json::value* v = find(key);
+    if (v == nullptr) return fallback;
+    if (!v->is_bool()) return bad(key, "expected true or false, got " + boost::json::serialize(*v));
+    return v->as_bool();
+  }
+  Result<std::string> string(std::string_view key) {
+    const boost::json::value* v = find(key);
+    if (v == nullptr) return std::string();
+    if (!v->is_string()) return bad(key, "expected a string, got " + boost::json::serialize(*v));
+    return std::string(v->as_string());
+  }
+  // A list of integers (empty when absent).
+  Result<std::vector<int>> int_list(std::string_view key) {
+    const boost::json::value* v = find(key);
+    std::vector<int> out;
+    if (v == nullptr) return out;
+    if (!v->is_array()) return bad(key, "expected an array of integers");
+    for (const boost::json::value& e : v->as_array()) {
+      if (!e.is_int64() || e.as_int64() < 0 || e.as_int64() > 2147483647) {
+        return bad(key, "expected an array of non-negative integers");
+      }
+      out.push_back(static_cast<int>(e.as_int64()));
+    }
+    return out;
+  }
+  Result<std::vector<std::string>> string_list(std::string_view key) {
+    const boost::json::value* v = find(key);
+    std::vector<std::string> out;
+    if (v == nullptr) return out;
+    if (!v->is_array()) return bad(key, "expected an array of strings");
+    for (const boost::json::value& e : v->as_array()) {
+      if (!e.is_string()) return bad(key, "expected an array of strings");
+      out.emplace_back(e.as_string());
+    }
+    return out;
+  }
+
+  Status bad(std::string_view key, const std::string& why) const {
+    return Status::invalid_argument(path_ + "." + std::string(key) + ": " + why);
+  }
+
+  // The keys nobody read, split into ignored ones and unknown ones.
+  void leftovers(std::vector<std::string>* ignored, std::vector<std::string>* unknown) const {
+    for (const auto& kv : o_) {
+      const std::string key(kv.key());
+      if (used_.count(key) > 0) continue;  // mapped (or read and found null)
+      if (ignored_keys().count(key) > 0) {
+        ignored->push_back(key);
+      } else {
+        unknown->push_back(key);
+      }
+    }
+  }
+
+ private:
+  const boost::json::object& o_;
+  std::string path_;
+  std::set<std::string> used_;
+};
+
+// The period k of a layer list whose "special" layers are exactly those
+// with i % k == k - 1, or 0 when the special layers follow no such pattern
+// (or there are none).
+inline int period_of(const std::vector<bool>& special) {
+  const int n = static_cast<int>(special.size());
+  int first = -1;
+  for (int i = 0; i < n; ++i) {
+    if (special[i]) {
+      first = i;
+      break;
+    }
+  }
+  if (first < 0) return 0;
+  const int k = first + 1;
+  for (int i = 0; i < n; ++i) {
+    if (special[i] != (i % k == k - 1)) return 0;
+  }
+  return k;
+}
+
+struct Mapper {
+  Reader& r;
+  boost::json::object out;
+  std::vector<std::string> warnings;
+
+  Status set_int(const char* llmplan_key, std::string_view hf_key, bool required) {
+    LLMPLAN_ASSIGN_OR_RETURN(int v, r.integer(hf_key, required));
+    if (r.has(hf_key)) out[llmplan_key] = v;
+    return Status();
+  }
+  void warn(const std::string& what) { warnings.push_back(what); }
+};
+
+}  // namespace llmplan::simulator::hf_internal
+
+#endif  // LLMPLAN_SIMULATOR_HF_CONFIG_READER_H_
