@@ -10,6 +10,7 @@ packages=(cmake ninja-build g++ libboost-json1.81-dev libceres-dev libcli11-dev 
           libopenmpi-dev openmpi-bin  # optional MPI (LLMPLAN_MPI): mpirun -n N llmplan frontier
           help2man dpkg-dev file  # man pages; cpack -G DEB (dpkg-shlibdeps, file)
           python3 python3-jsonschema  # tests: result.json against its schema
+          universal-ctags  # tests/house/sizes_test.sh: function lengths
           # Fuzzing (tests/fuzz): clang with libFuzzer and the sanitizer
           # runtimes, OpenMP for clang, llvm-symbolizer for stack traces.
           clang libclang-rt-dev libomp-dev llvm)
