@@ -39,7 +39,7 @@ enum CaveatBit : uint32_t {
   // permutation, grouped expert GEMMs, dispatch/combine all-to-all) are
   // costed with the GPU's dense-run constants plus three MoE constants
   // fitted on few MoE runs; on the published H100 MoE runs that leaves a
-  // large error (kMoeValidationMape, README "Accuracy").
+  // large error (kMoeValidationMape, docs/accuracy-*.md).
   kCaveatMoeUncalibrated = 1u << 4,
   // "nvfp4-unvalidated": an NVFP4 plan on a GPU whose calibration data had
   // no NVFP4 runs (GpuValidation::max_mfu_fp4 is 0): its FP4 GEMMs run at

@@ -33,7 +33,7 @@
 // function of the key (lower_chunk is deterministic), and a cached value is
 // that same value. Memory is bounded by max_entries (about 330 bytes each:
 // the key, which holds a Plan, twice, and the times; the MoE question of
-// the README's Speed section keeps 43,478 entries, about 14 MB):
+// docs/speed.md keeps 43,478 entries, about 14 MB):
 // past it the oldest entries are dropped (first in, first out), which
 // changes only how often a chunk is lowered, never a value. Thread-safe:
 // lookups share a lock, inserts take it alone; two threads missing the same

@@ -185,7 +185,7 @@ struct Plan {
   // per tensor (layers/attention.h has the bytes). Default true, as the
   // Megatron-Bridge performance scripts set it for every model; its
   // GPTModelProvider turns it off again for yarn (GPT-OSS), which the runs
-  // files map (planner/accuracy/runs_file.cc). No effect on models without
+  // files map (planner/accuracy/published_run.cc). No effect on models without
   // rotary embeddings or with latent attention.
   bool rope_fusion = true;
   Precision precision = Precision::kBf16;

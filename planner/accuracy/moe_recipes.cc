@@ -110,7 +110,7 @@ void apply_deepseek_v3(const MoeRecipeRow& row, bool gb200, bool b200,
 //    forwards it over NVLink there (Plan::moe_flex_node_dedup; only the B200
 //    Super rows, EP 64 over 8 DGX nodes, span nodes). Other models' flex rows
 //    would run the same kernels, but their MoE constants were fitted without
-//    it, so they are left as they were (README "Hybrid Mamba models").
+//    it, so they are left as they were (docs/accuracy-2026-models.md, "Hybrid Mamba models").
 //    The B200 TP 1 rows' recompute_modules are mapped in blackwell_rows.cc
 //    (from @06e8da4ede24); not modelled: the CUDA graphs.
 // Only one commit of the Qwen3 presets file is in the stored sources; the

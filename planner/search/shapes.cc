@@ -15,7 +15,7 @@ Result<Family> parse_family(const std::string& text) {
   if (text == "hybrid") {
     // #27: not offered. The Mamba-2 scan constant (ssd_scan_efficiency) is
     // fitted only on gb200 and b200, and on gb200 its leave-one-model-out
-    // error misses the MoE target (presets/gpus.json, README "Hybrid
+    // error misses the MoE target (presets/gpus.json, docs/accuracy-2026-models.md "Hybrid
     // Mamba models").
     return Status::invalid_argument(
         "--family hybrid: not offered: the Mamba-2 scan is calibrated only on gb200 and b200 and "

@@ -38,7 +38,7 @@ namespace llmplan::planner {
 
 // Bounds of a study, so that no grid exhausts memory or time (issue 31: 1,000
 // GPU counts x 1,000 deadlines ran 287 s, reached 7.3 GB and aborted). A cell
-// is one planner search; the README's 40-cell study takes about 18 s on 2
+// is one planner search; docs/frontier.md's 40-cell study takes about 18 s on 2
 // cores, so 256 cells stay within minutes. Each list (hardware, GPU counts,
 // deadlines, budgets) holds at most kMaxFrontierListLength entries.
 inline constexpr long kMaxFrontierCells = 256;

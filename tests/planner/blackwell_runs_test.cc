@@ -595,7 +595,7 @@ TEST(ShippedRunsMemory, CpuOffloadingRowsFit) {
     EXPECT_TRUE(is_70b || is_405b) << r.name;
     EXPECT_EQ(r.config.plan.cpu_offload_layers, is_70b ? 40 : 92) << r.name;
     // Transformer Engine's refactored offload handler from 26.02 on (an
-    // assumption, runs_file.cc), the earlier one before.
+    // assumption, published_run.cc), the earlier one before.
     const bool before_26_02 = release_version(r.release) < std::vector<int>{26, 2};
     EXPECT_EQ(r.config.plan.cpu_offload_v1, before_26_02) << r.name;
     if (!r.config.plan.cpu_offload_v1) ++refactored;
