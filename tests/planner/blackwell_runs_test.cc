@@ -20,16 +20,16 @@
 #include "base/strict_json.h"
 #include "simulator/plan_json.h"
 #include "simulator/simulate.h"
-#include "tests/planner/blackwell_rows.h"
-#include "tests/planner/simulate_cli.h"
+#include "tests/planner/runs_file_rows.h"
 
 namespace llmplan::planner {
 namespace {
 
-using blackwell_rows::kHeader;
+const char* const kHeader = runs_file_rows::kBlackwellHeader;
 
 const std::string kModels =
-    std::string(blackwell_rows::kModelsHeader) + blackwell_rows::kLlama3_8bModel +
+    std::string(runs_file_rows::kBlackwellModelsHeader) +
+    runs_file_rows::kBlackwellLlama3_8bModel +
     "qwen3-30b-a3b,48,2048,32,4,128,6144,151936,4096,swiglu,false,rotary,false,RMSNorm,128,8,"
     "768,0,every layer MoE,\n"
     "deepseek-v3,61,7168,128,128,128,18432,129280,4096,swiglu,false,rotary,false,RMSNorm,256,8,"
@@ -464,12 +464,9 @@ TEST(BlackwellRuns, ValidateFiltersByGpuAndReportsReleases) {
   const std::string dir = testing::TempDir();
   std::ofstream(dir + "/bw_runs.csv") << kHeader << rows;
   std::ofstream(dir + "/bw_models.csv") << kModels;
-  const testing_cli::CliRun cli = testing_cli::run_command(
-      {add_validate_command},
-      "validate " + dir + "/bw_runs.csv --models " + dir +
-          "/bw_models.csv --gpu b200 --format json --folds 2 --max-iterations 2");
-  ASSERT_TRUE(cli.status.ok()) << cli.status.message();
-  Result<boost::json::value> v = json::parse(cli.out, "validate");
+  Result<boost::json::value> v = runs_file_rows::run_validate_json(
+      dir + "/bw_runs.csv --models " + dir +
+      "/bw_models.csv --gpu b200 --format json --folds 2 --max-iterations 2");
   ASSERT_TRUE(v.ok()) << v.status().message();
   const boost::json::object& o = v->as_object();
   EXPECT_EQ(o.at("gpu").as_string(), "b200");
@@ -491,7 +488,7 @@ TEST(BlackwellRuns, ValidateFiltersByGpuAndReportsReleases) {
     noted = noted || std::string(n.as_string()).find("rows of other GPUs ignored") !=
                          std::string::npos;
   }
-  EXPECT_TRUE(noted) << cli.out;
+  EXPECT_TRUE(noted) << boost::json::serialize(*v);
   const boost::json::object& groups = o.at("groups").as_object();
   for (const char* g : {"gpu", "precision recipe", "release", "gpu / dense-moe / release"}) {
     EXPECT_TRUE(groups.contains(g)) << g;

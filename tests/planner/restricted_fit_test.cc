@@ -13,15 +13,15 @@
 #include "planner/accuracy/restricted_fit.h"
 #include "planner/accuracy/runs_file.h"
 #include "presets/catalog.h"
-#include "tests/planner/blackwell_rows.h"
+#include "tests/planner/runs_file_rows.h"
 
 namespace llmplan::planner {
 namespace {
 
-using blackwell_rows::kHeader;
+const char* const kHeader = runs_file_rows::kBlackwellHeader;
 
 const std::string kModels =
-    std::string(blackwell_rows::kModelsHeader) + blackwell_rows::kLlama3_8bModel;
+    std::string(runs_file_rows::kBlackwellModelsHeader) + runs_file_rows::kBlackwellLlama3_8bModel;
 
 // A DGX-B200 Llama 3 8B row (seq 8192) of the Blackwell form.
 std::string row(const std::string& precision, int tp, int dp, int mbs, int gbs,

@@ -19,7 +19,6 @@
 #include "base/strict_json.h"
 #include "tests/planner/runs_file_rows.h"
 #include "tests/planner/runs_fixtures.h"
-#include "tests/planner/simulate_cli.h"
 
 namespace llmplan::planner {
 namespace {
@@ -302,12 +301,9 @@ TEST(RunsFile, ValidateJsonKeys) {
   rows += fp4 + other;
   std::ofstream(dir + "/runs_cli.csv") << kRunsHeader << rows;
   std::ofstream(dir + "/runs_cli_models.csv") << kModels;
-  const testing_cli::CliRun cli = testing_cli::run_command(
-      {add_validate_command},
-      "validate " + dir + "/runs_cli.csv --models " + dir +
-          "/runs_cli_models.csv --format json --folds 3 --max-iterations 2");
-  ASSERT_TRUE(cli.status.ok()) << cli.status.message();
-  Result<boost::json::value> v = json::parse(cli.out, "validate");
+  Result<boost::json::value> v = run_validate_json(
+      dir + "/runs_cli.csv --models " + dir +
+      "/runs_cli_models.csv --format json --folds 3 --max-iterations 2");
   ASSERT_TRUE(v.ok()) << v.status().message();
   const boost::json::object& o = v->as_object();
   EXPECT_EQ(o.at("rows").to_number<int>(), 4);
