@@ -18,6 +18,8 @@ import traceback
 
 import torch
 
+from timing import error_line, event_times, p, short_env
+
 OUT = os.environ.get("OUT", "/tmp/out")
 dev = torch.device("cuda")
 bf16 = torch.bfloat16
@@ -28,29 +30,14 @@ res = {"kind": "llmplan-fp8-gemm-reference", "format_version": 1, "env": {}, "de
        "grouped": [], "casts": [], "errors": []}
 
 
-def p(*a):
-    print(*a, flush=True)
-
-
 def err(where, ex):
-    msg = "%s: %s: %s" % (where, type(ex).__name__, (str(ex).splitlines() or [""])[0][:300])
+    msg = error_line(where, ex)
     res["errors"].append(msg)
     p("ERROR", msg)
 
 
 def time_fn(fn, warmup=5, reps=20):
-    for _ in range(warmup):
-        fn()
-    torch.cuda.synchronize()
-    ts = []
-    for _ in range(reps):
-        a = torch.cuda.Event(enable_timing=True)
-        b = torch.cuda.Event(enable_timing=True)
-        a.record()
-        fn()
-        b.record()
-        torch.cuda.synchronize()
-        ts.append(a.elapsed_time(b) * 1e-3)
+    ts = event_times(fn, warmup, reps, sync_device=True)
     return statistics.median(ts), min(ts)
 
 
@@ -173,11 +160,8 @@ def casts():
 
 def main():
     os.makedirs(OUT, exist_ok=True)
-    props = torch.cuda.get_device_properties(0)
-    res["env"] = {"torch": torch.__version__, "cuda": torch.version.cuda, "gpu": props.name,
-                  "sm_count": props.multi_processor_count,
-                  "cublas": getattr(torch.backends.cuda, "cublas_version", lambda: None)()
-                  if callable(getattr(torch.backends.cuda, "cublas_version", None)) else None}
+    res["env"] = short_env(cublas=getattr(torch.backends.cuda, "cublas_version", lambda: None)()
+                           if callable(getattr(torch.backends.cuda, "cublas_version", None)) else None)
     p(res["env"])
     for section in (dense, grouped, casts):
         try:

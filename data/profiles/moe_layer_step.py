@@ -28,6 +28,8 @@ import traceback
 
 import torch
 
+from timing import error_line, event_times, p, short_env
+
 OUT = os.environ.get("OUT", "/tmp/out")
 dev = torch.device("cuda")
 bf16 = torch.bfloat16
@@ -44,12 +46,8 @@ MODELS = [
 ]
 
 
-def p(*a):
-    print(*a, flush=True)
-
-
 def err(where, ex):
-    msg = "%s: %s: %s" % (where, type(ex).__name__, str(ex).splitlines()[0][:300] if str(ex) else "")
+    msg = error_line(where, ex)
     res["errors"].append(msg)
     p("ERROR", msg)
     traceback.print_exc()
@@ -158,18 +156,7 @@ class Layer:
 
 
 def time_step(fn, warmup=3, reps=12):
-    for _ in range(warmup):
-        fn()
-    torch.cuda.synchronize()
-    ts = []
-    for _ in range(reps):
-        a = torch.cuda.Event(enable_timing=True)
-        b = torch.cuda.Event(enable_timing=True)
-        a.record()
-        fn()
-        b.record()
-        torch.cuda.synchronize()
-        ts.append(a.elapsed_time(b) * 1e-3)
+    ts = event_times(fn, warmup, reps, sync_device=True)
     return statistics.median(ts), min(ts)
 
 
@@ -244,10 +231,7 @@ def run_model(spec):
 
 def main():
     os.makedirs(OUT, exist_ok=True)
-    props = torch.cuda.get_device_properties(0)
-    res["env"] = {"torch": torch.__version__, "cuda": torch.version.cuda, "gpu": props.name,
-                  "sm_count": props.multi_processor_count,
-                  "has_grouped_mm": hasattr(torch, "_grouped_mm")}
+    res["env"] = short_env(has_grouped_mm=hasattr(torch, "_grouped_mm"))
     p(res["env"])
     for spec in MODELS:
         try:

@@ -10,13 +10,14 @@
 # The grouped-GEMM grid follows the same rules as `llmplan-profile --moe` (profiler/moe_plan.h).
 import json
 import os
-import statistics
 import sys
 import time
-import traceback
 
 import torch
 import torch.nn.functional as F
+
+import timing
+from timing import error_line, gpu_env, p, time_batched
 
 OUT = os.environ.get("OUT", "/tmp/out")
 QUICK = "--quick" in sys.argv
@@ -43,12 +44,8 @@ if QUICK:
     MODELS, LOCAL_EXPERTS, M_SWEEP, TOKENS = MODELS[:1], [4], [64, 1024], [4096]
 
 
-def p(*a):
-    print(*a, flush=True)
-
-
 def err(where, ex):
-    msg = "%s: %s: %s" % (where, type(ex).__name__, str(ex).splitlines()[0][:300] if str(ex) else "")
+    msg = error_line(where, ex)
     res["errors"].append(msg)
     p("ERROR", msg)
 
@@ -56,38 +53,12 @@ def err(where, ex):
 def time_fn(fn, warmup=3, reps=15):
     """Median/min/max seconds per call. Short ops run `inner` times back to back between two
     events (launch gaps hidden as in a training step); each repetition is separated by a sync."""
-    for _ in range(warmup):
-        fn()
-    torch.cuda.synchronize()
-    a = torch.cuda.Event(enable_timing=True)
-    b = torch.cuda.Event(enable_timing=True)
-    a.record()
-    fn()
-    b.record()
-    b.synchronize()
-    one = a.elapsed_time(b) * 1e-3
-    inner = max(1, min(20, int(100e-6 / max(one, 1e-7))))
-    ts = []
-    for _ in range(reps):
-        a.record()
-        for _ in range(inner):
-            fn()
-        b.record()
-        b.synchronize()
-        ts.append(a.elapsed_time(b) * 1e-3 / inner)
-    return {"time_s": statistics.median(ts), "min_time_s": min(ts), "max_time_s": max(ts),
-            "calls_per_timing": inner, "repeats": reps}
+    return time_batched(fn, warmup, reps)
 
 
 def env():
     e = res["env"]
-    e["torch"] = torch.__version__
-    e["torch_cuda"] = torch.version.cuda
-    e["cudnn"] = torch.backends.cudnn.version()
-    e["gpu"] = torch.cuda.get_device_name(0)
-    pr = torch.cuda.get_device_properties(0)
-    e["sm_count"] = pr.multi_processor_count
-    e["memory_bytes"] = pr.total_memory
+    gpu_env(e, cudnn=True)
     e["has_grouped_mm"] = hasattr(torch, "_grouped_mm")
     e["argv"] = sys.argv
     e["date"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
@@ -95,17 +66,8 @@ def env():
 
 
 def ceilings():
-    n = 8192
-    a = torch.randn(n, n, device=dev, dtype=bf16)
-    b = torch.randn(n, n, device=dev, dtype=bf16)
-    t = time_fn(lambda: torch.mm(a, b), 5, 20)
-    res["ceilings"]["gemm_8192_tflops"] = 2 * n ** 3 / t["time_s"] / 1e12
-    x = torch.empty(1 << 30, device=dev, dtype=bf16).normal_()
-    y = torch.empty_like(x)
-    t = time_fn(lambda: y.copy_(x), 3, 20)
-    res["ceilings"]["copy_2gib_gbps"] = 2 * x.numel() * 2 / t["time_s"] / 1e9
+    timing.ceilings(time_fn, dev, res["ceilings"])
     p("CEILINGS", json.dumps(res["ceilings"]))
-    del a, b, x, y
 
 
 def skewed(m, e):
@@ -432,13 +394,7 @@ def main():
         wanted = sys.argv[sys.argv.index("--sections") + 1].split(",")
         sections = tuple(f for f in sections if f.__name__ in wanted)
     for section in sections:
-        ts = time.time()
-        try:
-            section()
-        except Exception as ex:  # noqa: BLE001
-            err(section.__name__, ex)
-            traceback.print_exc()
-        p("SECTION %s %.1f s" % (section.__name__, time.time() - ts))
+        p("SECTION %s %.1f s" % (section.__name__, timing.run_section(section, err)))
         with open(os.path.join(OUT, "moe_reference.json"), "w") as fh:
             json.dump(res, fh, indent=1)
     res["env"]["wall_s"] = time.time() - t0

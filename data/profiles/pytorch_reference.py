@@ -13,23 +13,16 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
+from timing import event_times, gpu_env, p
+
 OUT = os.environ.get("OUT", "/tmp/out")
 dev = torch.device("cuda")
 res = {"env": {}, "gemm": [], "copy": {}, "attention": [], "train": []}
 
 
-def p(*a):
-    print(*a, flush=True)
-
-
 def env():
     e = res["env"]
-    e["torch"] = torch.__version__
-    e["torch_cuda"] = torch.version.cuda
-    e["gpu"] = torch.cuda.get_device_name(0)
-    pr = torch.cuda.get_device_properties(0)
-    e["sm_count"] = pr.multi_processor_count
-    e["memory_bytes"] = pr.total_memory
+    gpu_env(e, cudnn=False)
     for pkg in ["nvidia-cublas", "nvidia-cuda-cupti", "nvidia-nccl-cu13", "nvidia-cuda-runtime",
                 "nvidia-cudnn-cu13"]:
         try:
@@ -40,18 +33,7 @@ def env():
 
 
 def time_fn(fn, warmup=5, reps=30):
-    for _ in range(warmup):
-        fn()
-    torch.cuda.synchronize()
-    ts = []
-    for _ in range(reps):
-        a = torch.cuda.Event(enable_timing=True)
-        b = torch.cuda.Event(enable_timing=True)
-        a.record()
-        fn()
-        b.record()
-        b.synchronize()
-        ts.append(a.elapsed_time(b) * 1e-3)
+    ts = event_times(fn, warmup, reps, sync_device=False)
     return statistics.median(ts), min(ts), max(ts)
 
 

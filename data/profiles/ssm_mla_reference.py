@@ -12,14 +12,15 @@
 import json
 import math
 import os
-import statistics
 import sys
 import time
-import traceback
 from importlib import metadata
 
 import torch
 import torch.nn.functional as F
+
+import timing
+from timing import error_line, gpu_env, p, time_batched
 
 OUT = os.environ.get("OUT", "/tmp/out")
 QUICK = "--quick" in sys.argv
@@ -54,16 +55,12 @@ MLA = dict(h=7168, heads=128, q_rank=1536, kv_rank=512, d_nope=128, d_rope=64, d
 SCOUT = dict(heads=40, kv_heads=8, d=128, chunk=8192)
 
 
-def p(*a):
-    print(*a, flush=True)
-
-
 def elapsed():
     return time.time() - T0
 
 
 def err(where, ex):
-    msg = "%s: %s: %s" % (where, type(ex).__name__, str(ex).splitlines()[0][:300] if str(ex) else "")
+    msg = error_line(where, ex)
     res["errors"].append(msg)
     p("ERROR", msg)
 
@@ -78,27 +75,7 @@ def time_fn(fn, warmup=3, reps=12):
     """Median/min/max seconds per call, CUDA events. Short ops run `inner` times back to back
     between two events (launch gaps hidden as in a training step); each repetition is separated
     by a sync. Same method as moe_reference.py."""
-    for _ in range(warmup):
-        fn()
-    torch.cuda.synchronize()
-    a = torch.cuda.Event(enable_timing=True)
-    b = torch.cuda.Event(enable_timing=True)
-    a.record()
-    fn()
-    b.record()
-    b.synchronize()
-    one = a.elapsed_time(b) * 1e-3
-    inner = max(1, min(20, int(100e-6 / max(one, 1e-7))))
-    ts = []
-    for _ in range(reps):
-        a.record()
-        for _ in range(inner):
-            fn()
-        b.record()
-        b.synchronize()
-        ts.append(a.elapsed_time(b) * 1e-3 / inner)
-    return {"time_s": statistics.median(ts), "min_time_s": min(ts), "max_time_s": max(ts),
-            "calls_per_timing": inner, "repeats": reps}
+    return time_batched(fn, warmup, reps)
 
 
 def rates(row, t, flops=None, nbytes=None):
@@ -126,13 +103,7 @@ def fmt(row):
 
 def env():
     e = res["env"]
-    e["torch"] = torch.__version__
-    e["torch_cuda"] = torch.version.cuda
-    e["cudnn"] = torch.backends.cudnn.version()
-    e["gpu"] = torch.cuda.get_device_name(0)
-    pr = torch.cuda.get_device_properties(0)
-    e["sm_count"] = pr.multi_processor_count
-    e["memory_bytes"] = pr.total_memory
+    pr = gpu_env(e, cudnn=True)
     e["l2_bytes"] = getattr(pr, "L2_cache_size", None)
     e["argv"] = sys.argv
     e["date"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
@@ -176,17 +147,8 @@ def env():
 
 
 def ceilings():
-    n = 8192
-    a = torch.randn(n, n, device=dev, dtype=bf16)
-    b = torch.randn(n, n, device=dev, dtype=bf16)
-    t = time_fn(lambda: torch.mm(a, b), 5, 20)
-    res["ceilings"]["gemm_8192_tflops"] = 2 * n ** 3 / t["time_s"] / 1e12
-    x = torch.empty(1 << 30, device=dev, dtype=bf16).normal_()
-    y = torch.empty_like(x)
-    t = time_fn(lambda: y.copy_(x), 3, 20)
-    res["ceilings"]["copy_2gib_gbps"] = 2 * x.numel() * 2 / t["time_s"] / 1e9
+    timing.ceilings(time_fn, dev, res["ceilings"])
     p("CEILINGS", json.dumps(res["ceilings"]))
-    del a, b, x, y
     torch.cuda.empty_cache()
 
 
@@ -662,13 +624,8 @@ def main():
     functorch_config.donated_buffer = False
     env()
     for section in (ceilings, ssd_check, mamba, mla, chunked_attention, compiled):
-        ts = time.time()
-        try:
-            section()
-        except Exception as ex:  # noqa: BLE001
-            err(section.__name__, ex)
-            traceback.print_exc()
-        p("SECTION %s %.1f s (%.0f s elapsed)" % (section.__name__, time.time() - ts, elapsed()))
+        p("SECTION %s %.1f s (%.0f s elapsed)" % (section.__name__, timing.run_section(section, err),
+                                                  elapsed()))
         save()
     p("DONE %.1f s, %d errors" % (elapsed(), len(res["errors"])))
 

@@ -7,6 +7,7 @@
 #include <benchmark/benchmark.h>
 
 #include "simulator/simulate.h"
+#include "tests/simulator/test_models.h"
 
 namespace llmplan::simulator {
 namespace {
@@ -14,43 +15,23 @@ namespace {
 Cluster a100() {
   Cluster c;
   c.name = "bench-dgx-a100";
-  c.gpu.name = "a100";
-  c.gpu.peak_bf16_flops = c.gpu.peak_fp16_flops = 312e12;
+  testing::set_gpu(&c.gpu, "a100", 312e12, /*fp8_flops=*/0, 2.039e12, 108);
   c.gpu.hbm_bytes = 80e9;
-  c.gpu.hbm_bytes_per_s = 2.039e12;
   c.gpu.nvlink_bytes_per_s = 600e9;
-  c.gpu.num_sms = 108;
   c.gpu.tdp_w = 400;
   c.nic_bytes_per_s = 25e9;
   return c;
 }
 
 Model mt_nlg() {
-  Model m;
+  Model m = testing::gpt(105, 20480, 128, 2048, 50257);
   m.name = "mt-nlg-530b";
-  m.num_layers = 105;
-  m.hidden_size = 20480;
-  m.num_heads = 128;
-  m.seq_length = 2048;
-  m.vocab_size = 50257;
   return m;
-}
-
-Plan mt_nlg_plan() {
-  Plan p;
-  p.tensor_parallel = 8;
-  p.data_parallel = 12;
-  p.pipeline_parallel = 35;
-  p.micro_batch_size = 1;
-  p.global_batch_size = 1920;
-  p.recompute = Recompute::kFull;
-  p.precision = Precision::kFp16;
-  return p;
 }
 
 void BM_SimulateMtNlg530B(benchmark::State& state) {
   const Model model = mt_nlg();
-  const Plan plan = mt_nlg_plan();
+  const Plan plan = testing::mt_nlg_plan();
   const Cluster cluster = a100();
   SimOptions options;
   options.collapse_chains = state.range(0) != 0;

@@ -20,16 +20,16 @@
 #include "base/strict_json.h"
 #include "simulator/plan_json.h"
 #include "simulator/simulate.h"
+#include "tests/planner/runs_file_rows.h"
 
 namespace llmplan::planner {
 namespace {
 
-constexpr const char* kModels =
-    "model,layers,hidden,heads,kv_heads,head_dim,ffn,vocab,seq,activation,tied_embeddings,"
-    "positions,linear_bias,norm,moe_experts,moe_top_k,moe_expert_ffn,moe_shared_experts,"
-    "moe_layer_pattern,shape_notes\n"
-    "llama3-8b,32,4096,32,8,128,14336,128256,8192,swiglu,false,rotary,false,RMSNorm,0,0,0,0,"
-    "dense (no MoE),\n"
+const char* const kHeader = runs_file_rows::kBlackwellHeader;
+
+const std::string kModels =
+    std::string(runs_file_rows::kBlackwellModelsHeader) +
+    runs_file_rows::kBlackwellLlama3_8bModel +
     "qwen3-30b-a3b,48,2048,32,4,128,6144,151936,4096,swiglu,false,rotary,false,RMSNorm,128,8,"
     "768,0,every layer MoE,\n"
     "deepseek-v3,61,7168,128,128,128,18432,129280,4096,swiglu,false,rotary,false,RMSNorm,256,8,"
@@ -37,9 +37,6 @@ constexpr const char* kModels =
     "latent attention (q_lora_rank 1536; kv_lora_rank 512); multi-token prediction (1 layer) in "
     "the runs named \"\"w/ MTP\"\". Router: sigmoid.\"\n";
 
-constexpr const char* kHeader =
-    "source,container,system,num_gpus,model,seq,precision,tp,pp,cp,vp,ep,etp,dp,micro_batch,"
-    "global_batch,tokens_per_s_per_gpu,model_tflops_per_gpu,notes\n";
 constexpr const char* kMb = "https://github.com/NVIDIA-NeMo/Megatron-Bridge/blob/x/docs/p.md";
 
 std::string row(const std::string& container, const std::string& system, int gpus,
@@ -408,10 +405,9 @@ TEST(BlackwellRuns, StackDriftPerRelease) {
   EXPECT_NEAR(d[1].mape, (1.0 / 2 + 6.0 / 8) / 2, 1e-12);
 }
 
-// Cross-validation fits only the trainable rows (the latest releases), per
-// GPU kind; leave-one-release-out leaves a release no other release trains
-// unpredicted (lenient) instead of failing.
-TEST(BlackwellRuns, CrossValidationTrainsOnTheMaskPerGpu) {
+// Six DGX-B200 Llama 3 8B rows: releases 25.09, 25.11 and 26.02 (20000,
+// 21000 and 22000 tokens/s/GPU) at global batches 128 and 256 each.
+std::string three_release_rows() {
   std::string rows;
   const char* releases[] = {"NeMo 25.09", "NeMo 25.11", "NeMo 26.02"};
   for (int i = 0; i < 3; ++i) {
@@ -420,6 +416,14 @@ TEST(BlackwellRuns, CrossValidationTrainsOnTheMaskPerGpu) {
                   std::to_string(20000 + 1000 * i));
     }
   }
+  return rows;
+}
+
+// Cross-validation fits only the trainable rows (the latest releases), per
+// GPU kind; leave-one-release-out leaves a release no other release trains
+// unpredicted (lenient) instead of failing.
+TEST(BlackwellRuns, CrossValidationTrainsOnTheMaskPerGpu) {
+  std::string rows = three_release_rows();
   Result<std::vector<PublishedRun>> r = read(rows);
   ASSERT_TRUE(r.ok()) << r.status().message();
   const std::vector<AccuracyCase> cases = make_runs_cases(*r);
@@ -451,14 +455,7 @@ TEST(BlackwellRuns, CrossValidationTrainsOnTheMaskPerGpu) {
 // release per row, the release groupings, leave-one-release-out and the
 // stack drift.
 TEST(BlackwellRuns, ValidateFiltersByGpuAndReportsReleases) {
-  std::string rows;
-  const char* releases[] = {"NeMo 25.09", "NeMo 25.11", "NeMo 26.02"};
-  for (int i = 0; i < 3; ++i) {
-    for (int gbs : {128, 256}) {
-      rows += row(releases[i], "DGX-B200", 8, "LLAMA3_8B", "BF16", "1", "", "", "", 8, 2, gbs,
-                  std::to_string(20000 + 1000 * i));
-    }
-  }
+  std::string rows = three_release_rows();
   // A row of another GPU kind, and one whose cluster preset is unknown.
   rows += row("NeMo 26.02", "DGX-GB200", 8, "LLAMA3_8B", "BF16", "1", "", "", "", 8, 2, 128,
               "30000");
@@ -467,18 +464,9 @@ TEST(BlackwellRuns, ValidateFiltersByGpuAndReportsReleases) {
   const std::string dir = testing::TempDir();
   std::ofstream(dir + "/bw_runs.csv") << kHeader << rows;
   std::ofstream(dir + "/bw_models.csv") << kModels;
-  CLI::App app{"test"};
-  GlobalOptions global;
-  Action action;
-  add_validate_command(app, global, &action);
-  app.parse("validate " + dir + "/bw_runs.csv --models " + dir +
-            "/bw_models.csv --gpu b200 --format json --folds 2 --max-iterations 2");
-  ASSERT_TRUE(static_cast<bool>(action));
-  testing::internal::CaptureStdout();
-  const Status status = action();
-  const std::string out = testing::internal::GetCapturedStdout();
-  ASSERT_TRUE(status.ok()) << status.message();
-  Result<boost::json::value> v = json::parse(out, "validate");
+  Result<boost::json::value> v = runs_file_rows::run_validate_json(
+      dir + "/bw_runs.csv --models " + dir +
+      "/bw_models.csv --gpu b200 --format json --folds 2 --max-iterations 2");
   ASSERT_TRUE(v.ok()) << v.status().message();
   const boost::json::object& o = v->as_object();
   EXPECT_EQ(o.at("gpu").as_string(), "b200");
@@ -500,7 +488,7 @@ TEST(BlackwellRuns, ValidateFiltersByGpuAndReportsReleases) {
     noted = noted || std::string(n.as_string()).find("rows of other GPUs ignored") !=
                          std::string::npos;
   }
-  EXPECT_TRUE(noted) << out;
+  EXPECT_TRUE(noted) << boost::json::serialize(*v);
   const boost::json::object& groups = o.at("groups").as_object();
   for (const char* g : {"gpu", "precision recipe", "release", "gpu / dense-moe / release"}) {
     EXPECT_TRUE(groups.contains(g)) << g;

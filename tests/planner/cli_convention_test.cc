@@ -15,14 +15,12 @@
 
 #include "planner/cli/command.h"
 #include "base/strict_json.h"
+#include "tests/planner/simulate_cli.h"
 
 namespace llmplan::planner {
 namespace {
 
-struct CliRun {
-  Status status;
-  std::string out;
-};
+using testing_cli::CliRun;
 
 // Parses `args` with every command registered, runs the action, captures stdout.
 CliRun run(std::vector<std::string> args) {
@@ -40,16 +38,7 @@ CliRun run(std::vector<std::string> args) {
   add_sweep_command(app, global, &action);
   add_schedule_command(app, global, &action);
   add_preset_file_option(app, &global);
-  std::reverse(args.begin(), args.end());
-  try {
-    app.parse(args);
-  } catch (const CLI::ParseError& e) {
-    return {Status::invalid_argument(e.what()), ""};
-  }
-  if (!action) return {Status::internal("no action"), ""};
-  testing::internal::CaptureStdout();
-  Status status = action();
-  return {status, testing::internal::GetCapturedStdout()};
+  return testing_cli::parse_and_run(app, action, std::move(args), Status::invalid_argument);
 }
 
 std::string temp_dir(const std::string& name) {

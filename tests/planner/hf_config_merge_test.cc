@@ -12,20 +12,16 @@
 #include "simulator/hf_config.h"
 #include "simulator/model_json.h"
 #include "base/strict_json.h"
+#include "tests/planner/hf_example.h"
 
 namespace llmplan::simulator {
 namespace {
 
+// The example's model as llmplan JSON (also the whole mapping in `out`).
 boost::json::object mapped(const std::string& name, HfModel* out = nullptr) {
-  const std::string path = std::string(LLMPLAN_DATA_DIR) + "/examples/hf/" + name;
-  Result<boost::json::value> v = json::parse_file(path);
-  EXPECT_TRUE(v.ok()) << v.status().message();
-  if (!v.ok()) return {};
-  Result<HfModel> hf = model_from_hf_config(v.value(), name);
-  EXPECT_TRUE(hf.ok()) << hf.status().message();
-  if (!hf.ok()) return {};
-  if (out != nullptr) *out = hf.value();
-  return model_to_json(hf->model).as_object();
+  const HfModel hf = testing::load_hf_example(name);
+  if (out != nullptr) *out = hf;
+  return model_to_json(hf.model).as_object();
 }
 
 int64_t at(const boost::json::object& o, const char* key) {

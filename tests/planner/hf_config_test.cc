@@ -9,19 +9,12 @@
 #include <string>
 
 #include "base/strict_json.h"
+#include "tests/planner/hf_example.h"
 
 namespace llmplan::simulator {
 namespace {
 
-HfModel load(const std::string& name) {
-  const std::string path = std::string(LLMPLAN_DATA_DIR) + "/examples/hf/" + name;
-  Result<boost::json::value> v = json::parse_file(path);
-  EXPECT_TRUE(v.ok()) << v.status().message();
-  if (!v.ok()) return {};
-  Result<HfModel> hf = model_from_hf_config(v.value(), name);
-  EXPECT_TRUE(hf.ok()) << hf.status().message();
-  return hf.ok() ? hf.value() : HfModel{};
-}
+HfModel load(const std::string& name) { return testing::load_hf_example(name); }
 
 bool contains(const std::vector<std::string>& v, const std::string& s) {
   for (const std::string& x : v) {

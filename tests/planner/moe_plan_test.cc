@@ -19,33 +19,16 @@
 #include "presets/catalog.h"
 #include "simulator/lowering.h"
 #include "base/strict_json.h"
+#include "tests/planner/search_fixtures.h"
+#include "tests/planner/simulate_cli.h"
 
 namespace llmplan::planner {
 namespace {
 
-presets::Catalog catalog() {
-  auto c = presets::Catalog::builtin();
-  EXPECT_TRUE(c.ok());
-  return c.value();
-}
-
-simulator::Cluster h100() {
-  auto c = catalog().cluster("dgx-h100");
-  EXPECT_TRUE(c.ok()) << c.status().message();
-  return c.value();
-}
-
-simulator::Model preset(const std::string& name) {
-  auto m = catalog().model(name);
-  EXPECT_TRUE(m.ok()) << m.status().message();
-  return m.value();
-}
-
-scaling::LossLaw law(const std::string& name) {
-  auto l = catalog().law(name);
-  EXPECT_TRUE(l.ok()) << l.status().message();
-  return l.value();
-}
+presets::Catalog catalog() { return fixtures::builtin_catalog(); }
+simulator::Cluster h100() { return fixtures::builtin_cluster("dgx-h100"); }
+simulator::Model preset(const std::string& name) { return fixtures::builtin_model(name); }
+scaling::LossLaw law(const std::string& name) { return fixtures::builtin_law(name); }
 
 std::string error_of(const Status& s) { return s.ok() ? "" : s.message(); }
 
@@ -248,10 +231,7 @@ TEST(MoeSearch, DenseLawWithMoeModelsIsAUsageError) {
             "joint-moe or a law file with a \"joint_moe\" or \"moe\" term");
 }
 
-struct CliRun {
-  Status status;
-  std::string out;
-};
+using testing_cli::CliRun;
 
 CliRun run_cli(std::vector<std::string> args) {
   CLI::App app{"test"};
@@ -262,16 +242,7 @@ CliRun run_cli(std::vector<std::string> args) {
   add_sweep_command(app, global, &action);
   add_schedule_command(app, global, &action);
   add_preset_file_option(app, &global);
-  std::reverse(args.begin(), args.end());
-  try {
-    app.parse(args);
-  } catch (const CLI::ParseError& e) {
-    return {Status::usage(e.what()), ""};
-  }
-  if (!action) return {Status::internal("no action"), ""};
-  testing::internal::CaptureStdout();
-  Status status = action();
-  return {status, testing::internal::GetCapturedStdout()};
+  return testing_cli::parse_and_run(app, action, std::move(args), Status::usage);
 }
 
 const std::vector<std::string> kSmallSpace = {"--tp", "1,2", "--pp", "1,2", "--micro-batch", "1",

@@ -7,21 +7,13 @@
 #include "planner/cli/plan_space_flags.h"
 #include "planner/search/plan_space.h"
 #include "presets/catalog.h"
+#include "tests/planner/search_fixtures.h"
 
 namespace llmplan::planner {
 namespace {
 
-presets::Catalog catalog() {
-  auto c = presets::Catalog::builtin();
-  EXPECT_TRUE(c.ok());
-  return c.value();
-}
-
-simulator::Cluster h100() {
-  auto c = catalog().cluster("dgx-h100");
-  EXPECT_TRUE(c.ok());
-  return c.value();
-}
+presets::Catalog catalog() { return fixtures::builtin_catalog(); }
+simulator::Cluster h100() { return fixtures::builtin_cluster("dgx-h100"); }
 
 simulator::Model llama_at(int seq) {
   simulator::Model m = catalog().model("llama3-70b").value();

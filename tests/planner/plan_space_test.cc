@@ -12,27 +12,14 @@
 #include "planner/search/search.h"
 #include "planner/search/shapes_json.h"
 #include "presets/catalog.h"
+#include "tests/planner/search_fixtures.h"
 
 namespace llmplan::planner {
 namespace {
 
-presets::Catalog catalog() {
-  auto c = presets::Catalog::builtin();
-  EXPECT_TRUE(c.ok());
-  return c.value();
-}
-
-simulator::Cluster a100() {
-  auto c = catalog().cluster("dgx-a100-80gb");
-  EXPECT_TRUE(c.ok());
-  return c.value();
-}
-
-scaling::LossLaw law() {
-  auto l = catalog().law("chinchilla");
-  EXPECT_TRUE(l.ok());
-  return l.value();
-}
+presets::Catalog catalog() { return fixtures::builtin_catalog(); }
+simulator::Cluster a100() { return fixtures::builtin_cluster("dgx-a100-80gb"); }
+scaling::LossLaw law() { return fixtures::builtin_law("chinchilla"); }
 
 std::string error_of(const Status& s) { return s.ok() ? "" : s.message(); }
 

@@ -13,19 +13,15 @@
 #include "planner/accuracy/restricted_fit.h"
 #include "planner/accuracy/runs_file.h"
 #include "presets/catalog.h"
+#include "tests/planner/runs_file_rows.h"
 
 namespace llmplan::planner {
 namespace {
 
-constexpr const char* kModels =
-    "model,layers,hidden,heads,kv_heads,head_dim,ffn,vocab,seq,activation,tied_embeddings,"
-    "positions,linear_bias,norm,moe_experts,moe_top_k,moe_expert_ffn,moe_shared_experts,"
-    "moe_layer_pattern,shape_notes\n"
-    "llama3-8b,32,4096,32,8,128,14336,128256,8192,swiglu,false,rotary,false,RMSNorm,0,0,0,0,"
-    "dense (no MoE),\n";
-constexpr const char* kHeader =
-    "source,container,system,num_gpus,model,seq,precision,tp,pp,cp,vp,ep,etp,dp,micro_batch,"
-    "global_batch,tokens_per_s_per_gpu,model_tflops_per_gpu,notes\n";
+const char* const kHeader = runs_file_rows::kBlackwellHeader;
+
+const std::string kModels =
+    std::string(runs_file_rows::kBlackwellModelsHeader) + runs_file_rows::kBlackwellLlama3_8bModel;
 
 // A DGX-B200 Llama 3 8B row (seq 8192) of the Blackwell form.
 std::string row(const std::string& precision, int tp, int dp, int mbs, int gbs,

@@ -18,6 +18,7 @@
 #include "presets/catalog.h"
 #include "base/strict_json.h"
 #include "tests/planner/runs_file_rows.h"
+#include "tests/planner/simulate_cli.h"
 
 namespace llmplan::planner {
 namespace {
@@ -311,18 +312,11 @@ TEST(RunsFile, ValidateGroupsByModel) {
   std::ofstream(dir + "/runs_moe.csv") << kRunsHeader << kMptRow << other << fp4 << moe;
   std::ofstream(dir + "/runs_moe_models.csv") << kModels;
   const auto run = [&](const std::string& format) {
-    CLI::App app{"test"};
-    GlobalOptions global;
-    Action action;
-    add_validate_command(app, global, &action);
-    app.parse("validate " + dir + "/runs_moe.csv --models " + dir +
-              "/runs_moe_models.csv --folds 0 --format " + format);
-    EXPECT_TRUE(static_cast<bool>(action));
-    testing::internal::CaptureStdout();
-    const Status status = action();
-    const std::string out = testing::internal::GetCapturedStdout();
-    EXPECT_TRUE(status.ok()) << status.message();
-    return out;
+    const testing_cli::CliRun cli = testing_cli::run_command(
+        {add_validate_command}, "validate " + dir + "/runs_moe.csv --models " + dir +
+                                    "/runs_moe_models.csv --folds 0 --format " + format);
+    EXPECT_TRUE(cli.status.ok()) << cli.status.message();
+    return cli.out;
   };
   const std::string out = run("json");
   Result<boost::json::value> v = json::parse(out, "validate");

@@ -1,7 +1,9 @@
 // Shared by the runs-file tests (runs_file_test.cc: the reader, the mapping
-// of dense rows, folds and validation; runs_file_moe_test.cc: the MoE rows):
-// a small models table and runs-file rows as in data/h100, and readers of
-// rows under that table.
+// of dense rows, folds and validation; runs_file_moe_test.cc: the MoE rows;
+// blackwell_runs_test.cc and restricted_fit_test.cc: the Blackwell form):
+// a small models table and runs-file rows as in data/h100, readers of rows
+// under that table, the Blackwell form's header and models-table start, and
+// `llmplan validate` read as JSON.
 #ifndef LLMPLAN_TESTS_PLANNER_RUNS_FILE_ROWS_H_
 #define LLMPLAN_TESTS_PLANNER_RUNS_FILE_ROWS_H_
 
@@ -10,8 +12,10 @@
 #include <string>
 #include <vector>
 
+#include "base/strict_json.h"
 #include "planner/accuracy/runs_file.h"
 #include "presets/catalog.h"
+#include "tests/planner/simulate_cli.h"
 
 namespace llmplan::planner::runs_file_rows {
 
@@ -62,6 +66,28 @@ inline bool starts_with_qwen3(const std::string& model) { return model.rfind("qw
 inline std::string error_of(const std::string& rows, const std::string& models = kModels) {
   Result<std::vector<PublishedRun>> r = read(rows, models);
   return r.ok() ? "OK" : r.status().message();
+}
+
+// The Blackwell form (data/blackwell/): its header row, and its models
+// table's header (with the shape notes column) and Llama 3 8B row.
+inline constexpr const char* kBlackwellHeader =
+    "source,container,system,num_gpus,model,seq,precision,tp,pp,cp,vp,ep,etp,dp,micro_batch,"
+    "global_batch,tokens_per_s_per_gpu,model_tflops_per_gpu,notes\n";
+inline constexpr const char* kBlackwellModelsHeader =
+    "model,layers,hidden,heads,kv_heads,head_dim,ffn,vocab,seq,activation,tied_embeddings,"
+    "positions,linear_bias,norm,moe_experts,moe_top_k,moe_expert_ffn,moe_shared_experts,"
+    "moe_layer_pattern,shape_notes\n";
+inline constexpr const char* kBlackwellLlama3_8bModel =
+    "llama3-8b,32,4096,32,8,128,14336,128256,8192,swiglu,false,rotary,false,RMSNorm,0,0,0,0,"
+    "dense (no MoE),\n";
+
+// What `llmplan validate ARGS` printed, read as JSON; the command's error
+// when it fails.
+inline Result<boost::json::value> run_validate_json(const std::string& args) {
+  const testing_cli::CliRun run =
+      testing_cli::run_command({add_validate_command}, "validate " + args);
+  if (!run.status.ok()) return run.status;
+  return json::parse(run.out, "validate");
 }
 
 }  // namespace llmplan::planner::runs_file_rows

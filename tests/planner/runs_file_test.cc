@@ -301,18 +301,9 @@ TEST(RunsFile, ValidateJsonKeys) {
   rows += fp4 + other;
   std::ofstream(dir + "/runs_cli.csv") << kRunsHeader << rows;
   std::ofstream(dir + "/runs_cli_models.csv") << kModels;
-  CLI::App app{"test"};
-  GlobalOptions global;
-  Action action;
-  add_validate_command(app, global, &action);
-  app.parse("validate " + dir + "/runs_cli.csv --models " + dir +
-            "/runs_cli_models.csv --format json --folds 3 --max-iterations 2");
-  ASSERT_TRUE(static_cast<bool>(action));
-  testing::internal::CaptureStdout();
-  const Status status = action();
-  const std::string out = testing::internal::GetCapturedStdout();
-  ASSERT_TRUE(status.ok()) << status.message();
-  Result<boost::json::value> v = json::parse(out, "validate");
+  Result<boost::json::value> v = run_validate_json(
+      dir + "/runs_cli.csv --models " + dir +
+      "/runs_cli_models.csv --format json --folds 3 --max-iterations 2");
   ASSERT_TRUE(v.ok()) << v.status().message();
   const boost::json::object& o = v->as_object();
   EXPECT_EQ(o.at("rows").to_number<int>(), 4);

@@ -9,27 +9,15 @@
 #include <string>
 
 #include "planner/cli/command.h"
+#include "tests/planner/simulate_cli.h"
 
 namespace llmplan::planner {
 namespace {
 
-struct CliRun {
-  Status status;
-  std::string out;
-};
+using testing_cli::CliRun;
 
 CliRun run_cli(const std::string& command_line) {
-  CLI::App app{"test"};
-  GlobalOptions global;
-  Action action;
-  add_fit_command(app, global, &action);
-  add_optimal_command(app, global, &action);
-  app.parse(command_line);
-  EXPECT_TRUE(static_cast<bool>(action)) << command_line;
-  if (!action) return {Status::internal("no action"), ""};
-  testing::internal::CaptureStdout();
-  Status status = action();
-  return {status, testing::internal::GetCapturedStdout()};
+  return testing_cli::run_command({add_fit_command, add_optimal_command}, command_line);
 }
 
 // The number after `"key": ` in JSON text (NaN when absent).

@@ -13,8 +13,30 @@
 #include "presets/catalog.h"
 #include "scaling/law.h"
 #include "simulator/cluster.h"
+#include "tests/scaling/test_laws.h"
 
 namespace llmplan::planner::fixtures {
+
+// The built-in presets (a test failure when they do not load).
+inline presets::Catalog builtin_catalog() {
+  auto c = presets::Catalog::builtin();
+  EXPECT_TRUE(c.ok());
+  return c.value();
+}
+
+// A built-in model preset (a test failure when `name` is unknown).
+inline simulator::Model builtin_model(const std::string& name) {
+  auto m = builtin_catalog().model(name);
+  EXPECT_TRUE(m.ok()) << m.status().message();
+  return m.value();
+}
+
+// A built-in law preset (a test failure when `name` is unknown).
+inline scaling::LossLaw builtin_law(const std::string& name) {
+  auto l = builtin_catalog().law(name);
+  EXPECT_TRUE(l.ok()) << l.status().message();
+  return l.value();
+}
 
 // A built-in cluster preset (a test failure when `name` is unknown).
 inline simulator::Cluster builtin_cluster(const std::string& name) {
@@ -27,16 +49,7 @@ inline simulator::Cluster builtin_cluster(const std::string& name) {
 
 // Hoffmann et al. 2022's Approach 3 constants (the chinchilla preset's),
 // named "test".
-inline scaling::LossLaw chinchilla_test_law() {
-  scaling::LossLaw l;
-  l.name = "test";
-  l.E = 1.69;
-  l.A = 406.4;
-  l.B = 410.7;
-  l.alpha = 0.34;
-  l.beta = 0.28;
-  return l;
-}
+inline scaling::LossLaw chinchilla_test_law() { return scaling::testing::chinchilla_law("test"); }
 
 // A small plan space on dgx-h100 (seconds): the gpt grid at seq 1024,
 // vocab 32000, one 512K-token batch, tp, pp and micro-batch in {1, 2},

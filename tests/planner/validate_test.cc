@@ -58,22 +58,7 @@ TEST(MeasuredCsv, ErrorsNameLineOrColumn) {
   EXPECT_NE(error_of("# GPUs,global batch\n1,2\n").find("missing column"), std::string::npos);
 }
 
-// MAPE of the shipped A100 constants on one of vTrain's files.
-double shipped_mape(const std::string& file) {
-  Result<presets::Catalog> catalog = presets::Catalog::builtin();
-  EXPECT_TRUE(catalog.ok());
-  const std::string path = std::string(LLMPLAN_DATA_DIR) + "/vtrain/" + file;
-  Result<std::vector<MeasuredRun>> runs = read_measured_csv_file(path);
-  EXPECT_TRUE(runs.ok()) << runs.status().message();
-  Result<std::vector<AccuracyCase>> cases = make_accuracy_cases(*runs, path, *catalog, nullptr);
-  EXPECT_TRUE(cases.ok()) << cases.status().message();
-  Result<std::vector<double>> pred = predict_iteration_times(*cases, nullptr);
-  EXPECT_TRUE(pred.ok()) << pred.status().message();
-  std::vector<double> meas;
-  for (const AccuracyCase& c : *cases) meas.push_back(c.run.iteration_time_s);
-  return summarise(*pred, meas).mape;
-}
-
+// The accuracy cases of one of vTrain's files under the shipped constants.
 std::vector<AccuracyCase> cases_of(const std::string& file) {
   Result<presets::Catalog> catalog = presets::Catalog::builtin();
   EXPECT_TRUE(catalog.ok());
@@ -83,6 +68,16 @@ std::vector<AccuracyCase> cases_of(const std::string& file) {
   Result<std::vector<AccuracyCase>> cases = make_accuracy_cases(*runs, path, *catalog, nullptr);
   EXPECT_TRUE(cases.ok()) << cases.status().message();
   return cases.ok() ? *cases : std::vector<AccuracyCase>{};
+}
+
+// MAPE of the shipped A100 constants on one of vTrain's files.
+double shipped_mape(const std::string& file) {
+  const std::vector<AccuracyCase> cases = cases_of(file);
+  Result<std::vector<double>> pred = predict_iteration_times(cases, nullptr);
+  EXPECT_TRUE(pred.ok()) << pred.status().message();
+  std::vector<double> meas;
+  for (const AccuracyCase& c : cases) meas.push_back(c.run.iteration_time_s);
+  return summarise(*pred, meas).mape;
 }
 
 TEST(Calibrate, IsDeterministicAndBounded) {

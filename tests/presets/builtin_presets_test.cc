@@ -10,15 +10,12 @@
 #include "simulator/cluster.h"
 #include "simulator/model.h"
 #include "simulator/roofline.h"
+#include "tests/presets/test_catalog.h"
 
 namespace llmplan::presets {
 namespace {
 
-Catalog builtin() {
-  Result<Catalog> c = Catalog::builtin();
-  EXPECT_TRUE(c.ok()) << c.status().message();
-  return c.ok() ? *c : Catalog();
-}
+using fixtures::builtin;
 
 TEST(BuiltinPresets, EveryPresetLoadsAndValidates) {
   const Catalog catalog = builtin();

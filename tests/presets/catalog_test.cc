@@ -4,18 +4,13 @@
 
 #include <string>
 
+#include "tests/presets/test_catalog.h"
+
 namespace llmplan::presets {
 namespace {
 
-Catalog builtin() {
-  Result<Catalog> c = Catalog::builtin();
-  EXPECT_TRUE(c.ok()) << c.status().message();
-  return c.ok() ? *c : Catalog();
-}
-
-bool contains(const std::string& haystack, const std::string& needle) {
-  return haystack.find(needle) != std::string::npos;
-}
+using fixtures::builtin;
+using fixtures::contains;
 
 // A complete GPU entry, TDP as given.
 std::string gpu_entry(const std::string& name, int tdp_w) {

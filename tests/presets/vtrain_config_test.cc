@@ -5,21 +5,15 @@
 #include <string>
 
 #include "presets/sim_config.h"
+#include "tests/presets/test_catalog.h"
 
 namespace llmplan::presets {
 namespace {
 
+using fixtures::builtin;
+using fixtures::contains;
+
 const std::string kVtrainDir = std::string(LLMPLAN_DATA_DIR) + "/vtrain";
-
-Catalog builtin() {
-  Result<Catalog> c = Catalog::builtin();
-  EXPECT_TRUE(c.ok()) << c.status().message();
-  return c.ok() ? *c : Catalog();
-}
-
-bool contains(const std::string& haystack, const std::string& needle) {
-  return haystack.find(needle) != std::string::npos;
-}
 
 bool has_note(const SimConfig& c, const std::string& text) {
   for (const std::string& n : c.notes) {

@@ -4,8 +4,10 @@
 
 #include <algorithm>
 #include <sstream>
+#include <tuple>
 
 #include "simulator/lowering.h"
+#include "tests/simulator/test_models.h"
 
 namespace llmplan::profiler {
 namespace {
@@ -19,11 +21,7 @@ using simulator::ProfileShape;
 
 ProfileShape shape(int h, int a, int s, int b, int t) {
   ProfileShape p;
-  p.hidden = h;
-  p.heads = a;
-  p.seq = s;
-  p.micro_batch = b;
-  p.tp = t;
+  std::tie(p.hidden, p.heads, p.seq, p.micro_batch, p.tp) = std::tie(h, a, s, b, t);
   return p;
 }
 
@@ -218,20 +216,16 @@ std::vector<CoverageCase> coverage_cases(Precision precision) {
     for (bool sp : {false, true}) {
       for (bool flash : {false, true}) {
         CoverageCase c;
-        c.model.num_layers = 2;
-        c.model.hidden_size = 1024;
-        c.model.num_heads = 16;
-        c.model.seq_length = 512;
-        c.model.vocab_size = 32000;
+        c.model = simulator::testing::gpt(2, 1024, 16, 512, 32000);
+        c.model.name.clear();
         if (swiglu) {
           c.model.activation = simulator::Activation::kSwiglu;
           c.model.ffn_hidden_size = 2816;
           c.model.num_kv_heads = 4;
           c.model.linear_bias = false;
         }
-        c.plan.tensor_parallel = 2;
+        c.plan = simulator::testing::layout_plan(2, 1, 1, 4);
         c.plan.micro_batch_size = 2;
-        c.plan.global_batch_size = 4;
         c.plan.flash_attention = flash;
         c.plan.sequence_parallel = sp;
         c.plan.precision = precision;

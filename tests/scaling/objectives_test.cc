@@ -5,20 +5,12 @@
 #include <cmath>
 
 #include "scaling/optimal.h"
+#include "tests/scaling/test_laws.h"
 
 namespace llmplan::scaling {
 namespace {
 
-LossLaw chinchilla() {
-  LossLaw l;
-  l.name = "chinchilla";
-  l.E = 1.69;
-  l.A = 406.4;
-  l.B = 410.7;
-  l.alpha = 0.34;
-  l.beta = 0.28;
-  return l;
-}
+LossLaw chinchilla() { return testing::chinchilla_law("chinchilla"); }
 
 // Muennighoff et al.'s own C4 fit, as the authors' repository lists it
 // (huggingface/datablations README, "Parametric Fit": a, b, e are the logs

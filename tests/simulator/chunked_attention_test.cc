@@ -16,6 +16,8 @@
 #include "simulator/model_json.h"
 #include "simulator/roofline.h"
 #include "simulator/simulate.h"
+#include "tests/simulator/test_models.h"
+#include "tests/simulator/test_presets.h"
 
 namespace llmplan::simulator {
 namespace {
@@ -23,20 +25,9 @@ namespace {
 // Llama 4 Scout's attention (40 heads, 8 KV, head_dim 128, hidden 5120) on
 // `layers` dense layers, chunk 8192, every 4th layer global.
 Model scout_attention(int layers, int seq) {
-  Model m;
-  m.name = "scout-attn";
-  m.num_layers = layers;
-  m.hidden_size = 5120;
-  m.num_heads = 40;
+  Model m = testing::modern_model("scout-attn", layers, 5120, 40, 16384, seq, 202048);
   m.num_kv_heads = 8;
   m.head_dim_size = 128;
-  m.ffn_hidden_size = 16384;
-  m.seq_length = seq;
-  m.vocab_size = 202048;
-  m.activation = Activation::kSwiglu;
-  m.positions = PositionEmbedding::kRotary;
-  m.tied_embeddings = false;
-  m.linear_bias = false;
   m.attention_chunk = 8192;
   m.global_attention_every = 4;
   return m;
@@ -128,16 +119,13 @@ TEST(ChunkedAttention, FlashKernelAgainstTheH100Profile) {
       {32768, 0.018605600357055663, 0.051033615112304684, 0.004382848024368287,
        0.014675760269165039},
   };
-  Result<presets::Catalog> catalog = presets::Catalog::builtin();
-  ASSERT_TRUE(catalog.ok()) << catalog.status().message();
-  Result<Cluster> cluster = catalog->cluster("dgx-h100");
-  ASSERT_TRUE(cluster.ok()) << cluster.status().message();
-  const Roofline cost(*cluster);
+  const Cluster cluster = testing::preset_cluster("dgx-h100");
+  const Roofline cost(cluster);
   const Plan plan = one_gpu_plan();
   for (const Measured& r : rows) {
     const Model m = scout_attention(4, r.seq);
-    const FlashTimes chunk = flash_of_layer(m, plan, *cluster, cost, 0);  // chunked
-    const FlashTimes full = flash_of_layer(m, plan, *cluster, cost, 3);   // global
+    const FlashTimes chunk = flash_of_layer(m, plan, cluster, cost, 0);  // chunked
+    const FlashTimes full = flash_of_layer(m, plan, cluster, cost, 3);   // global
     // FLOPs: 4 heads s span d forward.
     EXPECT_DOUBLE_EQ(chunk.fwd_flops, 4.0 * 40 * r.seq * 8192 * 128);
     EXPECT_DOUBLE_EQ(full.fwd_flops, 4.0 * 40 * r.seq * r.seq * 128);
@@ -160,17 +148,14 @@ TEST(ChunkedAttention, ContextParallelSpreadsTheChunkOverTheBlocks) {
   // cp 2 at s 32768: each rank holds 16384 queries; a chunked layer's cp
   // blocks get chunk / cp keys each, so the rank's attention FLOPs are
   // 4 heads (s/cp) chunk d in all, half the cp-1 figure.
-  Result<presets::Catalog> catalog = presets::Catalog::builtin();
-  ASSERT_TRUE(catalog.ok());
-  Result<Cluster> cluster = catalog->cluster("dgx-h100");
-  ASSERT_TRUE(cluster.ok());
-  const Roofline cost(*cluster);
+  const Cluster cluster = testing::preset_cluster("dgx-h100");
+  const Roofline cost(cluster);
   const Model m = scout_attention(4, 32768);
   Plan one = one_gpu_plan();
   Plan two = one;
   two.context_parallel = 2;
-  const FlashTimes a = flash_of_layer(m, one, *cluster, cost, 0);
-  const FlashTimes b = flash_of_layer(m, two, *cluster, cost, 0);
+  const FlashTimes a = flash_of_layer(m, one, cluster, cost, 0);
+  const FlashTimes b = flash_of_layer(m, two, cluster, cost, 0);
   EXPECT_DOUBLE_EQ(a.fwd_flops, 4.0 * 40 * 32768 * 8192 * 128);
   EXPECT_DOUBLE_EQ(b.fwd_flops, a.fwd_flops / 2);
 }
@@ -202,10 +187,7 @@ TEST(ChunkedAttention, SimulatesEveryLayerKindOnce) {
   // 8 layers over pp 2: both stages hold one global layer (3 and 7), so
   // both chunks are alike; the step runs and chunked layers are cheaper
   // than full ones would be.
-  Result<presets::Catalog> catalog = presets::Catalog::builtin();
-  ASSERT_TRUE(catalog.ok());
-  Result<Cluster> cluster = catalog->cluster("dgx-h100");
-  ASSERT_TRUE(cluster.ok());
+  const Cluster cluster = testing::preset_cluster("dgx-h100");
   Model chunked = scout_attention(8, 32768);
   Model full = chunked;
   full.attention_chunk = 0;
@@ -216,8 +198,8 @@ TEST(ChunkedAttention, SimulatesEveryLayerKindOnce) {
   plan.sequence_parallel = true;
   plan.micro_batch_size = 1;
   plan.global_batch_size = 8;
-  const Result<StepReport> a = simulate(chunked, plan, *cluster);
-  const Result<StepReport> b = simulate(full, plan, *cluster);
+  const Result<StepReport> a = simulate(chunked, plan, cluster);
+  const Result<StepReport> b = simulate(full, plan, cluster);
   ASSERT_TRUE(a.ok()) << a.status().message();
   ASSERT_TRUE(b.ok()) << b.status().message();
   EXPECT_LT(a->iteration_time_s, b->iteration_time_s);
@@ -241,36 +223,32 @@ double vision_encoder_lower_bound() {
 }
 
 TEST(Llama4Presets, ParameterCountsMatchThePublishedFigures) {
-  Result<presets::Catalog> catalog = presets::Catalog::builtin();
-  ASSERT_TRUE(catalog.ok());
-  Result<Model> scout = catalog->model("llama4-scout");
-  Result<Model> maverick = catalog->model("llama4-maverick");
-  ASSERT_TRUE(scout.ok()) << scout.status().message();
-  ASSERT_TRUE(maverick.ok()) << maverick.status().message();
+  const Model scout = testing::preset_model("llama4-scout");
+  const Model maverick = testing::preset_model("llama4-maverick");
   EXPECT_NEAR(vision_encoder_lower_bound(), 0.811e9, 0.001e9);
   // Scout: every layer MoE (16 + 1 shared of 8192), 107.77B text.
-  EXPECT_EQ(scout->num_moe_layers(), 48);
-  EXPECT_EQ(scout->parameter_count(), 107769861120);
-  EXPECT_NEAR((scout->parameter_count() + vision_encoder_lower_bound()) / 109e9, 1.0, 0.01);
+  EXPECT_EQ(scout.num_moe_layers(), 48);
+  EXPECT_EQ(scout.parameter_count(), 107769861120);
+  EXPECT_NEAR((scout.parameter_count() + vision_encoder_lower_bound()) / 109e9, 1.0, 0.01);
   // Maverick: MoE on the odd layers (interleave_moe_layer_step 2), dense
   // FFN 16384 on the even ones; 400.71B text.
-  EXPECT_FALSE(maverick->is_moe_layer(0));
-  EXPECT_TRUE(maverick->is_moe_layer(1));
-  EXPECT_TRUE(maverick->is_moe_layer(47));
-  EXPECT_EQ(maverick->num_moe_layers(), 24);
-  EXPECT_EQ(maverick->parameter_count(), 400711848960);
-  EXPECT_NEAR(maverick->parameter_count() / 400e9, 1.0, 0.01);
-  EXPECT_NEAR((maverick->parameter_count() + vision_encoder_lower_bound()) / 400e9, 1.0, 0.01);
+  EXPECT_FALSE(maverick.is_moe_layer(0));
+  EXPECT_TRUE(maverick.is_moe_layer(1));
+  EXPECT_TRUE(maverick.is_moe_layer(47));
+  EXPECT_EQ(maverick.num_moe_layers(), 24);
+  EXPECT_EQ(maverick.parameter_count(), 400711848960);
+  EXPECT_NEAR(maverick.parameter_count() / 400e9, 1.0, 0.01);
+  EXPECT_NEAR((maverick.parameter_count() + vision_encoder_lower_bound()) / 400e9, 1.0, 0.01);
   // Active: 17.17B and 17.18B against the published "17B", a figure
   // rounded to the billion (17.17 / 17 = 1.0102): within 1.1 %.
-  EXPECT_EQ(scout->active_parameter_count(), 17172894720);
-  EXPECT_EQ(maverick->active_parameter_count(), 17184691200);
-  EXPECT_NEAR(scout->active_parameter_count() / 17e9, 1.0, 0.011);
-  EXPECT_NEAR(maverick->active_parameter_count() / 17e9, 1.0, 0.011);
+  EXPECT_EQ(scout.active_parameter_count(), 17172894720);
+  EXPECT_EQ(maverick.active_parameter_count(), 17184691200);
+  EXPECT_NEAR(scout.active_parameter_count() / 17e9, 1.0, 0.011);
+  EXPECT_NEAR(maverick.active_parameter_count() / 17e9, 1.0, 0.011);
   // Chunked attention with NoPE global layers every 4th.
-  EXPECT_EQ(scout->attention_chunk, 8192);
-  EXPECT_EQ(scout->global_attention_every, 4);
-  EXPECT_EQ(maverick->attention_chunk, 8192);
+  EXPECT_EQ(scout.attention_chunk, 8192);
+  EXPECT_EQ(scout.global_attention_every, 4);
+  EXPECT_EQ(maverick.attention_chunk, 8192);
 }
 
 }  // namespace

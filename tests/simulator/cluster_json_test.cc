@@ -4,15 +4,12 @@
 
 #include "simulator/cluster.h"
 #include "base/strict_json.h"
+#include "tests/simulator/test_cluster.h"
 
 namespace llmplan::simulator {
 namespace {
 
-boost::json::value parse(const char* text) {
-  Result<boost::json::value> v = json::parse(text, "test");
-  EXPECT_TRUE(v.ok()) << v.status().message();
-  return v.ok() ? *v : boost::json::value();
-}
+using testing::parse_json;
 
 GpuSpec test_gpu(const std::string& name) {
   GpuSpec g;
@@ -82,7 +79,7 @@ TEST(ClusterJson, NvlinkDomainReadsAndRoundTrips) {
   Cluster c = test_cluster();
   EXPECT_EQ(c.nvlink_domain(), 4);
   EXPECT_FALSE(cluster_to_json(c).as_object().contains("nvlink_domain_gpus"));
-  ASSERT_TRUE(apply_cluster_json(parse(R"({"nvlink_domain_gpus": 72})"), "c", &c).ok());
+  ASSERT_TRUE(apply_cluster_json(parse_json(R"({"nvlink_domain_gpus": 72})"), "c", &c).ok());
   EXPECT_EQ(c.nvlink_domain_gpus, 72);
   EXPECT_EQ(c.nvlink_domain(), 72);
   Cluster back;
@@ -124,21 +121,22 @@ TEST(ClusterJson, ReadsMeasuredCollectivesInlineByNameOrNone) {
   };
   Cluster named = test_cluster();
   ASSERT_TRUE(
-      apply_cluster_json(parse(R"({"collectives": "lab-curves"})"), "c", lookup, &named).ok());
+      apply_cluster_json(parse_json(R"({"collectives": "lab-curves"})"), "c", lookup, &named).ok());
   EXPECT_EQ(named.collectives, c.collectives);
-  Status s = apply_cluster_json(parse(R"({"collectives": "nope"})"), "c", lookup, &named);
+  Status s = apply_cluster_json(parse_json(R"({"collectives": "nope"})"), "c", lookup, &named);
   EXPECT_EQ(s.message(), "c.collectives: unknown collectives preset \"nope\"");
-  ASSERT_TRUE(apply_cluster_json(parse(R"({"collectives": null})"), "c", lookup, &named).ok());
+  ASSERT_TRUE(apply_cluster_json(parse_json(R"({"collectives": null})"), "c", lookup, &named).ok());
   EXPECT_TRUE(named.collectives.empty());
 
   s = apply_cluster_json(
-      parse(
+      parse_json(
           R"({"collectives": {"all_reduce": [{"group_size": 2, "bytes": [1, 2], "seconds": [1]}]}})"),
       "c", &named);
   EXPECT_EQ(s.message(),
             "c.collectives: all_reduce[0]: points: bytes and seconds differ in length");
   s = apply_cluster_json(
-      parse(R"({"collectives": {"all_reduce": [{"group_size": 2, "bytes": [1], "secs": [1]}]}})"),
+      parse_json(
+          R"({"collectives": {"all_reduce": [{"group_size": 2, "bytes": [1], "secs": [1]}]}})"),
       "c", &named);
   EXPECT_NE(s.message().find("c.collectives.all_reduce[0]"), std::string::npos) << s.message();
 }
@@ -146,7 +144,7 @@ TEST(ClusterJson, ReadsMeasuredCollectivesInlineByNameOrNone) {
 TEST(ClusterJson, OverridesNestedFieldsOnly) {
   Cluster c = test_cluster();
   Status s = apply_cluster_json(
-      parse(R"({"nodes": 2, "gpu": {"tdp_w": 350, "roofline": {"gemm_efficiency": 0.5}},
+      parse_json(R"({"nodes": 2, "gpu": {"tdp_w": 350, "roofline": {"gemm_efficiency": 0.5}},
                 "network": {"nic_efficiency": 0.7}})"),
       "c", &c);
   ASSERT_TRUE(s.ok()) << s.message();
@@ -160,14 +158,14 @@ TEST(ClusterJson, OverridesNestedFieldsOnly) {
 
 TEST(ClusterJson, ResolvesPresetNamesThroughTheLookup) {
   Cluster c = test_cluster();
-  Status s = apply_cluster_json(parse(R"({"gpu": "known-gpu", "price": "known-price"})"), "c",
+  Status s = apply_cluster_json(parse_json(R"({"gpu": "known-gpu", "price": "known-price"})"), "c",
                                 test_lookup(), &c);
   ASSERT_TRUE(s.ok()) << s.message();
   EXPECT_EQ(c.gpu, test_gpu("known-gpu"));
   EXPECT_DOUBLE_EQ(c.usd_per_gpu_hour, 6.88);
 
   // A GPU object may start from a preset and override fields.
-  s = apply_cluster_json(parse(R"({"gpu": {"preset": "known-gpu", "hbm_bytes": 40e9}})"), "c",
+  s = apply_cluster_json(parse_json(R"({"gpu": {"preset": "known-gpu", "hbm_bytes": 40e9}})"), "c",
                          test_lookup(), &c);
   ASSERT_TRUE(s.ok()) << s.message();
   GpuSpec expected = test_gpu("known-gpu");
@@ -221,7 +219,7 @@ TEST(ClusterJson, ErrorsNameTheField) {
   };
   for (const Case& c : cases) {
     Cluster cluster = test_cluster();
-    Status s = apply_cluster_json(parse(c.json), "run.json: cluster", test_lookup(), &cluster);
+    Status s = apply_cluster_json(parse_json(c.json), "run.json: cluster", test_lookup(), &cluster);
     EXPECT_EQ(s.code(), c.code) << c.json << ": " << s.message();
     EXPECT_NE(s.message().find(c.message), std::string::npos) << s.message();
     EXPECT_EQ(cluster, test_cluster()) << "left unchanged on error: " << c.json;
@@ -230,11 +228,11 @@ TEST(ClusterJson, ErrorsNameTheField) {
 
 TEST(ClusterJson, PresetNamesNeedALookup) {
   Cluster c = test_cluster();
-  Status s = apply_cluster_json(parse(R"({"gpu": "known-gpu"})"), "c", &c);
+  Status s = apply_cluster_json(parse_json(R"({"gpu": "known-gpu"})"), "c", &c);
   EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
   EXPECT_NE(s.message().find("c.gpu: GPU preset names need the preset catalog"), std::string::npos)
       << s.message();
-  s = apply_cluster_json(parse(R"({"price": "known-price"})"), "c", &c);
+  s = apply_cluster_json(parse_json(R"({"price": "known-price"})"), "c", &c);
   EXPECT_NE(s.message().find("c.price: price preset names need the preset catalog"),
             std::string::npos)
       << s.message();

@@ -27,12 +27,7 @@ using testing::gpt;
 // An H100-like test cluster: the A100 fixture with an FP8 peak.
 Cluster fp8_cluster() {
   Cluster c = a100_cluster();
-  c.gpu.name = "fp8-test";
-  c.gpu.peak_bf16_flops = 989e12;
-  c.gpu.peak_fp16_flops = 989e12;
-  c.gpu.peak_fp8_flops = 1979e12;
-  c.gpu.hbm_bytes_per_s = 3.35e12;
-  c.gpu.num_sms = 132;
+  testing::set_gpu(&c.gpu, "fp8-test", 989e12, 1979e12, 3.35e12, 132);
   return c;
 }
 
@@ -61,15 +56,7 @@ TEST(Fp8, LinearGemmsRunInFp8AttentionAndLogitsStayBf16) {
   const Cluster cluster = fp8_cluster();
   RecordingCost cost;
   const ChunkProgram prog = lower_chunk(model, plan, place(plan, cluster), cost, 0);
-  int fp8_gemms = 0;
-  for (const KernelDesc& k : cost.kernels()) {
-    const bool linear = k.kind == KernelKind::kQkvGemm || k.kind == KernelKind::kOutProjGemm ||
-                        k.kind == KernelKind::kFc1Gemm || k.kind == KernelKind::kFc2Gemm;
-    const bool fp8 = linear || k.kind == KernelKind::kFp8CastTranspose;
-    EXPECT_EQ(k.precision, fp8 ? Precision::kFp8 : Precision::kBf16)
-        << kernel_kind_name(k.kind) << " " << pass_name(k.pass);
-    if (linear) ++fp8_gemms;
-  }
+  const int fp8_gemms = testing::expect_linear_gemms_in(Precision::kFp8, cost.kernels());
   // 4 linear GEMMs x (forward, data gradient, weight gradient) x 2 layers.
   EXPECT_EQ(fp8_gemms, 4 * 3 * 2);
 }
@@ -316,10 +303,8 @@ TEST(Fp8, DistributedOptimizerGathersFp8LayerWeightsAtOneByte) {
   const double all = static_cast<double>(model.parameter_count());
   const double layers = 4.0 * static_cast<double>(model.layer_parameters());
   auto gathered = [&](Precision precision, Fp8Recipe recipe, bool fp8_param_gather = true) {
-    Plan plan;
+    Plan plan = testing::layout_plan(1, 1, 2, 2);
     plan.fp8_param_gather = fp8_param_gather;
-    plan.data_parallel = 2;
-    plan.global_batch_size = 2;
     plan.zero_stage = 1;
     plan.distributed_optimizer = true;
     plan.precision = precision;

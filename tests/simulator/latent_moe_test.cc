@@ -17,6 +17,8 @@
 #include "simulator/model_json.h"
 #include "simulator/plan.h"
 #include "tests/simulator/test_cluster.h"
+#include "tests/simulator/test_models.h"
+#include "tests/simulator/test_presets.h"
 
 namespace llmplan::simulator {
 namespace {
@@ -49,31 +51,15 @@ class Recorder final : public CostModel {
 // A small Nemotron-3-Super-like hybrid: h 512, pattern "M*EE", 16 experts
 // of 256, top-4, one shared expert of 256, latent 128.
 Model latent_hybrid() {
-  Model m;
-  m.name = "latent-test";
-  m.num_layers = 4;
-  m.hidden_size = 512;
-  m.num_heads = 8;
+  Model m = testing::modern_model("latent-test", 4, 512, 8, 256, 1024, 1000);
   m.num_kv_heads = 2;
   m.head_dim_size = 64;
-  m.ffn_hidden_size = 256;
-  m.seq_length = 1024;
-  m.vocab_size = 1000;
   m.activation = Activation::kSquaredRelu;
-  m.positions = PositionEmbedding::kRotary;
-  m.tied_embeddings = false;
-  m.linear_bias = false;
-  m.num_experts = 16;
-  m.moe_top_k = 4;
-  m.moe_ffn_hidden_size = 256;
+  testing::add_experts(&m, 16, 4, 256);
   m.moe_shared_experts = 1;
   m.moe_router = MoeRouter::kSigmoid;
   m.moe_latent_size = 128;
-  m.layer_pattern = "M*EE";
-  m.mamba_heads = 16;
-  m.mamba_head_dim = 64;
-  m.mamba_state_dim = 32;
-  m.mamba_groups = 2;
+  testing::add_mamba(&m, "M*EE", 16, 64, 32, 2);
   return m;
 }
 
@@ -110,12 +96,8 @@ TEST(LatentMoe, AllToAllCarriesLatentWidthRows) {
   m.layer_pattern = "EEEE";
   m.mamba_heads = m.mamba_head_dim = m.mamba_state_dim = m.mamba_groups = 0;
   ASSERT_TRUE(validate(m).ok()) << error_of(m);
-  Plan plan;
-  plan.tensor_parallel = 1;
-  plan.data_parallel = 4;
+  Plan plan = testing::layout_plan(1, 1, 4, 4);
   plan.expert_parallel = 4;
-  plan.micro_batch_size = 1;
-  plan.global_batch_size = 4;
   plan.flash_attention = true;
   ASSERT_TRUE(validate(m, plan).ok()) << validate(m, plan).message();
   const Cluster cluster = testing::a100_cluster();
@@ -149,12 +131,8 @@ TEST(LatentMoe, BadValuesGiveOneLineErrorsNamingTheKey) {
   EXPECT_EQ(error_of(m), "model.moe_latent_size: must be at most 512, got 1024");
   m.moe_latent_size = -1;
   EXPECT_EQ(error_of(m), "model.moe_latent_size: must not be negative, got -1");
-  Model dense;
-  dense.num_layers = 2;
-  dense.hidden_size = 64;
-  dense.num_heads = 4;
-  dense.seq_length = 128;
-  dense.vocab_size = 100;
+  Model dense = testing::gpt(2, 64, 4, 128, 100);
+  dense.name.clear();
   dense.moe_latent_size = 32;
   EXPECT_EQ(error_of(dense), "model.moe_latent_size: needs experts (the model is dense)");
   m = latent_hybrid();
@@ -225,10 +203,8 @@ TEST(MtpSharedWeights, CountsParametersOnceAndComputePerDepth) {
 
   // Lowered on one stage: the same kernels (compute per depth), the shared
   // module's parameters and gradients once.
-  Plan plan;
-  plan.data_parallel = 2;
+  Plan plan = testing::layout_plan(1, 1, 2, 2);
   plan.expert_parallel = 2;
-  plan.global_batch_size = 2;
   plan.flash_attention = true;
   const Cluster cluster = testing::a100_cluster();
   const Recorder c_own, c_shared;
@@ -251,34 +227,28 @@ TEST(MtpSharedWeights, CountsParametersOnceAndComputePerDepth) {
 // with embeddings as quoted at release; Lightning = the Nano shape + one
 // shared MTP module.
 TEST(LatentMoe, PresetsMatchThePublishedCounts) {
-  Result<presets::Catalog> catalog = presets::Catalog::builtin();
-  ASSERT_TRUE(catalog.ok());
-  Result<Model> super = catalog->model("nemotron3-super");
-  ASSERT_TRUE(super.ok()) << super.status().message();
-  const int64_t mtp = super->mtp_parameters();
-  EXPECT_NEAR(static_cast<double>(super->parameter_count() - mtp) / 120e9, 1.0, 0.01);
+  const Model super = testing::preset_model("nemotron3-super");
+  const int64_t mtp = super.mtp_parameters();
+  EXPECT_NEAR(static_cast<double>(super.parameter_count() - mtp) / 120e9, 1.0, 0.01);
   // Active, both embedding tables counted (as MODELS.md counts them).
   const int64_t mtp_active = mtp - 2LL * (512 - 22) * 2 * 1024 * 2688;
-  EXPECT_NEAR(static_cast<double>(super->active_parameter_count() - mtp_active) / 12.7e9, 1.0,
-              0.01);
-  EXPECT_EQ(super->num_moe_layers(), 40);
-  EXPECT_EQ(super->mtp_block_layers().size(), 2u);
+  EXPECT_NEAR(static_cast<double>(super.active_parameter_count() - mtp_active) / 12.7e9, 1.0, 0.01);
+  EXPECT_EQ(super.num_moe_layers(), 40);
+  EXPECT_EQ(super.mtp_block_layers().size(), 2u);
 
-  Result<Model> nano = catalog->model("nemotron3-nano");
-  Result<Model> lightning = catalog->model("nemotron3.5-lightning");
-  ASSERT_TRUE(nano.ok() && lightning.ok());
+  const Model nano = testing::preset_model("nemotron3-nano");
+  const Model lightning = testing::preset_model("nemotron3.5-lightning");
   const int64_t h = 2688;
-  const int64_t module = 3 * h + 2 * h * h + nano->layer_parameters(5) + nano->layer_parameters(1);
-  EXPECT_EQ(lightning->parameter_count(), nano->parameter_count() + module);
+  const int64_t module = 3 * h + 2 * h * h + nano.layer_parameters(5) + nano.layer_parameters(1);
+  EXPECT_EQ(lightning.parameter_count(), nano.parameter_count() + module);
 }
 
 // Every Nemotron 3 Super and Nemotron 3.5 Lightning row of the shipped
 // Blackwell runs file maps to its preset with nothing missing.
 TEST(LatentMoe, BlackwellRowsAreExpressible) {
-  Result<presets::Catalog> catalog = presets::Catalog::builtin();
-  ASSERT_TRUE(catalog.ok());
+  const presets::Catalog catalog = testing::builtin_catalog();
   const std::string path = std::string(LLMPLAN_DATA_DIR) + "/blackwell/published_runs.csv";
-  Result<std::vector<planner::PublishedRun>> runs = planner::read_runs_file(path, "", *catalog);
+  Result<std::vector<planner::PublishedRun>> runs = planner::read_runs_file(path, "", catalog);
   ASSERT_TRUE(runs.ok()) << runs.status().message();
   int super = 0, lightning = 0;
   for (const planner::PublishedRun& r : *runs) {

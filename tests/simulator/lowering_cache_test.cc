@@ -18,6 +18,8 @@
 #include "simulator/lowering.h"
 #include "simulator/lowering_cache.h"
 #include "simulator/roofline.h"
+#include "tests/simulator/test_models.h"
+#include "tests/simulator/test_presets.h"
 
 namespace llmplan::simulator {
 namespace {
@@ -178,13 +180,7 @@ std::vector<int> chunks_of(const Plan& plan) {
   return out;
 }
 
-Cluster h100() {
-  Result<presets::Catalog> catalog = presets::Catalog::builtin();
-  EXPECT_TRUE(catalog.ok());
-  Result<Cluster> cluster = catalog->cluster("dgx-h100");
-  EXPECT_TRUE(cluster.ok());
-  return cluster.value();
-}
+Cluster h100() { return testing::preset_cluster("dgx-h100"); }
 
 TEST(LoweringKeyPlan, ResetFieldsLeaveEveryLoweredChunkEqual) {
   const Cluster cluster = h100();
@@ -236,10 +232,7 @@ TEST(LoweringKeyPlan, ResetFieldsLeaveEveryLoweredChunkEqual) {
 }
 
 TEST(LoweringKeyPlan, KeepsWhatTheLoweringReads) {
-  Plan a;
-  a.tensor_parallel = 2;
-  a.data_parallel = 4;
-  a.global_batch_size = 64;
+  Plan a = testing::layout_plan(2, 1, 4, 64);
   a.zero_stage = 3;
   Plan b = a;
   b.data_parallel = 2;  // ZeRO-3 shards over d: another program
@@ -304,22 +297,15 @@ TEST(LoweringCache, SharedPassTimesEqualFreshLoweringsOnOneThreadAndMany) {
 TEST(LoweringCache, PlansDifferingOnlyInBatchOrWidthShareAChunk) {
   const Cluster cluster = h100();
   const Roofline cost(cluster);
-  Result<presets::Catalog> catalog = presets::Catalog::builtin();
-  ASSERT_TRUE(catalog.ok());
-  Result<Model> model = catalog->model("gpt3-175b");
-  ASSERT_TRUE(model.ok()) << model.status().message();
-  Plan plan;
-  plan.tensor_parallel = 8;
-  plan.pipeline_parallel = 8;
-  plan.data_parallel = 4;
-  plan.global_batch_size = 512;
+  const Model model = testing::preset_model("gpt3-175b");
+  Plan plan = testing::layout_plan(8, 8, 4, 512);
   plan.distributed_optimizer = true;
   LoweringCache cache;
-  const ChunkPassTimes a = cache.pass_times(*model, plan, place(plan, cluster), cost, 1);
+  const ChunkPassTimes a = cache.pass_times(model, plan, place(plan, cluster), cost, 1);
   Plan wider = plan;
   wider.data_parallel = 16;
   wider.global_batch_size = 1024;
-  const ChunkPassTimes b = cache.pass_times(*model, wider, place(wider, cluster), cost, 1);
+  const ChunkPassTimes b = cache.pass_times(model, wider, place(wider, cluster), cost, 1);
   EXPECT_TRUE(a == b);
   EXPECT_EQ(cache.stats().hits, 1);
   EXPECT_EQ(cache.stats().misses, 1);
@@ -329,22 +315,16 @@ TEST(LoweringCache, PlansDifferingOnlyInBatchOrWidthShareAChunk) {
 TEST(LoweringCache, DropsTheOldestEntriesPastItsBound) {
   const Cluster cluster = h100();
   const Roofline cost(cluster);
-  Result<presets::Catalog> catalog = presets::Catalog::builtin();
-  ASSERT_TRUE(catalog.ok());
-  Result<Model> model = catalog->model("gpt3-175b");
-  ASSERT_TRUE(model.ok());
-  Plan plan;
-  plan.tensor_parallel = 8;
-  plan.pipeline_parallel = 8;
-  plan.global_batch_size = 64;
+  const Model model = testing::preset_model("gpt3-175b");
+  const Plan plan = testing::layout_plan(8, 8, 1, 64);
   LoweringCache cache(/*max_entries=*/2);
   const Placement pl = place(plan, cluster);
-  const ChunkPassTimes c0 = cache.pass_times(*model, plan, pl, cost, 0);
-  cache.pass_times(*model, plan, pl, cost, 1);
-  cache.pass_times(*model, plan, pl, cost, 7);  // drops chunk 0
+  const ChunkPassTimes c0 = cache.pass_times(model, plan, pl, cost, 0);
+  cache.pass_times(model, plan, pl, cost, 1);
+  cache.pass_times(model, plan, pl, cost, 7);  // drops chunk 0
   EXPECT_EQ(cache.stats().entries, 2);
   EXPECT_EQ(cache.stats().dropped, 1);
-  EXPECT_TRUE(cache.pass_times(*model, plan, pl, cost, 0) == c0);  // lowered again, equal
+  EXPECT_TRUE(cache.pass_times(model, plan, pl, cost, 0) == c0);  // lowered again, equal
   EXPECT_EQ(cache.stats().misses, 4);
   EXPECT_EQ(cache.stats().hits, 0);
 }

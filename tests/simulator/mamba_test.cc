@@ -16,36 +16,23 @@
 #include "simulator/model_json.h"
 #include "simulator/plan.h"
 #include "tests/simulator/test_cluster.h"
+#include "tests/simulator/test_models.h"
+#include "tests/simulator/test_presets.h"
 
 namespace llmplan::simulator {
 namespace {
 
 using testing::RecordingCost;
+using testing::layout_plan;
 
 // h 256, 4 attention heads (2 kv, d 64), Mamba-2: 8 heads x 32, state 16,
 // 2 groups; 4 experts top-2 of 128; dense ffn 512; pattern M*-E.
 Model hybrid() {
-  Model m;
-  m.name = "hybrid-test";
-  m.num_layers = 4;
-  m.hidden_size = 256;
-  m.num_heads = 4;
+  Model m = testing::modern_model("hybrid-test", 4, 256, 4, 512, 1024, 1000);
   m.num_kv_heads = 2;
-  m.ffn_hidden_size = 512;
-  m.seq_length = 1024;
-  m.vocab_size = 1000;
   m.activation = Activation::kSquaredRelu;
-  m.positions = PositionEmbedding::kRotary;
-  m.tied_embeddings = false;
-  m.linear_bias = false;
-  m.num_experts = 4;
-  m.moe_top_k = 2;
-  m.moe_ffn_hidden_size = 128;
-  m.layer_pattern = "M*-E";
-  m.mamba_heads = 8;
-  m.mamba_head_dim = 32;
-  m.mamba_state_dim = 16;
-  m.mamba_groups = 2;
+  testing::add_experts(&m, 4, 2, 128);
+  testing::add_mamba(&m, "M*-E", 8, 32, 16, 2);
   return m;
 }
 
@@ -71,12 +58,8 @@ TEST(Mamba, ValidatesThePattern) {
   m.mamba_state_dim = 0;
   EXPECT_EQ(error_of(m), "model.mamba_state_dim: must be positive, got 0");
   // Mamba fields on a model without Mamba layers.
-  Model dense;
-  dense.num_layers = 2;
-  dense.hidden_size = 64;
-  dense.num_heads = 4;
-  dense.seq_length = 128;
-  dense.vocab_size = 100;
+  Model dense = testing::gpt(2, 64, 4, 128, 100);
+  dense.name.clear();
   dense.mamba_heads = 4;
   EXPECT_EQ(error_of(dense), "model.mamba_heads: needs Mamba layers (M in layer_pattern)");
 }
@@ -143,11 +126,8 @@ std::vector<KernelDesc> mamba_kernels(int tp) {
   m.layer_pattern = "M";
   m.num_layers = 1;
   m.num_experts = m.moe_top_k = m.moe_ffn_hidden_size = 0;
-  Plan plan;
-  plan.tensor_parallel = tp;
-  plan.data_parallel = 1;
+  Plan plan = layout_plan(tp, 1, 1, 2);
   plan.micro_batch_size = 2;
-  plan.global_batch_size = 2;
   plan.flash_attention = true;
   EXPECT_TRUE(validate(m, plan).ok()) << validate(m, plan).message();
   const RecordingCost cost;
@@ -204,11 +184,7 @@ TEST(Mamba, LowersTheMixerShardedOverTp) {
 TEST(Mamba, PlanChecks) {
   Model m = hybrid();
   m.num_kv_heads = 4;
-  Plan plan;
-  plan.tensor_parallel = 4;  // 2 groups
-  plan.data_parallel = 1;
-  plan.micro_batch_size = 1;
-  plan.global_batch_size = 1;
+  Plan plan = layout_plan(4, 1, 1, 1);  // tp 4 over 2 groups
   EXPECT_EQ(validate(m, plan).message(),
             "plan.tp: tensor parallelism 4 does not divide 8 mamba heads and 2 mamba groups");
   plan.tensor_parallel = 1;
@@ -220,11 +196,7 @@ TEST(Mamba, PlanChecks) {
 
 TEST(Mamba, ActivationMemoryOfAMambaLayer) {
   const Model m = hybrid();
-  Plan plan;
-  plan.tensor_parallel = 2;
-  plan.data_parallel = 1;
-  plan.micro_batch_size = 1;
-  plan.global_batch_size = 1;
+  Plan plan = layout_plan(2, 1, 1, 1);
   plan.flash_attention = true;
   plan.dropout = false;
   // Norm input and in_proj input (2 + 2 bytes per h, not split without SP);
@@ -240,13 +212,10 @@ TEST(Mamba, ActivationMemoryOfAMambaLayer) {
 // nvidia/NVIDIA-Nemotron-3-Nano-30B-A3B-BF16: 31.6B total, 3.6B active
 // including embeddings), within 1 %.
 TEST(Mamba, Nemotron3NanoPresetMatchesThePublishedCounts) {
-  Result<presets::Catalog> catalog = presets::Catalog::builtin();
-  ASSERT_TRUE(catalog.ok());
-  Result<Model> m = catalog->model("nemotron3-nano");
-  ASSERT_TRUE(m.ok()) << m.status().message();
-  EXPECT_NEAR(static_cast<double>(m->parameter_count()) / 31.6e9, 1.0, 0.01);
-  EXPECT_NEAR(static_cast<double>(m->active_parameter_count()) / 3.6e9, 1.0, 0.01);
-  EXPECT_EQ(m->num_moe_layers(), 23);
+  const Model m = testing::preset_model("nemotron3-nano");
+  EXPECT_NEAR(static_cast<double>(m.parameter_count()) / 31.6e9, 1.0, 0.01);
+  EXPECT_NEAR(static_cast<double>(m.active_parameter_count()) / 3.6e9, 1.0, 0.01);
+  EXPECT_EQ(m.num_moe_layers(), 23);
 }
 
 }  // namespace

@@ -188,9 +188,7 @@ TEST(Memory, InterleavedFirstStageFactor) {
 // Every term of one stage-3 device, by hand.
 TEST(Memory, ZeroThreeTotalByHand) {
   const Model m = testing::gpt(4, 1024, 16, 512, 1000);
-  Plan plan;
-  plan.data_parallel = 4;
-  plan.global_batch_size = 8;
+  Plan plan = testing::layout_plan(1, 1, 4, 8);
   plan.micro_batch_size = 2;
   plan.zero_stage = 3;
   plan.recompute = Recompute::kFull;
@@ -255,9 +253,7 @@ TEST(Memory, OneStageShardedPeakHoldsNoEmbeddingGradient) {
 // transpose where the FP8 GEMMs need one) instead of 2-byte bf16.
 TEST(Memory, MegatronFsdpFp8ParametersAreOneByte) {
   const Model m = testing::gpt(4, 1024, 16, 512, 1000);  // tied: root unchanged
-  Plan bf16_weights;
-  bf16_weights.data_parallel = 4;
-  bf16_weights.global_batch_size = 8;
+  Plan bf16_weights = testing::layout_plan(1, 1, 4, 8);
   bf16_weights.zero_stage = 3;
   bf16_weights.precision = Precision::kFp8;
   bf16_weights.fp8_recipe = Fp8Recipe::kCurrent;
@@ -307,10 +303,8 @@ Model mpt(int layers, int hidden, int heads, int seq) {
 }
 
 Plan foundry(int gpus, int micro_batch, int global_batch, int zero, Recompute recompute) {
-  Plan p;
-  p.data_parallel = gpus;
+  Plan p = testing::layout_plan(1, 1, gpus, global_batch);
   p.micro_batch_size = micro_batch;
-  p.global_batch_size = global_batch;
   p.zero_stage = zero;
   p.recompute = recompute;
   p.dropout = false;              // MPT: attn_pdrop = resid_pdrop = 0
@@ -332,22 +326,27 @@ double peak_bytes(const Model& m, const Plan& plan) {
 }
 
 TEST(Memory, TightestPublishedH100RunsFit) {
-  // mpt-3b, s 8192, 8 GPUs FULL_SHARD, micro-batch 3, no checkpointing: 78.1 GB.
-  const double a = peak_bytes(mpt(32, 2560, 20, 8192), foundry(8, 3, 144, 3, Recompute::kNone));
-  EXPECT_LT(a, 80e9);
-  EXPECT_GT(a, 77e9);
-  // mpt-30b, s 8192, 8 GPUs FULL_SHARD, micro-batch 1, full checkpointing: 77.0 GB.
-  const double b = peak_bytes(mpt(48, 7168, 56, 8192), foundry(8, 1, 168, 3, Recompute::kFull));
-  EXPECT_LT(b, 80e9);
-  EXPECT_GT(b, 76e9);
-  // mpt-1b, s 2048, 16 GPUs FULL_SHARD, micro-batch 20: 75.5 GB.
-  const double c = peak_bytes(mpt(24, 2048, 16, 2048), foundry(16, 20, 320, 3, Recompute::kNone));
-  EXPECT_LT(c, 80e9);
-  EXPECT_GT(c, 74e9);
-  // mpt-30b, s 2048, 8 GPUs FULL_SHARD, micro-batch 3, full checkpointing: 74.5 GB.
-  const double d = peak_bytes(mpt(48, 7168, 56, 2048), foundry(8, 3, 504, 3, Recompute::kFull));
-  EXPECT_LT(d, 80e9);
-  EXPECT_GT(d, 73e9);
+  struct Run {
+    const char* what;
+    Model model;
+    Plan plan;
+    double above;  // the peak lies between this and 80 GB
+  };
+  const Run runs[] = {
+      // mpt-3b, s 8192, 8 GPUs FULL_SHARD, micro-batch 3, no checkpointing: 78.1 GB.
+      {"mpt-3b", mpt(32, 2560, 20, 8192), foundry(8, 3, 144, 3, Recompute::kNone), 77e9},
+      // mpt-30b, s 8192, 8 GPUs FULL_SHARD, micro-batch 1, full checkpointing: 77.0 GB.
+      {"mpt-30b s8192", mpt(48, 7168, 56, 8192), foundry(8, 1, 168, 3, Recompute::kFull), 76e9},
+      // mpt-1b, s 2048, 16 GPUs FULL_SHARD, micro-batch 20: 75.5 GB.
+      {"mpt-1b", mpt(24, 2048, 16, 2048), foundry(16, 20, 320, 3, Recompute::kNone), 74e9},
+      // mpt-30b, s 2048, 8 GPUs FULL_SHARD, micro-batch 3, full checkpointing: 74.5 GB.
+      {"mpt-30b s2048", mpt(48, 7168, 56, 2048), foundry(8, 3, 504, 3, Recompute::kFull), 73e9},
+  };
+  for (const Run& run : runs) {
+    const double peak = peak_bytes(run.model, run.plan);
+    EXPECT_LT(peak, 80e9) << run.what;
+    EXPECT_GT(peak, run.above) << run.what;
+  }
 }
 
 TEST(Memory, TightestMegatronH100RunFits) {
@@ -355,11 +354,7 @@ TEST(Memory, TightestMegatronH100RunFits) {
   // optimizer, micro-batch 1, s 4096, no recompute: 64.9 GB on the first stage.
   Model m = testing::gpt(112, 18432, 144, 4096, 131072);
   m.tied_embeddings = false;
-  Plan plan;
-  plan.tensor_parallel = 8;
-  plan.pipeline_parallel = 16;
-  plan.data_parallel = 48;
-  plan.global_batch_size = 3072;
+  Plan plan = testing::layout_plan(8, 16, 48, 3072);
   plan.sequence_parallel = true;
   plan.distributed_optimizer = true;
   plan.tp_comm_overlap = true;
@@ -374,9 +369,7 @@ TEST(Memory, SeventyBillionUnshardedOnEightGpusDoesNotFit) {
   m.ffn_hidden_size = 28672;
   m.activation = Activation::kSwiglu;
   m.tied_embeddings = false;
-  Plan plan;
-  plan.data_parallel = 8;
-  plan.global_batch_size = 8;
+  Plan plan = testing::layout_plan(1, 1, 8, 8);
   plan.recompute = Recompute::kFull;
   EXPECT_GT(peak_bytes(m, plan), 1000e9);  // 18 B x 70 B parameters
   plan.zero_stage = 3;                     // 16/8 B per parameter: 141 GB, still too much
@@ -387,10 +380,7 @@ TEST(Memory, SeventyBillionUnshardedOnEightGpusDoesNotFit) {
 // parameters per GPU x 18 bytes = 394 GB, far beyond any 80 GB GPU.
 TEST(Memory, GptThreeOnSixtyFourGpusTensorParallelOnlyDoesNotFit) {
   const Model m = testing::gpt(96, 12288, 96, 2048, 50257);
-  Plan plan;
-  plan.tensor_parallel = 8;
-  plan.data_parallel = 8;
-  plan.global_batch_size = 8;
+  Plan plan = testing::layout_plan(8, 1, 8, 8);
   plan.sequence_parallel = true;
   plan.recompute = Recompute::kFull;
   EXPECT_GT(peak_bytes(m, plan), 390e9);

@@ -17,6 +17,8 @@
 #include "simulator/model_json.h"
 #include "simulator/simulate.h"
 #include "tests/simulator/test_cluster.h"
+#include "tests/simulator/test_models.h"
+#include "tests/simulator/test_presets.h"
 
 namespace llmplan::simulator {
 namespace {
@@ -41,34 +43,13 @@ class UnitCost final : public CostModel {
   mutable std::vector<KernelDesc> kernels_;  // single-threaded tests only
 };
 
-Model preset(const std::string& name) {
-  Result<presets::Catalog> catalog = presets::Catalog::builtin();
-  EXPECT_TRUE(catalog.ok());
-  Result<Model> m = catalog->model(name);
-  EXPECT_TRUE(m.ok()) << name;
-  return m.ok() ? *m : Model();
-}
+Model preset(const std::string& name) { return testing::preset_model(name); }
 
 // A small dense MLA model: h 1024, 8 heads, q_lora 256, kv_lora 128,
 // qk 48 + 16 rotary, v 32, f 2048, s 256.
 Model small_mla() {
-  Model m;
-  m.name = "mla-small";
-  m.num_layers = 2;
-  m.hidden_size = 1024;
-  m.num_heads = 8;
-  m.ffn_hidden_size = 2048;
-  m.seq_length = 256;
-  m.vocab_size = 4096;
-  m.activation = Activation::kSwiglu;
-  m.positions = PositionEmbedding::kRotary;
-  m.tied_embeddings = false;
-  m.linear_bias = false;
-  m.q_lora_rank = 256;
-  m.kv_lora_rank = 128;
-  m.qk_nope_head_dim = 48;
-  m.qk_rope_head_dim = 16;
-  m.v_head_dim = 32;
+  Model m = testing::modern_model("mla-small", 2, 1024, 8, 2048, 256, 4096);
+  testing::add_mla(&m, 256, 128, 48, 16, 32);
   return m;
 }
 

@@ -3,30 +3,16 @@
 #include <gtest/gtest.h>
 
 #include "base/strict_json.h"
+#include "tests/simulator/test_cluster.h"
 
 namespace llmplan::simulator {
 namespace {
 
-boost::json::value parse(const char* text) {
-  Result<boost::json::value> v = json::parse(text, "test");
-  EXPECT_TRUE(v.ok()) << v.status().message();
-  return v.ok() ? *v : boost::json::value();
-}
+using testing::parse_json;
 
 Model llama_like() {
-  Model m;
-  m.name = "llama-ish";
-  m.num_layers = 32;
-  m.hidden_size = 4096;
-  m.num_heads = 32;
+  Model m = testing::modern_model("llama-ish", 32, 4096, 32, 14336, 8192, 128256);
   m.num_kv_heads = 8;
-  m.ffn_hidden_size = 14336;
-  m.seq_length = 8192;
-  m.vocab_size = 128256;
-  m.activation = Activation::kSwiglu;
-  m.positions = PositionEmbedding::kRotary;
-  m.tied_embeddings = false;
-  m.linear_bias = false;
   return m;
 }
 
@@ -39,7 +25,7 @@ TEST(ModelJson, RoundTripsEveryField) {
 
 TEST(ModelJson, AppliesOnlyTheFieldsPresent) {
   Model m = llama_like();
-  ASSERT_TRUE(apply_model_json(parse(R"({"seq": 2048, "activation": "gelu"})"), "m", &m).ok());
+  ASSERT_TRUE(apply_model_json(parse_json(R"({"seq": 2048, "activation": "gelu"})"), "m", &m).ok());
   Model expected = llama_like();
   expected.seq_length = 2048;
   expected.activation = Activation::kGelu;
@@ -49,8 +35,8 @@ TEST(ModelJson, AppliesOnlyTheFieldsPresent) {
 TEST(ModelJson, AcceptsNumbersWithProvenance) {
   Model m;
   Status s = apply_model_json(
-      parse(R"({"layers": {"value": 12, "source": "paper"}, "source": "x", "note": "y"})"), "m",
-      &m);
+      parse_json(R"({"layers": {"value": 12, "source": "paper"}, "source": "x", "note": "y"})"),
+      "m", &m);
   ASSERT_TRUE(s.ok()) << s.message();
   EXPECT_EQ(m.num_layers, 12);
 }
@@ -75,7 +61,7 @@ TEST(ModelJson, ErrorsNameTheField) {
   };
   for (const Case& c : cases) {
     Model m = llama_like();
-    Status s = apply_model_json(parse(c.json), "cfg: model", &m);
+    Status s = apply_model_json(parse_json(c.json), "cfg: model", &m);
     EXPECT_EQ(s.code(), StatusCode::kInvalidArgument) << c.json;
     EXPECT_NE(s.message().find(c.message), std::string::npos) << s.message();
     EXPECT_EQ(m, llama_like()) << "left unchanged on error: " << c.json;

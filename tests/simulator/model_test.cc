@@ -2,16 +2,15 @@
 
 #include <gtest/gtest.h>
 
+#include "tests/simulator/test_models.h"
+
 namespace llmplan::simulator {
 namespace {
 
+// testing::gpt() without a name.
 Model gpt(int l, int h, int a, int s, int V) {
-  Model m;
-  m.num_layers = l;
-  m.hidden_size = h;
-  m.num_heads = a;
-  m.seq_length = s;
-  m.vocab_size = V;
+  Model m = testing::gpt(l, h, a, s, V);
+  m.name.clear();
   return m;
 }
 

@@ -109,23 +109,10 @@ TEST(MoeCost, SlidingWindowAttentionRunsAtItsMeasuredRate) {
 
 // DeepSeek-V3-like layer: 256 experts of 2048, top-8, 8 groups, top-4 groups.
 Model grouped_moe(int groups, int limit) {
-  Model m;
-  m.name = "grouped";
-  m.num_layers = 4;
-  m.hidden_size = 7168;
-  m.num_heads = 56;
+  Model m = testing::modern_model("grouped", 4, 7168, 56, 18432, 4096, 129280);
   m.num_kv_heads = 8;
   m.head_dim_size = 128;
-  m.seq_length = 4096;
-  m.vocab_size = 129280;
-  m.activation = Activation::kSwiglu;
-  m.ffn_hidden_size = 18432;
-  m.positions = PositionEmbedding::kRotary;
-  m.linear_bias = false;
-  m.tied_embeddings = false;
-  m.num_experts = 256;
-  m.moe_top_k = 8;
-  m.moe_ffn_hidden_size = 2048;
+  testing::add_experts(&m, 256, 8, 2048);
   m.moe_router_groups = groups;
   m.moe_router_group_limit = limit;
   return m;

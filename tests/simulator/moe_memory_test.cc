@@ -12,6 +12,7 @@
 #include "simulator/plan.h"
 #include "simulator/schedule.h"
 #include "tests/simulator/test_cluster.h"
+#include "tests/simulator/test_presets.h"
 
 namespace llmplan::simulator {
 namespace {
@@ -23,13 +24,7 @@ using testing::llama_like;
 using testing::moe_like;
 
 Plan moe_plan(int t, int p, int d, int ep) {
-  Plan plan;
-  plan.tensor_parallel = t;
-  plan.pipeline_parallel = p;
-  plan.data_parallel = d;
-  plan.expert_parallel = ep;
-  plan.micro_batch_size = 1;
-  plan.global_batch_size = 8 * d;
+  Plan plan = testing::expert_plan(t, p, d, ep, 8 * d);
   plan.sequence_parallel = t > 1;
   plan.dropout = false;
   return plan;
@@ -148,13 +143,8 @@ TEST(MoeMemory, ExpertOptimizerStateShardedOverExpertDataParallel) {
 // bytes at t = 1, about 6 % of this layer's activations.
 TEST(MoeMemory, OneExpertTopOneIsTheDenseModel) {
   // Mistral-7B's shape (Mixtral 8x7B's layers with one expert).
-  Model dense = testing::gpt(32, 4096, 32, 4096, 32000);
+  Model dense = testing::modern_model("gpt-test", 32, 4096, 32, 14336, 4096, 32000);
   dense.num_kv_heads = 8;
-  dense.ffn_hidden_size = 14336;
-  dense.activation = Activation::kSwiglu;
-  dense.positions = PositionEmbedding::kRotary;
-  dense.tied_embeddings = false;
-  dense.linear_bias = false;
   Model one = dense;
   one.num_experts = 1;
   one.moe_top_k = 1;
@@ -311,10 +301,7 @@ TEST(MoeMemory, DenseModelHasNoMoeTerms) {
 // optimizer, sequence parallel, no recompute; data/h100/published_runs.csv):
 // it ran on 80 GB H100s, so every stage must fit.
 TEST(MoeMemory, Qwen3_235bPublishedLayoutFits) {
-  Result<presets::Catalog> catalog = presets::Catalog::builtin();
-  ASSERT_TRUE(catalog.ok()) << catalog.status().message();
-  Result<Model> model = catalog->model("qwen3-235b-a22b");
-  ASSERT_TRUE(model.ok()) << model.status().message();
+  const Model model = testing::preset_model("qwen3-235b-a22b");
   Plan plan = moe_plan(2, 8, 16, 32);
   plan.virtual_stages = 4;
   plan.schedule = Schedule::kInterleaved;
@@ -324,7 +311,7 @@ TEST(MoeMemory, Qwen3_235bPublishedLayoutFits) {
   plan.distributed_optimizer = true;
   ASSERT_EQ(plan.world_size(), 256);
   ASSERT_EQ(plan.expert_data_parallel(), 1);
-  const std::vector<MemoryBreakdown> stages = memory(*model, plan);
+  const std::vector<MemoryBreakdown> stages = memory(model, plan);
   for (size_t r = 0; r < stages.size(); ++r) {
     EXPECT_LT(stages[r].total_bytes(), 80e9) << "stage " << r;
     // Not vacuous: the experts (state unsharded at edp 1) and 1F1B's
@@ -336,7 +323,7 @@ TEST(MoeMemory, Qwen3_235bPublishedLayoutFits) {
   // (ep 1: all 128 experts of each layer on every rank).
   Plan no_ep = plan;
   no_ep.expert_parallel = 1;
-  EXPECT_GT(peak(memory(*model, no_ep)), 80e9);
+  EXPECT_GT(peak(memory(model, no_ep)), 80e9);
 }
 
 }  // namespace

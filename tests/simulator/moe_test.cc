@@ -20,6 +20,9 @@ namespace llmplan::simulator {
 namespace {
 
 using testing::a100_cluster;
+using testing::expert_plan;
+using testing::layout_plan;
+using testing::qwen_like;
 
 // GEMMs and flash attention at FLOPs / 1e15 s, memory-bound kernels at
 // bytes / 1e12 s, collectives at bytes / `comm_bytes_per_s` (default 1e11;
@@ -57,21 +60,7 @@ class StubCost final : public CostModel {
   mutable std::vector<CollectiveDesc> a2a_;
 };
 
-Model dense_model() {
-  Model m;
-  m.name = "dense-test";
-  m.num_layers = 4;
-  m.hidden_size = 2048;
-  m.num_heads = 16;
-  m.seq_length = 2048;
-  m.vocab_size = 32000;
-  m.activation = Activation::kSwiglu;
-  m.ffn_hidden_size = 5632;
-  m.positions = PositionEmbedding::kRotary;
-  m.linear_bias = false;
-  m.tied_embeddings = false;
-  return m;
-}
+Model dense_model() { return testing::modern_model("dense-test", 4, 2048, 16, 5632, 2048, 32000); }
 
 // The dense model with each MLP replaced by one expert of the same width.
 Model one_expert_model() {
@@ -80,29 +69,6 @@ Model one_expert_model() {
   m.num_experts = 1;
   m.moe_top_k = 1;
   m.moe_ffn_hidden_size = m.ffn_hidden_size;
-  return m;
-}
-
-// Qwen3-235B-A22B's layer shape (h 4096, 64 heads of 128, 4 kv heads, 128
-// experts of 1536, top-8), 4 layers.
-Model qwen_like(int layers = 4) {
-  Model m;
-  m.name = "qwen3-like";
-  m.num_layers = layers;
-  m.hidden_size = 4096;
-  m.num_heads = 64;
-  m.num_kv_heads = 4;
-  m.head_dim_size = 128;
-  m.seq_length = 4096;
-  m.vocab_size = 151936;
-  m.activation = Activation::kSwiglu;
-  m.ffn_hidden_size = 12288;
-  m.positions = PositionEmbedding::kRotary;
-  m.linear_bias = false;
-  m.tied_embeddings = false;
-  m.num_experts = 128;
-  m.moe_top_k = 8;
-  m.moe_ffn_hidden_size = 1536;
   return m;
 }
 
@@ -126,12 +92,8 @@ NamedOps named_ops(const std::vector<LoweredOp>& ops, const std::string& name) {
 Cluster h100_like(int gpus_per_node = 8) {
   Cluster c = a100_cluster();
   c.name = "test-h100";
-  c.gpu.name = "h100-test";
-  c.gpu.peak_bf16_flops = c.gpu.peak_fp16_flops = 989e12;
-  c.gpu.peak_fp8_flops = 1979e12;
-  c.gpu.hbm_bytes_per_s = 3.35e12;
+  testing::set_gpu(&c.gpu, "h100-test", 989e12, 1979e12, 3.35e12, 132);
   c.gpu.nvlink_bytes_per_s = 900e9;
-  c.gpu.num_sms = 132;
   c.nic_bytes_per_s = 50e9;
   c.gpus_per_node = gpus_per_node;
   return c;
@@ -139,13 +101,7 @@ Cluster h100_like(int gpus_per_node = 8) {
 
 // The layout of the GPT-OSS kernel tests: dp 8 x ep 8, one sequence of
 // 4096 per rank, lowered with the stub cost on an H100-like cluster.
-Plan ep8_plan() {
-  Plan plan;
-  plan.data_parallel = 8;
-  plan.expert_parallel = 8;
-  plan.global_batch_size = 8;
-  return plan;
-}
+Plan ep8_plan() { return expert_plan(1, 1, 8, 8, 8); }
 
 ChunkProgram lower_ep8(const Model& model, const Plan& plan) {
   const Cluster cluster = h100_like();
@@ -173,9 +129,7 @@ TEST(MoeLowering, OneExpertTopOneIsTheDenseModelWhenRoutingIsFree) {
   // (BF16: in FP8 the optimizer's cast of the layer weights would see the
   // router's parameters too.)
   {
-    Plan plan;
-    plan.pipeline_parallel = 2;
-    plan.global_batch_size = 8;
+    const Plan plan = layout_plan(1, 2, 1, 8);
     SimOptions options;
     options.cost_model = std::make_shared<StubCost>(true);
     const auto a = simulate(dense, plan, a100_cluster(), options);
@@ -198,13 +152,9 @@ TEST(MoeLowering, OneExpertTopOneIsCloseToDenseOnTheRoofline) {
   // gathers its tokens in bf16 (Megatron-Core's dispatcher): 6 %.
   const Model dense = dense_model(), moe = one_expert_model();
   for (int t : {1, 2, 4}) {
-    Plan plan;
-    plan.tensor_parallel = t;
+    Plan plan = layout_plan(t, 2, 2, 16);
     plan.sequence_parallel = t > 1;
     plan.precision = t == 4 ? Precision::kFp8 : Precision::kBf16;
-    plan.pipeline_parallel = 2;
-    plan.data_parallel = 2;
-    plan.global_batch_size = 16;
     const auto a = simulate(dense, plan, h100_like());
     const auto b = simulate(moe, plan, h100_like());
     ASSERT_TRUE(a.ok()) << a.status().message();
@@ -219,12 +169,8 @@ TEST(MoeLowering, AllToAllBytesMatchAHandComputation) {
   // over 8 ranks (stride etp = 1, in one node). Two per layer forward
   // (dispatch, combine), two backward.
   const Model model = qwen_like(4);
-  Plan plan;
-  plan.tensor_parallel = 2;
+  Plan plan = expert_plan(2, 1, 4, 8, 4);
   plan.sequence_parallel = true;
-  plan.data_parallel = 4;
-  plan.expert_parallel = 8;
-  plan.global_batch_size = 4;
   const Cluster cluster = h100_like();
   const StubCost cost(false);
   const ChunkProgram prog = lower_chunk(model, plan, place(plan, cluster), cost, 0);
@@ -271,12 +217,8 @@ TEST(MoeLowering, FlexDispatcherSendsATokenOncePerDestinationRank) {
   // The lowering: the hand-computed S of AllToAllBytesMatchAHandComputation
   // scaled by R / k; a capacity-factor model keeps its padded buffers.
   Model model = qwen_like(4);
-  Plan plan;
-  plan.tensor_parallel = 2;
+  Plan plan = expert_plan(2, 1, 4, 8, 4);
   plan.sequence_parallel = true;
-  plan.data_parallel = 4;
-  plan.expert_parallel = 8;
-  plan.global_batch_size = 4;
   plan.moe_flex_dispatcher = true;
   const Cluster cluster = h100_like();
   const StubCost flex(false);
@@ -316,10 +258,7 @@ TEST(MoeLowering, FlexDispatcherAcrossNodesSendsOneCopyPerNode) {
   // node is D / 2 = 0.99690 of them: off_node_scale 0.99690 / (5.3394 / 2);
   // NVLink carries the forwarded copies too: in_node_scale = 2 nodes.
   const Model model = qwen_like(2);
-  Plan plan;
-  plan.data_parallel = 8;
-  plan.expert_parallel = 8;
-  plan.global_batch_size = 8;
+  Plan plan = ep8_plan();
   plan.moe_flex_dispatcher = true;
   const Cluster across = h100_like(4);
   const StubCost flex(false);
@@ -358,11 +297,7 @@ TEST(MoeLowering, ExpertParallelAcrossNodesIsSlower) {
   // ep 8 in one 8-GPU node vs the same plan on 4-GPU nodes (two nodes, the
   // off-node part over the NIC).
   const Model model = qwen_like(4);
-  Plan plan;
-  plan.tensor_parallel = 1;
-  plan.data_parallel = 8;
-  plan.expert_parallel = 8;
-  plan.global_batch_size = 16;
+  const Plan plan = expert_plan(1, 1, 8, 8, 16);
   const Cluster in_node = h100_like(8), across = h100_like(4);
   EXPECT_EQ(place(plan, in_node).expert, (CommGroup{8, 8}));
   EXPECT_EQ(place(plan, across).expert, (CommGroup{8, 4}));
@@ -379,10 +314,7 @@ TEST(MoeLowering, ExpertParallelAcrossNodesIsSlower) {
 
 TEST(MoeLowering, ImbalanceTwoDoublesTheExpertGemms) {
   const Model model = qwen_like(2);
-  Plan plan;
-  plan.data_parallel = 8;
-  plan.expert_parallel = 8;
-  plan.global_batch_size = 16;
+  Plan plan = expert_plan(1, 1, 8, 8, 16);
   const Cluster cluster = h100_like();
   const Roofline cost(cluster);
   const ChunkProgram one = lower_chunk(model, plan, place(plan, cluster), cost, 0);
@@ -402,10 +334,7 @@ TEST(MoeLowering, CapacityFactorPadsEveryExpert) {
   // rows; an expert gets ep x 320 rows; no imbalance beyond capacity.
   Model model = qwen_like(1);
   model.moe_capacity_factor = 1.25;
-  Plan plan;
-  plan.data_parallel = 8;
-  plan.expert_parallel = 8;
-  plan.global_batch_size = 8;
+  Plan plan = ep8_plan();
   plan.moe_imbalance = 3.0;
   const Cluster cluster = h100_like();
   const StubCost cost(false);
@@ -426,19 +355,13 @@ TEST(MoeLowering, HardwareFlopsEqualActiveModelFlopsWithoutRecompute) {
   // a shared expert, GQA, t 2 with SP, ep 4, etp 2, two pipeline stages.
   Model model = qwen_like(6);
   model.seq_length = 1024;
-  model.num_experts = 16;
-  model.moe_top_k = 2;
+  testing::add_experts(&model, 16, 2, model.moe_ffn_hidden_size);
   model.moe_shared_experts = 1;
   model.moe_first_dense = 1;
   model.moe_layer_every = 2;
-  Plan plan;
-  plan.tensor_parallel = 2;
+  Plan plan = expert_plan(2, 2, 4, 4, 16);
   plan.sequence_parallel = true;
-  plan.pipeline_parallel = 2;
-  plan.data_parallel = 4;
-  plan.expert_parallel = 4;
   plan.expert_tensor_parallel = 2;
-  plan.global_batch_size = 16;
   plan.flash_attention = false;
   for (Precision precision : {Precision::kBf16, Precision::kFp8}) {
     plan.precision = precision;
@@ -451,14 +374,9 @@ TEST(MoeLowering, HardwareFlopsEqualActiveModelFlopsWithoutRecompute) {
 TEST(MoeLowering, ParametersSplitExpertsOverEpTimesEtp) {
   Model model = qwen_like(4);
   model.moe_first_dense = 1;
-  Plan plan;
-  plan.tensor_parallel = 2;
+  Plan plan = expert_plan(2, 2, 8, 8, 16);
   plan.sequence_parallel = true;
-  plan.pipeline_parallel = 2;
-  plan.data_parallel = 8;
-  plan.expert_parallel = 8;
   plan.expert_tensor_parallel = 2;
-  plan.global_batch_size = 16;
   const Cluster cluster = h100_like();
   const StubCost cost(false);
   const Placement pl = place(plan, cluster);
@@ -481,10 +399,7 @@ TEST(MoeLowering, ParametersSplitExpertsOverEpTimesEtp) {
 }
 
 TEST(MoeLowering, PlaceFoldsTheStageIntoEtpEpEdp) {
-  Plan plan;
-  plan.tensor_parallel = 2;
-  plan.data_parallel = 8;
-  plan.expert_parallel = 4;
+  Plan plan = expert_plan(2, 1, 8, 4, 1);
   plan.expert_tensor_parallel = 2;
   const Placement pl = place(plan, h100_like());
   EXPECT_EQ(pl.expert_tensor, (CommGroup{2, 2}));
@@ -499,12 +414,8 @@ TEST(MoeLowering, PlaceFoldsTheStageIntoEtpEpEdp) {
 
 TEST(MoeLowering, AllToAllOverlapHidesUnderTheLayersCompute) {
   const Model model = qwen_like(2);
-  Plan plan;
-  plan.tensor_parallel = 2;
+  Plan plan = expert_plan(2, 1, 4, 8, 4);
   plan.sequence_parallel = true;
-  plan.data_parallel = 4;
-  plan.expert_parallel = 8;
-  plan.global_batch_size = 4;
   const Placement pl = place(plan, h100_like());
   Plan overlapped = plan;
   overlapped.moe_a2a_overlap = true;
@@ -547,9 +458,7 @@ TEST(MoeLowering, AllToAllOverlapHidesUnderTheLayersCompute) {
 TEST(MoeLowering, ExpertGradientsReduceOverExpertData) {
   // t 1, d 4: ep 4 leaves edp 1 (no expert reduction), ep 2 leaves edp 2.
   const Model model = qwen_like(2);
-  Plan plan;
-  plan.data_parallel = 4;
-  plan.global_batch_size = 8;
+  Plan plan = layout_plan(1, 1, 4, 8);
   plan.overlap_grad_reduce = false;
   SimOptions options;
   options.keep_timeline = true;
@@ -573,13 +482,8 @@ TEST(MoeLowering, CollapsedPassesEqualTheTaskLevelSimulation) {
   Model model = qwen_like(4);
   model.moe_first_dense = 1;
   model.moe_shared_experts = 1;
-  Plan plan;
-  plan.tensor_parallel = 2;
+  Plan plan = expert_plan(2, 2, 4, 4, 16);
   plan.sequence_parallel = true;
-  plan.pipeline_parallel = 2;
-  plan.data_parallel = 4;
-  plan.expert_parallel = 4;
-  plan.global_batch_size = 16;
   plan.grad_bucket_bytes = 40000000;
   plan.distributed_optimizer = true;
   plan.moe_a2a_overlap = true;
@@ -598,10 +502,7 @@ TEST(MoeLowering, ZeroThreeGathersExpertsOverExpertData) {
   // parameters over the shard group (8 ranks) and its experts over the
   // expert-data group (edp 2), two collectives per unit.
   const Model model = qwen_like(2);
-  Plan plan;
-  plan.data_parallel = 8;
-  plan.expert_parallel = 4;
-  plan.global_batch_size = 8;
+  Plan plan = expert_plan(1, 1, 8, 4, 8);
   plan.zero_stage = 3;
   const Cluster cluster = h100_like();
   const StubCost cost(false);
@@ -628,10 +529,7 @@ TEST(MoeLowering, SlidingWindowShortensTheAttentionKernel) {
   model.seq_length = 4096;
   model.sliding_window = 128;
   model.full_attention_every = 2;
-  Plan plan;
-  plan.data_parallel = 8;
-  plan.expert_parallel = 8;
-  plan.global_batch_size = 8;
+  const Plan plan = ep8_plan();
   const Cluster cluster = h100_like();
   const StubCost cost(false);
   const ChunkProgram prog = lower_chunk(model, plan, place(plan, cluster), cost, 0);

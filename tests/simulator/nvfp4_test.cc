@@ -30,16 +30,11 @@ using testing::gpt;
 // that the test does not depend on the shipped presets.
 Cluster fp4_cluster() {
   Cluster c = a100_cluster();
-  c.gpu.name = "fp4-test";
-  c.gpu.peak_bf16_flops = 2250e12;
-  c.gpu.peak_fp16_flops = 2250e12;
-  c.gpu.peak_fp8_flops = 4500e12;
+  testing::set_gpu(&c.gpu, "fp4-test", 2250e12, 4500e12, 7.7e12, 148);
   c.gpu.peak_fp4_flops = 9000e12;
   c.gpu.fp8_block_scaling = true;
   c.gpu.hbm_bytes = 180e9;
-  c.gpu.hbm_bytes_per_s = 7.7e12;
   c.gpu.nvlink_bytes_per_s = 1.8e12;
-  c.gpu.num_sms = 148;
   return c;
 }
 
@@ -56,15 +51,7 @@ TEST(Nvfp4, LinearGemmsRunInNvfp4AttentionAndLogitsStayBf16) {
   const Plan plan = nvfp4_plan();
   RecordingCost cost;
   lower_chunk(model, plan, place(plan, fp4_cluster()), cost, 0);
-  int fp4_gemms = 0;
-  for (const KernelDesc& k : cost.kernels()) {
-    const bool linear = k.kind == KernelKind::kQkvGemm || k.kind == KernelKind::kOutProjGemm ||
-                        k.kind == KernelKind::kFc1Gemm || k.kind == KernelKind::kFc2Gemm;
-    const bool fp4 = linear || k.kind == KernelKind::kFp8CastTranspose;
-    EXPECT_EQ(k.precision, fp4 ? Precision::kNvfp4 : Precision::kBf16)
-        << kernel_kind_name(k.kind) << " " << pass_name(k.pass);
-    if (linear) ++fp4_gemms;
-  }
+  const int fp4_gemms = testing::expect_linear_gemms_in(Precision::kNvfp4, cost.kernels());
   // 4 linear GEMMs x (forward, data gradient, weight gradient) x 2 layers:
   // the recipe runs all three in NVFP4.
   EXPECT_EQ(fp4_gemms, 4 * 3 * 2);

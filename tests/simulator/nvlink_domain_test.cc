@@ -36,36 +36,10 @@ Cluster nvl72() {
   return c;
 }
 
-// Qwen3-235B-A22B's layer shape (h 4096, 64 heads of 128, 4 kv heads, 128
-// experts of 1536, top-8), `layers` layers.
-Model qwen_like(int layers) {
-  Model m;
-  m.name = "qwen3-like";
-  m.num_layers = layers;
-  m.hidden_size = 4096;
-  m.num_heads = 64;
-  m.num_kv_heads = 4;
-  m.head_dim_size = 128;
-  m.seq_length = 4096;
-  m.vocab_size = 151936;
-  m.activation = Activation::kSwiglu;
-  m.ffn_hidden_size = 12288;
-  m.positions = PositionEmbedding::kRotary;
-  m.linear_bias = false;
-  m.tied_embeddings = false;
-  m.num_experts = 128;
-  m.moe_top_k = 8;
-  m.moe_ffn_hidden_size = 1536;
-  return m;
-}
+using testing::qwen_like;  // Qwen3-235B-A22B's layer shape
 
 Plan moe_plan(int pp, int dp, int ep) {
-  Plan p;
-  p.pipeline_parallel = pp;
-  p.data_parallel = dp;
-  p.expert_parallel = ep;
-  p.micro_batch_size = 1;
-  p.global_batch_size = 2 * dp * pp;
+  Plan p = testing::expert_plan(1, pp, dp, ep, 2 * dp * pp);
   p.distributed_optimizer = true;
   return p;
 }

@@ -3,23 +3,16 @@
 #include <gtest/gtest.h>
 
 #include "base/strict_json.h"
+#include "tests/simulator/test_cluster.h"
 
 namespace llmplan::simulator {
 namespace {
 
-boost::json::value parse(const char* text) {
-  Result<boost::json::value> v = json::parse(text, "test");
-  EXPECT_TRUE(v.ok()) << v.status().message();
-  return v.ok() ? *v : boost::json::value();
-}
+using testing::parse_json;
 
 Plan unusual_plan() {
-  Plan p;
-  p.tensor_parallel = 4;
-  p.pipeline_parallel = 8;
-  p.data_parallel = 16;
+  Plan p = testing::layout_plan(4, 8, 16, 1024);
   p.micro_batch_size = 2;
-  p.global_batch_size = 1024;
   p.virtual_stages = 3;
   p.schedule = Schedule::kInterleaved;
   p.recompute = Recompute::kSelective;
@@ -47,7 +40,7 @@ TEST(PlanJson, RoundTripsEveryField) {
 TEST(PlanJson, AppliesOnlyTheFieldsPresent) {
   Plan p = unusual_plan();
   ASSERT_TRUE(
-      apply_plan_json(parse(R"({"tp": 2, "schedule": "1f1b", "virtual_stages": 1})"), "p", &p)
+      apply_plan_json(parse_json(R"({"tp": 2, "schedule": "1f1b", "virtual_stages": 1})"), "p", &p)
           .ok());
   Plan expected = unusual_plan();
   expected.tensor_parallel = 2;
@@ -57,10 +50,8 @@ TEST(PlanJson, AppliesOnlyTheFieldsPresent) {
 }
 
 TEST(PlanJson, ReadsZeroBubbleSchedule) {
-  Plan p;
-  p.pipeline_parallel = 4;
-  p.global_batch_size = 8;
-  ASSERT_TRUE(apply_plan_json(parse(R"({"schedule": "zb-h1"})"), "p", &p).ok());
+  Plan p = testing::layout_plan(1, 4, 1, 8);
+  ASSERT_TRUE(apply_plan_json(parse_json(R"({"schedule": "zb-h1"})"), "p", &p).ok());
   EXPECT_EQ(p.schedule, Schedule::kZbH1);
   EXPECT_EQ(plan_to_json(p).as_object().at("schedule").as_string(), "zb-h1");
   EXPECT_TRUE(validate(p).ok());
@@ -91,7 +82,7 @@ TEST(PlanJson, ErrorsNameTheField) {
   };
   for (const Case& c : cases) {
     Plan p = unusual_plan();
-    Status s = apply_plan_json(parse(c.json), "run.json: plan", &p);
+    Status s = apply_plan_json(parse_json(c.json), "run.json: plan", &p);
     EXPECT_EQ(s.code(), StatusCode::kInvalidArgument) << c.json;
     EXPECT_NE(s.message().find(c.message), std::string::npos) << s.message();
     EXPECT_EQ(p, unusual_plan()) << "left unchanged on error: " << c.json;

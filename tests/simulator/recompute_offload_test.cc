@@ -16,6 +16,8 @@
 #include "simulator/plan_json.h"
 #include "simulator/simulate.h"
 #include "tests/simulator/test_cluster.h"
+#include "tests/simulator/test_models.h"
+#include "tests/simulator/test_presets.h"
 
 namespace llmplan::simulator {
 namespace {
@@ -25,29 +27,11 @@ constexpr double kRel = 1e-9;
 
 using testing::llama_like;
 using testing::moe_like;
-
-Model preset_model(const std::string& name) {
-  Result<presets::Catalog> catalog = presets::Catalog::builtin();
-  EXPECT_TRUE(catalog.ok());
-  Result<Model> m = catalog->model(name);
-  EXPECT_TRUE(m.ok()) << name;
-  return m.ok() ? *m : Model();
-}
-
-Cluster preset_cluster(const std::string& name) {
-  Result<presets::Catalog> catalog = presets::Catalog::builtin();
-  EXPECT_TRUE(catalog.ok());
-  Result<Cluster> c = catalog->cluster(name);
-  EXPECT_TRUE(c.ok()) << name;
-  return c.ok() ? *c : Cluster();
-}
+using testing::preset_cluster;
+using testing::preset_model;
 
 Plan plan_of(int d, int ep = 1) {
-  Plan plan;
-  plan.data_parallel = d;
-  plan.expert_parallel = ep;
-  plan.micro_batch_size = 1;
-  plan.global_batch_size = 4 * d;
+  Plan plan = testing::expert_plan(1, 1, d, ep, 4 * d);
   plan.dropout = false;
   return plan;
 }

@@ -16,32 +16,11 @@
 #include "planner/search/plan_space.h"
 #include "presets/catalog.h"
 #include "simulator/simulate.h"
+#include "tests/simulator/test_breakdown.h"
+#include "tests/simulator/test_presets.h"
 
 namespace llmplan::simulator {
 namespace {
-
-void expect_identical(const StageBreakdown& a, const StageBreakdown& b, const std::string& what) {
-  EXPECT_EQ(a.compute_s, b.compute_s) << what;
-  EXPECT_EQ(a.recompute_s, b.recompute_s) << what;
-  EXPECT_EQ(a.tp_comm_s, b.tp_comm_s) << what;
-  EXPECT_EQ(a.host_overhead_s, b.host_overhead_s) << what;
-  EXPECT_EQ(a.pp_exposed_s, b.pp_exposed_s) << what;
-  EXPECT_EQ(a.bubble_s, b.bubble_s) << what;
-  EXPECT_EQ(a.dp_exposed_s, b.dp_exposed_s) << what;
-  EXPECT_EQ(a.optimizer_s, b.optimizer_s) << what;
-  EXPECT_EQ(a.fp8_cast_s, b.fp8_cast_s) << what;
-  EXPECT_EQ(a.fsdp_gather_exposed_s, b.fsdp_gather_exposed_s) << what;
-  EXPECT_EQ(a.fsdp_reduce_scatter_exposed_s, b.fsdp_reduce_scatter_exposed_s) << what;
-  EXPECT_EQ(a.cp_comm_s, b.cp_comm_s) << what;
-  EXPECT_EQ(a.moe_a2a_s, b.moe_a2a_s) << what;
-  EXPECT_EQ(a.overlap_slowdown_s, b.overlap_slowdown_s) << what;
-  EXPECT_EQ(a.end_s, b.end_s) << what;
-  EXPECT_EQ(a.tp_comm_hidden_s, b.tp_comm_hidden_s) << what;
-  EXPECT_EQ(a.dp_comm_hidden_s, b.dp_comm_hidden_s) << what;
-  EXPECT_EQ(a.fsdp_hidden_s, b.fsdp_hidden_s) << what;
-  EXPECT_EQ(a.cp_comm_hidden_s, b.cp_comm_hidden_s) << what;
-  EXPECT_EQ(a.moe_a2a_hidden_s, b.moe_a2a_hidden_s) << what;
-}
 
 // Whether `plan` simulated on both engines; every field compared with ==.
 bool expect_identical(const Model& model, const Plan& plan, const Cluster& cluster,
@@ -59,7 +38,8 @@ bool expect_identical(const Model& model, const Plan& plan, const Cluster& clust
   EXPECT_EQ(a->critical_stage, b->critical_stage) << what;
   EXPECT_EQ(a->stages.size(), b->stages.size()) << what;
   for (size_t r = 0; r < std::min(a->stages.size(), b->stages.size()); ++r) {
-    expect_identical(a->stages[r].time, b->stages[r].time, what + " stage " + std::to_string(r));
+    testing::expect_identical_breakdown(a->stages[r].time, b->stages[r].time,
+                                        what + " stage " + std::to_string(r));
     EXPECT_EQ(a->stages[r].memory.total_bytes(), b->stages[r].memory.total_bytes()) << what;
   }
   return true;
@@ -75,19 +55,15 @@ std::string describe(const Model& m, const Plan& p) {
 }
 
 TEST(ReplayIdentity, LeanReplaysEqualTheReferenceEngineBitForBit) {
-  Result<presets::Catalog> catalog = presets::Catalog::builtin();
-  ASSERT_TRUE(catalog.ok()) << catalog.status().message();
-  std::vector<std::string> models;
-  for (const presets::PresetInfo& info : catalog->list()) {
-    if (info.kind == presets::PresetKind::kModel) models.push_back(info.name);
-  }
+  const presets::Catalog catalog = testing::builtin_catalog();
+  const std::vector<std::string> models = testing::model_preset_names(catalog);
   ASSERT_GE(models.size(), 10u);
   int compared = 0, ordered = 0, listed = 0;
   for (const char* cluster_name : {"dgx-a100-80gb", "dgx-h100"}) {
-    Result<Cluster> cluster = catalog->cluster(cluster_name);
+    Result<Cluster> cluster = catalog.cluster(cluster_name);
     ASSERT_TRUE(cluster.ok()) << cluster.status().message();
     for (const std::string& name : models) {
-      Result<Model> model = catalog->model(name);
+      Result<Model> model = catalog.model(name);
       ASSERT_TRUE(model.ok()) << model.status().message();
       planner::PlanSpace space;
       space.global_batch_tokens = {1048576, 8388608};

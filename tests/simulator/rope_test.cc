@@ -39,19 +39,8 @@ class StubCost final : public CostModel {
 
 // A Llama-style model: h 2048, 16 query heads and 4 kv heads of 128, s 2048.
 Model llama_like() {
-  Model m;
-  m.name = "rope-test";
-  m.num_layers = 2;
-  m.hidden_size = 2048;
-  m.num_heads = 16;
+  Model m = testing::modern_model("rope-test", 2, 2048, 16, 5632, 2048, 32000);
   m.num_kv_heads = 4;
-  m.seq_length = 2048;
-  m.vocab_size = 32000;
-  m.activation = Activation::kSwiglu;
-  m.ffn_hidden_size = 5632;
-  m.positions = PositionEmbedding::kRotary;
-  m.linear_bias = false;
-  m.tied_embeddings = false;
   return m;
 }
 

@@ -19,41 +19,16 @@
 #include "presets/catalog.h"
 #include "simulator/roofline.h"
 #include "simulator/simulate.h"
+#include "tests/simulator/test_breakdown.h"
+#include "tests/simulator/test_models.h"
+#include "tests/simulator/test_presets.h"
 
 namespace llmplan::simulator {
 namespace {
 
-bool close(double a, double b) {
-  return a == b || std::abs(a - b) <= 1e-9 * std::max(std::abs(a), std::abs(b));
-}
+using testing::close;
 
 #define EXPECT_CLOSE(a, b, what) EXPECT_TRUE(close(a, b)) << what << ": " << (a) << " vs " << (b)
-
-void expect_same_breakdown(const StageBreakdown& a, const StageBreakdown& b,
-                           const std::string& what) {
-  EXPECT_CLOSE(a.compute_s, b.compute_s, what + " compute_s");
-  EXPECT_CLOSE(a.recompute_s, b.recompute_s, what + " recompute_s");
-  EXPECT_CLOSE(a.tp_comm_s, b.tp_comm_s, what + " tp_comm_s");
-  EXPECT_CLOSE(a.host_overhead_s, b.host_overhead_s, what + " host_overhead_s");
-  EXPECT_CLOSE(a.pp_exposed_s, b.pp_exposed_s, what + " pp_exposed_s");
-  EXPECT_CLOSE(a.bubble_s, b.bubble_s, what + " bubble_s");
-  EXPECT_CLOSE(a.dp_exposed_s, b.dp_exposed_s, what + " dp_exposed_s");
-  EXPECT_CLOSE(a.optimizer_s, b.optimizer_s, what + " optimizer_s");
-  EXPECT_CLOSE(a.fp8_cast_s, b.fp8_cast_s, what + " fp8_cast_s");
-  EXPECT_CLOSE(a.fsdp_gather_exposed_s, b.fsdp_gather_exposed_s, what + " fsdp_gather");
-  EXPECT_CLOSE(a.fsdp_reduce_scatter_exposed_s, b.fsdp_reduce_scatter_exposed_s,
-               what + " fsdp_reduce_scatter");
-  EXPECT_CLOSE(a.cp_comm_s, b.cp_comm_s, what + " cp_comm_s");
-  EXPECT_CLOSE(a.moe_a2a_s, b.moe_a2a_s, what + " moe_a2a_s");
-  EXPECT_CLOSE(a.overlap_slowdown_s, b.overlap_slowdown_s, what + " overlap_slowdown_s");
-  EXPECT_CLOSE(a.end_s, b.end_s, what + " end_s");
-  EXPECT_CLOSE(a.tp_comm_hidden_s, b.tp_comm_hidden_s, what + " tp_comm_hidden_s");
-  EXPECT_CLOSE(a.dp_comm_hidden_s, b.dp_comm_hidden_s, what + " dp_comm_hidden_s");
-  EXPECT_CLOSE(a.fsdp_hidden_s, b.fsdp_hidden_s, what + " fsdp_hidden_s");
-  EXPECT_CLOSE(a.cp_comm_hidden_s, b.cp_comm_hidden_s, what + " cp_comm_hidden_s");
-  EXPECT_CLOSE(a.moe_a2a_hidden_s, b.moe_a2a_hidden_s, what + " moe_a2a_hidden_s");
-  EXPECT_CLOSE(a.expert_compute_s, b.expert_compute_s, what + " expert_compute_s");
-}
 
 // Compares one plan on both engines; returns whether it simulated.
 bool expect_same(const Model& model, const Plan& plan, const Cluster& cluster,
@@ -79,8 +54,8 @@ bool expect_same(const Model& model, const Plan& plan, const Cluster& cluster,
   EXPECT_EQ(a->caveats, b->caveats) << what;
   EXPECT_EQ(a->stages.size(), b->stages.size()) << what;
   for (size_t r = 0; r < std::min(a->stages.size(), b->stages.size()); ++r) {
-    expect_same_breakdown(a->stages[r].time, b->stages[r].time,
-                          what + " stage " + std::to_string(r));
+    testing::expect_close_breakdown(a->stages[r].time, b->stages[r].time,
+                                    what + " stage " + std::to_string(r));
     EXPECT_CLOSE(a->stages[r].memory.total_bytes(), b->stages[r].memory.total_bytes(),
                  what + " stage memory");
   }
@@ -132,19 +107,15 @@ std::vector<Plan> variants(const Plan& base, int gpus_per_node) {
 }
 
 TEST(SimulateFastPath, EqualsTheReferenceEngineAcrossPresetsAndPlanAxes) {
-  Result<presets::Catalog> catalog = presets::Catalog::builtin();
-  ASSERT_TRUE(catalog.ok()) << catalog.status().message();
-  std::vector<std::string> models;
-  for (const presets::PresetInfo& info : catalog->list()) {
-    if (info.kind == presets::PresetKind::kModel) models.push_back(info.name);
-  }
+  const presets::Catalog catalog = testing::builtin_catalog();
+  const std::vector<std::string> models = testing::model_preset_names(catalog);
   ASSERT_GE(models.size(), 10u);
   int compared = 0;
   for (const char* cluster_name : {"dgx-a100-80gb", "dgx-h100"}) {
-    Result<Cluster> cluster = catalog->cluster(cluster_name);
+    Result<Cluster> cluster = catalog.cluster(cluster_name);
     ASSERT_TRUE(cluster.ok()) << cluster.status().message();
     for (const std::string& name : models) {
-      Result<Model> model = catalog->model(name);
+      Result<Model> model = catalog.model(name);
       ASSERT_TRUE(model.ok()) << model.status().message();
       for (int gpus : {256}) {
         // One global batch (4M tokens) and micro-batch keep the enumeration short.
@@ -169,26 +140,15 @@ TEST(SimulateFastPath, EqualsTheReferenceEngineAcrossPresetsAndPlanAxes) {
 }
 
 TEST(SimulateFastPath, EqualsTheReferenceOnTheVtrainMtNlgLayout) {
-  Result<presets::Catalog> catalog = presets::Catalog::builtin();
-  ASSERT_TRUE(catalog.ok());
-  Result<Cluster> cluster = catalog->cluster("dgx-a100-80gb");
-  ASSERT_TRUE(cluster.ok());
-  Result<Model> model = catalog->model("mt-nlg-530b");
-  ASSERT_TRUE(model.ok());
-  const Model& m = *model;
-  Plan p;
-  p.tensor_parallel = 8;
-  p.data_parallel = 12;
-  p.pipeline_parallel = 35;
-  p.global_batch_size = 1920;
-  p.recompute = Recompute::kFull;
-  p.precision = Precision::kFp16;
-  EXPECT_TRUE(expect_same(m, p, *cluster, "mt-nlg (8, 12, 35)"));
+  const Cluster cluster = testing::preset_cluster("dgx-a100-80gb");
+  const Model m = testing::preset_model("mt-nlg-530b");
+  Plan p = testing::mt_nlg_plan();
+  EXPECT_TRUE(expect_same(m, p, cluster, "mt-nlg (8, 12, 35)"));
   p.pipeline_parallel = 7;
   p.virtual_stages = 5;
   p.schedule = Schedule::kInterleaved;
   p.global_batch_size = 1932;  // 161 micro-batches: a multiple of p, as interleaving needs
-  EXPECT_TRUE(expect_same(m, p, *cluster, "mt-nlg interleaved"));
+  EXPECT_TRUE(expect_same(m, p, cluster, "mt-nlg interleaved"));
 }
 
 // zb-h1 on the fast path: with m >= p the lean ordered loop (run_ordered_1f1b
@@ -197,22 +157,17 @@ TEST(SimulateFastPath, EqualsTheReferenceOnTheVtrainMtNlgLayout) {
 // buckets overlapped (the last W releases them) and not, ZeRO 0-3, a dense
 // and a MoE model. Every plan equals the reference engine.
 TEST(SimulateFastPath, ZbH1EqualsTheReferenceOnFullAndShortPipelines) {
-  Result<presets::Catalog> catalog = presets::Catalog::builtin();
-  ASSERT_TRUE(catalog.ok());
-  Result<Cluster> cluster = catalog->cluster("dgx-h100");
+  const presets::Catalog catalog = testing::builtin_catalog();
+  Result<Cluster> cluster = catalog.cluster("dgx-h100");
   ASSERT_TRUE(cluster.ok());
   int compared = 0;
   for (const char* name : {"llama2-7b", "mixtral-8x7b"}) {
-    Result<Model> model = catalog->model(name);
+    Result<Model> model = catalog.model(name);
     ASSERT_TRUE(model.ok()) << name << ": " << model.status().message();
     for (int p : {2, 4}) {
       // m = B / (b d): below p, equal to p, and many more.
       for (int m : {1, 3, 4, 5, 16, 37}) {
-        Plan base;
-        base.tensor_parallel = 4;
-        base.pipeline_parallel = p;
-        base.data_parallel = 4;
-        base.global_batch_size = m * base.data_parallel;
+        Plan base = testing::layout_plan(4, p, 4, m * 4);  // m = B / (b d) with b 1, d 4
         base.schedule = Schedule::kZbH1;
         if (model->is_moe()) base.expert_parallel = 2;
         std::vector<Plan> seen;  // variants() repeats the base as its zb-h1 variant
@@ -235,39 +190,29 @@ TEST(SimulateFastPath, ZbH1EqualsTheReferenceOnFullAndShortPipelines) {
 // simulations) gives the report simulate() gives from the cluster itself,
 // and rejects an invalid cluster with simulate()'s error.
 TEST(SimulateFastPath, SharedSetUpGivesTheSameReport) {
-  Result<presets::Catalog> catalog = presets::Catalog::builtin();
-  ASSERT_TRUE(catalog.ok());
-  Result<Cluster> cluster = catalog->cluster("dgx-a100-80gb");
-  ASSERT_TRUE(cluster.ok());
-  Result<Model> model = catalog->model("mt-nlg-530b");
-  ASSERT_TRUE(model.ok());
-  Result<SimSetup> setup = SimSetup::make(*cluster);
+  const Cluster cluster = testing::preset_cluster("dgx-a100-80gb");
+  const Model model = testing::preset_model("mt-nlg-530b");
+  Result<SimSetup> setup = SimSetup::make(cluster);
   ASSERT_TRUE(setup.ok());
   EXPECT_TRUE(setup->roofline());
-  Plan p;
-  p.tensor_parallel = 8;
-  p.data_parallel = 12;
-  p.pipeline_parallel = 35;
-  p.global_batch_size = 1920;
-  p.recompute = Recompute::kFull;
-  p.precision = Precision::kFp16;
+  Plan p = testing::mt_nlg_plan();
   for (Schedule s : {Schedule::kOneFOneB, Schedule::kZbH1}) {
     p.schedule = s;
-    const Result<StepReport> a = simulate(*model, p, *cluster);
-    const Result<StepReport> b = simulate(*model, p, *setup);
+    const Result<StepReport> a = simulate(model, p, cluster);
+    const Result<StepReport> b = simulate(model, p, *setup);
     ASSERT_TRUE(a.ok() && b.ok());
     EXPECT_EQ(a->iteration_time_s, b->iteration_time_s);
     EXPECT_EQ(a->peak_memory_bytes, b->peak_memory_bytes);
     EXPECT_EQ(a->num_tasks, b->num_tasks);
     EXPECT_EQ(a->caveats, b->caveats);
     EXPECT_EQ(a->cost_model, b->cost_model);
-    expect_same_breakdown(a->breakdown, b->breakdown, "setup");
+    testing::expect_close_breakdown(a->breakdown, b->breakdown, "setup");
   }
-  Cluster bad = *cluster;
+  Cluster bad = cluster;
   bad.gpus_per_node = 0;
   const Result<SimSetup> rejected = SimSetup::make(bad);
   ASSERT_FALSE(rejected.ok());
-  const Result<StepReport> direct = simulate(*model, p, bad);
+  const Result<StepReport> direct = simulate(model, p, bad);
   ASSERT_FALSE(direct.ok());
   EXPECT_EQ(rejected.status().message(), direct.status().message());
 }
@@ -288,21 +233,14 @@ TEST(SimulateFastPath, ReportsABadDurationLikeTheReference) {
    private:
     Roofline roofline_;
   };
-  Result<presets::Catalog> catalog = presets::Catalog::builtin();
-  ASSERT_TRUE(catalog.ok());
-  Result<Cluster> cluster = catalog->cluster("dgx-a100-80gb");
-  Result<Model> model = catalog->model("gpt3-175b");
-  ASSERT_TRUE(cluster.ok() && model.ok());
-  Plan p;
-  p.tensor_parallel = 8;
-  p.pipeline_parallel = 8;
-  p.data_parallel = 2;
-  p.global_batch_size = 64;
+  const Cluster cluster = testing::preset_cluster("dgx-a100-80gb");
+  const Model model = testing::preset_model("gpt3-175b");
+  const Plan p = testing::layout_plan(8, 8, 2, 64);
   SimOptions fast, reference;
-  fast.cost_model = reference.cost_model = std::make_shared<NanSends>(*cluster);
+  fast.cost_model = reference.cost_model = std::make_shared<NanSends>(cluster);
   reference.reference_engine = true;
-  const Result<StepReport> a = simulate(*model, p, *cluster, fast);
-  const Result<StepReport> b = simulate(*model, p, *cluster, reference);
+  const Result<StepReport> a = simulate(model, p, cluster, fast);
+  const Result<StepReport> b = simulate(model, p, cluster, reference);
   ASSERT_FALSE(a.ok());
   ASSERT_FALSE(b.ok());
   EXPECT_NE(a.status().message().find("NaN"), std::string::npos) << a.status().message();

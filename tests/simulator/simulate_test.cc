@@ -304,11 +304,7 @@ TEST(Simulate, SameResultOnOneAndManyThreads) {
 
 TEST(Simulate, BreakdownAddsUpToStageTime) {
   const Model model = gpt(24, 2048, 16, 1024);
-  Plan plan;
-  plan.tensor_parallel = 2;
-  plan.pipeline_parallel = 4;
-  plan.data_parallel = 2;
-  plan.global_batch_size = 64;
+  Plan plan = testing::layout_plan(2, 4, 2, 64);
   plan.recompute = Recompute::kFull;
   auto r = simulate(model, plan, a100_cluster());
   ASSERT_TRUE(r.ok());
@@ -329,11 +325,7 @@ TEST(Simulate, BreakdownAddsUpToStageTime) {
 
 TEST(Simulate, MtNlgBenchmarkPlanRuns) {
   const Model model = gpt(105, 20480, 128, 2048);
-  Plan plan;
-  plan.tensor_parallel = 8;
-  plan.data_parallel = 12;
-  plan.pipeline_parallel = 35;
-  plan.global_batch_size = 1920;
+  Plan plan = testing::layout_plan(8, 35, 12, 1920);
   plan.recompute = Recompute::kFull;
   auto r = simulate(model, plan, a100_cluster());
   ASSERT_TRUE(r.ok()) << r.status().message();

@@ -12,6 +12,7 @@
 #include "simulator/cost_model.h"
 #include "simulator/model.h"
 #include "base/strict_json.h"
+#include "tests/simulator/test_models.h"
 
 namespace llmplan::simulator::testing {
 
@@ -66,27 +67,27 @@ inline Cluster a100_cluster() {
   return c;
 }
 
-inline Model gpt(int layers, int hidden, int heads, int seq, int vocab = 50257) {
-  Model m;
-  m.name = "gpt-test";
-  m.num_layers = layers;
-  m.hidden_size = hidden;
-  m.num_heads = heads;
-  m.seq_length = seq;
-  m.vocab_size = vocab;
-  return m;
+// Expects the linear GEMMs (QKV, output projection, FC1, FC2) and the FP8
+// cast-transposes among `kernels` in `low`, every other kernel in bf16;
+// returns how many linear GEMMs there are.
+inline int expect_linear_gemms_in(Precision low, const std::vector<KernelDesc>& kernels) {
+  int linear_gemms = 0;
+  for (const KernelDesc& k : kernels) {
+    const bool linear = k.kind == KernelKind::kQkvGemm || k.kind == KernelKind::kOutProjGemm ||
+                        k.kind == KernelKind::kFc1Gemm || k.kind == KernelKind::kFc2Gemm;
+    const bool in_low = linear || k.kind == KernelKind::kFp8CastTranspose;
+    EXPECT_EQ(k.precision, in_low ? low : Precision::kBf16)
+        << kernel_kind_name(k.kind) << " " << pass_name(k.pass);
+    if (linear) ++linear_gemms;
+  }
+  return linear_gemms;
 }
 
 // A Llama-style dense model (SwiGLU, GQA, RMSNorm, untied) of `layers`
 // layers, hidden 2048.
 inline Model llama_like(int layers = 16) {
-  Model m = gpt(layers, 2048, 16, 4096, 32000);
+  Model m = modern_model("gpt-test", layers, 2048, 16, 5632, 4096, 32000);
   m.num_kv_heads = 4;
-  m.ffn_hidden_size = 5632;
-  m.activation = Activation::kSwiglu;
-  m.positions = PositionEmbedding::kRotary;
-  m.tied_embeddings = false;
-  m.linear_bias = false;
   return m;
 }
 
