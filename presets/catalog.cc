@@ -7,26 +7,19 @@
 #include "presets/embedded.h"
 #include "presets/preset_json.h"
 #include "base/input_file.h"
+#include "base/name_table.h"
 
 namespace llmplan::presets {
 
-const char* to_string(PresetKind kind) {
-  switch (kind) {
-    case PresetKind::kGpu:
-      return "gpu";
-    case PresetKind::kCluster:
-      return "cluster";
-    case PresetKind::kModel:
-      return "model";
-    case PresetKind::kLaw:
-      return "law";
-    case PresetKind::kPrice:
-      return "price";
-    case PresetKind::kCollectives:
-      return "collectives";
-  }
-  return "?";
-}
+namespace {
+constexpr Named<PresetKind> kPresetKindNames[] = {
+    {"gpu", PresetKind::kGpu},     {"cluster", PresetKind::kCluster},
+    {"model", PresetKind::kModel}, {"law", PresetKind::kLaw},
+    {"price", PresetKind::kPrice}, {"collectives", PresetKind::kCollectives},
+};
+}  // namespace
+
+const char* to_string(PresetKind kind) { return name_in(kPresetKindNames, kind); }
 
 struct Catalog::Impl {
   struct Entry {

@@ -32,6 +32,25 @@ struct alignas(16) Bf16x8 {
   bf16 v[8];
 };
 
+// out (a 16 x 16 float tile, row stride kScratch) = A B, the 16 x K by
+// K x 16 product of two shared-memory bf16 operands: A's k-th 16-wide slice
+// at a + k * a_step (leading dimension lda), B's at b + k * b_step (ldb).
+template <class FragAType, class FragBType, int K>
+__device__ __forceinline__ void store_tile_product(float* out, const bf16* a, int lda, int a_step,
+                                                   const bf16* b, int ldb, int b_step) {
+  FragC c;
+  wmma::fill_fragment(c, 0.f);
+#pragma unroll
+  for (int kk = 0; kk < K; kk += 16) {
+    FragAType fa;
+    FragBType fb;
+    wmma::load_matrix_sync(fa, a + kk * a_step, lda);
+    wmma::load_matrix_sync(fb, b + kk * b_step, ldb);
+    wmma::mma_sync(c, fa, fb, c);
+  }
+  wmma::store_matrix_sync(out, c, kScratch, wmma::mem_row_major);
+}
+
 // Rows [row0, row0 + 64) of a [seq, D] matrix into a [64][D + kPad] tile,
 // zeros past seq. 16-byte accesses (D is a multiple of 16).
 template <int D>
@@ -95,19 +114,9 @@ __global__ void __launch_bounds__(kThreads)
     __syncthreads();
     // Scores of the warp's 16 queries against the 64 keys.
 #pragma unroll
-    for (int n = 0; n < kBlock / 16; ++n) {
-      FragC c;
-      wmma::fill_fragment(c, 0.f);
-#pragma unroll
-      for (int kk = 0; kk < D; kk += 16) {
-        FragA a;
-        FragBt b;
-        wmma::load_matrix_sync(a, sq + warp * 16 * ld + kk, ld);
-        wmma::load_matrix_sync(b, sk + n * 16 * ld + kk, ld);
-        wmma::mma_sync(c, a, b, c);
-      }
-      wmma::store_matrix_sync(scr + n * 16, c, kScratch, wmma::mem_row_major);
-    }
+    for (int n = 0; n < kBlock / 16; ++n)
+      store_tile_product<FragA, FragBt, D>(scr + n * 16, sq + warp * 16 * ld, ld, 1,
+                                           sk + n * 16 * ld, ld, 1);
     __syncwarp();
     // Online softmax (base 2) over the lane's 32 columns of row r.
     float s[32];
@@ -138,19 +147,8 @@ __global__ void __launch_bounds__(kThreads)
     __syncwarp();
     // P V for the warp's rows, then O = O * alpha + P V.
 #pragma unroll
-    for (int n = 0; n < D / 16; ++n) {
-      FragC c;
-      wmma::fill_fragment(c, 0.f);
-#pragma unroll
-      for (int kk = 0; kk < kBlock; kk += 16) {
-        FragA a;
-        FragB b;
-        wmma::load_matrix_sync(a, sp + kk, kRowP);
-        wmma::load_matrix_sync(b, sv + kk * ld + n * 16, ld);
-        wmma::mma_sync(c, a, b, c);
-      }
-      wmma::store_matrix_sync(scr + n * 16, c, kScratch, wmma::mem_row_major);
-    }
+    for (int n = 0; n < D / 16; ++n)
+      store_tile_product<FragA, FragB, kBlock>(scr + n * 16, sp, kRowP, 1, sv + n * 16, ld, ld);
     __syncwarp();
 #pragma unroll
     for (int j = 0; j < D / 2; ++j)
@@ -287,19 +285,9 @@ __global__ void __launch_bounds__(kThreads)
     __syncthreads();  // every warp's dS^T rows are in sds
                       // dQ for the warp's 16 queries of this tile: dS (sds read transposed) K.
 #pragma unroll
-    for (int n = 0; n < D / 16; ++n) {
-      FragC c;
-      wmma::fill_fragment(c, 0.f);
-#pragma unroll
-      for (int kk = 0; kk < kBlock; kk += 16) {
-        FragAt a;
-        FragB b;
-        wmma::load_matrix_sync(a, sds + kk * kRowP + warp * 16, kRowP);
-        wmma::load_matrix_sync(b, sk + kk * ld + n * 16, ld);
-        wmma::mma_sync(c, a, b, c);
-      }
-      wmma::store_matrix_sync(scr + n * 16, c, kScratch, wmma::mem_row_major);
-    }
+    for (int n = 0; n < D / 16; ++n)
+      store_tile_product<FragAt, FragB, kBlock>(scr + n * 16, sds + warp * 16, kRowP, kRowP,
+                                                sk + n * 16, ld, ld);
     __syncwarp();
     for (int e = lane; e < 16 * D; e += 32) {
       const int rr = e / D, cc = e % D;

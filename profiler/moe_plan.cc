@@ -4,6 +4,8 @@
 #include <cstdio>
 #include <set>
 
+#include "base/name_table.h"
+
 namespace llmplan::profiler {
 namespace {
 
@@ -193,35 +195,22 @@ std::vector<MoeJob> plan_moe_jobs(const MoeSettings& s) {
 }
 
 const char* moe_op_name(MoeOp op) {
-  switch (op) {
-    case MoeOp::kExpertFc1:
-      return "expert_fc1";
-    case MoeOp::kExpertFc2:
-      return "expert_fc2";
-    case MoeOp::kRouterGemm:
-      return "router_gemm";
-    case MoeOp::kRouterTopk:
-      return "router_topk";
-    case MoeOp::kPermute:
-      return "permute";
-    case MoeOp::kUnpermute:
-      return "unpermute";
-  }
-  return "?";
+  static constexpr Named<MoeOp> kNames[] = {
+      {"expert_fc1", MoeOp::kExpertFc1},   {"expert_fc2", MoeOp::kExpertFc2},
+      {"router_gemm", MoeOp::kRouterGemm}, {"router_topk", MoeOp::kRouterTopk},
+      {"permute", MoeOp::kPermute},        {"unpermute", MoeOp::kUnpermute},
+  };
+  return name_in(kNames, op);
 }
 
 const char* grouped_impl_name(GroupedImpl impl) {
-  switch (impl) {
-    case GroupedImpl::kNone:
-      return "none";
-    case GroupedImpl::kStridedBatched:
-      return "strided_batched";
-    case GroupedImpl::kGroupedBatched:
-      return "grouped_batched";
-    case GroupedImpl::kLoop:
-      return "loop";
-  }
-  return "?";
+  static constexpr Named<GroupedImpl> kNames[] = {
+      {"none", GroupedImpl::kNone},
+      {"strided_batched", GroupedImpl::kStridedBatched},
+      {"grouped_batched", GroupedImpl::kGroupedBatched},
+      {"loop", GroupedImpl::kLoop},
+  };
+  return name_in(kNames, impl);
 }
 
 const char* token_split_name(TokenSplit split) {

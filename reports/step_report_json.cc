@@ -11,30 +11,32 @@
 namespace llmplan::reports {
 
 boost::json::object breakdown_to_json(const simulator::StageBreakdown& b) {
-  boost::json::object o;
-  o["compute_s"] = b.compute_s;
-  o["recompute_s"] = b.recompute_s;
-  o["tp_comm_s"] = b.tp_comm_s;
-  o["host_overhead_s"] = b.host_overhead_s;
-  o["pp_exposed_s"] = b.pp_exposed_s;
-  o["bubble_s"] = b.bubble_s;
-  o["dp_exposed_s"] = b.dp_exposed_s;
-  o["optimizer_s"] = b.optimizer_s;
-  o["fp8_cast_s"] = b.fp8_cast_s;
-  o["fsdp_gather_exposed_s"] = b.fsdp_gather_exposed_s;
-  o["fsdp_reduce_scatter_exposed_s"] = b.fsdp_reduce_scatter_exposed_s;
-  o["cp_comm_s"] = b.cp_comm_s;
-  o["moe_a2a_s"] = b.moe_a2a_s;
+  boost::json::object o{{"compute_s", b.compute_s},
+                        {"recompute_s", b.recompute_s},
+                        {"tp_comm_s", b.tp_comm_s},
+                        {"host_overhead_s", b.host_overhead_s},
+                        {"pp_exposed_s", b.pp_exposed_s},
+                        {"bubble_s", b.bubble_s},
+                        {"dp_exposed_s", b.dp_exposed_s},
+                        {"optimizer_s", b.optimizer_s},
+                        {"fp8_cast_s", b.fp8_cast_s},
+                        {"fsdp_gather_exposed_s", b.fsdp_gather_exposed_s},
+                        {"fsdp_reduce_scatter_exposed_s", b.fsdp_reduce_scatter_exposed_s},
+                        {"cp_comm_s", b.cp_comm_s},
+                        {"moe_a2a_s", b.moe_a2a_s}};
   // Only with activation CPU offloading (other reports' JSON is as before).
   if (b.cpu_offload_s > 0) o["cpu_offload_s"] = b.cpu_offload_s;
-  o["overlap_slowdown_s"] = b.overlap_slowdown_s;
-  o["end_s"] = b.end_s;
-  o["tp_comm_hidden_s"] = b.tp_comm_hidden_s;
-  o["dp_comm_hidden_s"] = b.dp_comm_hidden_s;
-  o["fsdp_hidden_s"] = b.fsdp_hidden_s;
-  o["cp_comm_hidden_s"] = b.cp_comm_hidden_s;
-  o["moe_a2a_hidden_s"] = b.moe_a2a_hidden_s;
-  o["expert_compute_s"] = b.expert_compute_s;
+  for (const auto& [key, value] :
+       {std::pair<const char*, double>{"overlap_slowdown_s", b.overlap_slowdown_s},
+        {"end_s", b.end_s},
+        {"tp_comm_hidden_s", b.tp_comm_hidden_s},
+        {"dp_comm_hidden_s", b.dp_comm_hidden_s},
+        {"fsdp_hidden_s", b.fsdp_hidden_s},
+        {"cp_comm_hidden_s", b.cp_comm_hidden_s},
+        {"moe_a2a_hidden_s", b.moe_a2a_hidden_s},
+        {"expert_compute_s", b.expert_compute_s}}) {
+    o[key] = value;
+  }
   return o;
 }
 

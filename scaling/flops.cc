@@ -3,23 +3,24 @@
 #include <cmath>
 #include <string>
 
+#include "base/name_table.h"
+
 namespace llmplan::scaling {
 
-const char* to_string(FlopCount count) {
-  switch (count) {
-    case FlopCount::kSixND:
-      return "6nd";
-    case FlopCount::kDetailed:
-      return "detailed";
-  }
-  return "?";
-}
+namespace {
+constexpr Named<FlopCount> kFlopCountNames[] = {
+    {"6nd", FlopCount::kSixND},
+    {"detailed", FlopCount::kDetailed},
+};
+}  // namespace
+
+const char* to_string(FlopCount count) { return name_in(kFlopCountNames, count); }
 
 Result<FlopCount> parse_flop_count(std::string_view text) {
-  if (text == "6nd") return FlopCount::kSixND;
-  if (text == "detailed") return FlopCount::kDetailed;
-  return Status::invalid_argument("unknown FLOP count \"" + std::string(text) +
-                                  "\" (expected 6nd or detailed)");
+  FlopCount count;
+  if (parse_in(kFlopCountNames, text, &count)) return count;
+  return Status::invalid_argument("unknown FLOP count \"" + std::string(text) + "\" (expected " +
+                                  names_text(kFlopCountNames) + ")");
 }
 
 Status validate(const TransformerShape& shape) {

@@ -183,13 +183,8 @@ boost::json::value law_to_json(const LossLaw& law) {
   o["beta"] = law.beta;
   if (law.moe.present) {
     const MoeLawTerm& t = law.moe;
-    boost::json::object m;
-    m["a"] = t.a;
-    m["b"] = t.b;
-    m["c"] = t.c;
-    m["d"] = t.d;
-    m["e_start"] = t.e_start;
-    m["e_max"] = t.e_max;
+    boost::json::object m{
+        {"a", t.a}, {"b", t.b}, {"c", t.c}, {"d", t.d}, {"e_start", t.e_start}, {"e_max", t.e_max}};
     if (t.max_fitted_active_params > 0) m["max_fitted_active_params"] = t.max_fitted_active_params;
     if (t.max_fitted_expansion > 0) m["max_fitted_expansion"] = t.max_fitted_expansion;
     if (!t.source.empty()) m["source"] = t.source;
@@ -199,18 +194,10 @@ boost::json::value law_to_json(const LossLaw& law) {
   }
   if (law.joint.present) {
     const JointMoeTerm& t = law.joint;
-    boost::json::object m;
-    m["a"] = t.a;
-    m["alpha"] = t.alpha;
-    m["delta"] = t.delta;
-    m["gamma"] = t.gamma;
-    m["b"] = t.b;
-    m["beta"] = t.beta;
-    m["omega"] = t.omega;
-    m["zeta"] = t.zeta;
-    m["e_start"] = t.e_start;
-    m["e_max"] = t.e_max;
-    m["c"] = t.c;
+    boost::json::object m{{"a", t.a},         {"alpha", t.alpha}, {"delta", t.delta},
+                          {"gamma", t.gamma}, {"b", t.b},         {"beta", t.beta},
+                          {"omega", t.omega}, {"zeta", t.zeta},   {"e_start", t.e_start},
+                          {"e_max", t.e_max}, {"c", t.c}};
     if (t.max_fitted_active_params > 0) m["max_fitted_active_params"] = t.max_fitted_active_params;
     if (t.max_fitted_total_params > 0) m["max_fitted_total_params"] = t.max_fitted_total_params;
     if (t.max_fitted_experts > 0) m["max_fitted_experts"] = t.max_fitted_experts;

@@ -5,6 +5,8 @@
 #include <limits>
 #include <sstream>
 
+#include "base/name_table.h"
+
 namespace llmplan::scaling {
 namespace {
 
@@ -54,21 +56,18 @@ Result<Allocation> make_allocation(const LossLaw& law, AllocationRule rule, doub
 
 }  // namespace
 
-const char* to_string(AllocationRule rule) {
-  switch (rule) {
-    case AllocationRule::kLaw:
-      return "law";
-    case AllocationRule::kTokensPerParam20:
-      return "chinchilla-20";
-  }
-  return "?";
-}
+constexpr Named<AllocationRule> kAllocationRuleNames[] = {
+    {"law", AllocationRule::kLaw},
+    {"chinchilla-20", AllocationRule::kTokensPerParam20},
+};
+
+const char* to_string(AllocationRule rule) { return name_in(kAllocationRuleNames, rule); }
 
 Result<AllocationRule> parse_allocation_rule(std::string_view text) {
-  if (text == "law") return AllocationRule::kLaw;
-  if (text == "chinchilla-20") return AllocationRule::kTokensPerParam20;
+  AllocationRule rule;
+  if (parse_in(kAllocationRuleNames, text, &rule)) return rule;
   return Status::invalid_argument("unknown allocation rule \"" + std::string(text) +
-                                  "\" (expected law or chinchilla-20)");
+                                  "\" (expected " + names_text(kAllocationRuleNames) + ")");
 }
 
 FrontierExponents frontier_exponents(const LossLaw& law) {

@@ -1,5 +1,6 @@
 #include "simulator/precision.h"
 
+#include "base/name_table.h"
 #include "simulator/cost_model.h"
 #include "simulator/plan.h"
 
@@ -8,11 +9,6 @@ namespace llmplan::simulator {
 namespace {
 
 // The one table of format names (to_string and the parsers read it).
-template <typename E>
-struct Named {
-  const char* name;
-  E value;
-};
 constexpr Named<Precision> kPrecisionNames[] = {
     {"bf16", Precision::kBf16},
     {"fp16", Precision::kFp16},
@@ -24,35 +20,6 @@ constexpr Named<Fp8Recipe> kFp8RecipeNames[] = {
     {"current", Fp8Recipe::kCurrent},
     {"mxfp8", Fp8Recipe::kMxfp8},
 };
-
-// The name of `value` in `table`, "?" when it has none.
-template <typename Table, typename E>
-const char* name_in(const Table& table, E value) {
-  for (const auto& row : table) {
-    if (row.value == value) return row.name;
-  }
-  return "?";
-}
-
-// Looks `text` up in `table`: true and `*out` set when found.
-template <typename Table, typename E>
-bool parse_in(const Table& table, std::string_view text, E* out) {
-  for (const auto& row : table) {
-    if (text == row.name) {
-      *out = row.value;
-      return true;
-    }
-  }
-  return false;
-}
-
-// Every name of `table`, in order.
-template <typename Table>
-std::vector<std::string> names_in(const Table& table) {
-  std::vector<std::string> out;
-  for (const auto& row : table) out.emplace_back(row.name);
-  return out;
-}
 
 }  // namespace
 

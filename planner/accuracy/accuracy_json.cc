@@ -8,13 +8,11 @@
 
 namespace llmplan::planner {
 boost::json::object summary_json(const ErrorSummary& e) {
-  boost::json::object o;
-  o["rows"] = e.rows;
-  o["mape"] = e.mape;
-  o["median_ape"] = e.median_ape;
-  o["max_ape"] = e.max_ape;
-  o["mean_signed_error"] = e.mean_signed;
-  return o;
+  return {{"rows", e.rows},
+          {"mape", e.mape},
+          {"median_ape", e.median_ape},
+          {"max_ape", e.max_ape},
+          {"mean_signed_error", e.mean_signed}};
 }
 
 Result<std::string> validation_to_json(const std::string& source,

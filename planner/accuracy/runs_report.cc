@@ -102,15 +102,14 @@ BandCheck band_check(const RunsValidation& v) {
 }
 
 boost::json::object coverage_json(const BandCoverage& c) {
-  boost::json::object e;
-  e["group"] = c.key;
-  e["rows"] = c.rows;
-  e["p10"] = c.p10;
-  e["p90"] = c.p90;
-  e["evaluated"] = c.evaluated;
-  e["inside"] = c.inside;
-  e["coverage"] = c.evaluated > 0 ? boost::json::value(c.coverage()) : boost::json::value(nullptr);
-  return e;
+  return {{"group", c.key},
+          {"rows", c.rows},
+          {"p10", c.p10},
+          {"p90", c.p90},
+          {"evaluated", c.evaluated},
+          {"inside", c.inside},
+          {"coverage", c.evaluated > 0 ? boost::json::value(c.coverage())
+                                       : boost::json::value(nullptr)}};
 }
 
 std::string missing_text(const std::vector<std::string>& missing) {

@@ -7,11 +7,13 @@
 // llmplan JSON so that they do not depend on the C++ field names.
 #include <gtest/gtest.h>
 
+#include <initializer_list>
 #include <string>
+#include <utility>
 
+#include "base/strict_json.h"
 #include "simulator/hf_config.h"
 #include "simulator/model_json.h"
-#include "base/strict_json.h"
 #include "tests/planner/hf_example.h"
 
 namespace llmplan::simulator {
@@ -30,29 +32,35 @@ int64_t at(const boost::json::object& o, const char* key) {
   return v == nullptr ? -1 : v->to_number<int64_t>();
 }
 
+// Expects every (key, value) of `fields` among `o`'s integer fields.
+void expect_ints(const boost::json::object& o,
+                 std::initializer_list<std::pair<const char*, int64_t>> fields) {
+  for (const auto& [key, value] : fields) EXPECT_EQ(at(o, key), value) << key;
+}
+
 TEST(HfConfigMerge, DeepseekV3) {
   HfModel hf;
   const boost::json::object o = mapped("deepseek-v3.json", &hf);
-  EXPECT_EQ(at(o, "layers"), 61);
-  EXPECT_EQ(at(o, "hidden"), 7168);
-  EXPECT_EQ(at(o, "heads"), 128);
-  EXPECT_EQ(at(o, "ffn_hidden"), 18432);
-  EXPECT_EQ(at(o, "experts"), 256);
-  EXPECT_EQ(at(o, "top_k"), 8);
-  EXPECT_EQ(at(o, "expert_ffn_hidden"), 2048);
-  EXPECT_EQ(at(o, "shared_experts"), 1);
-  EXPECT_EQ(at(o, "moe_first_dense"), 3);
-  EXPECT_EQ(at(o, "moe_every"), 1);
+  expect_ints(o, {{"layers", 61},
+                  {"hidden", 7168},
+                  {"heads", 128},
+                  {"ffn_hidden", 18432},
+                  {"experts", 256},
+                  {"top_k", 8},
+                  {"expert_ffn_hidden", 2048},
+                  {"shared_experts", 1},
+                  {"moe_first_dense", 3},
+                  {"moe_every", 1}});
   EXPECT_EQ(o.at("router").as_string(), "sigmoid");
-  EXPECT_EQ(at(o, "q_lora_rank"), 1536);
-  EXPECT_EQ(at(o, "kv_lora_rank"), 512);
-  EXPECT_EQ(at(o, "qk_nope_head_dim"), 128);
-  EXPECT_EQ(at(o, "qk_rope_head_dim"), 64);
-  EXPECT_EQ(at(o, "v_head_dim"), 128);
-  EXPECT_EQ(at(o, "mtp_layers"), 1);
-  EXPECT_EQ(at(o, "router_groups"), 8);
-  EXPECT_EQ(at(o, "router_group_limit"), 4);
-  EXPECT_EQ(at(o, "vocab"), 129280);
+  expect_ints(o, {{"q_lora_rank", 1536},
+                  {"kv_lora_rank", 512},
+                  {"qk_nope_head_dim", 128},
+                  {"qk_rope_head_dim", 64},
+                  {"v_head_dim", 128},
+                  {"mtp_layers", 1},
+                  {"router_groups", 8},
+                  {"router_group_limit", 4},
+                  {"vocab", 129280}});
   EXPECT_EQ(at(o, "seq"), 8192);  // max_position_embeddings 163840
   // DeepSeek-V3 technical report (arXiv:2412.19437): 671B total, 37B
   // activated (the main model; the MTP module's 14B not included).
@@ -63,22 +71,18 @@ TEST(HfConfigMerge, DeepseekV3) {
 
 TEST(HfConfigMerge, Nemotron3Nano) {
   const boost::json::object o = mapped("nemotron3-nano.json");
-  EXPECT_EQ(at(o, "layers"), 52);
-  EXPECT_EQ(at(o, "hidden"), 2688);
-  EXPECT_EQ(at(o, "heads"), 32);
-  EXPECT_EQ(at(o, "kv_heads"), 2);
-  EXPECT_EQ(at(o, "head_dim"), 128);
-  EXPECT_EQ(o.at("layer_pattern").as_string(), "MEMEM*EMEMEM*EMEMEM*EMEMEM*EMEMEM*EMEMEMEM*EMEMEMEME");
-  EXPECT_EQ(at(o, "mamba_heads"), 64);
-  EXPECT_EQ(at(o, "mamba_head_dim"), 64);
-  EXPECT_EQ(at(o, "mamba_state_dim"), 128);
-  EXPECT_EQ(at(o, "mamba_groups"), 8);
-  EXPECT_EQ(at(o, "mamba_conv_kernel"), 4);
-  EXPECT_EQ(at(o, "mamba_chunk_size"), 128);
+  expect_ints(
+      o, {{"layers", 52}, {"hidden", 2688}, {"heads", 32}, {"kv_heads", 2}, {"head_dim", 128}});
+  EXPECT_EQ(o.at("layer_pattern").as_string(),
+            "MEMEM*EMEMEM*EMEMEM*EMEMEM*EMEMEM*EMEMEMEM*EMEMEMEME");
+  expect_ints(o, {{"mamba_heads", 64},
+                  {"mamba_head_dim", 64},
+                  {"mamba_state_dim", 128},
+                  {"mamba_groups", 8},
+                  {"mamba_conv_kernel", 4},
+                  {"mamba_chunk_size", 128}});
   EXPECT_EQ(o.at("activation").as_string(), "squared_relu");
-  EXPECT_EQ(at(o, "experts"), 128);
-  EXPECT_EQ(at(o, "top_k"), 6);
-  EXPECT_EQ(at(o, "expert_ffn_hidden"), 1856);
+  expect_ints(o, {{"experts", 128}, {"top_k", 6}, {"expert_ffn_hidden", 1856}});
   // One shared expert of 3712 = 2 x 1856.
   EXPECT_EQ(at(o, "shared_experts"), 2);
   EXPECT_EQ(o.at("router").as_string(), "sigmoid");

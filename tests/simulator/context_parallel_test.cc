@@ -16,6 +16,7 @@
 #include "simulator/roofline.h"
 #include "simulator/simulate.h"
 #include "base/strict_json.h"
+#include "tests/simulator/expect_rel.h"
 #include "tests/simulator/test_cluster.h"
 
 namespace llmplan::simulator {
@@ -23,9 +24,6 @@ namespace {
 
 using testing::a100_cluster;
 using testing::gpt;
-
-constexpr double kRel = 1e-9;
-#define EXPECT_REL(actual, expected) EXPECT_NEAR((actual), (expected), kRel * std::fabs(expected))
 
 // Only flash attention and collectives cost time: flash at `flash_flops_per_s`
 // of its FLOPs, every collective bytes / `comm_bytes_per_s` (no latency, any

@@ -26,9 +26,7 @@ using testing::gpt;
 
 // An H100-like test cluster: the A100 fixture with an FP8 peak.
 Cluster fp8_cluster() {
-  Cluster c = a100_cluster();
-  testing::set_gpu(&c.gpu, "fp8-test", 989e12, 1979e12, 3.35e12, 132);
-  return c;
+  return testing::a100_cluster_with("fp8-test", 989e12, 1979e12, 3.35e12, 132);
 }
 
 // An FC1 GEMM of 12 x 11 = 132 output tiles of 128 x 128 on the 132-SM
@@ -67,13 +65,7 @@ TEST(Fp8, FourCastsEachWayPerLayerWithTheirBytes) {
   const double T = 2048, h = 1024, t = 2, f = 4096, qkv = 3 * 1024 / t;
   for (Fp8Recipe recipe : {Fp8Recipe::kDelayed, Fp8Recipe::kCurrent}) {
     const Plan plan = fp8_plan(recipe);
-    RecordingCost cost;
-    lower_chunk(model, plan, place(plan, fp8_cluster()), cost, 0);
-    std::vector<double> fwd, bwd;
-    for (const KernelDesc& k : cost.kernels()) {
-      if (k.kind != KernelKind::kFp8CastTranspose) continue;
-      (k.pass == Pass::kForward ? fwd : bwd).push_back(k.bytes);
-    }
+    const auto [fwd, bwd] = testing::cast_bytes_by_pass(model, plan, fp8_cluster());
     const double per = recipe == Fp8Recipe::kDelayed ? 4.0 : 6.0;
     // Forward: QKV input (T h), output-projection input (T a d / t), FC1
     // input (T h), FC2 input (T f / t).
@@ -178,22 +170,17 @@ TEST(Fp8, Mxfp8PlansMarkTheirFp8GemmsBlockScaled) {
 
 TEST(Fp8, FasterThanBf16OnAnFp8Gpu) {
   const Model model = gpt(8, 4096, 32, 4096);
-  Plan plan;
-  plan.tensor_parallel = 8;
+  Plan plan = testing::layout_plan(/*tensor=*/8, 1, 1, /*global_batch=*/8);
   plan.sequence_parallel = true;
-  plan.global_batch_size = 8;
-  const Cluster cluster = fp8_cluster();
-  const Result<StepReport> bf16 = simulate(model, plan, cluster);
-  plan.precision = Precision::kFp8;
-  const Result<StepReport> fp8 = simulate(model, plan, cluster);
-  ASSERT_TRUE(bf16.ok()) << bf16.status().message();
-  ASSERT_TRUE(fp8.ok()) << fp8.status().message();
-  EXPECT_LT(fp8->iteration_time_s, bf16->iteration_time_s);
-  EXPECT_GT(fp8->breakdown.fp8_cast_s, 0.0);
-  EXPECT_EQ(bf16->breakdown.fp8_cast_s, 0.0);
+  const std::vector<StepReport> steps =
+      testing::step_in_each(model, plan, fp8_cluster(), {Precision::kBf16, Precision::kFp8});
+  const StepReport &bf16 = steps[0], &fp8 = steps[1];
+  EXPECT_LT(fp8.iteration_time_s, bf16.iteration_time_s);
+  EXPECT_GT(fp8.breakdown.fp8_cast_s, 0.0);
+  EXPECT_EQ(bf16.breakdown.fp8_cast_s, 0.0);
   // The model FLOPs are the same; MFU is against the bf16 peak for both.
-  EXPECT_DOUBLE_EQ(fp8->model_flops, bf16->model_flops);
-  EXPECT_NEAR(fp8->mfu / bf16->mfu, bf16->iteration_time_s / fp8->iteration_time_s, 1e-9);
+  EXPECT_DOUBLE_EQ(fp8.model_flops, bf16.model_flops);
+  EXPECT_NEAR(fp8.mfu / bf16.mfu, bf16.iteration_time_s / fp8.iteration_time_s, 1e-9);
 }
 
 TEST(Fp8, GpuWithoutFp8IsAOneLineError) {
@@ -232,13 +219,16 @@ TEST(Fp8, ActivationsKeepFp8CopiesOfTheGemmInputs) {
 
 TEST(Fp8, CachedFp8WeightsCostTwoBytesPerLayerParameter) {
   const Model model = gpt(4, 1024, 16, 2048);
-  Plan plan;
-  plan.global_batch_size = 1;
   const std::vector<double> params = {static_cast<double>(model.parameter_count())};
-  const MemoryBreakdown bf16 = stage_memory(model, plan, params, 0)[0];
+  // Weights and optimizer state of the one stage holding every parameter.
+  auto weight_bytes = [&](const Plan& p) {
+    return stage_memory(model, p, params, 0)[0].weights_and_optimizer_bytes;
+  };
+  Plan bf16_plan;
+  bf16_plan.global_batch_size = 1;
+  Plan plan = bf16_plan;
   plan.precision = Precision::kFp8;
-  const MemoryBreakdown fp8 = stage_memory(model, plan, params, 0)[0];
-  EXPECT_DOUBLE_EQ(fp8.weights_and_optimizer_bytes - bf16.weights_and_optimizer_bytes,
+  EXPECT_DOUBLE_EQ(weight_bytes(plan) - weight_bytes(bf16_plan),
                    2.0 * 4 * static_cast<double>(model.layer_parameters()));
   // At ZeRO-3 bf16 parameters are cast per layer after the gather: no
   // cached copy. Megatron-FSDP's FP8 parameters (fp8_param_gather) hold the
@@ -249,11 +239,11 @@ TEST(Fp8, CachedFp8WeightsCostTwoBytesPerLayerParameter) {
   plan.fp8_param_gather = false;
   Plan bf16_z3 = plan;
   bf16_z3.precision = Precision::kBf16;
-  EXPECT_DOUBLE_EQ(stage_memory(model, plan, params, 0)[0].weights_and_optimizer_bytes,
-                   stage_memory(model, bf16_z3, params, 0)[0].weights_and_optimizer_bytes);
+  EXPECT_DOUBLE_EQ(weight_bytes(plan),
+                   weight_bytes(bf16_z3));
   plan.fp8_param_gather = true;
-  EXPECT_DOUBLE_EQ(stage_memory(model, bf16_z3, params, 0)[0].weights_and_optimizer_bytes -
-                       stage_memory(model, plan, params, 0)[0].weights_and_optimizer_bytes,
+  EXPECT_DOUBLE_EQ(weight_bytes(bf16_z3) -
+                       weight_bytes(plan),
                    4 * static_cast<double>(model.layer_parameters()) / 2);
   // With the distributed optimizer (ZeRO-1) NVIDIA's FP8 recipes keep the
   // weights in fp8 (fp8_param_gather): 1-byte data + 1-byte transpose in
@@ -261,12 +251,12 @@ TEST(Fp8, CachedFp8WeightsCostTwoBytesPerLayerParameter) {
   // SHARD_GRAD_OP (ZeRO-2) keeps bf16 weights and TE caches their fp8 copies.
   plan.zero_stage = 1;
   bf16_z3.zero_stage = 1;
-  EXPECT_DOUBLE_EQ(stage_memory(model, plan, params, 0)[0].weights_and_optimizer_bytes,
-                   stage_memory(model, bf16_z3, params, 0)[0].weights_and_optimizer_bytes);
+  EXPECT_DOUBLE_EQ(weight_bytes(plan),
+                   weight_bytes(bf16_z3));
   plan.zero_stage = 2;
   bf16_z3.zero_stage = 2;
-  EXPECT_DOUBLE_EQ(stage_memory(model, plan, params, 0)[0].weights_and_optimizer_bytes -
-                       stage_memory(model, bf16_z3, params, 0)[0].weights_and_optimizer_bytes,
+  EXPECT_DOUBLE_EQ(weight_bytes(plan) -
+                       weight_bytes(bf16_z3),
                    2.0 * 4 * static_cast<double>(model.layer_parameters()));
 }
 

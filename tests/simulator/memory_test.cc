@@ -7,13 +7,11 @@
 #include <vector>
 
 #include "simulator/schedule.h"
+#include "tests/simulator/expect_rel.h"
 #include "tests/simulator/test_cluster.h"
 
 namespace llmplan::simulator {
 namespace {
-
-constexpr double kRel = 1e-9;
-#define EXPECT_REL(actual, expected) EXPECT_NEAR((actual), (expected), kRel * std::fabs(expected))
 
 // Korthikanti et al. 2022, Table 2 (GPT, f = 4h, no GQA).
 TEST(Memory, ActivationsMatchKorthikanti) {

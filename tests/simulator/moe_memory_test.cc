@@ -11,14 +11,12 @@
 #include "simulator/model.h"
 #include "simulator/plan.h"
 #include "simulator/schedule.h"
+#include "tests/simulator/expect_rel.h"
 #include "tests/simulator/test_cluster.h"
 #include "tests/simulator/test_presets.h"
 
 namespace llmplan::simulator {
 namespace {
-
-constexpr double kRel = 1e-9;
-#define EXPECT_REL(actual, expected) EXPECT_NEAR((actual), (expected), kRel* std::fabs(expected))
 
 using testing::llama_like;
 using testing::moe_like;

@@ -90,9 +90,8 @@ NamedOps named_ops(const std::vector<LoweredOp>& ops, const std::string& name) {
 }
 
 Cluster h100_like(int gpus_per_node = 8) {
-  Cluster c = a100_cluster();
+  Cluster c = testing::a100_cluster_with("h100-test", 989e12, 1979e12, 3.35e12, 132);
   c.name = "test-h100";
-  testing::set_gpu(&c.gpu, "h100-test", 989e12, 1979e12, 3.35e12, 132);
   c.gpu.nvlink_bytes_per_s = 900e9;
   c.nic_bytes_per_s = 50e9;
   c.gpus_per_node = gpus_per_node;

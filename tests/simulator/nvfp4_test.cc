@@ -22,15 +22,13 @@ namespace llmplan::simulator {
 namespace {
 
 using testing::RecordingCost;
-using testing::a100_cluster;
 using testing::gpt;
 
 // A B200-like test cluster (the b200 preset's figures: 2.25 PF BF16, 4.5 PF
 // FP8, 7.7 TB/s, 148 SMs) with the datasheet's 9 PF dense FP4, built here so
 // that the test does not depend on the shipped presets.
 Cluster fp4_cluster() {
-  Cluster c = a100_cluster();
-  testing::set_gpu(&c.gpu, "fp4-test", 2250e12, 4500e12, 7.7e12, 148);
+  Cluster c = testing::a100_cluster_with("fp4-test", 2250e12, 4500e12, 7.7e12, 148);
   c.gpu.peak_fp4_flops = 9000e12;
   c.gpu.fp8_block_scaling = true;
   c.gpu.hbm_bytes = 180e9;
@@ -62,13 +60,7 @@ TEST(Nvfp4, CastsAreCountedWithTheirBytes) {
   const Model model = gpt(1, 1024, 16, 2048);
   const double T = 2048, h = 1024, t = 2, f = 4096, qkv = 3 * 1024 / t;
   const Plan plan = nvfp4_plan();
-  RecordingCost cost;
-  lower_chunk(model, plan, place(plan, fp4_cluster()), cost, 0);
-  std::vector<double> fwd, bwd;
-  for (const KernelDesc& k : cost.kernels()) {
-    if (k.kind != KernelKind::kFp8CastTranspose) continue;
-    (k.pass == Pass::kForward ? fwd : bwd).push_back(k.bytes);
-  }
+  const auto [fwd, bwd] = testing::cast_bytes_by_pass(model, plan, fp4_cluster());
   // Read for the amax (2), read again (2), written as rowwise and columnwise
   // NVFP4 copies, each half a byte plus an E4M3 scale per 16 elements.
   const double per = 2.0 + 2.0 + 2.0 * (0.5 + 1.0 / 16.0);
@@ -107,33 +99,25 @@ TEST(Nvfp4, StepFasterThanFp8FasterThanBf16OnALargeGemmBoundModel) {
   // 8 layers of h = 8192, s = 4096 on 8 GPUs with TP 8 and SP: the linear
   // GEMMs dominate the step.
   const Model model = gpt(8, 8192, 64, 4096);
-  Plan plan;
-  plan.tensor_parallel = 8;
+  Plan plan = testing::layout_plan(/*tensor=*/8, 1, 1, /*global_batch=*/8);
   plan.sequence_parallel = true;
   plan.micro_batch_size = 2;
-  plan.global_batch_size = 8;
-  const Cluster cluster = fp4_cluster();
-  const Result<StepReport> bf16 = simulate(model, plan, cluster);
-  plan.precision = Precision::kFp8;
-  const Result<StepReport> fp8 = simulate(model, plan, cluster);
-  plan.precision = Precision::kNvfp4;
-  const Result<StepReport> fp4 = simulate(model, plan, cluster);
-  ASSERT_TRUE(bf16.ok()) << bf16.status().message();
-  ASSERT_TRUE(fp8.ok()) << fp8.status().message();
-  ASSERT_TRUE(fp4.ok()) << fp4.status().message();
+  const std::vector<StepReport> steps = testing::step_in_each(
+      model, plan, fp4_cluster(), {Precision::kBf16, Precision::kFp8, Precision::kNvfp4});
+  const StepReport &bf16 = steps[0], &fp8 = steps[1], &fp4 = steps[2];
   // Each doubling of the GEMM peak (at the default efficiencies, 0.6 of the
   // FP8 peak and 0.5 of the FP4 one) saves at least 10 % of the step here
   // (17 % and 15 % when written); not 50 %: attention, norms, casts and
   // communication stay.
-  EXPECT_LT(fp8->iteration_time_s, 0.9 * bf16->iteration_time_s);
-  EXPECT_LT(fp4->iteration_time_s, 0.9 * fp8->iteration_time_s);
-  EXPECT_GT(fp4->breakdown.fp8_cast_s, 0.0);
+  EXPECT_LT(fp8.iteration_time_s, 0.9 * bf16.iteration_time_s);
+  EXPECT_LT(fp4.iteration_time_s, 0.9 * fp8.iteration_time_s);
+  EXPECT_GT(fp4.breakdown.fp8_cast_s, 0.0);
   // NVFP4 casts move more bytes than delayed-scaling FP8's (5.125 vs 3 per
   // element: a GPU with FP4 tensor cores writes no transposed FP8 copy,
   // CostModel::fp8_transpose_copy) at the same places.
-  EXPECT_NEAR(fp4->breakdown.fp8_cast_s / fp8->breakdown.fp8_cast_s, 5.125 / 3.0, 0.05);
-  EXPECT_DOUBLE_EQ(fp4->model_flops, bf16->model_flops);
-  EXPECT_NEAR(fp4->mfu / bf16->mfu, bf16->iteration_time_s / fp4->iteration_time_s, 1e-9);
+  EXPECT_NEAR(fp4.breakdown.fp8_cast_s / fp8.breakdown.fp8_cast_s, 5.125 / 3.0, 0.05);
+  EXPECT_DOUBLE_EQ(fp4.model_flops, bf16.model_flops);
+  EXPECT_NEAR(fp4.mfu / bf16.mfu, bf16.iteration_time_s / fp4.iteration_time_s, 1e-9);
 }
 
 TEST(Nvfp4, ActivationsKeepColumnwiseFp4CopiesOfTheGemmInputs) {

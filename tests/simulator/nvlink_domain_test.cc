@@ -21,14 +21,10 @@ namespace {
 // directions), 4 GPUs per tray, 72 per NVLink domain, one 400 Gb/s NIC per
 // GPU, the all-to-all bound of the Blackwell presets (0.286 of NVLink).
 Cluster nvl72() {
-  Cluster c = testing::a100_cluster();
+  Cluster c = testing::a100_cluster_with("a100-test", 2500e12, /*fp8_flops=*/0, 8e12, 152);
   c.name = "test-nvl72";
-  c.gpu.peak_bf16_flops = 2500e12;
-  c.gpu.peak_fp16_flops = 2500e12;
   c.gpu.hbm_bytes = 186e9;
-  c.gpu.hbm_bytes_per_s = 8e12;
   c.gpu.nvlink_bytes_per_s = 1.8e12;
-  c.gpu.num_sms = 152;
   c.gpus_per_node = 4;
   c.nvlink_domain_gpus = 72;
   c.nic_bytes_per_s = 50e9;

@@ -15,15 +15,13 @@
 #include "simulator/plan.h"
 #include "simulator/plan_json.h"
 #include "simulator/simulate.h"
+#include "tests/simulator/expect_rel.h"
 #include "tests/simulator/test_cluster.h"
 #include "tests/simulator/test_models.h"
 #include "tests/simulator/test_presets.h"
 
 namespace llmplan::simulator {
 namespace {
-
-constexpr double kRel = 1e-9;
-#define EXPECT_REL(actual, expected) EXPECT_NEAR((actual), (expected), kRel* std::fabs(expected))
 
 using testing::llama_like;
 using testing::moe_like;

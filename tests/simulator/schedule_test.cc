@@ -66,19 +66,17 @@ TEST(Schedule, ZbH1StepClosedFormEqualsTheList) {
 // listed schedule, ties included (equal, zero and lopsided byte weights).
 TEST(Schedule, ZbH1PeakInFlightSplitEqualsTheListedWalk) {
   auto walk = [](const Plan& plan, int stage, double f, double g) {
+    // A forward adds a micro-batch in flight; a full or input backward
+    // (B) ends one, and B leaves its weight gradient deferred until W.
     SplitInFlight live, best;
     double best_bytes = -1;
-    for (const PipelineStep& s : stage_schedule(plan, stage)) {
-      if (s.forward) {
-        ++live.forwards;
-      } else if (s.backward == BackwardKind::kWeight) {
-        --live.deferred_weight_grads;
-      } else {
-        --live.forwards;
-        if (s.backward == BackwardKind::kInput) ++live.deferred_weight_grads;
-      }
-      const double bytes = live.forwards * f + live.deferred_weight_grads * g;
-      if (bytes > best_bytes) {
+    for (const PipelineStep& step : stage_schedule(plan, stage)) {
+      const bool input_backward = !step.forward && step.backward == BackwardKind::kInput;
+      const bool weight_backward = !step.forward && step.backward == BackwardKind::kWeight;
+      live.forwards += step.forward ? 1 : (weight_backward ? 0 : -1);
+      live.deferred_weight_grads += input_backward ? 1 : (weight_backward ? -1 : 0);
+      if (const double bytes = live.forwards * f + live.deferred_weight_grads * g;
+          bytes > best_bytes) {
         best_bytes = bytes;
         best = live;
       }

@@ -70,6 +70,28 @@ inline void expect_close_breakdown(const StageBreakdown& a, const StageBreakdown
       << what << " expert_compute_s: " << a.expert_compute_s << " vs " << b.expert_compute_s;
 }
 
+// Two engines' reports stage by stage: exactly the same task count,
+// critical stage and number of stages; each stage's breakdown and memory to
+// the bit (`exact`) or within 1e-9 relative.
+inline void expect_same_stages(const StepReport& a, const StepReport& b, const std::string& what,
+                               bool exact) {
+  EXPECT_EQ(a.num_tasks, b.num_tasks) << what;
+  EXPECT_EQ(a.critical_stage, b.critical_stage) << what;
+  EXPECT_EQ(a.stages.size(), b.stages.size()) << what;
+  for (size_t r = 0; r < std::min(a.stages.size(), b.stages.size()); ++r) {
+    const std::string stage = what + " stage " + std::to_string(r);
+    const double a_bytes = a.stages[r].memory.total_bytes();
+    const double b_bytes = b.stages[r].memory.total_bytes();
+    if (exact) {
+      expect_identical_breakdown(a.stages[r].time, b.stages[r].time, stage);
+      EXPECT_EQ(a_bytes, b_bytes) << stage << " memory";
+    } else {
+      expect_close_breakdown(a.stages[r].time, b.stages[r].time, stage);
+      EXPECT_TRUE(close(a_bytes, b_bytes)) << stage << " memory: " << a_bytes << " vs " << b_bytes;
+    }
+  }
+}
+
 }  // namespace llmplan::simulator::testing
 
 #endif  // LLMPLAN_TESTS_SIMULATOR_TEST_BREAKDOWN_H_

@@ -4,12 +4,16 @@
 
 #include <gtest/gtest.h>
 
+#include <initializer_list>
 #include <mutex>
 #include <string>
 #include <vector>
 
 #include "simulator/cluster.h"
 #include "simulator/cost_model.h"
+#include "simulator/lowering.h"
+#include "simulator/precision.h"
+#include "simulator/simulate.h"
 #include "simulator/model.h"
 #include "base/strict_json.h"
 #include "tests/simulator/test_models.h"
@@ -65,6 +69,45 @@ inline Cluster a100_cluster() {
   c.gpus_per_node = 8;
   c.nic_bytes_per_s = 25e9;
   return c;
+}
+
+// The A100 test cluster with its GPU renamed `name` and given other rates
+// (set_gpu: dense BF16/FP16 and FP8 FLOP/s, HBM bandwidth, SM count).
+inline Cluster a100_cluster_with(const std::string& name, double bf16_flops, double fp8_flops,
+                                 double hbm_bytes_per_s, int num_sms) {
+  Cluster c = a100_cluster();
+  set_gpu(&c.gpu, name, bf16_flops, fp8_flops, hbm_bytes_per_s, num_sms);
+  return c;
+}
+
+// The bytes of every FP8/NVFP4 cast of one pipeline chunk's layers (stage
+// 0's), in lowering order: the forward pass's, then the backward's.
+struct CastBytes {
+  std::vector<double> forward, backward;
+};
+inline CastBytes cast_bytes_by_pass(const Model& model, const Plan& plan, const Cluster& cluster) {
+  RecordingCost cost;
+  lower_chunk(model, plan, place(plan, cluster), cost, 0);
+  CastBytes out;
+  for (const KernelDesc& k : cost.kernels()) {
+    if (k.kind != KernelKind::kFp8CastTranspose) continue;
+    (k.pass == Pass::kForward ? out.forward : out.backward).push_back(k.bytes);
+  }
+  return out;
+}
+
+// The step of `plan` in each of `precisions`, in order (a failed
+// expectation, and an empty report, for one that does not simulate).
+inline std::vector<StepReport> step_in_each(const Model& model, Plan plan, const Cluster& cluster,
+                                            std::initializer_list<Precision> precisions) {
+  std::vector<StepReport> out;
+  for (Precision precision : precisions) {
+    plan.precision = precision;
+    Result<StepReport> r = simulate(model, plan, cluster);
+    EXPECT_TRUE(r.ok()) << to_string(precision) << ": " << r.status().message();
+    out.push_back(r.ok() ? *r : StepReport());
+  }
+  return out;
 }
 
 // Expects the linear GEMMs (QKV, output projection, FC1, FC2) and the FP8

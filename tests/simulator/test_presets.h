@@ -48,6 +48,32 @@ inline std::vector<std::string> model_preset_names(const presets::Catalog& catal
   return models;
 }
 
+// A built-in model preset on a built-in cluster preset.
+struct PresetPair {
+  std::string cluster_name;
+  Cluster cluster;
+  Model model;
+};
+// Every model preset of the built-in catalog (at least ten) on each cluster
+// of `clusters`, clusters outermost; a failed expectation for a preset that
+// does not load.
+inline std::vector<PresetPair> every_model_preset_on(const std::vector<std::string>& clusters) {
+  const presets::Catalog catalog = builtin_catalog();
+  const std::vector<std::string> models = model_preset_names(catalog);
+  EXPECT_GE(models.size(), 10u);
+  std::vector<PresetPair> out;
+  for (const std::string& cluster_name : clusters) {
+    Result<Cluster> cluster = catalog.cluster(cluster_name);
+    EXPECT_TRUE(cluster.ok()) << cluster.status().message();
+    for (const std::string& name : models) {
+      Result<Model> model = catalog.model(name);
+      EXPECT_TRUE(model.ok()) << model.status().message();
+      if (cluster.ok() && model.ok()) out.push_back({cluster_name, *cluster, *model});
+    }
+  }
+  return out;
+}
+
 }  // namespace llmplan::simulator::testing
 
 #endif  // LLMPLAN_TESTS_SIMULATOR_TEST_PRESETS_H_
