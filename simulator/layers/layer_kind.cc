@@ -1,5 +1,6 @@
 #include "simulator/layers/layer_kind.h"
 
+#include <atomic>
 #include <string_view>
 
 #include "simulator/layers/layer_part.h"
@@ -8,8 +9,8 @@ namespace llmplan::simulator::layers {
 
 namespace {
 
-// The registry: the kinds of the list below, then those registered at run
-// time.
+// The registry: the kinds of the list below, then those registered while
+// the program starts (LayerKindRegistration).
 std::vector<LayerKindSpec>& registry() {
   static std::vector<LayerKindSpec> kinds = {
       // One line per layer kind added through the registry: its spec, e.g.
@@ -18,26 +19,38 @@ std::vector<LayerKindSpec>& registry() {
   return kinds;
 }
 
+// Set at the registry's first read; registrations after it fail.
+std::atomic<bool> frozen{false};
+
+// The registry, frozen from now on.
+const std::vector<LayerKindSpec>& read_registry() {
+  frozen.store(true, std::memory_order_relaxed);
+  return registry();
+}
+
+bool is_builtin_symbol(char c) { return std::string_view("M*-E").find(c) != std::string_view::npos; }
+
 }  // namespace
 
 void register_layer_kind(const LayerKindSpec& spec) {
-  LLMPLAN_CHECK(!is_layer_symbol(spec.symbol) && spec.validate && spec.parameters &&
-                spec.activation_bytes && spec.flops_per_token && spec.make_part);
+  LLMPLAN_CHECK(!frozen.load(std::memory_order_relaxed));
+  bool taken = is_builtin_symbol(spec.symbol);
+  for (const LayerKindSpec& k : registry()) taken = taken || k.symbol == spec.symbol;
+  LLMPLAN_CHECK(!taken && spec.validate && spec.parameters && spec.activation_bytes &&
+                spec.flops_per_token && spec.make_part);
   registry().push_back(spec);
 }
 
 const LayerKindSpec* find_layer_kind(char symbol) {
-  for (const LayerKindSpec& k : registry()) {
+  for (const LayerKindSpec& k : read_registry()) {
     if (k.symbol == symbol) return &k;
   }
   return nullptr;
 }
 
-const std::vector<LayerKindSpec>& registered_layer_kinds() { return registry(); }
+const std::vector<LayerKindSpec>& registered_layer_kinds() { return read_registry(); }
 
-bool is_layer_symbol(char c) {
-  return std::string_view("M*-E").find(c) != std::string_view::npos || find_layer_kind(c) != nullptr;
-}
+bool is_layer_symbol(char c) { return is_builtin_symbol(c) || find_layer_kind(c) != nullptr; }
 
 Status bad_field(const char* field, const std::string& why) {
   return Status::invalid_argument(std::string("model.") + field + ": " + why);

@@ -25,10 +25,10 @@
 //      before it and the residual after it (the driver emits those), and a
 //      function returning its LayerKindSpec below (its character, its
 //      parameters, activation bytes, FLOPs, field checks and LayerPart).
-//   2. One line registering it: its spec in the list of registered_kinds()
-//      in layers/layer_kind.cc (with its header's #include there), or, for
-//      a kind defined outside the simulator (a test), a call of
-//      register_layer_kind() before the first simulation.
+//   2. One line registering it: its spec in the list of registry() in
+//      layers/layer_kind.cc (with its header's #include there), or, for a
+//      kind defined outside the simulator (a test, a plug-in linked into
+//      the program), a namespace-scope LayerKindRegistration in its own .cc.
 // Nothing else changes: validate(Model) admits its character and runs its
 // checks, the parameter count, model FLOPs, stage memory (ZeRO units,
 // pipeline stages, offloading, MTP blocks) and the lowering (bf16 layers,
@@ -84,10 +84,23 @@ struct LayerKindSpec {
                                                     const CostModel& cost) = nullptr;
 };
 
+// The registry holds no state a simulation can change: kinds are added
+// while the program starts (static initialisation, one thread) and the
+// registry is frozen at its first read (validate(Model), a simulation, the
+// functions below), after which every thread reads the same kinds without
+// locks and a registration fails its CHECK.
+
 // Registers `spec`. REQUIRES: every function set, a symbol no other kind
-// (built-in or registered) uses; called before any simulation, from one
-// thread (the registry is read without locks).
+// (built-in or registered) uses, the registry not yet read.
 void register_layer_kind(const LayerKindSpec& spec);
+
+// Registers its spec when constructed: a namespace-scope
+//   const layers::LayerKindRegistration kToyKind({.symbol = 'Q', ...});
+// in the kind's .cc adds the kind before main runs.
+class LayerKindRegistration {
+ public:
+  explicit LayerKindRegistration(const LayerKindSpec& spec) { register_layer_kind(spec); }
+};
 // The registered kind of `symbol`, nullptr when none.
 const LayerKindSpec* find_layer_kind(char symbol);
 // Every registered kind, in registration order.

@@ -62,17 +62,14 @@ std::unique_ptr<lowering::LayerPart> toy_part(const Model& m, const Plan& p, con
   return std::make_unique<ToyMixer>(m, p, pl, c);
 }
 
-// The one place the toy kind is registered.
-void register_toy() {
-  if (layers::find_layer_kind(kToy) != nullptr) return;
-  layers::register_layer_kind({.symbol = kToy,
-                               .name = "toy",
-                               .validate = toy_validate,
-                               .parameters = toy_parameters,
-                               .activation_bytes = toy_activation_bytes,
-                               .flops_per_token = toy_flops_per_token,
-                               .make_part = toy_part});
-}
+// The one place the toy kind is registered: before main runs.
+const layers::LayerKindRegistration kToyKind({.symbol = kToy,
+                                              .name = "toy",
+                                              .validate = toy_validate,
+                                              .parameters = toy_parameters,
+                                              .activation_bytes = toy_activation_bytes,
+                                              .flops_per_token = toy_flops_per_token,
+                                              .make_part = toy_part});
 
 // An attention layer, a toy layer, a dense MLP layer.
 Model toy_model() {
@@ -94,12 +91,13 @@ Plan toy_plan() {
   return plan;
 }
 
-TEST(LayerRegistry, AToyKindIsRefusedUntilRegistered) {
-  if (layers::find_layer_kind(kToy) == nullptr) {
-    EXPECT_EQ(validate(toy_model()).message(),
-              "model.layer_pattern: character 'Q' at 1 is not M, *, - or E");
-  }
-  register_toy();
+TEST(LayerRegistry, TheRegisteredToyKindIsAdmittedAnUnregisteredOneRefused) {
+  ASSERT_NE(layers::find_layer_kind(kToy), nullptr);
+  EXPECT_EQ(layers::find_layer_kind('Z'), nullptr);
+  Model unknown = toy_model();
+  unknown.layer_pattern = "*Z-";
+  EXPECT_EQ(validate(unknown).message(),
+            "model.layer_pattern: character 'Z' at 1 is not M, *, - or E");
   EXPECT_TRUE(validate(toy_model()).ok()) << validate(toy_model()).message();
   Model biased = toy_model();
   biased.linear_bias = true;
@@ -107,7 +105,6 @@ TEST(LayerRegistry, AToyKindIsRefusedUntilRegistered) {
 }
 
 TEST(LayerRegistry, TheToyKindCountsItsParametersAndFlops) {
-  register_toy();
   const Model m = toy_model();
   const int64_t toy = 256 + 256 * 7;
   EXPECT_EQ(m.layer_parameters(1), toy);
@@ -124,7 +121,6 @@ TEST(LayerRegistry, TheToyKindCountsItsParametersAndFlops) {
 }
 
 TEST(LayerRegistry, TheToyKindHoldsItsMemory) {
-  register_toy();
   const Model m = toy_model();
   const Plan plan = toy_plan();
   ASSERT_TRUE(validate(m, plan).ok()) << validate(m, plan).message();
@@ -137,7 +133,6 @@ TEST(LayerRegistry, TheToyKindHoldsItsMemory) {
 }
 
 TEST(LayerRegistry, TheToyKindLowersItsKernels) {
-  register_toy();
   const Model m = toy_model();
   const Plan plan = toy_plan();
   const RecordingCost cost;
@@ -160,6 +155,18 @@ TEST(LayerRegistry, TheToyKindLowersItsKernels) {
   ASSERT_TRUE(report.ok()) << report.status().message();
   EXPECT_GT(report->iteration_time_s, 0);
   EXPECT_DOUBLE_EQ(report->total_params, static_cast<double>(m.parameter_count()));
+}
+
+// The registry is frozen at its first read: a kind registered later, once
+// simulations may be running on other threads, aborts instead of changing
+// what they see.
+TEST(LayerRegistryDeathTest, ARegistrationAfterTheFirstReadAborts) {
+  const layers::LayerKindSpec* toy = layers::find_layer_kind(kToy);  // a read
+  ASSERT_NE(toy, nullptr);
+  layers::LayerKindSpec late = *toy;
+  late.symbol = 'Y';
+  EXPECT_DEATH(layers::register_layer_kind(late), "check failed: !frozen");
+  EXPECT_EQ(layers::find_layer_kind('Y'), nullptr);
 }
 
 }  // namespace
