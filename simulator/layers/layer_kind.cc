@@ -22,9 +22,10 @@ std::vector<LayerKindSpec>& registry() {
 // Set at the registry's first read; registrations after it fail.
 std::atomic<bool> frozen{false};
 
-// The registry, frozen from now on.
+// The registry, frozen from now on (stored once: the simulations' threads
+// then only read the flag's cache line).
 const std::vector<LayerKindSpec>& read_registry() {
-  frozen.store(true, std::memory_order_relaxed);
+  if (!frozen.load(std::memory_order_relaxed)) frozen.store(true, std::memory_order_relaxed);
   return registry();
 }
 
