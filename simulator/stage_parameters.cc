@@ -70,12 +70,27 @@ std::vector<double> stage_parameters_per_device(const Model& model, const Plan& 
   const int p = plan.pipeline_parallel, chunks = p * plan.virtual_stages;
   const double t = plan.tensor_parallel, h = model.hidden_size;
   std::vector<double> out(p, 0.0);
+  // A layer's count depends on the layer only through its kind and whether
+  // it is an MoE layer (a registered kind's may depend on the layer itself),
+  // so each such pair is counted once: the planner's memory estimate calls
+  // this for every layout of an MoE shape.
+  constexpr int kKinds = static_cast<int>(Model::LayerKind::kRegistered) + 1;
+  double counted[kKinds][2] = {};
+  bool have[kKinds][2] = {};
+  auto per_device = [&](int i) {
+    const Model::LayerKind kind = model.layer_kind(i);
+    if (kind == Model::LayerKind::kRegistered) return layer_parameters_per_device(model, plan, i);
+    const int k = static_cast<int>(kind), moe = model.is_moe_layer(i) ? 1 : 0;
+    if (!have[k][moe]) {
+      counted[k][moe] = layer_parameters_per_device(model, plan, i);
+      have[k][moe] = true;
+    }
+    return counted[k][moe];
+  };
   for (int c = 0; c < chunks; ++c) {
     const int first = first_layer_of_chunk(model, plan, c);
     const int layers = layers_in_chunk(model, plan, c);
-    for (int i = first; i < first + layers; ++i) {
-      out[c % p] += layer_parameters_per_device(model, plan, i);
-    }
+    for (int i = first; i < first + layers; ++i) out[c % p] += per_device(i);
   }
   out[0] += static_cast<double>(model.vocab_size) * h / t;
   if (model.positions == PositionEmbedding::kLearned) {
