@@ -198,4 +198,16 @@ Result<Reliability> builtin_reliability(const std::string& gpu_name) {
   return Status::internal("built-in interruptions.json is missing");
 }
 
+double rate_per_gpu_day(const Reliability& rel, int gpus_per_node) {
+  double r = 0;
+  for (const InterruptionCause& c : rel.causes) {
+    switch (c.scope) {
+      case CauseScope::kGpu: r += c.per_unit_day; break;
+      case CauseScope::kNode: r += c.per_unit_day / std::max(1, gpus_per_node); break;
+      case CauseScope::kSwitch: r += c.per_unit_day / std::max(1, rel.gpus_per_switch); break;
+    }
+  }
+  return r;
+}
+
 }  // namespace llmplan::presets

@@ -64,6 +64,10 @@ Result<Reliability> parse_interruptions(std::string_view text, const std::string
 // the GPU has no measured figures).
 Result<Reliability> builtin_reliability(const std::string& gpu_name);
 
+// The job's total rate per GPU-day for a job of `gpus_per_node`-GPU nodes
+// (per-node rates / gpus_per_node, per-switch / gpus_per_switch).
+double rate_per_gpu_day(const Reliability& rel, int gpus_per_node);
+
 }  // namespace llmplan::presets
 
 #endif  // LLMPLAN_PRESETS_INTERRUPTIONS_H_

@@ -192,18 +192,6 @@ double compute_s_within(const FailureCosts& f, double wall_s) {
   return lo;
 }
 
-double rate_per_gpu_day(const Reliability& rel, int gpus_per_node) {
-  double r = 0;
-  for (const InterruptionCause& c : rel.causes) {
-    switch (c.scope) {
-      case CauseScope::kGpu: r += c.per_unit_day; break;
-      case CauseScope::kNode: r += c.per_unit_day / std::max(1, gpus_per_node); break;
-      case CauseScope::kSwitch: r += c.per_unit_day / std::max(1, rel.gpus_per_switch); break;
-    }
-  }
-  return r;
-}
-
 Goodput goodput(const simulator::Model& model, const simulator::Plan& plan,
                 const simulator::Cluster& cluster, const Reliability& rel, double compute_s) {
   Goodput g;

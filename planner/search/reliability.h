@@ -32,6 +32,7 @@
 #include <vector>
 
 #include "presets/interruptions.h"
+#include "reports/failures_table.h"
 #include "simulator/cluster.h"
 #include "simulator/model.h"
 #include "simulator/plan.h"
@@ -46,40 +47,13 @@ using presets::CauseScope;
 using presets::CheckpointSettings;
 using presets::InterruptionCause;
 using presets::parse_interruptions;
+using presets::rate_per_gpu_day;
 using presets::Reliability;
-
-// A cause with the job's rate and what it cost.
-struct CauseCost {
-  std::string name;
-  double rate_per_s = 0;         // the job's rate from this cause
-  double restart_s = 0;          // the restart it costs
-  double interruptions = 0;      // expected count over the run
-  double lost_s = 0;             // expected wall time lost (rework + restart)
-};
-
-// The expected cost of failures for one plan and its compute time.
-struct Goodput {
-  bool enabled = false;
-  double compute_s = 0;          // W
-  double wall_s = 0;             // expected wall time (= W when disabled)
-  double goodput = 1;            // W / wall_s
-  double rate_per_s = 0;         // lambda, the job's interruption rate
-  double mtbi_s = 0;             // 1 / lambda (0 when lambda is 0)
-  double interruptions = 0;      // expected count
-  double checkpoint_bytes = 0;   // the whole checkpoint
-  double checkpoint_bytes_per_gpu = 0;  // the most one writer writes
-  double checkpoint_write_s = 0; // a synchronous write of it
-  double checkpoint_exposed_s = 0;  // delta: what stops training
-  double checkpoint_load_s = 0;
-  double young_daly_interval_s = 0;  // sqrt(2 delta M)
-  double interval_s = 0;         // tau, compute seconds between checkpoints
-  double checkpoints = 0;        // n
-  double checkpoint_overhead_s = 0;  // n delta
-  double mean_restart_s = 0;     // E[R]
-  double spare_shortfall = 0;    // P(no hot spare free when one is needed)
-  int spare_gpus = 0;
-  std::vector<CauseCost> causes;
-};
+// What a plan's failures cost, in the tables the report writes
+// (reports/failures_table.h): the search fills them.
+using reports::CauseCost;
+using reports::Goodput;
+using reports::WallDistribution;
 
 // The job's size in units of each scope.
 struct JobSize {
@@ -119,16 +93,9 @@ double compute_s_within(const FailureCosts& f, double wall_s);
 Goodput goodput(const simulator::Model& model, const simulator::Plan& plan,
                 const simulator::Cluster& cluster, const Reliability& rel, double compute_s);
 
-// The Monte Carlo's answer: wall-time quantiles over trials, each trial
-// drawing the simulator's error (a log-normal through the band's P10/P90
-// iteration-time ratios) and then the interruptions.
-struct WallDistribution {
-  int trials = 0;
-  uint64_t seed = 0;
-  double mean_s = 0, stderr_s = 0;   // of the trials' wall time
-  double p10_s = 0, p50_s = 0, p90_s = 0;
-  double mean_interruptions = 0;
-};
+// The Monte Carlo of the wall time (WallDistribution, reports/failures_table.h):
+// each trial draws the simulator's error (a log-normal through the band's
+// P10/P90 iteration-time ratios) and then the interruptions.
 struct BandRatios {
   bool known = false;
   double p_low = 0.1, p_high = 0.9, low_ratio = 1, high_ratio = 1;
@@ -137,10 +104,6 @@ inline constexpr uint64_t kMonteCarloSeed = 2407217830ULL;  // arbitrary, fixed
 inline constexpr int kMonteCarloTrials = 1000;
 WallDistribution monte_carlo(const Goodput& g, const BandRatios& band, int trials = kMonteCarloTrials,
                              uint64_t seed = kMonteCarloSeed);
-
-// The job's total rate per GPU-day for a job of `gpus_per_node`-GPU nodes
-// (per-node rates / gpus_per_node, per-switch / gpus_per_switch).
-double rate_per_gpu_day(const Reliability& rel, int gpus_per_node);
 
 }  // namespace llmplan::planner
 

@@ -1,11 +1,13 @@
-// result.json's failure fields (failures_report.h's add_failures_json).
+// The failures part of a report as JSON (failures_report.h).
 #include <boost/json.hpp>
 #include <cmath>
 
-#include "planner/report/failures_report.h"
+#include "reports/failures_report.h"
 
-namespace llmplan::planner {
+namespace llmplan::reports {
 namespace {
+
+using presets::Reliability;
 
 constexpr double kSecondsPerDay = 86400.0;
 
@@ -19,7 +21,7 @@ boost::json::value finite(double x) {
 boost::json::object failures_detail_json(const Goodput& g, const Reliability& rel, int gpus_per_node,
                                          const WallDistribution& distribution) {
   boost::json::object d;
-  d["interruptions_per_gpu_day"] = rate_per_gpu_day(rel, gpus_per_node);
+  d["interruptions_per_gpu_day"] = presets::rate_per_gpu_day(rel, gpus_per_node);
   d["job_interruptions_per_day"] = g.rate_per_s * kSecondsPerDay;
   d["carried_over_from_h100"] = rel.carried_over;
   d["source"] = rel.source;
@@ -64,19 +66,12 @@ boost::json::object failures_detail_json(const Goodput& g, const Reliability& re
   return d;
 }
 
-void add_failures_json(const PlanReportView& v, const SearchResult& r, const Candidate& c,
-                       bool detail, boost::json::object* o) {
-  const Reliability& rel = v.options.reliability;
-  if (!rel.enabled || c.best_plan < 0) return;
-  const FailureSummary f = failure_summary(v, c, r.plans[c.best_plan], detail);
-  const Goodput& g = f.goodput;
-  (*o)["compute_days"] = finite(c.compute_days);
+void add_failure_fields_json(double compute_days, const Goodput& g, boost::json::object* o) {
+  (*o)["compute_days"] = finite(compute_days);
   (*o)["wall_days"] = finite(g.wall_s / kSecondsPerDay);
   (*o)["expected_interruptions"] = finite(g.interruptions);
   (*o)["goodput"] = finite(g.goodput);
   (*o)["checkpoint_interval_s"] = finite(g.interval_s);
-  if (!detail) return;
-  (*o)["failures"] = failures_detail_json(g, rel, v.cluster.gpus_per_node, f.distribution);
 }
 
 boost::json::object failures_per_day_json(const Goodput& g, const Reliability& rel, int gpus_per_node) {
@@ -91,4 +86,4 @@ boost::json::object failures_per_day_json(const Goodput& g, const Reliability& r
   return o;
 }
 
-}  // namespace llmplan::planner
+}  // namespace llmplan::reports
