@@ -68,6 +68,18 @@ struct OwnedCost {
   std::string capex_source, years_source, pue_source, kwh_source, power_source;
 };
 
+// How the planner prices a GPU-hour: the cloud price of the cluster or the
+// owned cost above (planner/search/pricing.h makes it; the reports name it).
+struct Pricing {
+  std::string model = "cloud";  // "cloud" or "owned"
+  bool stated = false;          // --cost-model was given: the reports name the model
+  double cloud_usd_per_gpu_hour = 0;  // the cluster's price preset (0: unknown)
+  OwnedCost owned;                    // meaningful when model == "owned"
+  double usd_per_gpu_hour() const {
+    return model == "owned" ? owned.usd_per_gpu_hour : cloud_usd_per_gpu_hour;
+  }
+};
+
 }  // namespace llmplan::presets
 
 #endif  // LLMPLAN_PRESETS_OWNERSHIP_H_

@@ -18,11 +18,12 @@
 #include "planner/cli/progress.h"
 #include "planner/cli/run_flags.h"
 #include "planner/cli/sim_inputs.h"
-#include "planner/report/loss_verdict.h"
-#include "planner/report/plan_report.h"
-#include "planner/report/plan_report_json.h"
+#include "planner/search/loss_verdict.h"
+#include "planner/search/report_tables.h"
 #include "planner/search/search.h"
 #include "planner/search/shapes_json.h"
+#include "reports/plan_report.h"
+#include "reports/plan_report_json.h"
 #include "simulator/caveats.h"
 #include "simulator/error_band.h"
 #include "base/strict_json.h"
@@ -121,22 +122,23 @@ Status run_plan(const PlanOptions& o, const GlobalOptions& global) {
                               "their paper (presets/laws.json says so); prefer --law joint-moe"});
     }
   }
-  const std::string md = plan_report_markdown(view);
+  const reports::PlanReport tables = plan_report_tables(view);
+  const std::string md = reports::plan_report_markdown(tables);
   LLMPLAN_ASSIGN_OR_RETURN(const std::string json_text,
-                           json::pretty_finite(plan_report_to_json(view)));
+                           json::pretty_finite(reports::plan_report_to_json(tables)));
   if (!o.out_dir.empty()) {
     LLMPLAN_ASSIGN_OR_RETURN(OutputDir out, OutputDir::open(o.out_dir, "--out"));
     LLMPLAN_RETURN_IF_ERROR(out.write("report.md", md));
-    LLMPLAN_RETURN_IF_ERROR(out.write("candidates.csv", candidates_csv(view)));
-    LLMPLAN_RETURN_IF_ERROR(out.write("plans.csv", plans_csv(view)));
+    LLMPLAN_RETURN_IF_ERROR(out.write("candidates.csv", reports::candidates_csv(tables)));
+    LLMPLAN_RETURN_IF_ERROR(out.write("plans.csv", reports::plans_csv(tables)));
     LLMPLAN_RETURN_IF_ERROR(out.write("result.json", json_text));
-    const std::string days_svg = days_vs_params_svg(view);
+    const std::string days_svg = reports::days_vs_params_svg(tables);
     if (!days_svg.empty()) LLMPLAN_RETURN_IF_ERROR(out.write("days_vs_params.svg", days_svg));
-    const std::string pareto = pareto_svg(view);
+    const std::string pareto = reports::pareto_svg(tables);
     if (!pareto.empty()) LLMPLAN_RETURN_IF_ERROR(out.write("pareto.svg", pareto));
     out.keep();
   }
-  const std::string out = o.format == "json" ? json_text : o.format == "csv" ? candidates_csv(view) : md;
+  const std::string out = o.format == "json" ? json_text : o.format == "csv" ? reports::candidates_csv(tables) : md;
   return write_stdout(out);
 }
 

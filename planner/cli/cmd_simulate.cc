@@ -5,9 +5,10 @@
 #include "planner/cli/command.h"
 #include "planner/cli/reliability_flags.h"
 #include "planner/cli/run_flags.h"
-#include "planner/report/failures_report.h"
 #include "planner/cli/sim_inputs.h"
+#include "planner/search/reliability.h"
 #include "presets/sim_config.h"
+#include "reports/failures_report.h"
 #include "reports/step_report.h"
 #include "reports/step_report_json.h"
 #include "simulator/simulate.h"
@@ -42,14 +43,14 @@ Result<std::string> simulate_output(const SimulateOptions& o, const presets::Sim
   std::string out;
   if (o.format == "json") {
     boost::json::object j = reports::step_report_to_json(view);
-    if (rel.enabled) j["failures"] = failures_per_day_json(failures, rel, config.cluster.gpus_per_node);
+    if (rel.enabled) j["failures"] = reports::failures_per_day_json(failures, rel, config.cluster.gpus_per_node);
     LLMPLAN_ASSIGN_OR_RETURN(out, json::pretty_finite(j));
   } else if (o.format == "md") {
     out = reports::step_report_markdown(view);
-    if (rel.enabled) out += "\n" + failures_per_day_text(failures, rel);
+    if (rel.enabled) out += "\n" + reports::failures_per_day_text(failures, rel);
   } else {
     out = reports::step_report_text(view);
-    if (rel.enabled) out += failures_per_day_text(failures, rel);
+    if (rel.enabled) out += reports::failures_per_day_text(failures, rel);
   }
   return out;
 }

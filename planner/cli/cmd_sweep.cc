@@ -18,12 +18,12 @@
 #include "planner/cli/progress.h"
 #include "planner/cli/run_flags.h"
 #include "planner/cli/sim_inputs.h"
-#include "planner/report/plan_report.h"
-#include "planner/report/plan_report_json.h"
 #include "planner/search/search.h"
 #include "base/threads.h"
 #include "presets/sim_config.h"
 #include "reports/format.h"
+#include "reports/plan_report.h"
+#include "reports/plan_report_json.h"
 #include "reports/svg_plot.h"
 #include "reports/table.h"
 #include "simulator/simulate.h"
@@ -348,7 +348,7 @@ std::string sweep_markdown(const SweepRun& w, const presets::SimConfig& config,
                                                      : std::string(),
                                reports::count_human(tokens), config.cluster.name);
   md += fmt::format("{} plans simulated; {} fit in memory.\n\n", n, w.ok_idx.size());
-  if (pricing.stated) md += pricing_markdown(pricing);
+  if (pricing.stated) md += reports::pricing_markdown(pricing);
   for (const std::string& note : notes) md += "- " + note + "\n";
   if (rel.enabled) {
     md += fmt::format("- Days are expected wall-clock days with failures ({:.3g} interruptions per "
@@ -360,7 +360,7 @@ std::string sweep_markdown(const SweepRun& w, const presets::SimConfig& config,
   for (int i : w.front) {
     const PlanResult& r = w.results[i];
     const double d = sweep_days(w, i);
-    pt.add_row({plan_label(r.plan), std::to_string(r.gpus_used), reports::seconds_human(r.iteration_time_s),
+    pt.add_row({reports::plan_label(r.plan), std::to_string(r.gpus_used), reports::seconds_human(r.iteration_time_s),
                 fmt::format("{:.1f}", d), reports::percent(r.mfu),
                 reports::count_human(d * 24 * r.gpus_used),
                 price > 0 ? reports::usd_human(d * 24 * r.gpus_used * price) : "n/a"});
@@ -455,7 +455,7 @@ Status run_sweep(const SweepOptions& o, const GlobalOptions& global) {
                                 {"plans", std::move(rows)}};
   if (pricing.stated) {  // --cost-model given (absent otherwise: the cloud price)
     doc["cost_model"] = pricing.model;
-    doc["ownership"] = ownership_json(pricing);
+    doc["ownership"] = reports::ownership_json(pricing);
   }
   LLMPLAN_ASSIGN_OR_RETURN(const std::string json_text, json::pretty_finite(doc, "sweep"));
   LLMPLAN_RETURN_IF_ERROR(write_sweep_files(o, w, json_text, md, t));

@@ -31,6 +31,7 @@
 #ifndef LLMPLAN_PLANNER_SEARCH_OBJECTIVE_H_
 #define LLMPLAN_PLANNER_SEARCH_OBJECTIVE_H_
 
+#include "reports/plan_report_table.h"
 #include "scaling/law.h"
 #include "scaling/objectives.h"
 #include "simulator/model.h"
@@ -61,14 +62,9 @@ struct TrainingObjective {
 inline constexpr double kUnreachableTokens = 1e300;
 
 // The compute-optimal answer the inference search matched (present only
-// with --inference-tokens and an answer), and the formula's optimum.
-struct InferenceReference {
-  bool present = false;
-  double params = 0, active_params = 0, tokens = 0, loss = 0, days = 0, cost_usd = 0;
-  double lifetime_flops = 0;        // 6 N D + 2 N T of the reference
-  // scaling::lifetime_optimal for the same loss and T (the law alone).
-  double formula_params = 0, formula_tokens = 0, formula_flops = 0;
-};
+// with --inference-tokens and an answer), and the formula's optimum: a
+// table the reports write (reports/plan_report_table.h).
+using reports::InferenceReference;
 
 // InvalidArgument naming the flag when a count is negative or not finite,
 // or --inference-tokens is combined with --tokens or --unique-tokens.

@@ -61,16 +61,8 @@ OwnedCost owned_cost(double capex_usd_per_gpu, double amortisation_years, double
 Result<OwnedCost> resolve_owned_cost(const OwnershipFile& file, const simulator::GpuSpec& gpu,
                                      const OwnershipOverrides& overrides);
 
-// How the planner prices a GPU-hour.
-struct Pricing {
-  std::string model = "cloud";  // "cloud" or "owned"
-  bool stated = false;          // --cost-model was given: the reports name the model
-  double cloud_usd_per_gpu_hour = 0;  // the cluster's price preset (0: unknown)
-  OwnedCost owned;                    // meaningful when model == "owned"
-  double usd_per_gpu_hour() const {
-    return model == "owned" ? owned.usd_per_gpu_hour : cloud_usd_per_gpu_hour;
-  }
-};
+// How the planner prices a GPU-hour (presets/ownership.h).
+using presets::Pricing;
 
 // The pricing of `cluster` under `model` ("cloud" or "owned"); errors as
 // resolve_owned_cost's, and InvalidArgument for another model name.

@@ -12,7 +12,8 @@
 #include <unordered_map>
 #include <utility>
 
-#include "planner/report/plan_report.h"
+#include "planner/search/loss_verdict.h"
+#include "reports/plan_report.h"
 #include "base/threads.h"
 #include "simulator/caveats.h"
 
@@ -212,17 +213,18 @@ reports::FrontierCell frontier_cell(const Cluster& cluster, const SearchOptions&
   cell.found = true;
   cell.why = c.why;
   cell.model = c.model.name;
-  cell.architecture = architecture_line(c.model);
+  cell.architecture = reports::architecture_line(c.model);
   cell.params = c.params;
   cell.active_params = c.active_params;
   cell.tokens = c.tokens;
   cell.loss = c.loss;
-  cell.plan = plan_label(p.plan);
+  cell.plan = reports::plan_label(p.plan);
   cell.gpus_used = p.gpus_used;
   cell.train_days = c.days;
   cell.mfu = p.mfu;
-  cell.mfu_precision_peak = mfu_precision_peak(p, cluster.gpu);
-  cell.model_tflops_per_gpu = model_tflops_per_gpu(p, cluster.gpu);
+  cell.mfu_precision_peak = simulator::mfu_of_precision_peak(p.mfu, cluster.gpu, p.plan.precision);
+  cell.model_tflops_per_gpu =
+      simulator::model_flops_per_gpu(p.mfu, cluster.gpu, p.plan.precision) / 1e12;
   cell.precision = simulator::to_string(p.plan.precision);
   cell.cp = p.plan.context_parallel;
   cell.ep = p.plan.expert_parallel;

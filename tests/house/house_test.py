@@ -22,10 +22,9 @@ ROOMS = [
     "simulator",         # domain values, layers, lowering, engine, memory
     "scaling",           # loss laws, FLOPs, optimal budgets, fits (uses base only)
     "presets",           # the built-in JSON and its loader
-    "reports",           # Markdown/CSV/JSON/SVG writers of result values
+    "reports",           # Markdown/CSV/JSON/SVG writers of the tables they define
     "profiler",          # CUDA profiler: writes the profiles the simulator reads
-    "planner/search",    # the search, plan space, shapes
-    "planner/report",    # the planner's report
+    "planner/search",    # the search, plan space, shapes; fills the reports' tables
     "planner/accuracy",  # validate, calibrate, runs files
     "planner/study",     # frontier, schedule, the MPI process group
     "planner/cli",       # main, commands, flags: the only CLI11 code

@@ -8,7 +8,7 @@
 #include <set>
 
 #include "planner/cli/plan_space_flags.h"
-#include "planner/report/plan_report.h"
+#include "reports/plan_report.h"
 #include "planner/search/search.h"
 #include "planner/search/shapes_json.h"
 #include "presets/catalog.h"
@@ -233,11 +233,11 @@ TEST(PlanSpace, AutomaticOverlapsFollowTheRecipes) {
   ASSERT_FALSE(plans.empty());
   int tp_overlapped = 0, gathers_overlapped = 0;
   for (const simulator::Plan& p : plans) {
-    EXPECT_EQ(p.tp_comm_overlap, p.tensor_parallel > 1 && p.sequence_parallel) << plan_label(p);
-    EXPECT_TRUE(p.overlap_grad_reduce) << plan_label(p);
+    EXPECT_EQ(p.tp_comm_overlap, p.tensor_parallel > 1 && p.sequence_parallel) << reports::plan_label(p);
+    EXPECT_TRUE(p.overlap_grad_reduce) << reports::plan_label(p);
     const bool sharded = p.sharding_stage() >= 1 &&
                          static_cast<long>(p.data_parallel) * p.context_parallel > 1;
-    EXPECT_EQ(p.overlap_param_gather, sharded) << plan_label(p);
+    EXPECT_EQ(p.overlap_param_gather, sharded) << reports::plan_label(p);
     tp_overlapped += p.tp_comm_overlap ? 1 : 0;
     gathers_overlapped += p.overlap_param_gather ? 1 : 0;
   }
@@ -254,10 +254,10 @@ TEST(PlanSpace, AutomaticOverlapsFollowTheRecipes) {
   const std::vector<simulator::Plan> plain = enumerate_plans(llama, a100(), 256, off);
   ASSERT_FALSE(plain.empty());
   for (const simulator::Plan& p : plain) {
-    EXPECT_FALSE(p.tp_comm_overlap) << plan_label(p);
-    EXPECT_FALSE(p.overlap_param_gather) << plan_label(p);
+    EXPECT_FALSE(p.tp_comm_overlap) << reports::plan_label(p);
+    EXPECT_FALSE(p.overlap_param_gather) << reports::plan_label(p);
     if (static_cast<long>(p.data_parallel) * p.context_parallel > 1) {
-      EXPECT_FALSE(p.overlap_grad_reduce) << plan_label(p);
+      EXPECT_FALSE(p.overlap_grad_reduce) << reports::plan_label(p);
     }
   }
   // The plan-space line says what automatic means.

@@ -8,8 +8,9 @@
 #include <cmath>
 #include <string>
 
-#include "planner/report/plan_report.h"
-#include "planner/report/plan_report_json.h"
+#include "planner/search/report_tables.h"
+#include "reports/plan_report.h"
+#include "reports/plan_report_json.h"
 #include "planner/search/search.h"
 #include "planner/study/frontier.h"
 #include "presets/catalog.h"
@@ -187,7 +188,8 @@ TEST(Pricing, OwnedH100PlanCostsTheOwnedPriceAndTheReportSaysSo) {
   EXPECT_NEAR(b.cost_usd, b.days * 24 * gpus * 1.0664, b.cost_usd * 1e-4);
 
   PlanReportView view{owned, oo, *ro, "test", {}, nullptr, {}, {}, false};
-  const boost::json::object j = plan_report_to_json(view);
+  const reports::PlanReport tables = plan_report_tables(view);
+  const boost::json::object j = reports::plan_report_to_json(tables);
   const boost::json::object& as = j.at("assumptions").as_object();
   EXPECT_EQ(as.at("cost_model").as_string(), "owned");
   EXPECT_NEAR(as.at("usd_per_gpu_hour").to_number<double>(), 1.0664, 1e-4);
@@ -198,14 +200,14 @@ TEST(Pricing, OwnedH100PlanCostsTheOwnedPriceAndTheReportSaysSo) {
   }
   EXPECT_DOUBLE_EQ(w.at("tdp_w").to_number<double>(), 700);
   EXPECT_TRUE(w.at("sources").as_object().contains("capex"));
-  const std::string md = plan_report_markdown(view);
+  const std::string md = reports::plan_report_markdown(tables);
   EXPECT_NE(md.find("- Cost model: owned: $1.07/GPU-hour"), std::string::npos);
   EXPECT_NE(md.find("PUE 1.58"), std::string::npos);
 
   // Without --cost-model the JSON has no cost-model keys (unchanged output).
   SearchOptions plain = small_options();
   PlanReportView v2{cloud, plain, *rc, "test", {}, nullptr, {}, {}, false};
-  const boost::json::object j2 = plan_report_to_json(v2);
+  const boost::json::object j2 = reports::plan_report_to_json(plan_report_tables(v2));
   EXPECT_FALSE(j2.at("assumptions").as_object().contains("cost_model"));
   EXPECT_FALSE(j2.at("assumptions").as_object().contains("ownership"));
 }

@@ -7,8 +7,9 @@
 #include <cmath>
 #include <string>
 
-#include "planner/report/plan_report.h"
-#include "planner/report/plan_report_json.h"
+#include "planner/search/report_tables.h"
+#include "reports/plan_report.h"
+#include "reports/plan_report_json.h"
 #include "planner/search/search.h"
 #include "presets/catalog.h"
 #include "tests/planner/search_fixtures.h"
@@ -250,8 +251,9 @@ TEST(Reliability, ReportIsTheSameForOneAndTwoThreads) {
     auto r = search(c, o);
     ASSERT_TRUE(r.ok());
     PlanReportView view{c, o, *r, "test", {}, nullptr, {}, {}, false};
-    text[t - 1] = json::pretty(plan_report_to_json(view)) + plan_report_markdown(view) +
-                  candidates_csv(view);
+    const reports::PlanReport tables = plan_report_tables(view);
+    text[t - 1] = json::pretty(reports::plan_report_to_json(tables)) +
+                  reports::plan_report_markdown(tables) + reports::candidates_csv(tables);
   }
   EXPECT_EQ(text[0], text[1]);
   EXPECT_NE(text[0].find("\"wall_days_p90\""), std::string::npos);

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""result.json against its documented schema (planner/report/schema/result.schema.json),
+"""result.json against its documented schema (reports/schema/result.schema.json),
 and candidates.csv / plans.csv as raw numbers (issue 12, "outputs are data").
 
     result_schema_test.py LLMPLAN SCHEMA

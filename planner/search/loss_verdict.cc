@@ -1,4 +1,4 @@
-#include "planner/report/loss_verdict.h"
+#include "planner/search/loss_verdict.h"
 
 #include <algorithm>
 #include <cmath>
@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "planner/search/search.h"
 #include "reports/format.h"
 
 namespace llmplan::planner {
@@ -24,12 +25,11 @@ scaling::LossInterval candidate_loss_interval(const scaling::LossLaw& law, const
   return scaling::loss_interval(law, loss_query(c));
 }
 
-std::string loss_vs_answer(const PlanReportView& v, int i) {
-  const SearchResult& r = v.result;
+std::string loss_vs_answer(const scaling::LossLaw& law, const SearchResult& r, int i) {
   if (r.best < 0 || r.candidates[i].best_plan < 0) return "";
   if (i == r.best) return "answer";
   const scaling::LossComparison cmp = scaling::compare_losses(
-      v.options.law, loss_query(r.candidates[i]), loss_query(r.candidates[r.best]));
+      law, loss_query(r.candidates[i]), loss_query(r.candidates[r.best]));
   if (!cmp.known) return "unjudged";
   if (!cmp.exceeds) return "indistinguishable";
   return cmp.difference > 0 ? "higher" : "lower";
@@ -43,14 +43,14 @@ std::string interval_text(const scaling::LossInterval& in) {
 
 }  // namespace
 
-DenseVerdict dense_verdict(const PlanReportView& v) {
+DenseVerdict dense_verdict(const SearchOptions& o, const SearchResult& moe, const SearchResult* dense) {
   DenseVerdict d;
-  if (v.dense_result == nullptr || v.result.best < 0 || v.dense_result->best < 0) return d;
-  const Candidate& m = v.result.candidates[v.result.best];
-  const Candidate& n = v.dense_result->candidates[v.dense_result->best];
-  const scaling::LossLaw& law = v.options.law;
+  if (dense == nullptr || moe.best < 0 || dense->best < 0) return d;
+  const Candidate& m = moe.candidates[moe.best];
+  const Candidate& n = dense->candidates[dense->best];
+  const scaling::LossLaw& law = o.law;
   d.available = true;
-  d.objective = v.options.objective == Objective::kLoss ? "loss" : "largest";
+  d.objective = o.objective == Objective::kLoss ? "loss" : "largest";
   d.law = law.name;
   d.moe_loss = m.loss;
   d.dense_loss = n.loss;
@@ -163,6 +163,37 @@ std::string law_extrapolation_caveat(const scaling::LossLaw& law, const Candidat
       : f < 10 ? "its predicted loss extends the law's trend; its stated uncertainty is a lower bound"
                : "its predicted loss is a long extrapolation of the law's trend and its stated "
                  "uncertainty does not bound the error");
+}
+
+std::string moe_law_caveat(const scaling::LossLaw& law, const simulator::Model& m) {
+  if (law.joint.present && m.is_moe()) {
+    // The joint law's range without tokens (cmd_plan passes the answer's
+    // tokens to law_extrapolation_caveat itself).
+    Candidate c;
+    c.model = m;
+    c.params = static_cast<double>(m.parameter_count());
+    c.active_params = active_params(m);
+    return law_extrapolation_caveat(law, c);
+  }
+  if (!law.moe.present || !m.is_moe()) return "";
+  const double active = active_params(m), expansion = moe_expansion(m);
+  const bool params_out =
+      law.moe.max_fitted_active_params > 0 && active > law.moe.max_fitted_active_params;
+  const bool expansion_out =
+      law.moe.max_fitted_expansion > 0 && expansion > law.moe.max_fitted_expansion;
+  if (!params_out && !expansion_out) return "";
+  std::string what;
+  if (params_out) {
+    what = fmt::format("{} active parameters (fitted up to {})", count_human(active),
+                       count_human(law.moe.max_fitted_active_params));
+  }
+  if (expansion_out) {
+    what += fmt::format("{}experts / top-k = {:g} (fitted up to {:g})", what.empty() ? "" : " and ",
+                        expansion, law.moe.max_fitted_expansion);
+  }
+  return fmt::format("The MoE law {} is extrapolated: {} has {}; its predicted loss is a trend, "
+                     "not a fitted value",
+                     law.name, m.name, what);
 }
 
 }  // namespace llmplan::planner

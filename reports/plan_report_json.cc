@@ -1,20 +1,18 @@
-#include "planner/report/plan_report_json.h"
-
-#include "planner/report/failures_report.h"
+#include "reports/plan_report_json.h"
 
 #include <cmath>
 
-#include "planner/report/loss_verdict.h"
+#include "reports/failures_report.h"
 #include "reports/ownership_json.h"
 #include "base/version.h"
 #include "scaling/law_json.h"
 #include "simulator/caveats.h"
 #include "simulator/model_json.h"
 
-namespace llmplan::planner {
+namespace llmplan::reports {
 namespace {
 
-boost::json::object plan_json(const PlanResult& p) {
+boost::json::object plan_json(const PlanRow& p) {
   boost::json::object plan;
   plan["tp"] = p.plan.tensor_parallel;
   plan["pp"] = p.plan.pipeline_parallel;
@@ -46,7 +44,7 @@ boost::json::object plan_json(const PlanResult& p) {
   return plan;
 }
 
-boost::json::object plan_json(const PlanResult& p, const simulator::Model& m) {
+boost::json::object plan_json(const PlanRow& p, const simulator::Model& m) {
   boost::json::object plan = plan_json(p);
   plan["global_batch_tokens"] = static_cast<double>(p.plan.global_batch_size) * m.seq_length;
   return plan;
@@ -78,8 +76,8 @@ boost::json::object loss_interval_json(const scaling::LossInterval& in) {
   return o;
 }
 
-boost::json::object candidate_json(const PlanReportView& v, const SearchResult& r, int i) {
-  const Candidate& c = r.candidates[i];
+boost::json::object candidate_json(const PlanReport& v, const ResultTable& r, int i) {
+  const CandidateRow& c = r.candidates[i];
   boost::json::object o;
   o["params"] = c.params;
   o["active_params"] = c.active_params;
@@ -101,26 +99,32 @@ boost::json::object candidate_json(const PlanReportView& v, const SearchResult& 
   counts["in_budget"] = c.plans_in_budget;
   o["plan_counts"] = counts;
   if (c.best_plan >= 0) {
-    const PlanResult& p = r.plans[c.best_plan];
+    const PlanRow& p = r.plans[c.best_plan];
     o["plan"] = plan_json(p, c.model);
     o["days"] = number(c.days);
-    o["days_low"] = number(days_at_low(v, c));
-    o["days_high"] = number(days_at_high(v, c));
+    o["days_low"] = number(days_at_low(c));
+    o["days_high"] = number(days_at_high(c));
     o["mfu"] = p.mfu;
     o["mfu_precision_peak"] = mfu_precision_peak(p, v.cluster.gpu);
     o["model_tflops_per_gpu"] = model_tflops_per_gpu(p, v.cluster.gpu);
     o["peak_memory_bytes"] = p.peak_memory_bytes;
     o["cost_usd"] = v.cluster.usd_per_gpu_hour > 0 ? number(c.cost_usd) : nullptr;
     o["loss"] = number(c.loss);
-    o["loss_interval"] = loss_interval_json(candidate_loss_interval(v.options.law, c));
-    if (&r == &v.result) o["loss_vs_answer"] = loss_vs_answer(v, i);
+    o["loss_interval"] = loss_interval_json(c.loss_interval);
+    o["loss_vs_answer"] = c.loss_vs_answer;
     boost::json::array codes;
     for (uint32_t bit = 1; bit != 0 && bit <= simulator::kAllCaveats; bit <<= 1) {
       if ((p.caveats & bit) != 0) codes.emplace_back(simulator::caveat_code(static_cast<simulator::CaveatBit>(bit)));
     }
     o["caveats"] = codes;
     // Failures (issue 28): the answer gets the full breakdown.
-    add_failures_json(v, r, c, &r == &v.result && i == r.best, &o);
+    if (r.failures) {
+      add_failure_fields_json(c.compute_days, c.goodput, &o);
+      if (i == r.best) {  // the answer (of the search or the dense comparison)
+        o["failures"] = failures_detail_json(c.goodput, v.options.reliability,
+                                             v.cluster.gpus_per_node, r.answer_distribution);
+      }
+    }
   } else {
     o["plan"] = nullptr;
   }
@@ -129,20 +133,20 @@ boost::json::object candidate_json(const PlanReportView& v, const SearchResult& 
 
 }  // namespace
 
-boost::json::value ownership_json(const Pricing& p) {
+boost::json::value ownership_json(const presets::Pricing& p) {
   if (p.model != "owned") return nullptr;
-  const OwnedCost& c = p.owned;
+  const presets::OwnedCost& c = p.owned;
   boost::json::object w;
-  reports::add_owned_cost_numbers(c, &w);
+  add_owned_cost_numbers(c, &w);
   w["cloud_usd_per_gpu_hour"] = p.cloud_usd_per_gpu_hour;
-  w["sources"] = reports::owned_cost_sources(c);
+  w["sources"] = owned_cost_sources(c);
   return w;
 }
 
 namespace {
 
 // Issue 30: how many plans the lower bound proved unable to matter.
-boost::json::object pruning_json(const SearchResult& r) {
+boost::json::object pruning_json(const ResultTable& r) {
   // Issue 30: how many plans the lower bound proved unable to matter.
   boost::json::object pruning;
   pruning["exhaustive"] = !r.pruning_off.empty();
@@ -178,9 +182,9 @@ boost::json::object law_json(const scaling::LossLaw& law_in) {
 }
 
 // The answer's time band (the pooled band without an answer).
-boost::json::object band_json(const PlanReportView& v) {
-  const SearchOptions& opt = v.options;
-  const TimeBand& ab = answer_band(v);
+boost::json::object band_json(const PlanReport& v) {
+  const SearchInputs& opt = v.options;
+  const BandRow& ab = answer_band(v);
   boost::json::object band;
   band["known"] = ab.known;
   if (ab.known) {
@@ -199,8 +203,8 @@ boost::json::object band_json(const PlanReportView& v) {
 }
 
 // "assumptions": the cluster, pricing, shapes, batches, tokens, law, band, notes.
-boost::json::object assumptions_json(const PlanReportView& v) {
-  const SearchOptions& opt = v.options;
+boost::json::object assumptions_json(const PlanReport& v) {
+  const SearchInputs& opt = v.options;
   boost::json::object as;
   as["gpu"] = v.cluster.gpu.name;
   as["gpu_peak_bf16_flops"] = v.cluster.gpu.peak_bf16_flops;
@@ -212,30 +216,30 @@ boost::json::object assumptions_json(const PlanReportView& v) {
     as["cost_model"] = opt.pricing.model;
     as["ownership"] = ownership_json(opt.pricing);
   }
-  as["family"] = opt.shapes.empty() ? to_string(opt.family) : "shapes";
+  as["family"] = opt.shapes.empty() ? opt.family : "shapes";
   as["shape_template"] = simulator::model_to_json(opt.shape_template);
   boost::json::array default_ladder;
-  for (double t : default_batch_ladder_tokens()) default_ladder.emplace_back(t);
+  for (double t : opt.default_batch_ladder_tokens) default_ladder.emplace_back(t);
   as["default_batch_ladder_tokens"] = default_ladder;
-  as["batch_rule"] = opt.space.global_batch.empty() && opt.space.global_batch_tokens.empty()
+  as["batch_rule"] = opt.global_batch.empty() && opt.global_batch_tokens.empty()
                          ? "auto: per model the first ladder rung at or above the compute-optimal "
                            "batch 0.292 C^0.3271 tokens (DeepSeek LLM, arXiv 2401.02954)"
                          : "given";
   as["seq_length"] = opt.shape_template.seq_length;
   as["vocab_size"] = opt.shape_template.vocab_size;
-  as["plan_space"] = describe(opt.space);
+  as["plan_space"] = opt.plan_space;
   boost::json::array ladder;
-  for (double t : opt.space.global_batch_tokens) ladder.emplace_back(t);
+  for (double t : opt.global_batch_tokens) ladder.emplace_back(t);
   as["global_batch_tokens"] = ladder;
   boost::json::array seqs;
-  for (int b : opt.space.global_batch) seqs.emplace_back(b);
+  for (int b : opt.global_batch) seqs.emplace_back(b);
   as["global_batch"] = seqs;
   as["tokens_rule"] = opt.training.tokens > 0          ? "fixed"
                       : opt.training.target_loss > 0   ? "target_loss"
-                      : trains_to_deadline(opt)        ? "deadline"
-                      : opt.tokens.use_law             ? "law"
+                      : opt.trains_to_deadline        ? "deadline"
+                      : opt.tokens_use_law             ? "law"
                                                        : "tokens_per_param";
-  as["tokens_per_param"] = opt.tokens.tokens_per_param;
+  as["tokens_per_param"] = opt.tokens_per_param;
   as["law"] = law_json(opt.law);
   as["error_band"] = band_json(v);
   boost::json::array notes;
@@ -245,13 +249,13 @@ boost::json::object assumptions_json(const PlanReportView& v) {
 }
 
 // The chosen model's time-cost Pareto front of plans.
-boost::json::array pareto_json(const PlanReportView& v) {
-  const SearchResult& r = v.result;
+boost::json::array pareto_json(const PlanReport& v) {
+  const ResultTable& r = v.result;
   boost::json::array front;
-  for (int i : best_pareto(v)) {
-    const PlanResult& p = r.plans[i];
+  for (int i : r.pareto) {
+    const PlanRow& p = r.plans[i];
     boost::json::object f = plan_json(p, r.candidates[r.best].model);
-    const double d = plan_days(v, p, r.candidates[r.best].tokens);
+    const double d = p.days;
     f["days"] = number(d);
     f["gpu_hours"] = number(d * 24 * p.gpus_used);
     f["cost_usd"] = v.cluster.usd_per_gpu_hour > 0 ? number(d * 24 * p.gpus_used * v.cluster.usd_per_gpu_hour) : nullptr;
@@ -264,17 +268,15 @@ boost::json::array pareto_json(const PlanReportView& v) {
 }
 
 // --family moe: the dense (llama) answer for the same budget and the verdict.
-boost::json::object dense_comparison_json(const PlanReportView& v) {
-  const SearchResult& r = v.result;
-  const SearchOptions& opt = v.options;
-  const SearchResult& d = *v.dense_result;
+boost::json::object dense_comparison_json(const PlanReport& v) {
+  const ResultTable& r = v.result;
+  const SearchInputs& opt = v.options;
+  const ResultTable& d = v.dense;
   boost::json::object dc;
   dc["family"] = "llama";
-  dc["law"] = v.dense_options->law.name;
-  // The dense search's own view: its candidates' best_plan index its
-  // plans (their band), not the MoE result's.
-  const PlanReportView dense_view{v.cluster, *v.dense_options, d, v.dense_options->law.name, {}, nullptr, {}, {}};
-  dc["best"] = d.best >= 0 ? boost::json::value(candidate_json(dense_view, d, d.best)) : nullptr;
+  dc["law"] = v.dense_law;
+  // The dense search's own table: its candidates' best_plan index its plans.
+  dc["best"] = d.best >= 0 ? boost::json::value(candidate_json(v, d, d.best)) : nullptr;
   dc["candidates_evaluated"] = static_cast<int64_t>(d.candidates.size());
   dc["plans_evaluated"] = d.plans_evaluated;
   dc["loss_difference"] =
@@ -282,8 +284,8 @@ boost::json::object dense_comparison_json(const PlanReportView& v) {
           ? number(r.candidates[r.best].loss - d.candidates[d.best].loss)
           : boost::json::value(nullptr);
   // The verdict under the chosen objective (loss_verdict.h).
-  const DenseVerdict dv = dense_verdict(v);
-  dc["objective"] = opt.objective == Objective::kLoss ? "loss" : "largest";
+  const DenseVerdict& dv = v.verdict;
+  dc["objective"] = opt.loss_objective ? "loss" : "largest";
   if (dv.available) {
     boost::json::object vj;
     vj["headline"] = dv.headline;
@@ -307,9 +309,9 @@ boost::json::object dense_comparison_json(const PlanReportView& v) {
 
 }  // namespace
 
-boost::json::object plan_report_to_json(const PlanReportView& v) {
-  const SearchResult& r = v.result;
-  const SearchOptions& opt = v.options;
+boost::json::object plan_report_to_json(const PlanReport& v) {
+  const ResultTable& r = v.result;
+  const SearchInputs& opt = v.options;
   boost::json::object o;
   o["schema_version"] = kResultSchemaVersion;
   boost::json::object tool;
@@ -327,8 +329,7 @@ boost::json::object plan_report_to_json(const PlanReportView& v) {
   }
   // The answer's predicted loss as an interval (loss_verdict.h).
   o["loss_interval"] = r.best >= 0 && r.candidates[r.best].best_plan >= 0
-                           ? boost::json::value(loss_interval_json(
-                                 candidate_loss_interval(v.options.law, r.candidates[r.best])))
+                           ? boost::json::value(loss_interval_json(r.candidates[r.best].loss_interval))
                            : boost::json::value(nullptr);
   o["pinned"] = r.pinned;
   boost::json::object naive;
@@ -343,7 +344,7 @@ boost::json::object plan_report_to_json(const PlanReportView& v) {
   o["gpus"] = opt.gpus;
   o["days"] = opt.days;
   o["cluster"] = v.cluster.name;
-  o["objective"] = r.pinned ? "pinned" : opt.objective == Objective::kLargest ? "largest" : "loss";
+  o["objective"] = r.pinned ? "pinned" : !opt.loss_objective ? "largest" : "loss";
 
   o["assumptions"] = assumptions_json(v);
   boost::json::array caveats;
@@ -354,9 +355,9 @@ boost::json::object plan_report_to_json(const PlanReportView& v) {
   for (int i = 0; i < static_cast<int>(r.candidates.size()); ++i) cands.push_back(candidate_json(v, r, i));
   o["candidates"] = cands;
   o["pareto_front"] = pareto_json(v);
-  if (has_training_objective(opt)) o["training_objective"] = training_objective_json(v);
-  if (v.dense_result != nullptr) o["dense_comparison"] = dense_comparison_json(v);
+  if (has_training_objective(opt.training)) o["training_objective"] = training_objective_json(v);
+  if (v.has_dense) o["dense_comparison"] = dense_comparison_json(v);
   return o;
 }
 
-}  // namespace llmplan::planner
+}  // namespace llmplan::reports

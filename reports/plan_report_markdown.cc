@@ -6,25 +6,21 @@
 #include <cmath>
 
 #include "base/version.h"
-#include "planner/report/failures_report.h"
-#include "planner/report/loss_verdict.h"
-#include "planner/report/plan_report.h"
-#include "planner/report/plan_report_internal.h"
+#include "reports/failures_report.h"
+#include "reports/plan_report.h"
+#include "reports/plan_report_internal.h"
 #include "reports/format.h"
 #include "reports/table.h"
+#include "simulator/error_band.h"
 
-namespace llmplan::planner {
+namespace llmplan::reports {
 
-using reports::count_human;
-using reports::percent;
-using reports::seconds_human;
-using reports::usd_human;
-using report_internal::activation_name;
-using report_internal::band_text;
-using report_internal::candidate_table;
-using report_internal::days_str;
-using report_internal::usd_str;
-using report_internal::why_text;
+using plan_report_internal::activation_name;
+using plan_report_internal::band_text;
+using plan_report_internal::candidate_table;
+using plan_report_internal::days_str;
+using plan_report_internal::usd_str;
+using plan_report_internal::why_text;
 
 namespace {
 
@@ -33,9 +29,9 @@ namespace {
 // (every replica runs at least one micro-batch, p of them with a pipeline,
 // so GPUs <= t x cp x B / b), or the wider layouts are slower (pipeline
 // bubble, communication), dearer, or do not fit.
-std::string fewer_gpus_text(const PlanReportView& v, const Candidate& c, const PlanResult& chosen) {
-  const SearchOptions& o = v.options;
-  const SearchResult& r = v.result;
+std::string fewer_gpus_text(const PlanReport& v, const CandidateRow& c, const PlanRow& chosen) {
+  const SearchInputs& o = v.options;
+  const ResultTable& r = v.result;
   std::string why;
   if (c.most_layout_gpus < o.gpus) {
     const std::string batch =
@@ -44,9 +40,8 @@ std::string fewer_gpus_text(const PlanReportView& v, const Candidate& c, const P
                   "its global batch of {} tokens (the ladder's rung at or above its "
                   "compute-optimal batch of {} tokens{})",
                   count_human(c.batch_tokens),
-                  count_human(compute_optimal_batch_tokens(6.0 * c.active_params *
-                                                           rule_tokens(o.tokens, o.law, c.active_params))),
-                  c.batch_tokens >= kBatchLadderTopTokens ? ", capped at the ladder's top: no published run used more"
+                  count_human(c.optimal_batch_tokens),
+                  c.batch_tokens >= o.batch_ladder_top_tokens ? ", capped at the ladder's top: no published run used more"
                                                           : "")
             : std::string("the listed global batch");
     why = fmt::format(
@@ -54,8 +49,8 @@ std::string fewer_gpus_text(const PlanReportView& v, const Candidate& c, const P
         "one micro-batch (p of them with a pipeline), so t x cp x p x d <= t x cp x B / b",
         c.most_layout_gpus, batch);
   } else {
-    const PlanResult* wider = nullptr;
-    for (const PlanResult& q : r.plans) {
+    const PlanRow* wider = nullptr;
+    for (const PlanRow& q : r.plans) {
       if (&r.candidates[q.shape] != &c || !q.fits || q.gpus_used <= chosen.gpus_used) continue;
       if (wider == nullptr || q.tokens_per_s > wider->tokens_per_s) wider = &q;
     }
@@ -65,66 +60,66 @@ std::string fewer_gpus_text(const PlanReportView& v, const Candidate& c, const P
       why = fmt::format(
           "its layouts on more GPUs are slower: the fastest, {} on {} GPUs, needs {} days (fewer "
           "micro-batches per replica: a larger pipeline bubble; more communication)",
-          plan_label(wider->plan), wider->gpus_used, days_str(plan_days(v, *wider, c.tokens)));
+          plan_label(wider->plan), wider->gpus_used, days_str(wider->days));
     } else {
       why = fmt::format("its faster layouts on more GPUs (the fastest: {} on {} GPUs, {} days) cost more",
                         plan_label(wider->plan), wider->gpus_used,
-                        days_str(plan_days(v, *wider, c.tokens)));
+                        days_str(wider->days));
     }
   }
   return fmt::format("It uses {} of the {} GPUs: {}.\n\n", chosen.gpus_used, o.gpus, why);
 }
 
 // The MoE answer against the dense (llama) answer for the same budget.
-std::string dense_comparison_markdown(const PlanReportView& v) {
-  const SearchResult& r = v.result;
-  const SearchResult& d = *v.dense_result;
+std::string dense_comparison_markdown(const PlanReport& v) {
+  const ResultTable& r = v.result;
+  const ResultTable& d = v.dense;
   const double price = v.cluster.usd_per_gpu_hour;
   std::string md = "## MoE vs dense for the same budget\n\n";
-  reports::Table t({"", "MoE answer", "dense answer (llama family)"});
-  const Candidate* m = r.best >= 0 ? &r.candidates[r.best] : nullptr;
-  const Candidate* n = d.best >= 0 ? &d.candidates[d.best] : nullptr;
-  auto cell = [](const Candidate* c, auto f) { return c ? f(*c) : std::string("-"); };
-  auto plan_of = [&](const SearchResult& res, const Candidate& c) -> const PlanResult& {
+  Table t({"", "MoE answer", "dense answer (llama family)"});
+  const CandidateRow* m = r.best >= 0 ? &r.candidates[r.best] : nullptr;
+  const CandidateRow* n = d.best >= 0 ? &d.candidates[d.best] : nullptr;
+  auto cell = [](const CandidateRow* c, auto f) { return c ? f(*c) : std::string("-"); };
+  auto plan_of = [&](const ResultTable& res, const CandidateRow& c) -> const PlanRow& {
     return res.plans[c.best_plan];
   };
-  t.add_row({"model", cell(m, [](const Candidate& c) { return c.model.name; }),
-             cell(n, [](const Candidate& c) { return c.model.name; })});
-  t.add_row({"parameters (total)", cell(m, [](const Candidate& c) { return count_human(c.params); }),
-             cell(n, [](const Candidate& c) { return count_human(c.params); })});
+  t.add_row({"model", cell(m, [](const CandidateRow& c) { return c.model.name; }),
+             cell(n, [](const CandidateRow& c) { return c.model.name; })});
+  t.add_row({"parameters (total)", cell(m, [](const CandidateRow& c) { return count_human(c.params); }),
+             cell(n, [](const CandidateRow& c) { return count_human(c.params); })});
   t.add_row({"parameters (active per token)",
-             cell(m, [](const Candidate& c) { return count_human(c.active_params); }),
-             cell(n, [](const Candidate& c) { return count_human(c.active_params); })});
-  t.add_row({"tokens", cell(m, [](const Candidate& c) { return count_human(c.tokens); }),
-             cell(n, [](const Candidate& c) { return count_human(c.tokens); })});
+             cell(m, [](const CandidateRow& c) { return count_human(c.active_params); }),
+             cell(n, [](const CandidateRow& c) { return count_human(c.active_params); })});
+  t.add_row({"tokens", cell(m, [](const CandidateRow& c) { return count_human(c.tokens); }),
+             cell(n, [](const CandidateRow& c) { return count_human(c.tokens); })});
   t.add_row({"training compute (6 N_active D)",
-             cell(m, [](const Candidate& c) { return fmt::format("{:.3g} FLOP", 6 * c.active_params * c.tokens); }),
-             cell(n, [](const Candidate& c) { return fmt::format("{:.3g} FLOP", 6 * c.active_params * c.tokens); })});
-  auto loss_cell = [&](const Candidate& c) {
-    const scaling::LossInterval in = candidate_loss_interval(v.options.law, c);
+             cell(m, [](const CandidateRow& c) { return fmt::format("{:.3g} FLOP", 6 * c.active_params * c.tokens); }),
+             cell(n, [](const CandidateRow& c) { return fmt::format("{:.3g} FLOP", 6 * c.active_params * c.tokens); })});
+  auto loss_cell = [&](const CandidateRow& c) {
+    const scaling::LossInterval& in = c.loss_interval;
     return fmt::format("{:.3f} ({}{})", c.loss, v.options.law.name,
                        in.known ? fmt::format(", interval {:.3f}-{:.3f}", in.low, in.high)
                                 : std::string(", uncertainty unknown"));
   };
   t.add_row({"predicted loss", cell(m, loss_cell), cell(n, loss_cell)});
-  t.add_row({"plan", cell(m, [&](const Candidate& c) { return plan_label(plan_of(r, c).plan); }),
-             cell(n, [&](const Candidate& c) { return plan_label(plan_of(d, c).plan); })});
-  t.add_row({"days", cell(m, [](const Candidate& c) { return days_str(c.days); }),
-             cell(n, [](const Candidate& c) { return days_str(c.days); })});
-  t.add_row({"MFU (active FLOPs, 16-bit peak)", cell(m, [&](const Candidate& c) { return percent(plan_of(r, c).mfu); }),
-             cell(n, [&](const Candidate& c) { return percent(plan_of(d, c).mfu); })});
+  t.add_row({"plan", cell(m, [&](const CandidateRow& c) { return plan_label(plan_of(r, c).plan); }),
+             cell(n, [&](const CandidateRow& c) { return plan_label(plan_of(d, c).plan); })});
+  t.add_row({"days", cell(m, [](const CandidateRow& c) { return days_str(c.days); }),
+             cell(n, [](const CandidateRow& c) { return days_str(c.days); })});
+  t.add_row({"MFU (active FLOPs, 16-bit peak)", cell(m, [&](const CandidateRow& c) { return percent(plan_of(r, c).mfu); }),
+             cell(n, [&](const CandidateRow& c) { return percent(plan_of(d, c).mfu); })});
   t.add_row({"model TFLOP/s per GPU (active FLOPs)",
-             cell(m, [&](const Candidate& c) {
+             cell(m, [&](const CandidateRow& c) {
                return fmt::format("{:.0f}", model_tflops_per_gpu(plan_of(r, c), v.cluster.gpu));
              }),
-             cell(n, [&](const Candidate& c) {
+             cell(n, [&](const CandidateRow& c) {
                return fmt::format("{:.0f}", model_tflops_per_gpu(plan_of(d, c), v.cluster.gpu));
              })});
-  t.add_row({"cost", cell(m, [&](const Candidate& c) { return usd_str(c.cost_usd, price); }),
-             cell(n, [&](const Candidate& c) { return usd_str(c.cost_usd, price); })});
+  t.add_row({"cost", cell(m, [&](const CandidateRow& c) { return usd_str(c.cost_usd, price); }),
+             cell(n, [&](const CandidateRow& c) { return usd_str(c.cost_usd, price); })});
   md += t.markdown() + "\n";
   if (m != nullptr && n != nullptr) {
-    const DenseVerdict verdict = dense_verdict(v);
+    const DenseVerdict& verdict = v.verdict;
     md += fmt::format(
         "Both losses come from law {} ({}); the difference, {:+.3f}, is the law's prediction of "
         "what routing buys for this budget. {}\n\nInterval method: {}\n\n",
@@ -138,9 +133,9 @@ std::string dense_comparison_markdown(const PlanReportView& v) {
 }
 
 // The title: the question the report answers.
-std::string title_markdown(const PlanReportView& v) {
-  const SearchResult& r = v.result;
-  const SearchOptions& o = v.options;
+std::string title_markdown(const PlanReport& v) {
+  const ResultTable& r = v.result;
+  const SearchInputs& o = v.options;
   std::string md;
   if (r.pinned && !o.shapes.empty()) {
     md += fmt::format("# llmplan: how to train {} on {} x {} within {} days\n\n", o.shapes[0].name,
@@ -153,9 +148,9 @@ std::string title_markdown(const PlanReportView& v) {
 }
 
 // "Question and assumptions": the cluster, budget, objective and law.
-std::string question_markdown(const PlanReportView& v) {
-  const SearchResult& r = v.result;
-  const SearchOptions& o = v.options;
+std::string question_markdown(const PlanReport& v) {
+  const ResultTable& r = v.result;
+  const SearchInputs& o = v.options;
   const double price = v.cluster.usd_per_gpu_hour;
   std::string md;
   md += "## Question and assumptions\n\n";
@@ -169,15 +164,15 @@ std::string question_markdown(const PlanReportView& v) {
                     r.pinned                         ? "the pinned model's fastest plan"
                     : o.training.target_loss > 0 ? "least lifetime (training + inference) compute"
                     : o.training.unique_tokens > 0 ? "lowest data-constrained loss"
-                    : o.objective == Objective::kLargest ? "largest model"
+                    : !o.loss_objective ? "largest model"
                                                          : "lowest predicted loss",
                     v.law_name,
                     o.training.tokens > 0 ? fmt::format("exactly {} (--tokens)", count_human(o.training.tokens))
                     : o.training.target_loss > 0 ? "those reaching the compute-optimal answer's loss (--inference-tokens)"
-                    : trains_to_deadline(o)      ? "as many as finish in time"
-                    : o.tokens.use_law                           ? "law's compute-optimal D for N"
-                                       : fmt::format("{} per {}parameter", o.tokens.tokens_per_param,
-                                                     o.family == Family::kMoe ? "active " : ""));
+                    : o.trains_to_deadline      ? "as many as finish in time"
+                    : o.tokens_use_law                           ? "law's compute-optimal D for N"
+                                       : fmt::format("{} per {}parameter", o.tokens_per_param,
+                                                     o.family == "moe" ? "active " : ""));
   if (o.law.joint.present) {
     md += fmt::format(
         "- MoE law ({}): one joint law for dense and MoE models (Ludziejewski et al. 2025, eq. 6): "
@@ -197,19 +192,19 @@ std::string question_markdown(const PlanReportView& v) {
 }
 
 // The assumptions' line on the shapes searched (pinned, --shapes, a family grid).
-std::string shapes_line(const PlanReportView& v) {
-  const SearchResult& r = v.result;
-  const SearchOptions& o = v.options;
+std::string shapes_line(const PlanReport& v) {
+  const ResultTable& r = v.result;
+  const SearchInputs& o = v.options;
   std::string md;
   if (r.pinned && !o.shapes.empty()) {
     md += fmt::format("- Model (pinned): {}: {}\n", o.shapes[0].name, architecture_line(o.shapes[0]));
   } else if (!o.shapes.empty()) {
     md += fmt::format("- Shapes: {} from --shapes (architecture of each in candidates.csv)\n",
                       o.shapes.size());
-  } else if (o.family == Family::kMoe) {
+  } else if (o.family == "moe") {
     const simulator::Model& t = o.shape_template;
     std::vector<std::string> layouts;
-    for (const MoeShapeConfig& c : moe_shape_configs()) {
+    for (const MoeLayout& c : o.moe_layouts) {
       layouts.push_back(fmt::format("{} experts top-{} of {} h{}", c.experts, c.top_k,
                                     c.expert_ffn_per_hidden,
                                     c.shared_experts > 0 ? " + 1 shared" : ""));
@@ -222,8 +217,8 @@ std::string shapes_line(const PlanReportView& v) {
   } else {
     const simulator::Model& t = o.shape_template;
     md += fmt::format("- Shapes: {} family grid, head dim 128: {}{}, {}, {} embeddings, seq {}, vocab {}\n",
-                      to_string(o.family),
-                      o.family == Family::kLlama ? "GQA with 8 KV heads, FFN 8/3 h (multiple of 256) " :
+                      o.family,
+                      o.family == "llama" ? "GQA with 8 KV heads, FFN 8/3 h (multiple of 256) " :
                                                    "FFN 4h ",
                       activation_name(t),
                       t.positions == simulator::PositionEmbedding::kRotary ? "RoPE" : "learned positions",
@@ -233,19 +228,19 @@ std::string shapes_line(const PlanReportView& v) {
 }
 
 // The assumptions' plan space, error band, failure model and notes.
-std::string band_lines(const PlanReportView& v) {
-  const SearchResult& r = v.result;
-  const SearchOptions& o = v.options;
+std::string band_lines(const PlanReport& v) {
+  const ResultTable& r = v.result;
+  const SearchInputs& o = v.options;
   std::string md;
-  md += "- Plan space: " + describe(o.space) + "\n";
-  if (const TimeBand& b = answer_band(v); b.known) {
+  md += "- Plan space: " + o.plan_space + "\n";
+  if (const BandRow& b = answer_band(v); b.known) {
     const bool pooled = b.group == simulator::kPooledBandKey;
     md += fmt::format(
         "- Error band: measured/predicted iteration time P{:.0f} {:.3f}, P{:.0f} {:.3f} "
         "({:+.1f} % .. {:+.1f} %) from {} held-out runs {}: {} ({}){}\n",
         b.p_low * 100, b.low_ratio, b.p_high * 100, b.high_ratio, 100 * (b.low_ratio - 1),
         100 * (b.high_ratio - 1), b.samples,
-        pooled ? (o.band.cells.empty() || r.best < 0
+        pooled ? (!o.band_has_cells || r.best < 0
                       ? "of all kinds"
                       : "of all kinds (no group like the answer's plan has enough)")
                : "like the answer's plan",
@@ -258,24 +253,24 @@ std::string band_lines(const PlanReportView& v) {
   } else {
     md += fmt::format("- Error band: unknown ({} has no validation data)\n", v.cluster.gpu.name);
   }
-  md += failures_assumption_line(v);
+  md += failures_assumption_line(o.reliability, v.cluster.gpus_per_node, v.cluster.gpu.name);
   for (const std::string& n : v.notes) md += "- " + n + "\n";
   return md;
 }
 
 // "Answer": the answer (or why there is none), with the dense verdict of --family moe.
-std::string answer_markdown(const PlanReportView& v) {
-  const SearchResult& r = v.result;
-  const SearchOptions& o = v.options;
+std::string answer_markdown(const PlanReport& v) {
+  const ResultTable& r = v.result;
+  const SearchInputs& o = v.options;
   const double price = v.cluster.usd_per_gpu_hour;
   std::string md;
   md += "\n## Answer\n\n";
   // --family moe: the verdict first; when the dense answer has the lower
   // predicted loss it is the headline (loss_verdict.h), the MoE follows.
-  if (const DenseVerdict dv = dense_verdict(v); dv.available) {
+  if (const DenseVerdict& dv = v.verdict; dv.available) {
     if (dv.headline == "dense") {
-      const Candidate& n = v.dense_result->candidates[v.dense_result->best];
-      const PlanResult& np = v.dense_result->plans[n.best_plan];
+      const CandidateRow& n = v.dense.candidates[v.dense.best];
+      const PlanRow& np = v.dense.plans[n.best_plan];
       md += fmt::format(
           "**Dense wins: {} parameters** ({}) trained on **{} tokens** in **{} days** with plan "
           "**{}** on {} of {} GPUs, cost {}, predicted loss {:.3f}: lower than the MoE answer "
@@ -288,7 +283,7 @@ std::string answer_markdown(const PlanReportView& v) {
   }
   if (r.best < 0) {
     if (r.pinned) {
-      const Candidate& c = r.candidates.front();
+      const CandidateRow& c = r.candidates.front();
       md += fmt::format("**No plan for the pinned model**: {} ({}).\n\n", c.model.name, why_text(c, v));
     } else {
       md += "**No feasible model**: no candidate finishes its tokens by the deadline";
@@ -296,8 +291,8 @@ std::string answer_markdown(const PlanReportView& v) {
       md += " with a plan that fits in memory.\n\n";
     }
   } else {
-    const Candidate& c = r.candidates[r.best];
-    const PlanResult& p = r.plans[c.best_plan];
+    const CandidateRow& c = r.candidates[r.best];
+    const PlanRow& p = r.plans[c.best_plan];
     md += fmt::format(
         "**{} parameters** ({}) trained on **{} tokens** in **{} days** ({}) with plan **{}** "
         "on {} of {} GPUs: iteration {}, {}, cost {}, predicted loss {:.3f}.\n\n",
@@ -305,7 +300,7 @@ std::string answer_markdown(const PlanReportView& v) {
                                        count_human(c.active_params))
                          : count_human(c.params),
         c.model.name, count_human(c.tokens), days_str(c.days),
-        band_text(v, c), plan_label(p.plan), p.gpus_used, o.gpus,
+        band_text(c), plan_label(p.plan), p.gpus_used, o.gpus,
         seconds_human(p.iteration_time_s), mfu_text(p, v.cluster.gpu),
         usd_str(c.cost_usd, price) +
             (answer_band(v).known && price > 0
@@ -316,7 +311,7 @@ std::string answer_markdown(const PlanReportView& v) {
                  : ""),
         c.loss);
     md += "Architecture: " + architecture_line(c.model) + ".\n\n";
-    if (const scaling::LossInterval in = candidate_loss_interval(o.law, c); in.known) {
+    if (const scaling::LossInterval& in = c.loss_interval; in.known) {
       md += fmt::format("Predicted loss {:.3f}, interval {:.3f}-{:.3f} ({:.0f} %; {}).\n\n", c.loss,
                         in.low, in.high, in.level * 100, in.method);
     } else {
@@ -334,8 +329,8 @@ std::string answer_markdown(const PlanReportView& v) {
 }
 
 // Where the chosen plan's time and memory go (its full simulation).
-std::string chosen_plan_markdown(const PlanReportView& v) {
-  const SearchResult& r = v.result;
+std::string chosen_plan_markdown(const PlanReport& v) {
+  const ResultTable& r = v.result;
   std::string md;
   if (r.best >= 0 && v.best_report != nullptr) {
     const simulator::StepReport& s = *v.best_report;
@@ -344,7 +339,7 @@ std::string chosen_plan_markdown(const PlanReportView& v) {
     md += fmt::format("Critical pipeline stage {} of {}, per iteration of {}:\n\n", s.critical_stage,
                       r.plans[r.candidates[r.best].best_plan].plan.pipeline_parallel,
                       seconds_human(s.iteration_time_s));
-    reports::Table bt({"time", "seconds", "share"});
+    Table bt({"time", "seconds", "share"});
     auto row = [&](const char* name, double x) {
       bt.add_row({name, fmt::format("{:.3f}", x),
                   s.iteration_time_s > 0 ? percent(x / s.iteration_time_s) : "-"});
@@ -371,24 +366,24 @@ std::string chosen_plan_markdown(const PlanReportView& v) {
       for (const auto& st : s.stages) {
         if (st.memory.total_bytes() > worst->total_bytes()) worst = &st.memory;
       }
-      reports::Table mt({"memory (worst stage)", "bytes"});
-      mt.add_row({"weights, gradients, optimizer state", reports::bytes_human(worst->weights_and_optimizer_bytes)});
+      Table mt({"memory (worst stage)", "bytes"});
+      mt.add_row({"weights, gradients, optimizer state", bytes_human(worst->weights_and_optimizer_bytes)});
       mt.add_row({"sharding working set (gathered parameters, gradients in flight)",
-                  reports::bytes_human(worst->sharded_working_bytes)});
-      mt.add_row({"stored activations", reports::bytes_human(worst->activation_bytes)});
-      mt.add_row({"recompute working set", reports::bytes_human(worst->recompute_bytes)});
+                  bytes_human(worst->sharded_working_bytes)});
+      mt.add_row({"stored activations", bytes_human(worst->activation_bytes)});
+      mt.add_row({"recompute working set", bytes_human(worst->recompute_bytes)});
       if (worst->context_parallel_bytes > 0) {
         mt.add_row({"context-parallel KV buffers",
-                    reports::bytes_human(worst->context_parallel_bytes)});
+                    bytes_human(worst->context_parallel_bytes)});
       }
       if (worst->moe_buffer_bytes > 0) {
-        mt.add_row({"MoE dispatch / combine buffers", reports::bytes_human(worst->moe_buffer_bytes)});
+        mt.add_row({"MoE dispatch / combine buffers", bytes_human(worst->moe_buffer_bytes)});
       }
-      mt.add_row({"logits", reports::bytes_human(worst->logits_bytes)});
-      mt.add_row({"allocator fragmentation", reports::bytes_human(worst->fragmentation_bytes)});
-      mt.add_row({"reserved (CUDA, NCCL, workspaces)", reports::bytes_human(worst->reserved_bytes)});
-      mt.add_row({"total / capacity", reports::bytes_human(worst->total_bytes()) + " / " +
-                                          reports::bytes_human(v.cluster.gpu.hbm_bytes)});
+      mt.add_row({"logits", bytes_human(worst->logits_bytes)});
+      mt.add_row({"allocator fragmentation", bytes_human(worst->fragmentation_bytes)});
+      mt.add_row({"reserved (CUDA, NCCL, workspaces)", bytes_human(worst->reserved_bytes)});
+      mt.add_row({"total / capacity", bytes_human(worst->total_bytes()) + " / " +
+                                          bytes_human(v.cluster.gpu.hbm_bytes)});
       md += mt.markdown() + "\n";
     }
   }
@@ -396,14 +391,14 @@ std::string chosen_plan_markdown(const PlanReportView& v) {
 }
 
 // "Naive vs simulated" and the top candidates (not for a pinned model).
-std::string naive_markdown(const PlanReportView& v) {
-  const SearchResult& r = v.result;
-  const SearchOptions& o = v.options;
+std::string naive_markdown(const PlanReport& v) {
+  const ResultTable& r = v.result;
+  const SearchInputs& o = v.options;
   std::string md;
   if (!r.pinned) {
     md += "## Naive vs simulated\n\n";
-    reports::Table nv({"", "naive (100% of peak)", "simulated"});
-    const Candidate* best = r.best >= 0 ? &r.candidates[r.best] : nullptr;
+    Table nv({"", "naive (100% of peak)", "simulated"});
+    const CandidateRow* best = r.best >= 0 ? &r.candidates[r.best] : nullptr;
     nv.add_row({"compute", fmt::format("{:.3g} FLOP", r.naive_flops),
                 best ? fmt::format("{:.3g} FLOP (6ND{})", 6.0 * best->active_params * best->tokens,
                            best->model.is_moe() ? ", N active" : "")
@@ -421,14 +416,14 @@ std::string naive_markdown(const PlanReportView& v) {
                         "it needs {} days, {:.1f}x the deadline.\n\n",
                         days_str(r.naive_days), r.naive_days / o.days);
     }
-    if (v.dense_result != nullptr) md += dense_comparison_markdown(v);
+    if (v.has_dense) md += dense_comparison_markdown(v);
     md += "## Top candidates\n\n" + candidate_table(v, false).markdown() + "\n";
     {
       // Candidates whose loss differs from the answer's by less than the
       // law's uncertainty (paired draws): not ranked by the third decimal.
       std::vector<std::string> close;
       for (int i = 0; i < static_cast<int>(r.candidates.size()); ++i) {
-        if (r.candidates[i].feasible && loss_vs_answer(v, i) == "indistinguishable") {
+        if (r.candidates[i].feasible && r.candidates[i].loss_vs_answer == "indistinguishable") {
           close.push_back(fmt::format("{} ({:.3f})", r.candidates[i].model.name, r.candidates[i].loss));
         }
       }
@@ -443,21 +438,20 @@ std::string naive_markdown(const PlanReportView& v) {
 }
 
 // The time-cost Pareto front of the chosen model's plans.
-std::string pareto_markdown(const PlanReportView& v) {
-  const SearchResult& r = v.result;
+std::string pareto_markdown(const PlanReport& v) {
+  const ResultTable& r = v.result;
   const double price = v.cluster.usd_per_gpu_hour;
   std::string md;
   md += "## Time-cost Pareto front of plans for the chosen model\n\n";
-  const std::vector<int> front = best_pareto(v);
+  const std::vector<int>& front = r.pareto;
   if (front.empty()) {
     md += "(no chosen model)\n\n";
   } else {
-    const Candidate& best = r.candidates[r.best];
-    reports::Table pt({"plan", "GPUs", "iteration", "days", "MFU (16-bit peak)",
-                       "MFU (own precision's peak)", "model TFLOP/s per GPU", "GPU-hours", "cost"});
+    Table pt({"plan", "GPUs", "iteration", "days", "MFU (16-bit peak)",
+              "MFU (own precision's peak)", "model TFLOP/s per GPU", "GPU-hours", "cost"});
     for (int i : front) {
-      const PlanResult& p = r.plans[i];
-      const double d = plan_days(v, p, best.tokens);
+      const PlanRow& p = r.plans[i];
+      const double d = p.days;
       pt.add_row({plan_label(p.plan), std::to_string(p.gpus_used), seconds_human(p.iteration_time_s),
                   days_str(d), percent(p.mfu), percent(mfu_precision_peak(p, v.cluster.gpu)),
                   fmt::format("{:.0f}", model_tflops_per_gpu(p, v.cluster.gpu)),
@@ -470,15 +464,15 @@ std::string pareto_markdown(const PlanReportView& v) {
 }
 
 // "Why larger models failed" (not for a pinned model).
-std::string failed_markdown(const PlanReportView& v) {
-  const SearchResult& r = v.result;
-  const SearchOptions& o = v.options;
+std::string failed_markdown(const PlanReport& v) {
+  const ResultTable& r = v.result;
+  const SearchInputs& o = v.options;
   std::string md;
   if (!r.pinned) {
     md += "## Why larger models failed\n\n";
     int shown = 0;
     for (int i = r.best + 1; i < static_cast<int>(r.candidates.size()) && shown < 6; ++i) {
-      const Candidate& c = r.candidates[i];
+      const CandidateRow& c = r.candidates[i];
       if (c.feasible) continue;
       ++shown;
       const std::string counts =
@@ -490,7 +484,7 @@ std::string failed_markdown(const PlanReportView& v) {
                           count_human(c.params), c.model.name, o.gpus, counts);
       } else if (c.why == "memory") {
         md += fmt::format("- {} ({}): no plan fits in {} of GPU memory ({})\n", count_human(c.params),
-                          c.model.name, reports::bytes_human(v.cluster.gpu.hbm_bytes), counts);
+                          c.model.name, bytes_human(v.cluster.gpu.hbm_bytes), counts);
       } else {
         md += fmt::format("- {} ({}): {} days at best ({}), {} ({})\n", count_human(c.params),
                           c.model.name, days_str(c.days),
@@ -505,8 +499,8 @@ std::string failed_markdown(const PlanReportView& v) {
 }
 
 // The plots, the counts of simulated and pruned plans, the command and version.
-std::string closing_markdown(const PlanReportView& v) {
-  const SearchResult& r = v.result;
+std::string closing_markdown(const PlanReport& v) {
+  const ResultTable& r = v.result;
   std::string md;
   md += "## Plots\n\n";
   if (v.plots_written) {
@@ -538,9 +532,19 @@ std::string closing_markdown(const PlanReportView& v) {
   return md;
 }
 
+// The answer's "## Failures, checkpoints and goodput" ("" when the failure
+// model is off or there is no answer).
+std::string answer_failures_markdown(const PlanReport& v) {
+  const ResultTable& r = v.result;
+  if (!v.options.reliability.enabled || r.best < 0) return "";
+  const CandidateRow& c = r.candidates[r.best];
+  return failures_markdown(c.goodput, r.answer_distribution, v.options.reliability,
+                           r.plans[c.best_plan].gpus_used);
+}
+
 }  // namespace
 
-std::string plan_report_markdown(const PlanReportView& v) {
+std::string plan_report_markdown(const PlanReport& v) {
   std::string md;
   md += title_markdown(v);
   md += question_markdown(v);
@@ -548,7 +552,7 @@ std::string plan_report_markdown(const PlanReportView& v) {
   md += band_lines(v);
   md += answer_markdown(v);
   md += training_objective_markdown(v);  // --tokens, --unique-tokens, --inference-tokens
-  md += failures_markdown(v);
+  md += answer_failures_markdown(v);
   if (!v.caveats.empty()) {
     md += "## Caveats\n\n";
     for (const simulator::Caveat& c : v.caveats) md += "- " + c.text + " (`" + c.code + "`)\n";
@@ -575,4 +579,4 @@ std::string plan_report_markdown(const PlanReportView& v) {
   return md;
 }
 
-}  // namespace llmplan::planner
+}  // namespace llmplan::reports

@@ -1,24 +1,18 @@
-#include "planner/report/plan_report.h"
+#include "reports/plan_report.h"
 
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <cmath>
 
-#include "planner/report/failures_report.h"
-#include "planner/report/loss_verdict.h"
-#include "planner/report/plan_report_internal.h"
+#include "reports/failures_report.h"
+#include "reports/plan_report_internal.h"
 #include "reports/format.h"
 #include "reports/svg_plot.h"
 #include "reports/table.h"
 
-namespace llmplan::planner {
+namespace llmplan::reports {
 
-using reports::count_human;
-using reports::percent;
-using reports::seconds_human;
-using reports::shell_quote;
-using reports::usd_human;
 
 std::string plan_label(const simulator::Plan& p) {
   std::string s = fmt::format("t{} p{} d{} b{} B{}", p.tensor_parallel, p.pipeline_parallel,
@@ -49,7 +43,7 @@ std::string plan_label(const simulator::Plan& p) {
   return s;
 }
 
-namespace report_internal {
+namespace plan_report_internal {
 
 std::string days_str(double d) { return d > 1e9 ? "inf" : fmt::format("{:.1f}", d); }
 
@@ -60,7 +54,7 @@ const char* activation_name(const simulator::Model& m) {
   return m.activation == simulator::Activation::kSwiglu ? "SwiGLU" : "GELU";
 }
 
-std::string why_text(const Candidate& c, const PlanReportView& v) {
+std::string why_text(const CandidateRow& c, const PlanReport& v) {
   if (c.why == "no-layout") return "no layout for this many GPUs";
   if (c.why == "memory") return "no plan fits memory";
   if (c.why == "budget") return "over budget";
@@ -68,17 +62,17 @@ std::string why_text(const Candidate& c, const PlanReportView& v) {
   return c.why;
 }
 
-std::string band_text(const PlanReportView& v, const Candidate& c) {
-  const TimeBand& b = candidate_band(v, c);
+std::string band_text(const CandidateRow& c) {
+  const BandRow& b = c.band;
   if (!b.known) return "error unknown";
   return fmt::format("P{:.0f}–P{:.0f} {}–{} days", b.p_low * 100, b.p_high * 100,
-                     days_str(days_at_low(v, c)), days_str(days_at_high(v, c)));
+                     days_str(days_at_low(c)), days_str(days_at_high(c)));
 }
 
-reports::Table candidate_table(const PlanReportView& v, bool all) {
-  reports::Table t({"params", "layers", "hidden", "heads", "tokens", "plan", "iteration", "days",
-                    "MFU (16-bit peak)", "cost", "loss", "status"});
-  const SearchResult& r = v.result;
+Table candidate_table(const PlanReport& v, bool all) {
+  Table t({"params", "layers", "hidden", "heads", "tokens", "plan", "iteration", "days",
+           "MFU (16-bit peak)", "cost", "loss", "status"});
+  const ResultTable& r = v.result;
   std::vector<int> rows;
   for (int i = static_cast<int>(r.candidates.size()) - 1; i >= 0; --i) rows.push_back(i);
   if (!all) {
@@ -97,10 +91,10 @@ reports::Table candidate_table(const PlanReportView& v, bool all) {
     rows = keep;
   }
   for (int i : rows) {
-    const Candidate& c = r.candidates[i];
+    const CandidateRow& c = r.candidates[i];
     std::string plan = "-", iter = "-", mfu = "-";
     if (c.best_plan >= 0) {
-      const PlanResult& p = r.plans[c.best_plan];
+      const PlanRow& p = r.plans[c.best_plan];
       plan = plan_label(p.plan);
       iter = seconds_human(p.iteration_time_s);
       mfu = percent(p.mfu);
@@ -134,70 +128,27 @@ std::string num(double x) {
   return fmt::format("{}", x);
 }
 
-}  // namespace report_internal
+}  // namespace plan_report_internal
 
-using report_internal::activation_name;
-using report_internal::caveat_codes;
-using report_internal::candidate_table;
-using report_internal::days_str;
-using report_internal::num;
-using report_internal::usd_str;
-using report_internal::why_text;
+using plan_report_internal::activation_name;
+using plan_report_internal::caveat_codes;
+using plan_report_internal::candidate_table;
+using plan_report_internal::days_str;
+using plan_report_internal::num;
+using plan_report_internal::usd_str;
+using plan_report_internal::why_text;
 
-std::string moe_law_caveat(const scaling::LossLaw& law, const simulator::Model& m) {
-  if (law.joint.present && m.is_moe()) {
-    // The joint law's range without tokens (cmd_plan passes the answer's
-    // tokens to law_extrapolation_caveat itself).
-    Candidate c;
-    c.model = m;
-    c.params = static_cast<double>(m.parameter_count());
-    c.active_params = active_params(m);
-    return law_extrapolation_caveat(law, c);
-  }
-  if (!law.moe.present || !m.is_moe()) return "";
-  const double active = active_params(m), expansion = moe_expansion(m);
-  const bool params_out =
-      law.moe.max_fitted_active_params > 0 && active > law.moe.max_fitted_active_params;
-  const bool expansion_out =
-      law.moe.max_fitted_expansion > 0 && expansion > law.moe.max_fitted_expansion;
-  if (!params_out && !expansion_out) return "";
-  std::string what;
-  if (params_out) {
-    what = fmt::format("{} active parameters (fitted up to {})", count_human(active),
-                       count_human(law.moe.max_fitted_active_params));
-  }
-  if (expansion_out) {
-    what += fmt::format("{}experts / top-k = {:g} (fitted up to {:g})", what.empty() ? "" : " and ",
-                        expansion, law.moe.max_fitted_expansion);
-  }
-  return fmt::format("The MoE law {} is extrapolated: {} has {}; its predicted loss is a trend, "
-                     "not a fitted value",
-                     law.name, m.name, what);
+const BandRow& answer_band(const PlanReport& v) {
+  const ResultTable& r = v.result;
+  return r.best < 0 ? v.options.band : r.candidates[r.best].band;
 }
 
-const TimeBand& candidate_band(const PlanReportView& v, const Candidate& c) {
-  if (c.best_plan < 0) return v.options.band;
-  return v.options.band.of(c.model, v.result.plans[c.best_plan].plan);
+double days_at_low(const CandidateRow& c) {
+  return c.band.known ? c.days * c.band.low_ratio : c.days;
 }
 
-const TimeBand& answer_band(const PlanReportView& v) {
-  const SearchResult& r = v.result;
-  return r.best < 0 ? v.options.band : candidate_band(v, r.candidates[r.best]);
-}
-
-double plan_days(const PlanReportView& v, const PlanResult& p, double tokens) {
-  return deadline_days(v.result.candidates[p.shape].model, p, training_days(p, tokens), v.cluster,
-                       v.options);
-}
-
-double days_at_low(const PlanReportView& v, const Candidate& c) {
-  const TimeBand& b = candidate_band(v, c);
-  return b.known ? c.days * b.low_ratio : c.days;
-}
-
-double days_at_high(const PlanReportView& v, const Candidate& c) {
-  const TimeBand& b = candidate_band(v, c);
-  return b.known ? c.days * b.high_ratio : c.days;
+double days_at_high(const CandidateRow& c) {
+  return c.band.known ? c.days * c.band.high_ratio : c.days;
 }
 
 std::string architecture_line(const simulator::Model& m) {
@@ -239,33 +190,14 @@ std::string command_line_text(const std::vector<std::string>& argv) {
   return out;
 }
 
-std::vector<int> best_pareto(const PlanReportView& v) {
-  const SearchResult& r = v.result;
-  if (r.best < 0) return {};
-  const Candidate& c = r.candidates[r.best];
-  std::vector<int> idx;
-  std::vector<double> time, cost;
-  for (int i = 0; i < static_cast<int>(r.plans.size()); ++i) {
-    const PlanResult& p = r.plans[i];
-    if (p.shape != r.best || !p.fits || !(p.tokens_per_s > 0)) continue;
-    const double d = plan_days(v, p, c.tokens);
-    idx.push_back(i);
-    time.push_back(d);
-    cost.push_back(d * 24.0 * p.gpus_used);  // GPU-hours (dollars when priced)
-  }
-  std::vector<int> out;
-  for (int k : pareto_front(time, cost)) out.push_back(idx[k]);
-  return out;
-}
-
-std::string pricing_markdown(const Pricing& p) {
+std::string pricing_markdown(const presets::Pricing& p) {
   if (p.model != "owned") {
     return fmt::format(
         "- Cost model: cloud: {} (the cluster's price preset)\n",
         p.cloud_usd_per_gpu_hour > 0 ? usd_human(p.cloud_usd_per_gpu_hour) + "/GPU-hour"
                                      : std::string("no price"));
   }
-  const OwnedCost& c = p.owned;
+  const presets::OwnedCost& c = p.owned;
   return fmt::format(
       "- Cost model: owned: {}/GPU-hour = capex {} / ({:g} years x 8,766 h) = {}/h + power "
       "{:.0f} W (TDP {:.0f} W x (1 + non-GPU share {:.3f})) x PUE {:g} x ${:g}/kWh = {}/h "
@@ -280,15 +212,15 @@ std::string pricing_markdown(const Pricing& p) {
       c.capex_source, c.years_source, c.pue_source, c.kwh_source, c.power_source);
 }
 
-double mfu_precision_peak(const PlanResult& p, const simulator::GpuSpec& gpu) {
+double mfu_precision_peak(const PlanRow& p, const simulator::GpuSpec& gpu) {
   return simulator::mfu_of_precision_peak(p.mfu, gpu, p.plan.precision);
 }
 
-double model_tflops_per_gpu(const PlanResult& p, const simulator::GpuSpec& gpu) {
+double model_tflops_per_gpu(const PlanRow& p, const simulator::GpuSpec& gpu) {
   return simulator::model_flops_per_gpu(p.mfu, gpu, p.plan.precision) / 1e12;
 }
 
-std::string mfu_text(const PlanResult& p, const simulator::GpuSpec& gpu) {
+std::string mfu_text(const PlanRow& p, const simulator::GpuSpec& gpu) {
   const simulator::Precision prec = p.plan.precision;
   const std::string tflops = fmt::format("{:.0f} model TFLOP/s per GPU", model_tflops_per_gpu(p, gpu));
   if (simulator::low_precision(prec)) {
@@ -300,26 +232,26 @@ std::string mfu_text(const PlanResult& p, const simulator::GpuSpec& gpu) {
                      prec == simulator::Precision::kFp16 ? "FP16" : "BF16", tflops);
 }
 
-std::string candidates_csv(const PlanReportView& v) {
-  const SearchResult& r = v.result;
-  reports::Table t({"name", "params", "layers", "hidden", "heads", "kv_heads", "ffn_hidden",
-                    "activation", "positions", "tied_embeddings", "linear_bias", "seq_length",
-                    "vocab_size", "tokens", "plan", "tp", "pp", "dp", "micro_batch", "global_batch",
-                    "virtual_stages", "recompute", "sequence_parallel", "distributed_optimizer",
-                    "zero_stage", "fsdp_group", "tp_comm_overlap", "overlap_grad_reduce",
-                    "overlap_param_gather", "gpus_used", "iteration_s", "mfu", "peak_memory_bytes", "days", "days_low",
-                    "days_high", "cost_usd", "loss", "feasible", "best", "why", "layouts",
-                    "memory_pruned", "plans_simulated", "plans_fit", "plans_in_time", "caveats",
-                    "experts", "active_params", "precision", "cp", "ep", "etp",
-                    "mfu_precision_peak", "model_tflops_per_gpu", "loss_low", "loss_high",
-                    "loss_vs_answer", "optimised"});
-  if (v.options.reliability.enabled) {  // issue 28's columns, appended
+std::string candidates_csv(const PlanReport& v) {
+  const ResultTable& r = v.result;
+  Table t({"name", "params", "layers", "hidden", "heads", "kv_heads", "ffn_hidden",
+           "activation", "positions", "tied_embeddings", "linear_bias", "seq_length",
+           "vocab_size", "tokens", "plan", "tp", "pp", "dp", "micro_batch", "global_batch",
+           "virtual_stages", "recompute", "sequence_parallel", "distributed_optimizer",
+           "zero_stage", "fsdp_group", "tp_comm_overlap", "overlap_grad_reduce",
+           "overlap_param_gather", "gpus_used", "iteration_s", "mfu", "peak_memory_bytes", "days", "days_low",
+           "days_high", "cost_usd", "loss", "feasible", "best", "why", "layouts",
+           "memory_pruned", "plans_simulated", "plans_fit", "plans_in_time", "caveats",
+           "experts", "active_params", "precision", "cp", "ep", "etp",
+           "mfu_precision_peak", "model_tflops_per_gpu", "loss_low", "loss_high",
+           "loss_vs_answer", "optimised"});
+  if (r.failures) {  // issue 28's columns, appended
     std::vector<std::string> header = t.header();
-    for (const std::string& h : failure_csv_header(v)) header.push_back(h);
-    t = reports::Table(header);
+    for (const std::string& h : failure_csv_header()) header.push_back(h);
+    t = Table(header);
   }
   for (int i = static_cast<int>(r.candidates.size()) - 1; i >= 0; --i) {
-    const Candidate& c = r.candidates[i];
+    const CandidateRow& c = r.candidates[i];
     const simulator::Model& m = c.model;
     std::vector<std::string> row = {
         m.name, num(c.params), std::to_string(m.num_layers), std::to_string(m.hidden_size),
@@ -331,7 +263,7 @@ std::string candidates_csv(const PlanReportView& v) {
         m.tied_embeddings ? "1" : "0", m.linear_bias ? "1" : "0", std::to_string(m.seq_length),
         std::to_string(m.vocab_size), num(c.tokens)};
     if (c.best_plan >= 0) {
-      const PlanResult& p = r.plans[c.best_plan];
+      const PlanRow& p = r.plans[c.best_plan];
       const simulator::Plan& q = p.plan;
       row.insert(row.end(),
                  {plan_label(q), std::to_string(q.tensor_parallel), std::to_string(q.pipeline_parallel),
@@ -343,7 +275,7 @@ std::string candidates_csv(const PlanReportView& v) {
                   q.overlap_grad_reduce ? "1" : "0", q.overlap_param_gather ? "1" : "0",
                   std::to_string(p.gpus_used),
                   num(p.iteration_time_s), num(p.mfu), num(p.peak_memory_bytes), num(c.days),
-                  num(days_at_low(v, c)), num(days_at_high(v, c)),
+                  num(days_at_low(c)), num(days_at_high(c)),
                   v.cluster.usd_per_gpu_hour > 0 ? num(c.cost_usd) : "", num(c.loss)});
     } else {
       row.insert(row.end(), 24, "");
@@ -356,7 +288,7 @@ std::string candidates_csv(const PlanReportView& v) {
                            std::to_string(m.num_experts),
                            num(c.active_params > 0 ? c.active_params : c.params)});
     if (c.best_plan >= 0) {
-      const PlanResult& p = r.plans[c.best_plan];
+      const PlanRow& p = r.plans[c.best_plan];
       row.insert(row.end(), {simulator::to_string(p.plan.precision),
                              std::to_string(p.plan.context_parallel),
                              std::to_string(p.plan.expert_parallel),
@@ -367,33 +299,31 @@ std::string candidates_csv(const PlanReportView& v) {
       row.insert(row.end(), 6, "");
     }
     // The loss's interval under the law's published uncertainty (empty:
-    // unknown) and how it compares with the answer's (loss_verdict.h).
-    const scaling::LossInterval in =
-        c.best_plan >= 0 ? candidate_loss_interval(v.options.law, c) : scaling::LossInterval{};
+    // unknown) and how it compares with the answer's (filled by the planner).
+    const scaling::LossInterval& in = c.loss_interval;
     row.insert(row.end(), {in.known ? num(in.low) : "", in.known ? num(in.high) : "",
-                           loss_vs_answer(v, i), c.optimised ? "1" : "0"});
-    for (const std::string& f : failure_csv_cells(v, c)) row.push_back(f);
+                           c.loss_vs_answer, c.optimised ? "1" : "0"});
+    if (r.failures) {
+      const Goodput* g = c.best_plan >= 0 ? &c.goodput : nullptr;
+      for (const std::string& f : failure_csv_cells(c.compute_days, g)) row.push_back(f);
+    }
     t.add_row(row);
   }
   return t.csv();
 }
 
-std::string plans_csv(const PlanReportView& v) {
-  const SearchResult& r = v.result;
-  reports::Table t({"name", "params", "layers", "hidden", "tp", "pp", "dp", "micro_batch",
-                    "global_batch", "virtual_stages", "recompute", "sequence_parallel",
-                    "distributed_optimizer", "zero_stage", "fsdp_group", "tp_comm_overlap",
-                    "overlap_grad_reduce", "overlap_param_gather", "gpus", "fits", "iteration_s", "mfu",
-                    "peak_memory_bytes", "tokens_per_s", "days", "cost_usd", "experts",
-                    "active_params", "precision", "cp", "ep", "etp", "mfu_precision_peak",
-                    "model_tflops_per_gpu"});
-  for (const PlanResult& p : r.plans) {
-    const Candidate& c = r.candidates[p.shape];
-    const double tokens =
-        c.tokens > 0 ? c.tokens
-                     : rule_tokens(v.options.tokens, v.options.law,
-                                   c.active_params > 0 ? c.active_params : c.params);
-    const double d = plan_days(v, p, tokens);
+std::string plans_csv(const PlanReport& v) {
+  const ResultTable& r = v.result;
+  Table t({"name", "params", "layers", "hidden", "tp", "pp", "dp", "micro_batch",
+           "global_batch", "virtual_stages", "recompute", "sequence_parallel",
+           "distributed_optimizer", "zero_stage", "fsdp_group", "tp_comm_overlap",
+           "overlap_grad_reduce", "overlap_param_gather", "gpus", "fits", "iteration_s", "mfu",
+           "peak_memory_bytes", "tokens_per_s", "days", "cost_usd", "experts",
+           "active_params", "precision", "cp", "ep", "etp", "mfu_precision_peak",
+           "model_tflops_per_gpu"});
+  for (const PlanRow& p : r.plans) {
+    const CandidateRow& c = r.candidates[p.shape];
+    const double d = p.days;
     t.add_row({c.model.name, num(c.params), std::to_string(c.model.num_layers),
                std::to_string(c.model.hidden_size), std::to_string(p.plan.tensor_parallel),
                std::to_string(p.plan.pipeline_parallel), std::to_string(p.plan.data_parallel),
@@ -405,7 +335,7 @@ std::string plans_csv(const PlanReportView& v) {
                p.plan.overlap_param_gather ? "1" : "0", std::to_string(p.gpus_used), p.fits ? "1" : "0", num(p.iteration_time_s),
                num(p.mfu), num(p.peak_memory_bytes), num(p.tokens_per_s), p.fits ? num(d) : "",
                p.fits && v.cluster.usd_per_gpu_hour > 0
-                   ? num(training_cost_usd(p, d, v.cluster.usd_per_gpu_hour))
+                   ? num(d * 24.0 * p.gpus_used * v.cluster.usd_per_gpu_hour)
                    : "",
                std::to_string(c.model.num_experts),
                num(c.active_params > 0 ? c.active_params : c.params),
@@ -418,26 +348,24 @@ std::string plans_csv(const PlanReportView& v) {
   return t.csv();
 }
 
-std::string days_vs_params_svg(const PlanReportView& v) {
-  const SearchResult& r = v.result;
-  reports::Plot plot;
+std::string days_vs_params_svg(const PlanReport& v) {
+  const ResultTable& r = v.result;
+  Plot plot;
   plot.title = "Training days vs model size";
   plot.x = {"parameters", true};
   plot.y = {"days (best plan)", true};
-  using reports::MarkerShape;
-  using reports::SeriesKind;
-  reports::PlotSeries ok{"finishes in time", SeriesKind::kScatter, {}, {}, "#2a7"};
+  PlotSeries ok{"finishes in time", SeriesKind::kScatter, {}, {}, "#2a7"};
   ok.marker = MarkerShape::kCircle;
-  reports::PlotSeries late{"misses the deadline", SeriesKind::kScatter, {}, {}, "#c33"};
+  PlotSeries late{"misses the deadline", SeriesKind::kScatter, {}, {}, "#c33"};
   late.marker = MarkerShape::kCross;
-  reports::PlotSeries dear{"over budget", SeriesKind::kScatter, {}, {}, "#e80"};
+  PlotSeries dear{"over budget", SeriesKind::kScatter, {}, {}, "#e80"};
   dear.marker = MarkerShape::kTriangle;
-  // Stopped at a first feasible plan (Candidate::optimised false): its days
+  // Stopped at a first feasible plan (CandidateRow::optimised false): its days
   // are at most that plan's, so drawn apart from the optimised rows.
-  reports::PlotSeries first{"in time (first feasible plan: at most)", SeriesKind::kScatter, {}, {},
+  PlotSeries first{"in time (first feasible plan: at most)", SeriesKind::kScatter, {}, {},
                             "#7b7"};
   first.marker = MarkerShape::kDiamond;
-  for (const Candidate& c : r.candidates) {
+  for (const CandidateRow& c : r.candidates) {
     if (c.best_plan < 0 || !(c.days > 0) || c.days > 1e9) continue;
     auto& s = c.feasible ? (c.optimised ? ok : first) : c.why == "budget" ? dear : late;
     s.x.push_back(c.params);
@@ -447,52 +375,52 @@ std::string days_vs_params_svg(const PlanReportView& v) {
     if (!s->x.empty()) plot.series.push_back(*s);
   }
   if (plot.series.empty()) return "";
-  plot.references.push_back({reports::ReferenceKind::kHorizontal, v.options.days, "deadline",
+  plot.references.push_back({ReferenceKind::kHorizontal, v.options.days, "deadline",
                              fmt::format("deadline {:g} d", v.options.days)});
   if (r.naive_params > 0 && !r.pinned) {
-    plot.references.push_back({reports::ReferenceKind::kVertical, r.naive_params, "naive Chinchilla N",
+    plot.references.push_back({ReferenceKind::kVertical, r.naive_params, "naive Chinchilla N",
                                "naive N " + count_human(r.naive_params)});
   }
   if (r.best >= 0) {
-    const Candidate& c = r.candidates[r.best];
+    const CandidateRow& c = r.candidates[r.best];
     plot.highlights.push_back({c.params, c.days,
                                fmt::format("answer: {}, {} d", count_human(c.params), days_str(c.days)),
                                ""});
   }
-  auto svg = reports::render_svg(plot);
+  auto svg = render_svg(plot);
   return svg.ok() ? svg.value() : "";
 }
 
-std::string pareto_svg(const PlanReportView& v) {
-  const SearchResult& r = v.result;
+std::string pareto_svg(const PlanReport& v) {
+  const ResultTable& r = v.result;
   if (r.best < 0) return "";
-  const Candidate& c = r.candidates[r.best];
-  reports::Plot plot;
+  const CandidateRow& c = r.candidates[r.best];
+  Plot plot;
   plot.title = "Plans for the chosen model: time vs GPU-hours";
   plot.x = {"days", true};
   plot.y = {"GPU-hours", true};
-  reports::PlotSeries all{"plans", reports::SeriesKind::kScatter, {}, {}, "#999"};
-  for (const PlanResult& p : r.plans) {
+  PlotSeries all{"plans", SeriesKind::kScatter, {}, {}, "#999"};
+  for (const PlanRow& p : r.plans) {
     if (p.shape != r.best || !p.fits || !(p.tokens_per_s > 0)) continue;
-    const double d = plan_days(v, p, c.tokens);
+    const double d = p.days;
     all.x.push_back(d);
     all.y.push_back(d * 24 * p.gpus_used);
   }
-  reports::PlotSeries front{"Pareto front", reports::SeriesKind::kLine, {}, {}, "#36c"};
-  for (int i : best_pareto(v)) {
-    const double d = plan_days(v, r.plans[i], c.tokens);
+  PlotSeries front{"Pareto front", SeriesKind::kLine, {}, {}, "#36c"};
+  for (int i : r.pareto) {
+    const double d = r.plans[i].days;
     front.x.push_back(d);
     front.y.push_back(d * 24 * r.plans[i].gpus_used);
   }
   if (all.x.empty()) return "";
   plot.series = {all, front};
-  plot.references.push_back({reports::ReferenceKind::kVertical, v.options.days, "deadline",
+  plot.references.push_back({ReferenceKind::kVertical, v.options.days, "deadline",
                              fmt::format("deadline {:g} d", v.options.days)});
-  const PlanResult& chosen = r.plans[c.best_plan];
+  const PlanRow& chosen = r.plans[c.best_plan];
   plot.highlights.push_back({c.days, c.days * 24 * chosen.gpus_used,
                              "chosen: " + plan_label(chosen.plan), ""});
-  auto svg = reports::render_svg(plot);
+  auto svg = render_svg(plot);
   return svg.ok() ? svg.value() : "";
 }
 
-}  // namespace llmplan::planner
+}  // namespace llmplan::reports

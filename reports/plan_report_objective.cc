@@ -7,28 +7,26 @@
 
 #include <fmt/format.h>
 
-#include "planner/report/plan_report.h"
-#include "planner/report/plan_report_json.h"
+#include "reports/plan_report.h"
+#include "reports/plan_report_json.h"
 #include "reports/format.h"
 #include "reports/table.h"
 #include "scaling/objectives.h"
 
-namespace llmplan::planner {
+namespace llmplan::reports {
 namespace {
 
-using reports::count_human;
-using reports::usd_human;
 
 boost::json::value num(double x) {
   return std::isfinite(x) ? boost::json::value(x) : boost::json::value(nullptr);
 }
 
-double active_of(const Candidate& c) { return c.active_params > 0 ? c.active_params : c.params; }
+double active_of(const CandidateRow& c) { return c.active_params > 0 ? c.active_params : c.params; }
 
 // Inference GPU-hours of `params` active parameters serving T tokens at the
 // serving MFU on the cluster's GPU (0 without --serving-mfu).
-double inference_gpu_hours(const PlanReportView& v, double params) {
-  const TrainingObjective& t = v.options.training;
+double inference_gpu_hours(const PlanReport& v, double params) {
+  const TrainingInputs& t = v.options.training;
   if (!(t.serving_mfu > 0) || !(v.cluster.gpu.peak_bf16_flops > 0)) return 0;
   return 2.0 * params * t.inference_tokens / (v.cluster.gpu.peak_bf16_flops * t.serving_mfu) /
          3600.0;
@@ -37,10 +35,10 @@ double inference_gpu_hours(const PlanReportView& v, double params) {
 std::string flops_text(double f) { return fmt::format("{:.3g}", f); }
 
 // --unique-tokens: the data limit, the answer's epochs and the best few by loss.
-std::string unique_tokens_markdown(const PlanReportView& v) {
-  const SearchResult& r = v.result;
-  const TrainingObjective& t = v.options.training;
-  const Candidate* best = r.best >= 0 ? &r.candidates[r.best] : nullptr;
+std::string unique_tokens_markdown(const PlanReport& v) {
+  const ResultTable& r = v.result;
+  const TrainingInputs& t = v.options.training;
+  const CandidateRow* best = r.best >= 0 ? &r.candidates[r.best] : nullptr;
   std::string md;
   const scaling::DataConstrainedConstants k;
   md += fmt::format(
@@ -66,9 +64,9 @@ std::string unique_tokens_markdown(const PlanReportView& v) {
       return r.candidates[a].loss < r.candidates[b].loss;
     });
     if (feasible.size() > 5) feasible.resize(5);
-    reports::Table table({"parameters", "tokens", "epochs", "loss", "repeat penalty"});
+    Table table({"parameters", "tokens", "epochs", "loss", "repeat penalty"});
     for (int i : feasible) {
-      const Candidate& c = r.candidates[i];
+      const CandidateRow& c = r.candidates[i];
       table.add_row({count_human(c.params) + (i == r.best ? " (answer)" : ""),
                      count_human(c.tokens), fmt::format("{:.2f}", c.epochs),
                      fmt::format("{:.4f}", c.loss), fmt::format("{:.4f}", c.repeat_penalty)});
@@ -79,10 +77,10 @@ std::string unique_tokens_markdown(const PlanReportView& v) {
 }
 
 // --inference-tokens: the lifetime compute against the compute-optimal answer.
-std::string inference_markdown(const PlanReportView& v) {
-  const SearchResult& r = v.result;
-  const TrainingObjective& t = v.options.training;
-  const Candidate* best = r.best >= 0 ? &r.candidates[r.best] : nullptr;
+std::string inference_markdown(const PlanReport& v) {
+  const ResultTable& r = v.result;
+  const TrainingInputs& t = v.options.training;
+  const CandidateRow* best = r.best >= 0 ? &r.candidates[r.best] : nullptr;
   std::string md;
   const InferenceReference& ref = r.inference_reference;
   md += fmt::format(
@@ -111,7 +109,7 @@ std::string inference_markdown(const PlanReportView& v) {
                                      "training FLOPs", "inference FLOPs", "lifetime FLOPs",
                                      "days"};
     if (dollars) head.insert(head.end(), {"training $", "inference $", "lifetime $"});
-    reports::Table table(head);
+    Table table(head);
     auto row = [&](const std::string& name, double params, double tokens, double days,
                    double train_usd) {
       std::vector<std::string> cells = {
@@ -145,17 +143,17 @@ std::string inference_markdown(const PlanReportView& v) {
 
 }  // namespace
 
-bool has_training_objective(const SearchOptions& o) {
-  return o.training.tokens > 0 || o.training.unique_tokens > 0 || o.training.inference_tokens > 0;
+bool has_training_objective(const TrainingInputs& t) {
+  return t.tokens > 0 || t.unique_tokens > 0 || t.inference_tokens > 0;
 }
 
-std::string training_objective_markdown(const PlanReportView& v) {
-  const SearchOptions& o = v.options;
-  const SearchResult& r = v.result;
-  const TrainingObjective& t = o.training;
-  if (!has_training_objective(o)) return "";
+std::string training_objective_markdown(const PlanReport& v) {
+  const SearchInputs& o = v.options;
+  const ResultTable& r = v.result;
+  const TrainingInputs& t = o.training;
+  if (!has_training_objective(t)) return "";
   std::string md = "## Training objective\n\n";
-  const Candidate* best = r.best >= 0 ? &r.candidates[r.best] : nullptr;
+  const CandidateRow* best = r.best >= 0 ? &r.candidates[r.best] : nullptr;
   if (t.tokens > 0) {
     md += fmt::format("- Fixed token budget (--tokens): every candidate trains exactly {} tokens",
                       count_human(t.tokens));
@@ -169,16 +167,16 @@ std::string training_objective_markdown(const PlanReportView& v) {
   return md + "\n";
 }
 
-boost::json::object training_objective_json(const PlanReportView& v) {
-  const SearchOptions& o = v.options;
-  const SearchResult& r = v.result;
-  const TrainingObjective& t = o.training;
+boost::json::object training_objective_json(const PlanReport& v) {
+  const SearchInputs& o = v.options;
+  const ResultTable& r = v.result;
+  const TrainingInputs& t = o.training;
   boost::json::object out;
   out["tokens"] = t.tokens > 0 ? num(t.tokens) : nullptr;
   out["unique_tokens"] = t.unique_tokens > 0 ? num(t.unique_tokens) : nullptr;
   out["inference_tokens"] = t.inference_tokens > 0 ? num(t.inference_tokens) : nullptr;
   out["serving_mfu"] = t.serving_mfu > 0 ? num(t.serving_mfu) : nullptr;
-  const Candidate* best = r.best >= 0 ? &r.candidates[r.best] : nullptr;
+  const CandidateRow* best = r.best >= 0 ? &r.candidates[r.best] : nullptr;
   out["tokens_per_param"] = best != nullptr ? num(best->tokens / active_of(*best)) : nullptr;
   if (t.unique_tokens > 0) {
     const scaling::DataConstrainedConstants k;
@@ -227,4 +225,4 @@ boost::json::object training_objective_json(const PlanReportView& v) {
   return out;
 }
 
-}  // namespace llmplan::planner
+}  // namespace llmplan::reports

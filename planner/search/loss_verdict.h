@@ -5,13 +5,14 @@
 //
 // Computed for the reported candidates only (never inside the search), with
 // scaling/loss_interval.h's seeded paired draws: identical for any thread
-// count. Pure functions of the report view.
-#ifndef LLMPLAN_PLANNER_REPORT_LOSS_VERDICT_H_
-#define LLMPLAN_PLANNER_REPORT_LOSS_VERDICT_H_
+// count. Pure functions of the search result.
+#ifndef LLMPLAN_PLANNER_SEARCH_LOSS_VERDICT_H_
+#define LLMPLAN_PLANNER_SEARCH_LOSS_VERDICT_H_
 
 #include <string>
 
-#include "planner/report/plan_report.h"
+#include "planner/search/search_types.h"
+#include "reports/plan_report_table.h"
 #include "scaling/loss_interval.h"
 
 namespace llmplan::planner {
@@ -23,11 +24,11 @@ scaling::LossQuery loss_query(const Candidate& c);
 // The interval of candidate `c`'s predicted loss under `law`.
 scaling::LossInterval candidate_loss_interval(const scaling::LossLaw& law, const Candidate& c);
 
-// Candidate i of v.result against the answer, by predicted loss: "answer",
-// "indistinguishable" (the paired difference lies within the law's
+// Candidate i of `r` against its answer by predicted loss under `law`:
+// "answer", "indistinguishable" (the paired difference lies within the law's
 // uncertainty), "higher" / "lower" (beyond it), "unjudged" (the law has no
 // uncertainty), "" (no plan, or no answer).
-std::string loss_vs_answer(const PlanReportView& v, int i);
+std::string loss_vs_answer(const scaling::LossLaw& law, const SearchResult& r, int i);
 
 // The dense-vs-MoE verdict of --family moe under the chosen objective: both
 // answers' predicted losses under the same law, compared with paired draws.
@@ -35,19 +36,8 @@ std::string loss_vs_answer(const PlanReportView& v, int i);
 // candidates are ranked by loss there already: total parameters would reward
 // idle experts), so the headline is the lower-loss answer under either
 // objective.
-struct DenseVerdict {
-  bool available = false;  // both searches have an answer
-  std::string objective;   // "largest" or "loss"
-  std::string law;
-  double moe_loss = 0, dense_loss = 0;
-  scaling::LossInterval moe_interval, dense_interval;
-  scaling::LossComparison comparison;  // MoE minus dense, paired
-  // "moe" or "dense": the answer with the lower predicted loss, which the
-  // report's headline names (the MoE on a tie).
-  std::string headline;
-  std::string sentence;  // one paragraph naming objective, law, losses, verdict
-};
-DenseVerdict dense_verdict(const PlanReportView& v);
+using reports::DenseVerdict;
+DenseVerdict dense_verdict(const SearchOptions& o, const SearchResult& moe, const SearchResult* dense);
 
 // How far `c` lies beyond the range `law` was fitted on (active and total
 // parameters, experts, tokens per active parameter), as one caveat line, or
@@ -59,6 +49,11 @@ std::string law_extrapolation_caveat(const scaling::LossLaw& law, const Candidat
 // The largest of those factors (1 within range, 0 when the law states none).
 double law_extrapolation_factor(const scaling::LossLaw& law, const Candidate& c);
 
+// The MoE law's caveat for `m` (one line), or "" when the law has no MoE
+// term, the model is dense, or it lies within the range the term was fitted
+// on (active parameters, expansion experts / top_k).
+std::string moe_law_caveat(const scaling::LossLaw& law, const simulator::Model& m);
+
 }  // namespace llmplan::planner
 
-#endif  // LLMPLAN_PLANNER_REPORT_LOSS_VERDICT_H_
+#endif  // LLMPLAN_PLANNER_SEARCH_LOSS_VERDICT_H_
