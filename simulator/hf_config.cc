@@ -254,6 +254,9 @@ Status map_deepseek_v3(Mapper& m) {
   LLMPLAN_RETURN_IF_ERROR(m.set_int("moe_first_dense", "first_k_dense_replace", false));
   LLMPLAN_RETURN_IF_ERROR(m.set_int("moe_every", "moe_layer_freq", false));
   LLMPLAN_ASSIGN_OR_RETURN(std::string scoring, r.string("scoring_func"));
+  if (!scoring.empty() && scoring != "sigmoid" && scoring != "softmax") {
+    return r.bad("scoring_func", "unknown scoring function '" + scoring + "' (sigmoid or softmax)");
+  }
   m.out["router"] = scoring == "sigmoid" ? "sigmoid" : "softmax";
   // Multi-head latent attention and MTP (keys of helper "mla"), group-
   // limited routing (helper "moe"). The KV head count of DeepSeek-V3's

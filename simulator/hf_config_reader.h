@@ -180,6 +180,13 @@ struct Mapper {
 
   Status set_int(const char* llmplan_key, std::string_view hf_key, bool required) {
     LLMPLAN_ASSIGN_OR_RETURN(int v, r.integer(hf_key, required));
+    // The model reads 0 in these as "the default" (heads, the family's FFN
+    // width): an explicit 0 in a config is an error, never a default.
+    const std::string_view key = llmplan_key;
+    if (r.has(hf_key) && v == 0 &&
+        (key == "kv_heads" || key == "ffn_hidden" || key == "expert_ffn_hidden")) {
+      return r.bad(hf_key, "must be >= 1, got 0");
+    }
     if (r.has(hf_key)) out[llmplan_key] = v;
     return Status();
   }

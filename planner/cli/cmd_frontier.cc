@@ -59,15 +59,17 @@ Result<std::vector<std::string>> parse_list(const std::string& text, const std::
   return out;
 }
 
-// Positive finite numbers ("14,30,60"), listed once each.
-Result<std::vector<double>> parse_positive_list(const std::string& text, const std::string& flag) {
+// Positive finite decimal numbers ("14,30,60"), listed once each; with
+// `zero_allowed`, 0 too (--budget-usd 0: no budget, as on the planner).
+Result<std::vector<double>> parse_positive_list(const std::string& text, const std::string& flag,
+                                                bool zero_allowed = false) {
   LLMPLAN_ASSIGN_OR_RETURN(std::vector<std::string> items, parse_list(text, flag));
   std::vector<double> out;
   for (const std::string& item : items) {
-    char* end = nullptr;
-    const double x = std::strtod(item.c_str(), &end);
-    if (end != item.c_str() + item.size() || !std::isfinite(x) || !(x > 0)) {
-      return Status::usage(flag + ": must be a finite number > 0, got " + item);
+    const double x = is_decimal_number(item) ? std::strtod(item.c_str(), nullptr) : NAN;
+    if (!std::isfinite(x) || !(x > 0 || (zero_allowed && x == 0))) {
+      return Status::usage(flag + ": must be a finite number " + (zero_allowed ? ">= 0" : "> 0") +
+                           ", got " + item);
     }
     for (double seen : out) {
       if (seen == x) return Status::usage(flag + ": " + item + " is listed twice");
@@ -147,7 +149,7 @@ Result<FrontierStudy> make_study(const FrontierOptions& o, const GlobalOptions& 
   }
   LLMPLAN_ASSIGN_OR_RETURN(study.days, parse_positive_list(o.days, "--days"));
   if (!o.budget_usd.empty()) {
-    LLMPLAN_ASSIGN_OR_RETURN(study.budgets_usd, parse_positive_list(o.budget_usd, "--budget-usd"));
+    LLMPLAN_ASSIGN_OR_RETURN(study.budgets_usd, parse_positive_list(o.budget_usd, "--budget-usd", true));
   }
   LLMPLAN_ASSIGN_OR_RETURN(std::vector<simulator::Cluster> clusters, resolve_hardware(catalog, o));
   for (const simulator::Cluster& c : clusters) {
@@ -224,8 +226,12 @@ void add_frontier_command(CLI::App& app, const GlobalOptions& global, Action* ac
       "The planner's answer for every cell of a grid of hardware x GPU counts x deadlines "
       "(x budgets), sharing simulations between cells; splits the work over MPI ranks under "
       "mpirun/srun");
-  cmd->add_option("--gpus", o->gpus, "GPU counts, comma-separated (1024,2048,4096)")->required();
-  cmd->add_option("--days", o->days, "Deadlines in days, comma-separated (14,30,60)")->required();
+  cmd->add_option("--gpus", o->gpus, "GPU counts, comma-separated (1024,2048,4096)")
+      ->required()
+      ->check(non_empty_list());
+  cmd->add_option("--days", o->days, "Deadlines in days, comma-separated (14,30,60)")
+      ->required()
+      ->check(non_empty_list());
   CLI::Option* gpu =
       cmd->add_option("--gpu", o->gpu, "GPU presets, comma-separated (a cluster built from each)")
           ->check(non_empty_list());
@@ -234,7 +240,7 @@ void add_frontier_command(CLI::App& app, const GlobalOptions& global, Action* ac
       ->excludes(gpu)
       ->check(non_empty_list());
   cmd->add_option("--budget-usd", o->budget_usd,
-                  "Dollar budgets, comma-separated (priced by the first --cost-model: cloud, the cluster's usd_per_gpu_hour, by default); default none")
+                  "Dollar budgets, comma-separated (priced by the first --cost-model: cloud, the cluster's usd_per_gpu_hour, by default; 0: no budget); default none")
       ->check(non_empty_list());
   add_planner_flags(cmd, &o->flags, "Planner");
   cmd->add_option("--out", o->out_dir,

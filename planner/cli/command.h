@@ -10,6 +10,7 @@
 #include <CLI/CLI.hpp>
 #include <functional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "planner/cli/output_files.h"
@@ -47,6 +48,16 @@ CLI::Validator finite_positive();
 CLI::Validator int_in(int64_t min, int64_t max);
 // A comma-separated list flag given a value: "" is "--flag: empty list".
 CLI::Validator non_empty_list();
+
+// Issue 48: a value given on the command line is read as given, never as
+// "not given" and never loosely. Every flag that takes a value refuses ""
+// ("--gpu: empty value"), and a numeric flag's value (CLI11 type INT, UINT,
+// FLOAT, NUMBER) is a decimal number: no hexadecimal, no space around it.
+// The message of the first value of `app` and its parsed subcommands that
+// breaks this, "" when none does (main exits 2 with it). Run after parsing.
+std::string given_value_error(const CLI::App& app);
+// [+-]digits[.digits][(e|E)[+-]digits] (or .digits): what a person writes.
+bool is_decimal_number(std::string_view text);
 
 // The name in `names` closest to `word` by edit distance (insertions,
 // deletions, substitutions and swaps of neighbours each count 1), for a

@@ -84,6 +84,49 @@ CLI::Validator int_in(int64_t min, int64_t max) {
       "in [" + std::to_string(min) + " - " + std::to_string(max) + "]", "INT_RANGE");
 }
 
+bool is_decimal_number(std::string_view text) {
+  size_t i = 0;
+  const auto digits = [&] {
+    const size_t start = i;
+    while (i < text.size() && text[i] >= '0' && text[i] <= '9') ++i;
+    return i - start;
+  };
+  if (i < text.size() && (text[i] == '+' || text[i] == '-')) ++i;
+  size_t mantissa = digits();
+  if (i < text.size() && text[i] == '.') {
+    ++i;
+    mantissa += digits();
+  }
+  if (mantissa == 0) return false;
+  if (i < text.size() && (text[i] == 'e' || text[i] == 'E')) {
+    ++i;
+    if (i < text.size() && (text[i] == '+' || text[i] == '-')) ++i;
+    if (digits() == 0) return false;
+  }
+  return i == text.size();
+}
+
+std::string given_value_error(const CLI::App& app) {
+  for (const CLI::App* a = &app; a != nullptr;) {
+    for (const CLI::Option* opt : a->get_options()) {
+      if (opt->count() == 0 || opt->get_type_size_max() < 1) continue;  // not given; a flag
+      const std::string type = opt->get_type_name();
+      const bool numeric = type.starts_with("INT") || type.starts_with("UINT") ||
+                           type.starts_with("FLOAT") || type.starts_with("NUMBER");
+      for (const std::string& v : opt->results()) {
+        if (v.empty()) return opt->get_name() + ": empty value";
+        if (numeric && !is_decimal_number(v)) {
+          return opt->get_name() + ": expected a decimal number, got '" + v + "'";
+        }
+      }
+    }
+    const std::vector<const CLI::App*> parsed =
+        a->get_subcommands([](const CLI::App* s) { return s->parsed(); });
+    a = parsed.empty() ? nullptr : parsed.front();
+  }
+  return "";
+}
+
 std::string closest_name(const std::string& word, const std::vector<std::string>& names) {
   // Optimal string alignment distance, row by row.
   const auto distance = [](const std::string& a, const std::string& b) {

@@ -160,6 +160,10 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "llmplan: error: %s\n", printable(usage_error_message(app, e)).c_str());
     return 2;
   }
+  if (const std::string bad = llmplan::planner::given_value_error(app); !bad.empty()) {
+    std::fprintf(stderr, "llmplan: error: %s\n", printable(bad).c_str());
+    return 2;
+  }
   if (!action) {  // bare `llmplan` (a planner flag without --gpus is a parse error)
     std::fputs(app.help().c_str(), stdout);
     return finish_stdout();

@@ -51,10 +51,8 @@ Result<double> parse_token_count(std::string_view text, const std::string& flag)
     default: break;
   }
   if (scale != 1) number.pop_back();
-  if (number.empty() || std::isspace(static_cast<unsigned char>(number.front()))) return bad();
-  char* end = nullptr;
-  const double x = std::strtod(number.c_str(), &end);
-  if (end != number.c_str() + number.size()) return bad();
+  if (!is_decimal_number(number)) return bad();  // no hexadecimal, no spaces
+  const double x = std::strtod(number.c_str(), nullptr);
   const double v = x * scale;
   if (!std::isfinite(v) || !(v >= 1) || v > kUnreachableTokens / 1e6) {
     return Status::usage(flag + ": must be a finite token count >= 1 (at most 1e294), got '" + s +

@@ -18,8 +18,8 @@ void add_planner_flags(CLI::App* app, PlannerFlags* o, const std::string& what) 
                       "(default: chinchilla; joint-moe for MoE models)")
       ->each([o](const std::string&) { o->law_given = true; });
   CLI::Option* r = app->add_option("--tokens-per-param", o->tokens_per_param,
-                                   p + "training tokens per parameter (default 20)")
-                       ->check(finite_in(0, kMaxTokensPerParam, true));
+                                   p + "training tokens per parameter (default 20; 0.01 to 1e6)")
+                       ->check(finite_in(0.01, kMaxTokensPerParam));
   app->add_option("--tokens-rule", o->tokens_rule, p + "chinchilla (20 tokens/param) or law")
       ->check(CLI::IsMember({"chinchilla", "law"}))
       ->excludes(r);
@@ -187,17 +187,17 @@ void add_pricing_flags(CLI::App* app, PricingFlags* flags, bool list) {
   }
   app->add_option("--capex-usd-per-gpu", flags->ownership.capex_usd_per_gpu,
                   "Owned cost: purchase price per GPU, system share included (default: "
-                  "presets/ownership.json for the GPU)")
-      ->check(finite_in(0, 1e7, true));
+                  "presets/ownership.json for the GPU; $1 to $1e7)")
+      ->check(finite_in(1, 1e7));
   app->add_option("--amortisation-years", flags->ownership.amortisation_years,
-                  "Owned cost: years the capex is spread over (default 5)")
-      ->check(finite_in(0, 30, true));
+                  "Owned cost: years the capex is spread over (default 5; 0.1 to 30)")
+      ->check(finite_in(0.1, 30));
   app->add_option("--pue", flags->ownership.pue,
                   "Owned cost: datacentre power usage effectiveness (default 1.58)")
       ->check(finite_in(1, 5));
   app->add_option("--usd-per-kwh", flags->ownership.usd_per_kwh,
-                  "Owned cost: electricity price in dollars per kWh (default 0.0806)")
-      ->check(finite_in(0, 10, true));
+                  "Owned cost: electricity price in dollars per kWh (default 0.0806; 0.001 to 10)")
+      ->check(finite_in(0.001, 10));
 }
 
 Result<std::vector<std::string>> cost_models(const PricingFlags& flags) {

@@ -25,8 +25,8 @@ void add_reliability_flags(CLI::App* app, ReliabilityFlags* o, const std::string
       ->excludes(off);
   app->add_option("--checkpoint-write-gbps", o->checkpoint_write_gbps,
                   p + "aggregate checkpoint storage write (and read) bandwidth, GB/s (10^9 bytes/s; "
-                      "default 2000: Llama 3's Tectonic)")
-      ->check(finite_in(0, 1e7, true))
+                      "default 2000: Llama 3's Tectonic; 0.001 to 1e7)")
+      ->check(finite_in(0.001, 1e7))
       ->excludes(off);
   app->add_flag("--checkpoint-async", o->checkpoint_async,
                 p + "asynchronous checkpoints: only the copy to host memory stops training")

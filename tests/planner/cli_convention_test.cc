@@ -203,5 +203,16 @@ TEST(CliConvention, ClosestNameForDidYouMean) {
   EXPECT_EQ(closest_name("x", {}), "");
 }
 
+// Issue 48, item 5: what a person writes, and nothing strtod also reads.
+TEST(CliConvention, DecimalNumbersOnly) {
+  for (const char* ok : {"5", "+5", "-0.5", "0.5", ".5", "5.", "1e24", "1.5E-3", "007"}) {
+    EXPECT_TRUE(is_decimal_number(ok)) << ok;
+  }
+  for (const char* bad : {"", " 5", "5 ", "0x10", "0x1p40", "inf", "nan", "1e", "e5", ".", "+",
+                          "1,000", "5M", "--5", "1e+"}) {
+    EXPECT_FALSE(is_decimal_number(bad)) << bad;
+  }
+}
+
 }  // namespace
 }  // namespace llmplan::planner
