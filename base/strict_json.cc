@@ -362,8 +362,14 @@ bool JsonObjectReader::has(std::string_view key) const {
   return object_ != nullptr && object_->find(key) != object_->end();
 }
 
+JsonObjectReader JsonObjectReader::document(const boost::json::value& value, std::string file) {
+  JsonObjectReader r(value, std::move(file));
+  r.document_ = true;
+  return r;
+}
+
 std::string JsonObjectReader::field_path(std::string_view key) const {
-  return path_ + "." + std::string(key);
+  return path_ + (document_ ? ": " : ".") + std::string(key);
 }
 
 void JsonObjectReader::fail(std::string_view key, const std::string& message) {

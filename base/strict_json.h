@@ -67,6 +67,9 @@ class JsonObjectReader {
  public:
   // `path` names the object in messages, e.g. "config.json: model".
   JsonObjectReader(const boost::json::value& value, std::string path);
+  // The reader of a file's top-level object: its fields read "FILE: key"
+  // ("i.json: storage.write_bytes_per_s"), not "FILE.key".
+  static JsonObjectReader document(const boost::json::value& value, std::string file);
 
   const std::string& path() const { return path_; }
   bool has(std::string_view key) const;
@@ -129,6 +132,7 @@ class JsonObjectReader {
 
   const boost::json::object* object_ = nullptr;
   std::string path_;
+  bool document_ = false;  // path_ is a file: fields are "path_: key"
   std::set<std::string, std::less<>> seen_;
   Status status_;
 };

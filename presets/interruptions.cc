@@ -7,6 +7,7 @@
 #include <cmath>
 #include <set>
 
+#include "base/number_text.h"
 #include "base/strict_json.h"
 #include "presets/embedded.h"
 
@@ -18,6 +19,7 @@ namespace bj = boost::json;
 // Bounds that keep every derived time finite.
 constexpr double kMaxPerUnitDay = 1e3;
 constexpr double kMaxSeconds = 1e7;
+constexpr double kMinBytesPerS = 1e6;
 constexpr double kMaxBytesPerS = 1e16;
 
 struct Snapshot {
@@ -119,36 +121,35 @@ Status parse_causes(json::JsonObjectReader* r, bool required, const Snapshot& sn
 // The file's "storage" and "restart" sections (required without a base)
 // into *k.
 Status parse_checkpoint(json::JsonObjectReader* r, bool required, CheckpointSettings* k) {
-  auto positive = [](json::JsonObjectReader* rr, const char* key, double max, double* v) {
+  // Each figure has a physical range (issue 48, item 2): a storage rate from
+  // 1 MB/s (--checkpoint-write-gbps's 0.001) to 1e16 B/s, so that no rate
+  // makes a checkpoint take 1e300 s; 0.1 to 1,000 checkpoint bytes per
+  // parameter; restart times up to kMaxSeconds.
+  auto in_range = [](json::JsonObjectReader* rr, const char* key, double lo, double hi, double* v) {
     rr->read_double(key, v, false, 0);
-    if (rr->status().ok() && rr->has(key) && (!(*v > 0) || *v > max)) {
-      rr->fail(key, "must be > 0 and <= " + std::to_string(max));
-    }
-  };
-  auto at_least_zero = [](json::JsonObjectReader* rr, const char* key, double max, double* v) {
-    rr->read_double(key, v, false, 0);
-    if (rr->status().ok() && rr->has(key) && *v > max) {
-      rr->fail(key, "must be >= 0 and <= " + std::to_string(max));
+    if (rr->status().ok() && rr->has(key) && !(*v >= lo && *v <= hi)) {
+      rr->fail(key, "must be >= " + number_text(lo) + " and <= " + number_text(hi) + ", got " +
+                        number_text(*v));
     }
   };
   if (const bj::value* s = r->child("storage", required)) {
     json::JsonObjectReader sr(*s, r->field_path("storage"));
-    positive(&sr, "write_bytes_per_s", kMaxBytesPerS, &k->write_bytes_per_s);
-    positive(&sr, "read_bytes_per_s", kMaxBytesPerS, &k->read_bytes_per_s);
-    positive(&sr, "node_bytes_per_s", kMaxBytesPerS, &k->node_bytes_per_s);
-    positive(&sr, "host_copy_bytes_per_s", kMaxBytesPerS, &k->host_copy_bytes_per_s);
-    positive(&sr, "bytes_per_param", 1e3, &k->bytes_per_param);
+    in_range(&sr, "write_bytes_per_s", kMinBytesPerS, kMaxBytesPerS, &k->write_bytes_per_s);
+    in_range(&sr, "read_bytes_per_s", kMinBytesPerS, kMaxBytesPerS, &k->read_bytes_per_s);
+    in_range(&sr, "node_bytes_per_s", kMinBytesPerS, kMaxBytesPerS, &k->node_bytes_per_s);
+    in_range(&sr, "host_copy_bytes_per_s", kMinBytesPerS, kMaxBytesPerS, &k->host_copy_bytes_per_s);
+    in_range(&sr, "bytes_per_param", 0.1, 1e3, &k->bytes_per_param);
     LLMPLAN_RETURN_IF_ERROR(sr.finish());
   }
   if (const bj::value* s = r->child("restart", required)) {
     json::JsonObjectReader sr(*s, r->field_path("restart"));
-    at_least_zero(&sr, "detection_s", kMaxSeconds, &k->detection_s);
-    at_least_zero(&sr, "reschedule_s", kMaxSeconds, &k->reschedule_s);
-    at_least_zero(&sr, "spare_swap_s", kMaxSeconds, &k->spare_swap_s);
-    at_least_zero(&sr, "node_repair_s", kMaxSeconds, &k->node_repair_s);
-    at_least_zero(&sr, "init_base_s", kMaxSeconds, &k->init_base_s);
-    at_least_zero(&sr, "init_per_gpu_s", 10, &k->init_per_gpu_s);
-    at_least_zero(&sr, "warmup_s", kMaxSeconds, &k->warmup_s);
+    in_range(&sr, "detection_s", 0, kMaxSeconds, &k->detection_s);
+    in_range(&sr, "reschedule_s", 0, kMaxSeconds, &k->reschedule_s);
+    in_range(&sr, "spare_swap_s", 0, kMaxSeconds, &k->spare_swap_s);
+    in_range(&sr, "node_repair_s", 0, kMaxSeconds, &k->node_repair_s);
+    in_range(&sr, "init_base_s", 0, kMaxSeconds, &k->init_base_s);
+    in_range(&sr, "init_per_gpu_s", 0, 10, &k->init_per_gpu_s);
+    in_range(&sr, "warmup_s", 0, kMaxSeconds, &k->warmup_s);
     LLMPLAN_RETURN_IF_ERROR(sr.finish());
   }
   return Status();
@@ -158,7 +159,7 @@ Status parse_impl(std::string_view text, const std::string& name, const Reliabil
                   Reliability* out, std::vector<std::string>* measured) {
   LLMPLAN_ASSIGN_OR_RETURN(bj::value root, json::parse(text, name));
   if (!root.is_object()) return Status::invalid_argument(name + ": expected an object");
-  json::JsonObjectReader r(root, name);
+  json::JsonObjectReader r = json::JsonObjectReader::document(root, name);
   r.ignore("note");
   r.ignore("measured_gpus_source");
   Reliability rel = base != nullptr ? *base : Reliability{};

@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "presets/preset_json.h"
+#include "base/number_text.h"
 #include "presets/sim_config.h"
 #include "base/input_file.h"
 #include "base/strict_json.h"
@@ -35,12 +36,6 @@ std::string file_stem(const std::string& path) {
 std::string lower(std::string s) {
   for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   return s;
-}
-
-std::string num(double x) {
-  std::ostringstream s;
-  s << x;
-  return s.str();
 }
 
 // The fields of a vTrain config, with vTrain's defaults.
@@ -92,8 +87,8 @@ Status read_vtrain_fields(const boost::json::value& doc, const std::string& sour
   note_default("vocab_size", std::to_string(f.vocab_size));
   note_default("use_gradient_bucket", "false");
   note_default("use_checkpoint", "true");
-  note_default("inter_node_bandwidth", num(f.inter_node_gbps));
-  note_default("intra_node_bandwidth", num(f.intra_node_gbytes_per_s));
+  note_default("inter_node_bandwidth", number_text(f.inter_node_gbps));
+  note_default("intra_node_bandwidth", number_text(f.intra_node_gbytes_per_s));
   note_default("pipeline_scheduling", f.pipeline_scheduling);
   note_default("node_size", std::to_string(f.node_size));
 
@@ -333,11 +328,11 @@ Status vtrain_cluster(const VtrainFields& f, const Catalog& catalog, const std::
                   ": the vTrain README does not give the memory size; its 3.6B-parameter runs "
                   "at t = p = 1 need about 58 GB for weights, gradients and Adam state, which "
                   "only the 80 GB A100 holds");
-  notes.push_back("inter_node_bandwidth " + num(f.inter_node_gbps) +
-                  " Gb/s per node -> nic_bytes_per_s " + num(c.nic_bytes_per_s) +
+  notes.push_back("inter_node_bandwidth " + number_text(f.inter_node_gbps) +
+                  " Gb/s per node -> nic_bytes_per_s " + number_text(c.nic_bytes_per_s) +
                   " per GPU (/ 8 bits / node_size " + std::to_string(f.node_size) +
                   "; vTrain's code scales Gb by 2^30, llmplan by 1e9)");
-  notes.push_back("intra_node_bandwidth " + num(f.intra_node_gbytes_per_s) +
+  notes.push_back("intra_node_bandwidth " + number_text(f.intra_node_gbytes_per_s) +
                   " GB/s: vTrain uses it as the achieved all-reduce bus bandwidth per GPU, one "
                   "direction (for groups its measured all-reduce table lacks); llmplan sets "
                   "nvlink_bytes_per_s = 2 x that (both directions) and nvlink_efficiency = 1");

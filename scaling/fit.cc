@@ -10,6 +10,7 @@
 #include <numeric>
 #include <random>
 #include <sstream>
+#include <tuple>
 
 #include "scaling/optimal.h"
 
@@ -352,6 +353,26 @@ Result<ScalingFit> fit_loss_law(const std::vector<LossPoint>& points, const FitO
   std::ostringstream source;
   source << "Huber (delta " << options.huber_delta << ") fit to " << points.size() << " points";
   fit.law.source = source.str();
+  // Issue 48, item 11: a best fit outside the range a loss law takes (a
+  // loss that does not fall as N or D grows: swapped columns, or data from
+  // something else) is refused, not returned as a "converged" law that
+  // --law would refuse. The exponents first: their failure says the most.
+  for (auto [name, x, grows] : {std::tuple{"alpha", fit.law.alpha, "N"},
+                                std::tuple{"beta", fit.law.beta, "D"}}) {
+    if (!(x >= kLawMinExponent && x <= kLawMaxExponent)) {
+      std::ostringstream m;
+      m << "the best fit's " << name << " is " << x << ", outside [" << kLawMinExponent << ", "
+        << kLawMaxExponent << "], the range of a loss law's exponents: "
+        << (x < kLawMinExponent ? std::string("the loss does not fall as ") + grows + " grows"
+                                : std::string("the loss falls too steeply with ") + grows)
+        << " in these points (check which columns hold N, D and the loss); no law is returned";
+      return Status::invalid_argument(m.str());
+    }
+  }
+  if (Status valid = validate(fit.law); !valid.ok()) {
+    return Status::invalid_argument("the best fit is not a valid loss law (" + valid.message() +
+                                    "); no law is returned");
+  }
   const FrontierExponents exps = frontier_exponents(fit.law);
   fit.a = exps.a;
   fit.b = exps.b;

@@ -115,7 +115,10 @@ struct ScalingFit {
 //
 // Returns InvalidArgument if there are fewer than 5 points (5 unknowns), a
 // point has a non-positive or non-finite N, D or loss (naming the point), or
-// an option is out of range (naming it). A solver that stops without
+// an option is out of range (naming it), and when the best fit is not a law
+// validate() accepts (alpha or beta outside [kLawMinExponent,
+// kLawMaxExponent]: a loss that does not fall as N or D grows, e.g. swapped
+// columns; the message names the exponent). A solver that stops without
 // converging is a result, not an error: converged == false and
 // solver_report says why. Thread-safe: each call owns its problems.
 Result<ScalingFit> fit_loss_law(const std::vector<LossPoint>& points,

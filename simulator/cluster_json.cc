@@ -4,16 +4,11 @@
 #include <sstream>
 #include <vector>
 
+#include "base/number_text.h"
 #include "base/strict_json.h"
 
 namespace llmplan::simulator {
 namespace {
-
-std::string number_text(double x) {
-  std::ostringstream s;
-  s << x;
-  return s.str();
-}
 
 // Reads a number that must be > 0.
 void read_positive(json::JsonObjectReader* r, std::string_view key, double* out) {
@@ -36,6 +31,23 @@ void read_fraction(json::JsonObjectReader* r, std::string_view key, double* out)
   if (!had || !r->status().ok()) return;
   if (!(x > 0 && x <= 1)) {
     r->fail(key, "must be in (0, 1], got " + number_text(x));
+    return;
+  }
+  *out = x;
+}
+
+// Reads a number in [lo, hi]; `unit` (" s", or "") follows the bounds.
+void read_in_range(json::JsonObjectReader* r, std::string_view key, double lo, double hi,
+                   std::string_view unit, double* out) {
+  double x = *out;
+  const bool had = r->has(key);
+  r->read_double(key, &x);
+  if (!had || !r->status().ok()) return;
+  if (!(x >= lo && x <= hi)) {
+    r->fail(key, unit.empty() ? "must be in [" + number_text(lo) + ", " + number_text(hi) +
+                                    "], got " + number_text(x)
+                              : "must be between " + number_text(lo) + " and " + number_text(hi) +
+                                    std::string(unit) + ", got " + number_text(x));
     return;
   }
   *out = x;
@@ -142,28 +154,27 @@ Status apply_roofline_json(const boost::json::value& v, const std::string& path,
   read_fraction(&r, "gemm_efficiency", &c.gemm_efficiency);
   read_fraction(&r, "fp8_gemm_efficiency", &c.fp8_gemm_efficiency);
   read_fraction(&r, "fp4_gemm_efficiency", &c.fp4_gemm_efficiency);
-  r.read_double("gemm_dim_half", &c.gemm_dim_half, false, 0.0);
-  r.read_double("gemm_tile", &c.gemm_tile, false, 1.0);
+  // Every constant has a stated range, checked here so that the error names
+  // this file and field (not the first case that uses it): the host costs as
+  // validate() bounds them (a second per kernel or micro-batch, an hour per
+  // iteration, far beyond any real value); the GEMM shape constants in
+  // elements, up to 64Ki and 4Ki (the presets hold 0 to 1,032 and 128).
+  read_in_range(&r, "gemm_dim_half", 0, 65536, "", &c.gemm_dim_half);
+  read_in_range(&r, "gemm_tile", 1, 4096, "", &c.gemm_tile);
   read_fraction(&r, "flash_attention_efficiency", &c.flash_attention_efficiency);
   read_fraction(&r, "memory_efficiency", &c.memory_efficiency);
-  r.read_double("kernel_overhead_s", &c.kernel_overhead_s, false, 0.0);
-  r.read_double("host_run_ahead_s", &c.host_run_ahead_s, false, 0.0);
-  r.read_double("microbatch_overhead_s", &c.microbatch_overhead_s, false, 0.0);
-  r.read_double("iteration_overhead_s", &c.iteration_overhead_s, false, 0.0);
-  r.read_double("comm_compute_slowdown", &c.comm_compute_slowdown, false, 0.0);
+  read_in_range(&r, "kernel_overhead_s", 0, 1, " s", &c.kernel_overhead_s);
+  read_in_range(&r, "host_run_ahead_s", 0, 3600, " s", &c.host_run_ahead_s);
+  read_in_range(&r, "microbatch_overhead_s", 0, 1, " s", &c.microbatch_overhead_s);
+  read_in_range(&r, "iteration_overhead_s", 0, 3600, " s", &c.iteration_overhead_s);
+  // The fraction of an overlapped collective's hidden time added to compute.
+  read_in_range(&r, "comm_compute_slowdown", 0, 1, "", &c.comm_compute_slowdown);
   read_fraction(&r, "pytorch_fsdp_efficiency", &c.pytorch_fsdp_efficiency);
-  r.read_double("grouped_gemm_expert_overhead_s", &c.grouped_gemm_expert_overhead_s, false, 0.0);
-  r.read_double("moe_a2a_efficiency", &c.moe_a2a_efficiency, false, 0.0);
-  r.read_double("moe_a2a_nic_efficiency", &c.moe_a2a_nic_efficiency, false, 0.0);
-  r.read_double("ssd_scan_efficiency", &c.ssd_scan_efficiency, false, 0.0);
-  for (const auto& [key, v] : {std::pair<const char*, double>{"moe_a2a_efficiency", c.moe_a2a_efficiency},
-                               {"moe_a2a_nic_efficiency", c.moe_a2a_nic_efficiency},
-                               {"ssd_scan_efficiency", c.ssd_scan_efficiency}}) {
-    if (v > 1.0) {
-      return Status::invalid_argument(path + "." + key + ": must be in [0, 1] (0: the cluster's), got " +
-                                      std::to_string(v));
-    }
-  }
+  read_in_range(&r, "grouped_gemm_expert_overhead_s", 0, 1, " s", &c.grouped_gemm_expert_overhead_s);
+  // 0: the cluster's.
+  read_in_range(&r, "moe_a2a_efficiency", 0, 1, "", &c.moe_a2a_efficiency);
+  read_in_range(&r, "moe_a2a_nic_efficiency", 0, 1, "", &c.moe_a2a_nic_efficiency);
+  read_in_range(&r, "ssd_scan_efficiency", 0, 1, "", &c.ssd_scan_efficiency);
   ignore_documentation(&r);
   LLMPLAN_RETURN_IF_ERROR(r.finish());
   *out = c;
@@ -174,8 +185,8 @@ Status apply_network_json(const boost::json::value& v, const std::string& path,
                           NetworkConstants* out) {
   NetworkConstants n = *out;
   json::JsonObjectReader r(v, path);
-  r.read_double("nvlink_latency_s", &n.nvlink_latency_s, false, 0.0);
-  r.read_double("nic_latency_s", &n.nic_latency_s, false, 0.0);
+  read_in_range(&r, "nvlink_latency_s", 0, 1, " s", &n.nvlink_latency_s);
+  read_in_range(&r, "nic_latency_s", 0, 1, " s", &n.nic_latency_s);
   read_fraction(&r, "nvlink_efficiency", &n.nvlink_efficiency);
   read_fraction(&r, "nic_efficiency", &n.nic_efficiency);
   read_fraction(&r, "nvlink_a2a_efficiency", &n.nvlink_a2a_efficiency);

@@ -385,7 +385,7 @@ Result<HfModel> model_from_hf_config(const boost::json::value& v, const std::str
   const boost::json::object& top = v.as_object();
   const boost::json::value* archs = top.if_contains("architectures");
   if (archs == nullptr || !archs->is_array() || archs->as_array().empty()) {
-    return Status::invalid_argument(path + ".architectures: expected a non-empty array of strings");
+    return Status::invalid_argument(path + ": architectures: expected a non-empty array of strings");
   }
   HfModel hf;
   Arch arch = Arch::kLlama;
@@ -393,7 +393,7 @@ Result<HfModel> model_from_hf_config(const boost::json::value& v, const std::str
   std::string names;
   for (const boost::json::value& a : archs->as_array()) {
     if (!a.is_string()) {
-      return Status::invalid_argument(path + ".architectures: expected a non-empty array of strings");
+      return Status::invalid_argument(path + ": architectures: expected a non-empty array of strings");
     }
     if (!names.empty()) names += ", ";
     names += std::string(a.as_string());
@@ -406,20 +406,20 @@ Result<HfModel> model_from_hf_config(const boost::json::value& v, const std::str
     }
   }
   if (!found) {
-    return Status::invalid_argument(path + ".architectures: unsupported architecture " + names +
+    return Status::invalid_argument(path + ": architectures: unsupported architecture " + names +
                                     " (supported: " + hf_supported_architectures() + ")");
   }
   // Llama4ForConditionalGeneration: the language model is text_config.
   const boost::json::object* cfg = &top;
-  std::string cfg_path = path;
+  std::string key_prefix;
   std::vector<std::string> unknown;
   if (arch == Arch::kLlama4Conditional) {
     const boost::json::value* text = top.if_contains("text_config");
     if (text == nullptr || !text->is_object()) {
-      return Status::invalid_argument(path + ".text_config: expected an object (the language model)");
+      return Status::invalid_argument(path + ": text_config: expected an object (the language model)");
     }
     cfg = &text->as_object();
-    cfg_path = path + ".text_config";
+    key_prefix = "text_config.";
     for (const auto& kv : top) {
       const std::string key(kv.key());
       if (key == "text_config" || key == "architectures") continue;
@@ -434,7 +434,7 @@ Result<HfModel> model_from_hf_config(const boost::json::value& v, const std::str
       }
     }
   }
-  Reader r(*cfg, cfg_path);
+  Reader r(*cfg, path, key_prefix);
   Mapper m{r, {}, {}};
   LLMPLAN_RETURN_IF_ERROR(map_architecture(arch, m));
   // Sequence: max_position_embeddings bounds it (see the header).
@@ -454,13 +454,16 @@ Result<HfModel> model_from_hf_config(const boost::json::value& v, const std::str
   }
   r.find("architectures");  // read above (top level)
   std::vector<std::string> ignored;
+  const size_t top_unknown = unknown.size();  // Llama 4's own keys, beside text_config
   r.leftovers(&ignored, &unknown);
+  LLMPLAN_RETURN_IF_ERROR(
+      r.misspelt(std::vector<std::string>(unknown.begin() + top_unknown, unknown.end())));
   for (const std::string& k : ignored) {
     if (std::find(hf.ignored.begin(), hf.ignored.end(), k) == hf.ignored.end()) hf.ignored.push_back(k);
   }
   for (const std::string& w : m.warnings) hf.warnings.push_back(w);
   for (const std::string& k : unknown) hf.warnings.push_back(k + " (unknown to llmplan)");
-  LLMPLAN_RETURN_IF_ERROR(apply_model_json(m.out, cfg_path + " (mapped)", &hf.model));
+  LLMPLAN_RETURN_IF_ERROR(apply_model_json(m.out, path + ": " + key_prefix + "(mapped)", &hf.model));
   LLMPLAN_RETURN_IF_ERROR(validate(hf.model).with_prefix(path));
   return hf;
 }

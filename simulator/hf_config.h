@@ -59,10 +59,12 @@ struct HfModel {
 bool is_hf_config(const boost::json::value& v);
 
 // The model an HF config describes. `path` prefixes every message
-// ("cfg.json.architectures: ..."). Errors (InvalidArgument, one line):
+// ("cfg.json: architectures: ..."). Errors (InvalidArgument, one line):
 // architectures not a non-empty array of strings, no supported architecture
 // (the message lists the supported ones), a key of the wrong type, a
-// required key missing, conflicting keys, or a model validate() refuses.
+// required key missing, conflicting keys, an explicit 0 for a width, an
+// unknown key one or two edits from an absent key the mapping reads (a
+// misspelling, "did you mean"), or a model validate() refuses.
 Result<HfModel> model_from_hf_config(const boost::json::value& v, const std::string& path);
 
 // The notes for a user, one line each: "PATH: Hugging Face config (ARCH):

@@ -5,6 +5,7 @@
 
 #include "base/csv.h"
 #include "base/input_file.h"
+#include "base/number_text.h"
 
 namespace llmplan::planner {
 namespace {
@@ -78,6 +79,12 @@ Result<std::vector<MeasuredRun>> read_measured_csv_text(std::string_view text,
       }
       if (v[c] <= 0) {
         return Status::parse_error(reader.where(column) + ": must be positive, got " +
+                                   reader.cell(column));
+      }
+      if (c == kTimeMs && !(v[c] >= kMinMeasuredStepS * 1e3 && v[c] <= kMaxMeasuredStepS * 1e3)) {
+        return Status::parse_error(reader.where(column) + ": an iteration time must be from " +
+                                   number_text(kMinMeasuredStepS * 1e3) + " to " +
+                                   number_text(kMaxMeasuredStepS * 1e3) + " ms, got " +
                                    reader.cell(column));
       }
     }

@@ -41,6 +41,14 @@ struct MeasuredRun {
 // Each row becomes a simulation case, so the cap bounds memory and time.
 inline constexpr size_t kMaxMeasuredRuns = 20000;
 
+// A measured training step's physical range, seconds (issue 48, item 2): a
+// tenth of a millisecond to a day and more (1e5 s). The published steps
+// are 0.1 to 100 s; outside this range a row is a typo or a unit slip
+// (milliseconds as seconds), and 1e309 (read as infinity) made every MAPE
+// nan. Runs files (runs_file.h) and vTrain's measured CSVs keep to it.
+inline constexpr double kMinMeasuredStepS = 1e-4;
+inline constexpr double kMaxMeasuredStepS = 1e5;
+
 // Parses CSV text; `source_name` starts every message. Errors (one line
 // each): ParseError "FILE: empty file (no header row)"; InvalidArgument
 // naming the column number and text of an unknown or duplicated header cell,

@@ -6,9 +6,11 @@
 #include <cctype>
 #include <map>
 
+#include "planner/accuracy/measured_csv.h"
 #include "planner/accuracy/runs_cells.h"
 #include "base/csv.h"
 #include "base/input_file.h"
+#include "base/number_text.h"
 #include "base/strict_json.h"
 
 namespace llmplan::planner {
@@ -171,8 +173,10 @@ Result<std::vector<RunRow>> read_runs_rows_text(std::string_view text,
       LLMPLAN_ASSIGN_OR_RETURN(*field, positive(reader, col[c]));
     }
     LLMPLAN_ASSIGN_OR_RETURN(r.measured_step_s, reader.number(col[kStep]));
-    if (!(r.measured_step_s > 0)) {
-      return Status::parse_error(reader.where(col[kStep]) + ": must be positive, got " +
+    if (!(r.measured_step_s >= kMinMeasuredStepS && r.measured_step_s <= kMaxMeasuredStepS)) {
+      return Status::parse_error(reader.where(col[kStep]) + ": must be from " +
+                                 number_text(kMinMeasuredStepS) + " to " +
+                                 number_text(kMaxMeasuredStepS) + " s, got " +
                                  reader.cell(col[kStep]));
     }
     if (static_cast<double>(r.tp) * r.pp * r.cp * r.dp != r.gpus) {
@@ -260,8 +264,15 @@ Result<std::vector<PublishedRun>> read_runs_json_text(std::string_view text,
           config[k] = value;
         }
       } else if (k == "measured_step_s") {
-        if (!value.is_number() || !(value.to_number<double>() > 0)) {
-          return Status::invalid_argument(path + ".measured_step_s: expected a positive number");
+        if (!value.is_number()) {
+          return Status::invalid_argument(path + ".measured_step_s: expected a number of seconds");
+        }
+        const double step_s = value.to_number<double>();
+        if (!(step_s >= kMinMeasuredStepS && step_s <= kMaxMeasuredStepS)) {
+          return Status::invalid_argument(path + ".measured_step_s: must be from " +
+                                          number_text(kMinMeasuredStepS) + " to " +
+                                          number_text(kMaxMeasuredStepS) + " s, got " +
+                                          number_text(step_s));
         }
         r.measured_step_s = value.to_number<double>();
         has_time = true;

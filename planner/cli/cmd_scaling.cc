@@ -56,7 +56,9 @@ Status run_fit(const FitArgs& args) {
       counter(std::make_shared<Progress>("fit", "bootstrap resamples", args.progress));
   options.seed = args.seed;
   options.confidence_level = args.confidence;
-  LLMPLAN_ASSIGN_OR_RETURN(scaling::ScalingFit fit, scaling::fit_loss_law(data.points, options));
+  Result<scaling::ScalingFit> fitted = scaling::fit_loss_law(data.points, options);
+  if (!fitted.ok()) return fitted.status().with_prefix(args.file);  // a fit outside the law's range
+  scaling::ScalingFit fit = std::move(fitted).value();
 
   reports::FitReport report{fit, data.points, args.file, scaling::describe(data)};
   if (!args.out_dir.empty()) {

@@ -1,4 +1,5 @@
 #include "planner/cli/command.h"
+#include "base/number_text.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -35,12 +36,6 @@ void add_preset_file_option(CLI::App& app, GlobalOptions* global) {
 namespace {
 
 // "1e+308", "0.5", "inf": a number as the user would write it.
-std::string number_text(double x) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%g", x);
-  return buf;
-}
-
 }  // namespace
 
 CLI::Validator finite_in(double min, double max, bool min_exclusive) {

@@ -46,7 +46,8 @@ Result<Reliability> resolve_reliability(const ReliabilityFlags& flags,
   if (!flags.file.empty()) {
     LLMPLAN_ASSIGN_OR_RETURN(const std::string text, read_input_file(flags.file));
     Result<Reliability> user = parse_interruptions(text, flags.file, &rel);
-    if (!user.ok()) return Status::usage("--interruptions: " + user.status().message());
+    // The file's content is at fault, not the flag: exit 1, as for every file.
+    if (!user.ok()) return Status::invalid_argument("--interruptions: " + user.status().message());
     rel = std::move(user.value());
   }
   if (flags.per_gpu_day >= 0) {

@@ -13,37 +13,39 @@ namespace llmplan::planner {
 
 Result<simulator::Model> parse_shape_entry(const boost::json::value& entry, const std::string& where,
                                            const simulator::Model& base,
-                                           const presets::Catalog* catalog) {
+                                           const presets::Catalog* catalog,
+                                           const std::string& fields) {
+  const std::string& at = fields.empty() ? where : fields;
   if (!entry.is_object()) return Status::invalid_argument(where + ": expected an object of model fields");
   if (simulator::is_hf_config(entry)) {
     // A Hugging Face config.json (simulator/hf_config.h); its notes go to
     // stderr, once per file or entry.
-    // Its faults are usage errors (exit 2), named by the config's key.
-    Result<simulator::HfModel> mapped = simulator::model_from_hf_config(entry, where);
-    if (!mapped.ok()) return mapped.status().as_usage();
-    const simulator::HfModel& hf = mapped.value();
+    // Its faults are the file's (exit 1, as for every file), named by the
+    // config's key.
+    LLMPLAN_ASSIGN_OR_RETURN(const simulator::HfModel hf,
+                             simulator::model_from_hf_config(entry, where));
     for (const std::string& line : simulator::hf_config_notes(hf, where)) std::cerr << line << "\n";
     return hf.model;
   }
   simulator::Model m = base;
-  boost::json::object fields = entry.as_object();
-  if (const boost::json::value* preset = fields.if_contains("preset")) {
-    if (!preset->is_string()) return Status::invalid_argument(where + ".preset: expected a model preset name");
+  boost::json::object object = entry.as_object();
+  if (const boost::json::value* preset = object.if_contains("preset")) {
+    if (!preset->is_string()) return Status::invalid_argument(at + ".preset: expected a model preset name");
     const std::string name(preset->as_string());
     if (catalog == nullptr) {
-      return Status::invalid_argument(where + ".preset: presets are not available here");
+      return Status::invalid_argument(at + ".preset: presets are not available here");
     }
     auto found = catalog->model(name);
     if (!found.ok()) {
-      return Status::invalid_argument(where + ".preset: unknown model preset '" + name +
+      return Status::invalid_argument(at + ".preset: unknown model preset '" + name +
                                       "' (see llmplan presets --kind model)");
     }
     m = found.value();
-    fields.erase("preset");
+    object.erase("preset");
   } else {
     m.name = "";
   }
-  LLMPLAN_RETURN_IF_ERROR(simulator::apply_model_json(fields, where, &m));
+  LLMPLAN_RETURN_IF_ERROR(simulator::apply_model_json(object, at, &m));
   LLMPLAN_RETURN_IF_ERROR(simulator::validate(m).with_prefix(where));
   return m;
 }
@@ -108,7 +110,8 @@ Result<simulator::Model> resolve_pinned_model(const std::string& name_or_file,
   LLMPLAN_ASSIGN_OR_RETURN(std::string text, read_input_file(name_or_file));
   LLMPLAN_ASSIGN_OR_RETURN(boost::json::value v, json::parse(text, name_or_file));
   LLMPLAN_ASSIGN_OR_RETURN(simulator::Model m,
-                           parse_shape_entry(v, "--model " + name_or_file, base, &catalog));
+                           parse_shape_entry(v, "--model " + name_or_file, base, &catalog,
+                                             "--model " + name_or_file + ": model"));
   if (m.name.empty()) m.name = std::filesystem::path(name_or_file).stem().string();
   return m;
 }

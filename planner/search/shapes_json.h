@@ -30,10 +30,13 @@ inline constexpr size_t kMaxShapes = 1000;
 // "preset" looked up in `catalog` (null: presets not available, an error),
 // the other keys applied on top, the result validate()d. InvalidArgument
 // naming the JSON path ("shapes.json[2].layers: ...", "shapes.json[0].preset:
-// unknown model preset 'x'").
+// unknown model preset 'x'"). `fields`, when not empty, is the path its keys
+// are named under instead ("--model m.json: model", so that a key reads
+// "--model m.json: model.layers", as validate()'s "model.ffn_hidden" does).
 Result<simulator::Model> parse_shape_entry(const boost::json::value& entry, const std::string& where,
                                            const simulator::Model& base,
-                                           const presets::Catalog* catalog);
+                                           const presets::Catalog* catalog,
+                                           const std::string& fields = "");
 
 // Reads a JSON array of 1 to kMaxShapes entries (parse_shape_entry). Errors,
 // one line: ParseError for malformed JSON (`source_name`:line:col),
@@ -56,7 +59,7 @@ Result<std::vector<simulator::Model>> read_shapes_file(const std::string& path, 
                                                        int vocab_size);
 
 // --model NAME|FILE: a model preset by name, else a file holding one entry
-// (an object, parse_shape_entry with "--model FILE" in errors).
+// (an object, parse_shape_entry with "--model FILE: model.KEY" in errors).
 // InvalidArgument "--model: 'x' is neither a model preset (...) nor a file".
 Result<simulator::Model> resolve_pinned_model(const std::string& name_or_file,
                                               const simulator::Model& base,

@@ -12,6 +12,7 @@
 #include <unordered_map>
 #include <utility>
 
+#include "base/number_text.h"
 #include "planner/search/loss_verdict.h"
 #include "reports/plan_report.h"
 #include "base/threads.h"
@@ -24,12 +25,6 @@ using simulator::Model;
 using simulator::Plan;
 
 namespace {
-
-std::string number_text(double x) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%g", x);
-  return buf;
-}
 
 // "dgx-h100, 512 GPUs, 14 days, budget $1e+06".
 std::string cell_name(const Cluster& cluster, int gpus, double days, double budget_usd) {

@@ -156,7 +156,7 @@ TEST(HfConfig, Llama4MaverickLayoutFromInterleaveStep) {
       json::parse(text.substr(0, text.size() - 1) + R"(, "moe_layers": [)" + every + "]}", "t");
   ASSERT_TRUE(bad.ok());
   EXPECT_EQ(model_from_hf_config(bad.value(), "t").status().message(),
-            "t.moe_layers: conflicts with interleave_moe_layer_step 2");
+            "t: moe_layers: conflicts with interleave_moe_layer_step 2");
 }
 
 Status error_of(const std::string& text) {
@@ -186,19 +186,25 @@ TEST(HfConfig, BadInputIsOneLineNamingTheKey) {
   const std::string body = R"("hidden_size": 1024, "intermediate_size": 4096, "num_hidden_layers": 4,
       "num_attention_heads": 8, "vocab_size": 32000)";
   EXPECT_EQ(error_of(R"({"architectures": ["T5ForConditionalGeneration"], )" + body + "}").message(),
-            "c.architectures: unsupported architecture T5ForConditionalGeneration (supported: " +
+            "c: architectures: unsupported architecture T5ForConditionalGeneration (supported: " +
                 hf_supported_architectures() + ")");
   EXPECT_EQ(error_of(R"({"architectures": [], )" + body + "}").message(),
-            "c.architectures: expected a non-empty array of strings");
+            "c: architectures: expected a non-empty array of strings");
   EXPECT_EQ(error_of(R"({"architectures": ["LlamaForCausalLM"], "hidden_size": 1024.5,
       "intermediate_size": 4096, "num_hidden_layers": 4, "num_attention_heads": 8,
       "vocab_size": 32000})").message(),
-            "c.hidden_size: expected an integer, got 1.0245E3");
+            "c: hidden_size: expected an integer, got 1.0245E3");
+  // A whole number too large for an integer is refused, not converted (the
+  // fuzz target's find: 6.7e75 cast to int64 is undefined behaviour).
+  EXPECT_EQ(error_of(R"({"architectures": ["LlamaForCausalLM"], "hidden_size": 6.7e75,
+      "intermediate_size": 4096, "num_hidden_layers": 4, "num_attention_heads": 8,
+      "vocab_size": 32000})").message(),
+            "c: hidden_size: must be an integer in [0, 2^31), got 6.7E75");
   EXPECT_EQ(error_of(R"({"architectures": ["LlamaForCausalLM"], "tie_word_embeddings": "no", )" +
                      body + "}").message(),
-            "c.tie_word_embeddings: expected true or false, got \"no\"");
+            "c: tie_word_embeddings: expected true or false, got \"no\"");
   EXPECT_EQ(error_of(R"({"architectures": ["Llama4ForConditionalGeneration"]})").message(),
-            "c.text_config: expected an object (the language model)");
+            "c: text_config: expected an object (the language model)");
   // An unknown key is a warning, not an error; null is absent.
   Result<boost::json::value> v = json::parse(
       R"({"architectures": ["MistralForCausalLM"], "sliding_window": null, "fancy_new_thing": 3, )" +
@@ -209,6 +215,50 @@ TEST(HfConfig, BadInputIsOneLineNamingTheKey) {
   ASSERT_TRUE(hf.ok()) << hf.status().message();
   EXPECT_EQ(hf->model.sliding_window, 0);
   EXPECT_TRUE(contains(hf->warnings, "fancy_new_thing"));
+}
+
+TEST(HfConfig, AMisspeltShapingKeyIsAnErrorSuggestingTheKey) {
+  // Issue 48, item 6: num_key_value_hea5ds was a warning, and the model
+  // silently took 8 kv heads (num_attention_heads) instead of 2.
+  const std::string body = R"("hidden_size": 1024, "intermediate_size": 4096, "num_hidden_layers": 4,
+      "num_attention_heads": 8, "vocab_size": 32000)";
+  const std::string llama = R"({"architectures": ["LlamaForCausalLM"], )";
+  EXPECT_EQ(error_of(llama + R"("num_key_value_hea5ds": 2, )" + body + "}").message(),
+            "c: num_key_value_hea5ds: unknown key; did you mean \"num_key_value_heads\"? (it "
+            "shapes the model and is absent, so its default would be used; correct the key, or "
+            "remove it)");
+  // A swap of neighbours, a dropped letter, another case: one edit each.
+  for (const char* typo : {"num_key_value_haeds", "num_key_value_head", "Num_Key_Value_Heads"}) {
+    const std::string m = error_of(llama + "\"" + typo + "\": 2, " + body + "}").message();
+    EXPECT_NE(m.find("did you mean \"num_key_value_heads\""), std::string::npos) << typo << ": " << m;
+  }
+  // Inside Llama 4's text_config the key's path says so.
+  const std::string text_config = R"("hidden_size": 1024, "intermediate_size": 4096,
+      "intermediate_size_mlp": 4096, "num_hidden_layers": 4, "num_attention_heads": 8,
+      "vocab_size": 32000, "num_local_experts": 4, "num_experts_per_tok": 1)";
+  const std::string nested =
+      error_of(R"({"architectures": ["Llama4ForConditionalGeneration"], "text_config": {)" +
+               text_config + R"(, "num_key_value_hea5ds": 2}})")
+          .message();
+  EXPECT_EQ(nested.rfind("c: text_config.num_key_value_hea5ds: unknown key; did you mean "
+                         "\"num_key_value_heads\"?",
+                         0),
+            0u)
+      << nested;
+  // A required key that is missing names a near key the config has.
+  EXPECT_EQ(error_of(llama + R"("hidden_sise": 1024, "intermediate_size": 4096,
+      "num_hidden_layers": 4, "num_attention_heads": 8, "vocab_size": 32000})")
+                .message(),
+            "c: hidden_size: missing (required for this architecture); the config has "
+            "\"hidden_sise\": a misspelling?");
+  // Not a misspelling: the near key is given too, or nothing is near.
+  for (const std::string extra : {R"("num_key_value_heads": 2, "num_key_value_heads_x": 3, )",
+                                  R"("my_training_note": 1, )"}) {
+    Result<boost::json::value> v = json::parse(llama + extra + body + "}", "c");
+    ASSERT_TRUE(v.ok());
+    Result<HfModel> hf = model_from_hf_config(v.value(), "c");
+    EXPECT_TRUE(hf.ok()) << extra << ": " << hf.status().message();
+  }
 }
 
 }  // namespace

@@ -189,7 +189,7 @@ TEST(Reliability, BadFilesAreOneLineErrorsNamingThePath) {
     const char* text;
     const char* message;
   } cases[] = {
-      {"{\"causes\": [{\"name\": \"x\", \"scope\": \"gpu\", \"per_day\": -1}]}", "f.json.causes[0]"},
+      {"{\"causes\": [{\"name\": \"x\", \"scope\": \"gpu\", \"per_day\": -1}]}", "f.json: causes[0]"},
       {"{\"causes\": [{\"name\": \"x\", \"scope\": \"rack\", \"per_day\": 1}]}", "scope"},
       {"{\"causes\": [{\"name\": \"x\", \"scope\": \"gpu\", \"per_day\": 1, \"rate\": 2}]}", "rate"},
       {"{\"causes\": [{\"name\": \"x\", \"scope\": \"gpu\", \"count\": 3}]}", "snapshot"},

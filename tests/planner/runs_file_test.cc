@@ -181,7 +181,7 @@ TEST(RunsFile, ErrorsNameFileLineAndColumn) {
   EXPECT_NE(error_of(kMptRow.substr(0, 40) + "\n").find("runs.csv:2:"), std::string::npos);
   std::string bad = kMptRow;
   bad.replace(bad.find(",1.250"), 6, ",-1");
-  EXPECT_NE(error_of(bad).find("runs.csv:2: column \"measured_step_s\": must be positive"),
+  EXPECT_NE(error_of(bad).find("runs.csv:2: column \"measured_step_s\": must be from 0.0001 to 100000 s, got -1"),
             std::string::npos)
       << error_of(bad);
   bad = kMptRow;
@@ -240,7 +240,7 @@ TEST(RunsFile, ReadsTheJsonForm) {
             std::string::npos);
   EXPECT_NE(err(R"([{"name": "a", "model": {}, "plan": {}, "cluster": "dgx-h100",
                      "measured_step_s": -1}])")
-                .find("[0].measured_step_s: expected a positive number"),
+                .find("[0].measured_step_s: must be from 0.0001 to 100000 s, got -1"),
             std::string::npos);
 }
 

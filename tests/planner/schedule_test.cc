@@ -137,6 +137,32 @@ TEST(ClusterSim, SingleJobFixedSizeHandComputed) {
   EXPECT_FALSE(run(tight, {&linear_curve()}, "fifo", 64, 100).jobs[0].met_deadline);
 }
 
+TEST(ClusterSim, WorkBelowTheClocksResolutionStillFinishes) {
+  // Issue 48, item 8: a job whose work is below the clock's resolution at
+  // its start (1 token at 16,000 tokens/s at 3.6e9 s, 1e-3 at 7.2e9 s: under
+  // half an ulp of the clock) stayed "running" at the same instant until the
+  // event cap. Every policy finishes each job once its start-up has passed.
+  const double late_s = 3.6e9;
+  const std::vector<Job> jobs = {make_job("twelve", 12, 0, 1e11, 16),
+                                 make_job("one", 1, late_s, 1e11, 16),
+                                 make_job("milli", 1e-3, 2 * late_s, 1e11, 16)};
+  const std::vector<const ThroughputCurve*> curves(3, &linear_curve());
+  for (const char* policy : {"fifo", "edf", "elasticflow-linear", "elasticflow-simulated"}) {
+    for (double rescale_s : {0.0, 120.0}) {
+      const ScheduleResult r = run(jobs, curves, policy, 64, rescale_s);
+      ASSERT_EQ(r.jobs.size(), 3u) << policy;
+      for (size_t i = 0; i < 3; ++i) {
+        const JobOutcome& o = r.jobs[i];
+        EXPECT_TRUE(o.finished) << policy << " job " << jobs[i].name;
+        // Finished within a millisecond (the work) of its start-up's end.
+        EXPECT_NEAR(o.finish_s, jobs[i].arrival_s + rescale_s, 1e-3 + 1e-12 * jobs[i].arrival_s)
+            << policy << " job " << jobs[i].name;
+      }
+      EXPECT_LE(r.events, 20) << policy;
+    }
+  }
+}
+
 TEST(ClusterSim, SingleJobElasticTakesTheWholeCluster) {
   // Alone, an elastic job gets every GPU that speeds it up: 64 GPUs,
   // 64,000 tokens/s: 6.4e7 tokens in 1,000 s after a 60 s start.

@@ -204,5 +204,30 @@ TEST(Fit, ReproducesTheEpochRefitOnChinchillaData) {
   EXPECT_GE(fit->polished_at_best, 2);
 }
 
+TEST(Fit, ABestFitOutsideTheLawsRangeIsRefused) {
+  // Issue 48, item 11: the Chinchilla data with the model-size and FLOP
+  // columns swapped fitted to beta -1.52 with "converged": true, a law that
+  // --law refuses. It is an error naming the exponent.
+  LossCsvOptions csv;
+  csv.params_column = "Training FLOP";
+  csv.flops_column = "Model Size";
+  Result<LossData> data = read_loss_csv(LLMPLAN_DATA_DIR "/chinchilla/svg_extracted_data.csv", csv);
+  ASSERT_TRUE(data.ok()) << data.status().message();
+  Result<ScalingFit> fit = fit_loss_law(data->points);
+  ASSERT_FALSE(fit.ok());
+  EXPECT_EQ(fit.status().message().rfind("the best fit's beta is -1.5", 0), 0u)
+      << fit.status().message();
+  EXPECT_NE(fit.status().message().find("the loss does not fall as D grows"), std::string::npos)
+      << fit.status().message();
+  // Points whose loss rises with D (a law's B / D^beta with beta < 0).
+  std::vector<LossPoint> rising = synthetic_points(kTruth, 0, 1);
+  for (LossPoint& p : rising) p.loss = 1.9 + 520 / std::pow(p.n_params, 0.33) + 0.01 * std::pow(p.n_tokens, 0.1);
+  fit = fit_loss_law(rising);
+  ASSERT_FALSE(fit.ok());
+  EXPECT_EQ(fit.status().message().rfind("the best fit's beta is -", 0), 0u) << fit.status().message();
+  // The same grid from a valid law still fits (the check refuses only what it must).
+  EXPECT_TRUE(fit_loss_law(synthetic_points(kTruth, 0, 1)).ok());
+}
+
 }  // namespace
 }  // namespace llmplan::scaling

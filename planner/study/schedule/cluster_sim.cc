@@ -81,10 +81,16 @@ void advance_jobs(const std::vector<Job>& jobs, const std::vector<const Throughp
   std::vector<Running>& st = *st_out;
   for (int i = 0; i < n; ++i) {
     if (st[i].state != State::kActive || st[i].gpus == 0) continue;
-    const double busy = t - std::max(now, st[i].pause_until_s);
-    if (busy > 0) st[i].remaining -= rate_of(curves, st, i) * busy;
+    const double start = std::max(now, st[i].pause_until_s);
+    const double rate = rate_of(curves, st, i);
+    // The same expression as next_event_s's: a job whose completion is the
+    // event finishes at it even when its work left is below the clock's
+    // resolution (start + remaining / rate == start at a late start).
+    const bool reached = start + st[i].remaining / rate <= t;
+    const double busy = t - start;
+    if (busy > 0) st[i].remaining -= rate * busy;
     result->jobs[i].gpu_seconds += st[i].gpus * (t - now);
-    if (st[i].remaining <= jobs[i].tokens * 1e-9) {
+    if (reached || st[i].remaining <= jobs[i].tokens * 1e-9) {
       st[i].state = State::kDone;
       st[i].remaining = 0;
       st[i].gpus = 0;
@@ -233,7 +239,14 @@ Result<ScheduleResult> simulate_cluster(const std::vector<Job>& jobs,
       if (active) return Status::internal(who + "left jobs waiting on an idle cluster");
       break;
     }
-    if (++result.events > max_events) return Status::internal(who + "too many events");
+    if (++result.events > max_events) {
+      std::string still;
+      for (int i = 0; i < n && still.size() < 200; ++i) {
+        if (st[i].state == State::kActive) still += (still.empty() ? "" : ", ") + jobs[i].name;
+      }
+      return Status::internal(who + "no end after " + std::to_string(max_events) +
+                              " events; jobs still running: " + still);
+    }
     t = std::max(t, now);
     advance_jobs(jobs, curves, now, t, &st, &result);
     now = t;

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "planner/study/schedule/job.h"
+#include "base/number_text.h"
 
 namespace llmplan::planner::schedule {
 namespace {
@@ -47,12 +48,6 @@ class SplitMix64 {
   uint64_t state_;
 };
 
-std::string num(double x) {
-  std::ostringstream s;
-  s << x;
-  return s.str();
-}
-
 Status check_options(const GenerateOptions& o) {
   auto bad = [](const char* option, const std::string& why) {
     return Status::invalid_argument(std::string("generate: ") + option + ": " + why);
@@ -62,20 +57,20 @@ Status check_options(const GenerateOptions& o) {
                                std::to_string(o.num_jobs));
   }
   if (!(o.mean_interarrival_s > 0) || !std::isfinite(o.mean_interarrival_s)) {
-    return bad("mean_interarrival_s", "must be positive, got " + num(o.mean_interarrival_s));
+    return bad("mean_interarrival_s", "must be positive, got " + number_text(o.mean_interarrival_s));
   }
   if (!(o.min_duration_s > 0) || !std::isfinite(o.min_duration_s)) {
-    return bad("min_duration_s", "must be positive, got " + num(o.min_duration_s));
+    return bad("min_duration_s", "must be positive, got " + number_text(o.min_duration_s));
   }
   if (!(o.max_duration_s >= o.min_duration_s) || !std::isfinite(o.max_duration_s)) {
     return bad("max_duration_s",
-               num(o.max_duration_s) + " is less than min_duration_s " + num(o.min_duration_s));
+               number_text(o.max_duration_s) + " is less than min_duration_s " + number_text(o.min_duration_s));
   }
   if (!(o.min_slack >= 1) || !std::isfinite(o.min_slack)) {
-    return bad("min_slack", "must be >= 1, got " + num(o.min_slack));
+    return bad("min_slack", "must be >= 1, got " + number_text(o.min_slack));
   }
   if (!(o.max_slack >= o.min_slack) || !std::isfinite(o.max_slack)) {
-    return bad("max_slack", num(o.max_slack) + " is less than min_slack " + num(o.min_slack));
+    return bad("max_slack", number_text(o.max_slack) + " is less than min_slack " + number_text(o.min_slack));
   }
   if (o.gpus_per_node < 1) {
     return bad("gpus_per_node", "must be >= 1, got " + std::to_string(o.gpus_per_node));
@@ -85,10 +80,10 @@ Status check_options(const GenerateOptions& o) {
                                    std::to_string(o.gpus_per_node));
   }
   if (!(o.peak_flops > 0) || !std::isfinite(o.peak_flops)) {
-    return bad("peak_flops", "must be positive, got " + num(o.peak_flops));
+    return bad("peak_flops", "must be positive, got " + number_text(o.peak_flops));
   }
   if (!(o.ideal_mfu > 0 && o.ideal_mfu <= 1)) {
-    return bad("ideal_mfu", "must be in (0, 1], got " + num(o.ideal_mfu));
+    return bad("ideal_mfu", "must be in (0, 1], got " + number_text(o.ideal_mfu));
   }
   return Status();
 }

@@ -10,6 +10,7 @@
 #include <map>
 #include <sstream>
 
+#include "base/number_text.h"
 #include "base/csv.h"
 #include "base/input_file.h"
 
@@ -18,26 +19,20 @@ namespace {
 
 // ---- Validation -----------------------------------------------------------
 
-std::string num(double x) {
-  std::ostringstream s;
-  s << x;
-  return s.str();
-}
-
 // Checks `job`; `field(name)` spells a field's place in a message.
 Status check_job(const Job& job, const std::function<std::string(std::string_view)>& field) {
   auto bad = [&](std::string_view name, const std::string& why) {
     return Status::invalid_argument(field(name) + ": " + why);
   };
   if (!(job.tokens > 0) || !std::isfinite(job.tokens)) {
-    return bad("tokens", "must be a positive number, got " + num(job.tokens));
+    return bad("tokens", "must be a positive number, got " + number_text(job.tokens));
   }
   if (!(job.arrival_s >= 0) || !std::isfinite(job.arrival_s)) {
-    return bad("arrival_h", "must be >= 0, got " + num(job.arrival_s / kSecondsPerHour));
+    return bad("arrival_h", "must be >= 0, got " + number_text(job.arrival_s / kSecondsPerHour));
   }
   if (!(job.deadline_s > job.arrival_s) || !std::isfinite(job.deadline_s)) {
-    return bad("deadline_h", num(job.deadline_s / kSecondsPerHour) + " is not after arrival_h " +
-                                 num(job.arrival_s / kSecondsPerHour));
+    return bad("deadline_h", number_text(job.deadline_s / kSecondsPerHour) + " is not after arrival_h " +
+                                 number_text(job.arrival_s / kSecondsPerHour));
   }
   // GPU counts up to Plan::kMaxGpus: rounding them up to whole nodes stays
   // inside an int.
