@@ -4,6 +4,7 @@
 #include <cmath>
 #include <set>
 
+#include "base/number_text.h"
 #include "base/strict_json.h"
 #include "presets/embedded.h"
 
@@ -12,12 +13,19 @@ namespace {
 
 namespace bj = boost::json;
 
+// "FILE: key" for a key of the file's top-level object (a path without ": "),
+// "FILE: a[0].key" below it.
+std::string field(const std::string& path, const char* key) {
+  return path + (path.find(": ") == std::string::npos ? ": " : ".") + key;
+}
+
 // `key` of `o`, written {"value": X, "source": "..."} (a source is
 // required: every default is cited), finite and within [min, max]
-// (`min_open`: value > min).
+// (`min_open`: value > min). `path` names the object: the file for the
+// top level ("o.json: pue"), "o.json: gpus[0]" below it ("o.json: gpus[0].system_gpus").
 Status read_sourced(const bj::object& o, const std::string& path, const char* key, double min,
                     bool min_open, double max, Sourced* out) {
-  const std::string at = path + "." + key;
+  const std::string at = field(path, key);
   auto it = o.find(key);
   if (it == o.end()) return Status::invalid_argument(at + ": missing");
   if (!it->value().is_object()) {
@@ -39,7 +47,9 @@ Status read_sourced(const bj::object& o, const std::string& path, const char* ke
   }
   const double x = v->value().to_number<double>();
   if (!std::isfinite(x) || (min_open ? !(x > min) : !(x >= min)) || x > max) {
-    return Status::invalid_argument(at + ".value: " + std::to_string(x) + " is out of range");
+    return Status::invalid_argument(at + ".value: " + number_text(x) + " is out of range (" +
+                                    (min_open ? "> " : ">= ") + number_text(min) + ", <= " +
+                                    number_text(max) + ")");
   }
   out->value = x;
   out->source = std::string(s->value().get_string());
@@ -84,12 +94,12 @@ Result<OwnershipFile> parse_ownership(std::string_view text, const std::string& 
       read_sourced(o, p, "non_gpu_power_share", 0, false, 10, &f.non_gpu_power_share));
   auto gpus = o.find("gpus");
   if (gpus == o.end() || !gpus->value().is_array()) {
-    return Status::invalid_argument(p + ".gpus: expected an array");
+    return Status::invalid_argument(p + ": gpus: expected an array");
   }
   std::set<std::string> seen;
   const bj::array& a = gpus->value().get_array();
   for (size_t i = 0; i < a.size(); ++i) {
-    const std::string at = p + ".gpus[" + std::to_string(i) + "]";
+    const std::string at = p + ": gpus[" + std::to_string(i) + "]";
     if (!a[i].is_object()) return Status::invalid_argument(at + ": expected an object");
     const bj::object& e = a[i].get_object();
     LLMPLAN_RETURN_IF_ERROR(

@@ -11,8 +11,11 @@ Status apply_model_json(const boost::json::value& v, const std::string& path, Mo
   r.read_int("layers", &m.num_layers, false, 1);
   r.read_int("hidden", &m.hidden_size, false, 1);
   r.read_int("heads", &m.num_heads, false, 1);
-  r.read_int("kv_heads", &m.num_kv_heads, false, 0);
-  r.read_int("ffn_hidden", &m.ffn_hidden_size, false, 0);
+  // Widths that default when absent (kv_heads = heads, ffn_hidden = 4 x
+  // hidden, expert_ffn_hidden = ffn_hidden): an explicit value is a width,
+  // so 0 is an error, not the default (issue 48, item 3).
+  r.read_int("kv_heads", &m.num_kv_heads, false, 1);
+  r.read_int("ffn_hidden", &m.ffn_hidden_size, false, 1);
   r.read_int("seq", &m.seq_length, false, 1);
   r.read_int("vocab", &m.vocab_size, false, 1);
   r.read_enum("activation", &m.activation,
@@ -28,7 +31,7 @@ Status apply_model_json(const boost::json::value& v, const std::string& path, Mo
   r.read_double("rotary_fraction", &m.rotary_fraction, false, 0.0);
   r.read_int("experts", &m.num_experts, false, 0);
   r.read_int("top_k", &m.moe_top_k, false, 0);
-  r.read_int("expert_ffn_hidden", &m.moe_ffn_hidden_size, false, 0);
+  r.read_int("expert_ffn_hidden", &m.moe_ffn_hidden_size, false, 1);
   r.read_int("shared_experts", &m.moe_shared_experts, false, 0);
   r.read_int("moe_every", &m.moe_layer_every, false, 1);
   r.read_int("moe_first_dense", &m.moe_first_dense, false, 0);
@@ -75,8 +78,11 @@ boost::json::value model_to_json(const Model& m) {
   o["layers"] = m.num_layers;
   o["hidden"] = m.hidden_size;
   o["heads"] = m.num_heads;
-  o["kv_heads"] = m.num_kv_heads;
-  o["ffn_hidden"] = m.ffn_hidden_size;
+  // The widths the simulator uses (a defaulted one resolved), so that the
+  // JSON reads back as the same model; 0 only in a shape template (heads
+  // and hidden 0 too).
+  o["kv_heads"] = m.kv_heads();
+  o["ffn_hidden"] = m.ffn_hidden();
   o["seq"] = m.seq_length;
   o["vocab"] = m.vocab_size;
   o["activation"] = m.activation == Activation::kSwiglu        ? "swiglu"

@@ -162,7 +162,7 @@ Status read_collective(const bj::value& v, const std::string& path, ProfileColle
 }
 
 Status read_profile(const bj::value& root, const std::string& path, Profile* p) {
-  json::JsonObjectReader r(root, path);
+  json::JsonObjectReader r = json::JsonObjectReader::document(root, path);
   std::string format;
   r.read_string("format", &format, true);
   int version = 0;
@@ -267,7 +267,7 @@ bj::array string_array(const std::vector<std::string>& v) {
 }
 
 Result<std::vector<ProfileShape>> read_shapes(const bj::value& root, const std::string& path) {
-  json::JsonObjectReader r(root, path);
+  json::JsonObjectReader r = json::JsonObjectReader::document(root, path);
   r.ignore("note");
   std::vector<ProfileShape> out;
   if (const bj::array* a = read_array(&r, "shapes", true)) {

@@ -65,12 +65,12 @@ ProgressSink progress_sink(const std::shared_ptr<Progress>& progress) {
 Status write_validation_dir(const std::string& dir, const std::string& report_md,
                             const std::string& svg, const std::string& csv,
                             const std::string& json_text) {
-  LLMPLAN_ASSIGN_OR_RETURN(OutputDir out, OutputDir::open(dir, "--out"));
+  LLMPLAN_ASSIGN_OR_RETURN(OutputDir out, OutputDir::open(dir, "--out", "validate"));
   LLMPLAN_RETURN_IF_ERROR(out.write("report.md", report_md));
   LLMPLAN_RETURN_IF_ERROR(out.write(kValidatePlot, svg));
   LLMPLAN_RETURN_IF_ERROR(out.write("validation.csv", csv));
   LLMPLAN_RETURN_IF_ERROR(out.write("validation.json", json_text));
-  out.keep();
+  LLMPLAN_RETURN_IF_ERROR(out.commit());
   return Status();
 }
 

@@ -122,14 +122,14 @@ Result<std::vector<simulator::Cluster>> resolve_hardware(const presets::Catalog&
 
 Status write_table(const reports::FrontierTable& table, const FrontierOptions& o) {
   if (!o.out_dir.empty()) {
-    LLMPLAN_ASSIGN_OR_RETURN(OutputDir out, OutputDir::open(o.out_dir, "--out"));
+    LLMPLAN_ASSIGN_OR_RETURN(OutputDir out, OutputDir::open(o.out_dir, "--out", "frontier"));
     LLMPLAN_RETURN_IF_ERROR(out.write("frontier.csv", reports::frontier_csv(table)));
     LLMPLAN_RETURN_IF_ERROR(out.write("frontier.json", reports::frontier_json(table)));
     LLMPLAN_RETURN_IF_ERROR(out.write("frontier.md", reports::frontier_markdown(table)));
     for (const reports::SvgFile& f : reports::frontier_svg_files(table)) {
       LLMPLAN_RETURN_IF_ERROR(out.write(f.name, f.svg));
     }
-    out.keep();
+    LLMPLAN_RETURN_IF_ERROR(out.commit());
     return Status();
   }
   const std::string out = o.format == "json"  ? reports::frontier_json(table)

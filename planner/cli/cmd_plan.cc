@@ -127,7 +127,7 @@ Status run_plan(const PlanOptions& o, const GlobalOptions& global) {
   LLMPLAN_ASSIGN_OR_RETURN(const std::string json_text,
                            json::pretty_finite(reports::plan_report_to_json(tables)));
   if (!o.out_dir.empty()) {
-    LLMPLAN_ASSIGN_OR_RETURN(OutputDir out, OutputDir::open(o.out_dir, "--out"));
+    LLMPLAN_ASSIGN_OR_RETURN(OutputDir out, OutputDir::open(o.out_dir, "--out", "plan"));
     LLMPLAN_RETURN_IF_ERROR(out.write("report.md", md));
     LLMPLAN_RETURN_IF_ERROR(out.write("candidates.csv", reports::candidates_csv(tables)));
     LLMPLAN_RETURN_IF_ERROR(out.write("plans.csv", reports::plans_csv(tables)));
@@ -136,7 +136,7 @@ Status run_plan(const PlanOptions& o, const GlobalOptions& global) {
     if (!days_svg.empty()) LLMPLAN_RETURN_IF_ERROR(out.write("days_vs_params.svg", days_svg));
     const std::string pareto = reports::pareto_svg(tables);
     if (!pareto.empty()) LLMPLAN_RETURN_IF_ERROR(out.write("pareto.svg", pareto));
-    out.keep();
+    LLMPLAN_RETURN_IF_ERROR(out.commit());
   }
   const std::string out = o.format == "json" ? json_text : o.format == "csv" ? reports::candidates_csv(tables) : md;
   return write_stdout(out);

@@ -66,11 +66,11 @@ Status run_fit(const FitArgs& args) {
     const std::string& flag = args.out_flag;
     LLMPLAN_ASSIGN_OR_RETURN(std::string svg, reports::fit_plot_svg(report));
     LLMPLAN_ASSIGN_OR_RETURN(std::string md, reports::fit_markdown(report, "fit.svg"));
-    LLMPLAN_ASSIGN_OR_RETURN(OutputDir out, OutputDir::open(dir.string(), flag));
+    LLMPLAN_ASSIGN_OR_RETURN(OutputDir out, OutputDir::open(dir.string(), flag, "fit"));
     LLMPLAN_RETURN_IF_ERROR(out.write("fit.svg", svg));
     LLMPLAN_RETURN_IF_ERROR(out.write("fit.md", md));
     LLMPLAN_RETURN_IF_ERROR(out.write("fit.json", scaling::fit_to_json(fit, report.data_description)));
-    out.keep();
+    LLMPLAN_RETURN_IF_ERROR(out.commit());
   }
   if (args.format == "json") return write_stdout(scaling::fit_to_json(fit, report.data_description));
   if (args.format == "md") {

@@ -181,7 +181,7 @@ Result<std::string> schedule_output(const ScheduleOptions& o,
   LLMPLAN_ASSIGN_OR_RETURN(const std::string json_text, schedule::schedule_to_json(study));
   const std::string summary_csv = schedule::summary_table(study).csv();
   if (!o.out_dir.empty()) {
-    LLMPLAN_ASSIGN_OR_RETURN(OutputDir out, OutputDir::open(o.out_dir, "--out"));
+    LLMPLAN_ASSIGN_OR_RETURN(OutputDir out, OutputDir::open(o.out_dir, "--out", "schedule"));
     LLMPLAN_RETURN_IF_ERROR(
         out.write("report.md", schedule::schedule_markdown(study, "allocation.svg")));
     LLMPLAN_RETURN_IF_ERROR(out.write("summary.csv", summary_csv));
@@ -190,7 +190,7 @@ Result<std::string> schedule_output(const ScheduleOptions& o,
     LLMPLAN_RETURN_IF_ERROR(out.write("trace.csv", schedule::jobs_to_csv(study.jobs)));
     LLMPLAN_RETURN_IF_ERROR(out.write("schedule.json", json_text));
     LLMPLAN_RETURN_IF_ERROR(out.write("allocation.svg", svg));
-    out.keep();
+    LLMPLAN_RETURN_IF_ERROR(out.commit());
   }
   return o.format == "json" ? json_text : o.format == "csv" ? summary_csv : md;
 }

@@ -373,7 +373,7 @@ std::string sweep_markdown(const SweepRun& w, const presets::SimConfig& config,
 Status write_sweep_files(const SweepOptions& o, const SweepRun& w, const std::string& json_text,
                          const std::string& md, const reports::Table& t) {
   if (!o.out_dir.empty()) {
-    LLMPLAN_ASSIGN_OR_RETURN(OutputDir out, OutputDir::open(o.out_dir, "--out"));
+    LLMPLAN_ASSIGN_OR_RETURN(OutputDir out, OutputDir::open(o.out_dir, "--out", "sweep"));
     LLMPLAN_RETURN_IF_ERROR(out.write("sweep.json", json_text));
     LLMPLAN_RETURN_IF_ERROR(out.write("sweep.md", md));
     LLMPLAN_RETURN_IF_ERROR(out.write("sweep.csv", t.csv()));
@@ -393,7 +393,7 @@ Status write_sweep_files(const SweepOptions& o, const SweepRun& w, const std::st
       LLMPLAN_ASSIGN_OR_RETURN(std::string svg, reports::render_svg(plot));
       LLMPLAN_RETURN_IF_ERROR(out.write("pareto.svg", svg));
     }
-    out.keep();
+    LLMPLAN_RETURN_IF_ERROR(out.commit());
   }
   return Status();
 }

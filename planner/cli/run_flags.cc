@@ -247,9 +247,9 @@ void add_model_flags(CLI::App* cmd, ModelFlags* f) {
   cmd->add_option("--hidden", f->hidden, "Hidden size")->check(int_in(1, Model::kMaxHidden));
   cmd->add_option("--heads", f->heads, "Attention heads")->check(int_in(1, Model::kMaxHidden));
   cmd->add_option("--kv-heads", f->kv_heads, "Key/value heads (GQA); default = heads")
-      ->check(int_in(0, Model::kMaxHidden));
+      ->check(int_in(1, Model::kMaxHidden));
   cmd->add_option("--ffn-hidden", f->ffn_hidden, "FFN hidden size; default 4 x hidden")
-      ->check(int_in(0, Model::kMaxFfnHidden));
+      ->check(int_in(1, Model::kMaxFfnHidden));
   cmd->add_option("--seq", f->seq, "Sequence length (default 2048 for a custom shape)")
       ->check(int_in(1, Model::kMaxSeqLength));
   cmd->add_option("--vocab", f->vocab, "Vocabulary size (default 50257 for a custom shape)")
@@ -265,7 +265,7 @@ void add_model_flags(CLI::App* cmd, ModelFlags* f) {
       ->check(int_in(0, Model::kMaxExperts));
   cmd->add_option("--expert-ffn-hidden", f->expert_ffn_hidden,
                   "FFN size of one expert (MoE; default = --ffn-hidden)")
-      ->check(int_in(0, Model::kMaxFfnHidden));
+      ->check(int_in(1, Model::kMaxFfnHidden));
   cmd->add_option("--shared-experts", f->shared_experts,
                   "Always-on experts per MoE layer, each of the expert FFN size")
       ->check(int_in(0, Model::kMaxExperts));

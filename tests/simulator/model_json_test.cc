@@ -51,7 +51,11 @@ TEST(ModelJson, ErrorsNameTheField) {
       {R"({"hidden": "big"})", "cfg: model.hidden: expected an integer, got a string"},
       {R"({"heads": 1.5})", "cfg: model.heads: expected an integer, got the number 1.5"},
       {R"({"layers": 0})", "cfg: model.layers: must be >= 1, got 0"},
-      {R"({"kv_heads": -2})", "cfg: model.kv_heads: must be >= 0, got -2"},
+      {R"({"kv_heads": -2})", "cfg: model.kv_heads: must be >= 1, got -2"},
+      // An explicit 0 is not "the default" (issue 48, item 3): omit the key.
+      {R"({"kv_heads": 0})", "cfg: model.kv_heads: must be >= 1, got 0"},
+      {R"({"ffn_hidden": 0})", "cfg: model.ffn_hidden: must be >= 1, got 0"},
+      {R"({"expert_ffn_hidden": 0})", "cfg: model.expert_ffn_hidden: must be >= 1, got 0"},
       {R"({"vocab": -1})", "cfg: model.vocab: must be >= 1, got -1"},
       {R"({"activation": "relu"})",
        "cfg: model.activation: unknown value \"relu\" (expected one of: gelu, swiglu, squared_relu)"},
