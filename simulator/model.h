@@ -345,6 +345,18 @@ struct Model {
   // (f = 4h, no GQA) 72 B s l h^2 (1 + s/(6h) + V/(12 l h)).
   double model_flops_per_step(int64_t global_batch) const;
 
+  // This model with its defaulted widths written out (num_kv_heads,
+  // ffn_hidden_size and, for an MoE model, moe_ffn_hidden_size set to what
+  // kv_heads(), ffn_hidden() and moe_ffn_hidden() return): the same model to
+  // the simulator, and the Model that model_to_json's JSON reads back to.
+  Model with_resolved_widths() const {
+    Model m = *this;
+    m.num_kv_heads = kv_heads();
+    m.ffn_hidden_size = ffn_hidden();
+    if (is_moe()) m.moe_ffn_hidden_size = moe_ffn_hidden();
+    return m;
+  }
+
   friend bool operator==(const Model&, const Model&) = default;
 };
 

@@ -56,10 +56,12 @@ summary() {
   local target=$1 status=$2
   local log=$work/$target.log
   local execs cov ft rate
-  execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
-  rate=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log" | tail -1)
-  cov=$(grep -Eo 'cov: [0-9]+' "$log" | tail -1 | cut -d' ' -f2)
-  ft=$(grep -Eo 'ft: [0-9]+' "$log" | tail -1 | cut -d' ' -f2)
+  # A target that crashed on its seeds printed no "cov:" line: "?" then, and
+  # the failure is reported below (a failed grep must not end this script).
+  execs=$({ sed -n 's/^stat::number_of_executed_units: *//p' "$log" || true; } | tail -1)
+  rate=$({ sed -n 's/^stat::average_exec_per_sec: *//p' "$log" || true; } | tail -1)
+  cov=$({ grep -Eo 'cov: [0-9]+' "$log" || true; } | tail -1 | cut -d' ' -f2)
+  ft=$({ grep -Eo 'ft: [0-9]+' "$log" || true; } | tail -1 | cut -d' ' -f2)
   printf '%-20s %-4s execs %10s  execs/s %6s  cov %6s  ft %6s  corpus %s\n' "$target" \
     "$status" "${execs:-?}" "${rate:-?}" "${cov:-?}" "${ft:-?}" \
     "$(find "$work/corpus/$target" -type f 2>/dev/null | wc -l)"

@@ -23,6 +23,30 @@ TEST(ModelJson, RoundTripsEveryField) {
   EXPECT_EQ(back, m);
 }
 
+// A model whose kv_heads, ffn_hidden and expert width are defaulted (0 in
+// the struct) is written with the widths the simulator uses and reads back
+// to the same shapes: this is the round trip the config and report JSON take.
+TEST(ModelJson, RoundTripsDefaultedWidthsResolved) {
+  Model m = testing::modern_model("defaults", 4, 1024, 16, 0, 2048, 32000);
+  m.num_kv_heads = 0;
+  m.ffn_hidden_size = 0;
+  m.num_experts = 8;
+  m.moe_top_k = 2;
+  m.moe_ffn_hidden_size = 0;
+  const boost::json::object o = model_to_json(m).as_object();
+  EXPECT_EQ(o.at("kv_heads").as_int64(), 16);
+  EXPECT_EQ(o.at("ffn_hidden").as_int64(), 4 * 1024);
+  EXPECT_EQ(o.at("expert_ffn_hidden").as_int64(), 4 * 1024);
+  Model back;
+  ASSERT_TRUE(apply_model_json(o, "m", &back).ok());
+  EXPECT_NE(back, m);  // the struct's 0s are now explicit widths ...
+  EXPECT_EQ(back, m.with_resolved_widths());  // ... and the same widths
+  EXPECT_EQ(back.kv_heads(), m.kv_heads());
+  EXPECT_EQ(back.ffn_hidden(), m.ffn_hidden());
+  EXPECT_EQ(back.moe_ffn_hidden(), m.moe_ffn_hidden());
+  EXPECT_EQ(back.parameter_count(), m.parameter_count());
+}
+
 TEST(ModelJson, AppliesOnlyTheFieldsPresent) {
   Model m = llama_like();
   ASSERT_TRUE(apply_model_json(parse_json(R"({"seq": 2048, "activation": "gelu"})"), "m", &m).ok());
