@@ -3,6 +3,11 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <functional>
+#include <iterator>
+#include <set>
+#include <string>
+#include <string_view>
 
 namespace llmplan::simulator {
 
@@ -34,9 +39,19 @@ BandFeatures band_features(const Model& model, const Plan& plan) {
   return f;
 }
 
-std::vector<std::string> band_group_keys(const BandFeatures& f) {
+namespace {
+
+// The most specific group key of `f` (its six parts joined by ", ") and where
+// each of its prefixes of 1..6 parts ends: band_group_keys' keys are those
+// prefixes, longest first.
+struct BandKeyPrefixes {
+  std::string full;
+  size_t ends[6] = {};
+};
+
+BandKeyPrefixes band_key_prefixes(const BandFeatures& f) {
   static constexpr const char* kBuckets[] = {"<= 8 GPUs", "9-255 GPUs", ">= 256 GPUs"};
-  const std::string parts[] = {
+  const char* const parts[] = {
       f.pytorch_fsdp ? "PyTorch FSDP" : "Megatron-Core",
       f.moe ? "MoE" : "dense",
       f.fp8 ? "fp8" : "16-bit",
@@ -44,31 +59,50 @@ std::vector<std::string> band_group_keys(const BandFeatures& f) {
       f.sharded ? "ZeRO 2-3" : "ZeRO 0-1",
       kBuckets[std::clamp(f.gpu_bucket, 0, 2)],
   };
-  std::vector<std::string> keys;
-  for (int n = 6; n >= 1; --n) {
-    std::string key;
-    for (int i = 0; i < n; ++i) key += (i > 0 ? ", " : "") + parts[i];
-    keys.push_back(std::move(key));
+  BandKeyPrefixes k;
+  k.full.reserve(80);
+  for (int i = 0; i < 6; ++i) {
+    if (i > 0) k.full += ", ";
+    k.full += parts[i];
+    k.ends[i] = k.full.size();
   }
+  return k;
+}
+
+}  // namespace
+
+std::vector<std::string> band_group_keys(const BandFeatures& f) {
+  const BandKeyPrefixes k = band_key_prefixes(f);
+  std::vector<std::string> keys;
+  for (int n = 6; n >= 1; --n) keys.push_back(k.full.substr(0, k.ends[n - 1]));
   keys.emplace_back(kPooledBandKey);
   return keys;
 }
 
 bool is_band_group_key(const std::string& key) {
-  for (int bits = 0; bits < 32; ++bits) {
-    for (int bucket = 0; bucket < 3; ++bucket) {
-      BandFeatures f;
-      f.pytorch_fsdp = bits & 1;
-      f.moe = bits & 2;
-      f.fp8 = bits & 4;
-      f.pipeline = bits & 8;
-      f.sharded = bits & 16;
-      f.gpu_bucket = bucket;
-      const std::vector<std::string> keys = band_group_keys(f);
-      if (std::find(keys.begin(), keys.end() - 1, key) != keys.end() - 1) return true;
+  // Every key of every feature combination (not the pooled key), built once:
+  // validate(GpuSpec) asks for each group of a GPU's validation, and the
+  // simulator validates its cluster on every call. Immutable after its
+  // thread-safe initialisation.
+  static const std::set<std::string, std::less<>> kKeys = [] {
+    std::set<std::string, std::less<>> keys;
+    for (int bits = 0; bits < 32; ++bits) {
+      for (int bucket = 0; bucket < 3; ++bucket) {
+        BandFeatures f;
+        f.pytorch_fsdp = bits & 1;
+        f.moe = bits & 2;
+        f.fp8 = bits & 4;
+        f.pipeline = bits & 8;
+        f.sharded = bits & 16;
+        f.gpu_bucket = bucket;
+        std::vector<std::string> all = band_group_keys(f);
+        all.pop_back();  // kPooledBandKey
+        keys.insert(std::make_move_iterator(all.begin()), std::make_move_iterator(all.end()));
+      }
     }
-  }
-  return false;
+    return keys;
+  }();
+  return kKeys.find(key) != kKeys.end();
 }
 
 std::string ErrorBand::describe() const {
@@ -101,7 +135,12 @@ namespace llmplan::simulator {
 ErrorBand error_band(const GpuSpec& gpu, const BandFeatures& f) {
   ErrorBand band = error_band(gpu);
   if (!band.known) return band;
-  for (const std::string& key : band_group_keys(f)) {
+  // band_group_keys(f) in order, without building each key (this runs for
+  // every simulated plan).
+  const BandKeyPrefixes k = band_key_prefixes(f);
+  for (int n = 6; n >= 0; --n) {
+    const std::string_view key =
+        n > 0 ? std::string_view(k.full).substr(0, k.ends[n - 1]) : std::string_view(kPooledBandKey);
     for (const GpuValidation::Group& g : gpu.validation.groups) {
       if (g.key != key || g.samples < kMinBandSamples || g.quantiles.empty()) continue;
       band.quantiles = g.quantiles;

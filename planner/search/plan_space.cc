@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <set>
 #include <tuple>
 #include <utility>
@@ -427,15 +428,94 @@ void add_layout_plans(const Model& model, const simulator::Cluster& cluster,
 
 }  // namespace
 
+const LayoutMemo::Layout* LayoutMemo::find(const Key& key) const {
+  const auto it = layouts_.find(key);
+  return it == layouts_.end() ? nullptr : &it->second;
+}
+
+const LayoutMemo::Layout& LayoutMemo::insert(const Key& key, Layout layout) {
+  const auto [it, added] = layouts_.emplace(key, std::move(layout));
+  LLMPLAN_CHECK(added);
+  return it->second;  // a node: stays where it is when the table grows
+}
+
+void LayoutMemo::bind(const Model& model, const simulator::Cluster& cluster) {
+  if (!bound_) {
+    model_ = model;
+    cluster_ = cluster;
+    bound_ = true;
+    return;
+  }
+  LLMPLAN_CHECK(model == model_ && cluster == cluster_);
+}
+
+size_t LayoutMemo::KeyHash::operator()(const Key& key) const {
+  uint64_t h = 1469598103934665603ULL;  // FNV-1a over the eight fields
+  for (int field : key) {
+    h ^= static_cast<uint32_t>(field);
+    h *= 1099511628211ULL;
+  }
+  return static_cast<size_t>(h);
+}
+
+namespace {
+
+// Whether layout `base` is worth listing at all: valid for the model, its
+// pipeline fills, and its passes are within Plan::kMaxMicroBatchPasses.
+bool layout_worth_listing(const Model& model, const Plan& base) {
+  if (!simulator::validate(base).ok() || !simulator::validate(model, base).ok()) return false;
+  const int p = base.pipeline_parallel;
+  if (p > 1 && base.num_micro_batches() < p) return false;  // pipeline never fills
+  return static_cast<long>(base.num_micro_batches()) * p * base.virtual_stages <=
+         Plan::kMaxMicroBatchPasses;
+}
+
+// enumerate_plans' step for one layout through `memo`: its plans appended to
+// *out and its counts added to *st, computed on the first listing. Each
+// layout is listed once per call (*listed: the layouts of the current
+// (t, cp, p, v, b), the only ones two batch targets can both give), as the
+// plan-level `seen` set does without a memo: plans of different layouts
+// differ in a layout field, which no expansion axis changes.
+void add_memoized_layout(const Model& model, const simulator::Cluster& cluster,
+                         const PlanSpace& space,
+                         const std::vector<simulator::Precision>& precisions,
+                         const LayoutMemo::Key& key, LayoutMemo* memo,
+                         std::vector<LayoutMemo::Key>* listed, EnumerationStats* st,
+                         std::vector<Plan>* out) {
+  if (std::find(listed->begin(), listed->end(), key) != listed->end()) return;
+  listed->push_back(key);
+  const LayoutMemo::Layout* layout = memo->find(key);
+  if (layout == nullptr) {
+    LayoutMemo::Layout fresh;
+    const Plan base = base_plan(key[0], key[1], key[2], key[3], key[4], key[5], key[6], key[7] != 0);
+    if (layout_worth_listing(model, base)) {
+      std::set<Plan, PlanLess> seen;
+      add_layout_plans(model, cluster, space, precisions, base, &seen, &fresh.stats, &fresh.plans);
+    }
+    layout = &memo->insert(key, std::move(fresh));
+  }
+  out->insert(out->end(), layout->plans.begin(), layout->plans.end());
+  st->layouts += layout->stats.layouts;
+  st->most_gpus = std::max(st->most_gpus, layout->stats.most_gpus);
+  st->memory_pruned += layout->stats.memory_pruned;
+  st->kept += layout->stats.kept;
+}
+
+}  // namespace
+
 std::vector<Plan> enumerate_plans(const Model& model, const simulator::Cluster& cluster, int gpus,
-                                  const PlanSpace& space, EnumerationStats* stats) {
+                                  const PlanSpace& space, EnumerationStats* stats,
+                                  LayoutMemo* memo) {
   const std::vector<simulator::Precision> precisions = precisions_for(space, cluster.gpu);
   EnumerationStats local;
   EnumerationStats& st = stats ? *stats : local;
   std::vector<Plan> out;
+  if (memo != nullptr) memo->bind(model, cluster);
   const EnumerationAxes ax = enumeration_axes(model, cluster, gpus, space);
-  // Plans already listed (recompute is still none when inserted).
+  // Plans already listed (recompute is still none when inserted); with a
+  // memo, the layouts of the current (t, cp, p, v, b).
   std::set<Plan, PlanLess> seen;
+  std::vector<LayoutMemo::Key> listed;
   const Widths widths = space.all_gpus_only ? Widths::kWidest
                         : space.every_width ? Widths::kEvery
                                             : Widths::kFloor;
@@ -449,6 +529,7 @@ std::vector<Plan> enumerate_plans(const Model& model, const simulator::Cluster& 
       for (int v : ax.vs) {
         if (v > 1 && (p == 1 || model.num_layers % (p * v) != 0)) continue;
         for (int b : ax.bs) {
+          listed.clear();
           for (int target : ax.batches) {
             if (target < b) continue;
             for (int d : data_parallel_widths(d_max, target, b, p, widths)) {
@@ -456,13 +537,14 @@ std::vector<Plan> enumerate_plans(const Model& model, const simulator::Cluster& 
               const long global = std::max(1L, std::lround(static_cast<double>(target) / per)) * per;
               if (global > Plan::kMaxGlobalBatch) continue;
               for (bool sp : choice_values(space.sequence_parallel, t > 1, t > 1)) {
-                const Plan base = base_plan(t, cp, p, d, b, global, v, sp);
-                if (!simulator::validate(base).ok() || !simulator::validate(model, base).ok()) continue;
-                if (p > 1 && base.num_micro_batches() < p) continue;  // pipeline never fills
-                if (static_cast<long>(base.num_micro_batches()) * p * v >
-                    Plan::kMaxMicroBatchPasses) {
+                if (memo != nullptr) {
+                  const LayoutMemo::Key key{t, cp, p, d, b, static_cast<int>(global), v, sp ? 1 : 0};
+                  add_memoized_layout(model, cluster, space, precisions, key, memo, &listed, &st,
+                                      &out);
                   continue;
                 }
+                const Plan base = base_plan(t, cp, p, d, b, global, v, sp);
+                if (!layout_worth_listing(model, base)) continue;
                 add_layout_plans(model, cluster, space, precisions, base, &seen, &st, &out);
               }
             }

@@ -6,7 +6,10 @@
 #ifndef LLMPLAN_PLANNER_SEARCH_PLAN_SPACE_H_
 #define LLMPLAN_PLANNER_SEARCH_PLAN_SPACE_H_
 
+#include <array>
+#include <cstddef>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "simulator/cluster.h"
@@ -216,10 +219,53 @@ std::vector<int> data_parallel_widths(int d_max, int target, int b, int p, Width
 // pipelines that never
 // fill (fewer micro-batches than stages) dropped; plans whose analytic peak
 // memory overflows the GPU dropped. Deterministic order; no duplicates.
+//
+// With a `memo`, what is learnt about each layout (t, cp, p, d, b, B, v, sp:
+// whether it is valid and fills, its plans with the recompute that fits, and
+// their counts in EnumerationStats) is kept and reused by the calls at other
+// GPU counts: a layout's plans do not depend on the count, and a layout
+// whose width is capped by its batch (d = B / (b p)) recurs at every larger
+// count. The result and *stats are identical with or without a memo.
+class LayoutMemo;
 std::vector<simulator::Plan> enumerate_plans(const simulator::Model& model,
                                              const simulator::Cluster& cluster, int gpus,
                                              const PlanSpace& space,
-                                             EnumerationStats* stats = nullptr);
+                                             EnumerationStats* stats = nullptr,
+                                             LayoutMemo* memo = nullptr);
+
+// enumerate_plans()'s layouts of one model, one cluster and one PlanSpace,
+// shared by its calls at different GPU counts. `schedule`'s throughput
+// curves enumerate 18,724 counts per model at 149,792 GPUs, where most
+// layouts recur; the memo computes each layout's validity checks, plan
+// expansion and memory estimates once. A memo belongs to the first model and
+// cluster it is used with (a call with another is a checked bug) and to one
+// PlanSpace (the caller's contract, as EnumerationCache's). Not thread-safe:
+// one memo per thread.
+class LayoutMemo {
+ public:
+  // (t, cp, p, d, b, global batch, v, sequence parallel).
+  using Key = std::array<int, 8>;
+  struct Layout {
+    std::vector<simulator::Plan> plans;  // in enumeration order
+    EnumerationStats stats;              // what listing the layout adds
+  };
+  // The layout under `key`, or nullptr when it was never listed.
+  const Layout* find(const Key& key) const;
+  // Stores `layout` under `key` (not yet present); the stored value.
+  const Layout& insert(const Key& key, Layout layout);
+  // Checks that the memo is used with one model and cluster only.
+  void bind(const simulator::Model& model, const simulator::Cluster& cluster);
+  long layouts() const { return static_cast<long>(layouts_.size()); }
+
+ private:
+  struct KeyHash {
+    size_t operator()(const Key& key) const;
+  };
+  std::unordered_map<Key, Layout, KeyHash> layouts_;
+  bool bound_ = false;
+  simulator::Model model_;
+  simulator::Cluster cluster_;
+};
 
 // The schedules the automatic schedule axis tries for p > 1, v = 1: 1F1B
 // and zb-h1. A zb-h1 plan once cost 7-10x a 1F1B plan to simulate (its

@@ -704,3 +704,54 @@ TEST(Search, ConfidenceUsesEachPlansBand) {
 
 }  // namespace
 }  // namespace llmplan::planner
+
+namespace llmplan::planner {
+namespace {
+
+// A LayoutMemo shared by the calls at every GPU count returns, count by
+// count, exactly the plans and EnumerationStats of the calls without one:
+// dense and MoE models, the widest layouts only (as schedule's curves) and
+// the planner's widths, several batch targets (two of them can give one
+// layout, which must be listed once).
+TEST(LayoutMemo, ChangesNoEnumerationAtAnyCount) {
+  const simulator::Cluster cluster = fixtures::builtin_cluster("dgx-h100");
+  long memo_layouts = 0, calls = 0, total_plans = 0;
+  for (const char* name : {"llama3-8b", "mixtral-8x7b"}) {
+    const simulator::Model model = catalog().model(name).value();
+    for (bool all_gpus_only : {true, false}) {
+      PlanSpace space;
+      space.all_gpus_only = all_gpus_only;
+      // 1000 and 1024 sequences round to one global batch for many d * b.
+      space.global_batch = {256, 1000, 1024};
+      LayoutMemo memo;
+      for (int gpus = 8; gpus <= 2048; gpus += 8 * 13) {
+        EnumerationStats plain_stats, memo_stats;
+        const auto plain = enumerate_plans(model, cluster, gpus, space, &plain_stats);
+        const auto memoized = enumerate_plans(model, cluster, gpus, space, &memo_stats, &memo);
+        ASSERT_EQ(plain, memoized) << name << " at " << gpus << " GPUs";
+        EXPECT_EQ(plain_stats.layouts, memo_stats.layouts) << name << " " << gpus;
+        EXPECT_EQ(plain_stats.kept, memo_stats.kept) << name << " " << gpus;
+        EXPECT_EQ(plain_stats.memory_pruned, memo_stats.memory_pruned) << name << " " << gpus;
+        EXPECT_EQ(plain_stats.most_gpus, memo_stats.most_gpus) << name << " " << gpus;
+        total_plans += static_cast<long>(plain.size());
+        ++calls;
+      }
+      memo_layouts += memo.layouts();
+    }
+  }
+  EXPECT_EQ(calls, 4 * 20);
+  EXPECT_GT(total_plans, 1000);  // the comparison has plans to compare
+  EXPECT_GT(memo_layouts, 100);
+}
+
+TEST(LayoutMemo, BelongsToOneModel) {
+  const simulator::Cluster cluster = fixtures::builtin_cluster("dgx-h100");
+  LayoutMemo memo;
+  enumerate_plans(catalog().model("llama3-8b").value(), cluster, 64, PlanSpace(), nullptr, &memo);
+  EXPECT_DEATH(enumerate_plans(catalog().model("llama3-70b").value(), cluster, 64, PlanSpace(),
+                               nullptr, &memo),
+               "check failed");
+}
+
+}  // namespace
+}  // namespace llmplan::planner

@@ -44,6 +44,50 @@ int ThroughputCurve::useful_gpus(int gpus) const {
   return useful_[std::min<size_t>(static_cast<size_t>(k), useful_.size() - 1)];
 }
 
+namespace {
+
+// The distinct plans of one model over the curve's counts, and for each
+// count's listing which of them it offers.
+struct ModelPlans {
+  std::vector<simulator::Plan> unique;
+  std::vector<std::pair<int, int>> tasks;  // (count index, index in unique)
+};
+
+ModelPlans enumerate_model(const simulator::Model& model, const simulator::Cluster& cluster,
+                           const PlanSpace& space, int counts, int step) {
+  using Key = std::tuple<int, int, int, int, int, int, int, bool, bool, bool, int, int, bool, bool,
+                         bool, int, int, int, int, int, int, bool>;
+  std::map<Key, int> index;
+  ModelPlans out;
+  // Most layouts recur from count to count (a width capped by the batch is
+  // the same at every larger count): each is expanded and its memory
+  // estimated once (LayoutMemo).
+  LayoutMemo memo;
+  for (int k = 0; k < counts; ++k) {
+    for (const simulator::Plan& p :
+         enumerate_plans(model, cluster, (k + 1) * step, space, nullptr, &memo)) {
+      const Key key{p.tensor_parallel, p.pipeline_parallel, p.data_parallel,
+                    p.micro_batch_size, p.global_batch_size, p.virtual_stages,
+                    static_cast<int>(p.recompute), p.sequence_parallel,
+                    p.distributed_optimizer, p.flash_attention, p.zero_stage, p.fsdp_group,
+                    p.tp_comm_overlap, p.overlap_grad_reduce, p.overlap_param_gather,
+                    p.context_parallel, static_cast<int>(p.schedule),
+                    static_cast<int>(p.precision), static_cast<int>(p.fp8_recipe),
+                    p.expert_parallel, p.expert_tensor_parallel, p.moe_a2a_overlap};
+      auto [it, added] = index.emplace(key, static_cast<int>(out.unique.size()));
+      if (added) {
+        out.unique.push_back(p);
+      } else {
+        LLMPLAN_CHECK(out.unique[it->second] == p);
+      }
+      out.tasks.emplace_back(k, it->second);
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
 std::vector<ThroughputCurve> compute_curves(const std::vector<simulator::Model>& models,
                                             const simulator::Cluster& cluster,
                                             const CurveOptions& options,
@@ -56,36 +100,27 @@ std::vector<ThroughputCurve> compute_curves(const std::vector<simulator::Model>&
   struct Task {
     int model, count, unique;
   };
-  using Key = std::tuple<int, int, int, int, int, int, int, int, bool, bool, bool, int, int, bool,
-                         bool, bool, int, int, int, int, int, int, bool>;
-  std::map<Key, int> index;
-  std::vector<std::pair<int, simulator::Plan>> unique;  // (model, plan)
-  std::vector<Task> tasks;
   PlanSpace space = options.space;
   if (space.global_batch.empty() && space.global_batch_tokens.empty()) {
     space.global_batch_tokens = {options.target_batch_tokens};
   }
   space.all_gpus_only = true;
-  for (int m = 0; m < static_cast<int>(models.size()); ++m) {
-    for (int k = 0; k < counts; ++k) {
-      for (const simulator::Plan& p : enumerate_plans(models[m], cluster, (k + 1) * step, space)) {
-        const Key key{m, p.tensor_parallel, p.pipeline_parallel, p.data_parallel,
-                      p.micro_batch_size, p.global_batch_size, p.virtual_stages,
-                      static_cast<int>(p.recompute), p.sequence_parallel,
-                      p.distributed_optimizer, p.flash_attention, p.zero_stage, p.fsdp_group,
-                      p.tp_comm_overlap, p.overlap_grad_reduce, p.overlap_param_gather,
-                      p.context_parallel, static_cast<int>(p.schedule),
-                      static_cast<int>(p.precision), static_cast<int>(p.fp8_recipe),
-                      p.expert_parallel, p.expert_tensor_parallel, p.moe_a2a_overlap};
-        auto [it, added] = index.emplace(key, static_cast<int>(unique.size()));
-        if (added) {
-          unique.emplace_back(m, p);
-        } else {
-          LLMPLAN_CHECK(unique[it->second].second == p);
-        }
-        tasks.push_back({m, k, it->second});
-      }
-    }
+  // The models enumerate in parallel, each on its own; merged in model
+  // order, the plans and tasks are those of one thread's loop.
+  const int n_models = static_cast<int>(models.size());
+  std::vector<ModelPlans> per_model(models.size());
+  const int enum_threads = loop_threads(options.threads, omp_get_max_threads(), n_models);
+#pragma omp parallel for schedule(dynamic, 1) num_threads(enum_threads)
+  for (int m = 0; m < n_models; ++m) {
+    per_model[m] = enumerate_model(models[m], cluster, space, counts, step);
+  }
+  std::vector<std::pair<int, simulator::Plan>> unique;  // (model, plan)
+  std::vector<Task> tasks;
+  for (int m = 0; m < n_models; ++m) {
+    const int offset = static_cast<int>(unique.size());
+    for (simulator::Plan& p : per_model[m].unique) unique.emplace_back(m, std::move(p));
+    for (const auto& [k, u] : per_model[m].tasks) tasks.push_back({m, k, offset + u});
+    per_model[m] = ModelPlans();
   }
   const long n = static_cast<long>(unique.size());
   if (distinct_plans != nullptr) *distinct_plans = n;
