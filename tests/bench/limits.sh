@@ -28,20 +28,31 @@ loss_table() {
 loss_table 10000 >rows10000.csv
 loss_table 1000 >rows1000.csv
 
+# measure NAME MAX_CPU_S ARGS...: MAX_CPU_S is the extreme's stated bound
+# (docs/commands.md, "Sizes are bounded": CPU seconds on a 2-core machine);
+# a run over it, or one that fails, is marked and makes the script exit 1.
+over=0
 measure() {
-  local name=$1
-  shift
+  local name=$1 max_cpu_s=$2
+  shift 2
   /usr/bin/time -f "%e %U %M %x" -o time.txt "$llmplan" "$@" >/dev/null 2>err.txt
-  read -r wall user kb status <time.txt
-  printf '%-58s wall %7.1f s  user %7.1f s  peak %6.0f MB  exit %s\n' "$name" "$wall" "$user" \
-    "$((kb / 1024))" "$status"
+  # The last line: /usr/bin/time puts "Command exited with non-zero status N" before it.
+  read -r wall user kb status < <(tail -n 1 time.txt)
+  local verdict="ok (bound ${max_cpu_s} s CPU)"
+  if [[ $status != 0 ]] || awk -v u="$user" -v m="$max_cpu_s" 'BEGIN { exit !(u > m) }'; then
+    verdict="OVER its bound of ${max_cpu_s} s CPU or failed"
+    over=1
+  fi
+  printf '%-58s wall %7.1f s  user %7.1f s  peak %6.0f MB  exit %s  %s\n' "$name" "$wall" "$user" \
+    "$((kb / 1024))" "$status" "$verdict"
   [[ $status == 0 ]] || sed 's/^/    /' err.txt
 }
 
-measure "fit: 10,000 rows (kMaxLossRows)" fit rows10000.csv
-measure "fit --bootstrap: 10,000 resamples x 1,000 rows (1e7)" fit rows1000.csv --bootstrap 10000
-measure "schedule: 10,000 jobs, 131,068 curve points (2^17)" \
+measure "fit: 10,000 rows (kMaxLossRows)" 60 fit rows10000.csv
+measure "fit --bootstrap: 10,000 resamples x 1,000 rows (1e7)" 240 fit rows1000.csv --bootstrap 10000
+measure "schedule: 10,000 jobs, 131,068 curve points (2^17)" 120 \
   schedule --generate 10000 --seed 1 --gpus 149792 --format csv
-measure "frontier: 256 cells (4 x 8 x 8)" \
+measure "frontier: 256 cells (4 x 8 x 8)" 120 \
   frontier --gpu a100-80gb,h100-sxm,h200-sxm,b200 --gpus 1024,2048,4096,8192,16384,32768,65536,131072 \
   --days 7,14,30,45,60,90,180,365 --format csv
+exit "$over"
